@@ -1,0 +1,383 @@
+/*
+ * The hiredis driver: runs one protocol round on all N masters at once.
+ *
+ * Every master's command is written without blocking, back to back, then a
+ * single poll() loop collects the replies, each master against its own
+ * deadline. Connections are opened lazily, in parallel, and a new one sends
+ * its AUTH / SELECT pipelined ahead of the command. A master that fails or
+ * misses its deadline has its connection closed (a late reply must never be
+ * read as the answer to a later command) and reopened by a later round.
+ *
+ * hiredis connects and parses replies; writes go out through sendmsg() with
+ * MSG_NOSIGNAL so a master that went away cannot raise SIGPIPE in the host
+ * program (Lua and C programs do not ignore it as CPython does).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <hiredis.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "detail.h"
+#include "internal.h"
+
+typedef enum slot_state {
+  SLOT_DONE,
+  SLOT_CONNECTING,
+  SLOT_SENDING,
+  SLOT_READING
+} slot_state;
+
+/* A master's progress in this round. */
+typedef struct slot {
+  slot_state state;
+  int64_t deadline_us;
+  uint32_t wait_ms;    /* what the deadline allowed, for the message */
+  int handshake_left;  /* handshake replies still to read */
+  int handshake_total; /* handshake replies expected on this connection */
+  bool reused;         /* the connection was open before this round */
+  bool replied;        /* a reply arrived on it in this round */
+  bool retried;        /* a stale connection was already replaced */
+  struct iovec out[2]; /* handshake, then the command: bytes not yet sent */
+} slot;
+
+typedef struct round {
+  hrl_client *client;
+  hrl_lock *lock;
+  uint32_t timeout_ms;
+  pid_t pid;
+  slot slots[HRL_MASTERS_MAX];
+} round;
+
+void hrl_conn_close(hrl_conn *conn) {
+  if (conn->ctx != NULL) {
+    /* redisFree() only close()s the socket: nothing reaches the server, so
+     * this is also safe on a socket inherited from a parent process. */
+    redisFree(conn->ctx);
+    conn->ctx = NULL;
+  }
+}
+
+static redisContext *ctx_of(round *r, size_t i) {
+  return r->client->masters[i].conn.ctx;
+}
+
+static void fail(round *r, size_t i, hrl_node_result why, const char *msg) {
+  hrl_proto_fail(r->lock, i, why, msg);
+  hrl_conn_close(&r->client->masters[i].conn);
+  r->slots[i].state = SLOT_DONE;
+}
+
+static void fail_errno(round *r, size_t i, int err) {
+  char msg[HRL_NODE_MSG_MAX];
+  const char *text = strerror(err);
+  hrl_detail_copy_text(msg, sizeof msg, text, strlen(text));
+  fail(r, i, HRL_NODE_UNREACHABLE, msg);
+}
+
+static void fail_ctx(round *r, size_t i, hrl_node_result why) {
+  char msg[HRL_NODE_MSG_MAX];
+  const redisContext *ctx = ctx_of(r, i);
+  const char *text = ctx->errstr[0] != '\0' ? ctx->errstr : "connection error";
+  hrl_detail_copy_text(msg, sizeof msg, text, strlen(text));
+  fail(r, i, why, msg);
+}
+
+static bool replace_stale(round *r, size_t i);
+
+/* Sends what is left of the slot's bytes; moves on to reading when all of
+ * them are out. */
+static void flush(round *r, size_t i) {
+  slot *s = &r->slots[i];
+  struct msghdr mh;
+  memset(&mh, 0, sizeof mh);
+  mh.msg_iov = s->out[0].iov_len > 0 ? &s->out[0] : &s->out[1];
+  mh.msg_iovlen = s->out[0].iov_len > 0 ? 2 : 1;
+  ssize_t n = sendmsg(ctx_of(r, i)->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+      s->state = SLOT_SENDING;
+      return;
+    }
+    int err = errno;
+    if (!replace_stale(r, i)) {
+      fail_errno(r, i, err);
+    }
+    return;
+  }
+  for (int k = 0; k < 2 && n > 0; k++) {
+    size_t used = (size_t)n < s->out[k].iov_len ? (size_t)n : s->out[k].iov_len;
+    s->out[k].iov_base = (char *)s->out[k].iov_base + used;
+    s->out[k].iov_len -= used;
+    n -= (ssize_t)used;
+  }
+  s->state =
+      s->out[0].iov_len + s->out[1].iov_len > 0 ? SLOT_SENDING : SLOT_READING;
+}
+
+/* Queues the protocol's command for master i (after the handshake on a new
+ * connection) and starts sending it. */
+static void send_command(round *r, size_t i, bool with_handshake) {
+  slot *s = &r->slots[i];
+  size_t len = 0;
+  const char *cmd = hrl_proto_command(r->lock, i, &len);
+  s->out[0].iov_len = 0;
+  if (with_handshake) {
+    size_t hs_len = 0;
+    int replies = 0;
+    const char *hs = hrl_proto_handshake(r->client, i, &hs_len, &replies);
+    s->out[0].iov_base = (void *)hs;
+    s->out[0].iov_len = hs_len;
+    s->handshake_left = replies;
+    s->handshake_total = replies;
+  }
+  s->out[1].iov_base = (void *)cmd;
+  s->out[1].iov_len = len;
+  flush(r, i);
+}
+
+static void set_deadline(round *r, size_t i, int64_t now_us, uint32_t ms) {
+  r->slots[i].deadline_us = now_us + (int64_t)ms * 1000;
+  r->slots[i].wait_ms = ms;
+}
+
+/* Opens a new connection to master i; the command follows once it is up. */
+static void open_conn(round *r, size_t i, int64_t now_us) {
+  hrl_master *m = &r->client->masters[i];
+  slot *s = &r->slots[i];
+  redisContext *ctx = m->ep.is_unix
+                          ? redisConnectUnixNonBlock(m->ep.path)
+                          : redisConnectNonBlock(m->ep.host, m->ep.port);
+  if (ctx == NULL) {
+    hrl_proto_fail(r->lock, i, HRL_NODE_UNREACHABLE, "out of memory");
+    s->state = SLOT_DONE;
+    return;
+  }
+  m->conn.ctx = ctx;
+  m->conn.owner_pid = r->pid;
+  if (ctx->err != 0) {
+    fail_ctx(r, i, HRL_NODE_UNREACHABLE);
+    return;
+  }
+  s->state = SLOT_CONNECTING;
+  set_deadline(r, i, now_us, r->client->opts.connect_timeout_ms);
+}
+
+/* Starts master i's part of the round: reuse the connection, or open one. */
+static void start(round *r, size_t i, int64_t now_us) {
+  hrl_master *m = &r->client->masters[i];
+  slot *s = &r->slots[i];
+  if (m->conn.ctx != NULL && m->conn.owner_pid != r->pid) {
+    hrl_conn_close(&m->conn); /* forked: the socket is the parent's */
+  }
+  s->handshake_left = 0;
+  s->handshake_total = 0;
+  s->replied = false;
+  s->retried = false;
+  s->reused = m->conn.ctx != NULL;
+  if (s->reused) {
+    set_deadline(r, i, now_us, r->timeout_ms);
+    send_command(r, i, false);
+    return;
+  }
+  open_conn(r, i, now_us);
+}
+
+/* An I/O error on a connection that was idle since the last round, before
+ * any reply: the server closed it (restart, idle timeout) while we were
+ * away, so the command never ran. Replace it once instead of failing. */
+static bool replace_stale(round *r, size_t i) {
+  slot *s = &r->slots[i];
+  if (!s->reused || s->replied || s->retried) {
+    return false;
+  }
+  s->retried = true;
+  s->reused = false;
+  hrl_conn_close(&r->client->masters[i].conn);
+  open_conn(r, i, hrl_now_us());
+  return true;
+}
+
+static void connected(round *r, size_t i, int64_t now_us) {
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (getsockopt(ctx_of(r, i)->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
+    err = errno;
+  }
+  if (err != 0) {
+    fail_errno(r, i, err);
+    return;
+  }
+  set_deadline(r, i, now_us, r->timeout_ms);
+  send_command(r, i, true);
+}
+
+static hrl_reply view_of(const redisReply *rep) {
+  hrl_reply v;
+  memset(&v, 0, sizeof v);
+  switch (rep->type) {
+  case REDIS_REPLY_STATUS:
+    v.type = HRL_REPLY_STATUS;
+    break;
+  case REDIS_REPLY_ERROR:
+    v.type = HRL_REPLY_ERROR;
+    break;
+  case REDIS_REPLY_INTEGER:
+    v.type = HRL_REPLY_INTEGER;
+    v.integer = rep->integer;
+    return v;
+  case REDIS_REPLY_NIL:
+    v.type = HRL_REPLY_NIL;
+    return v;
+  case REDIS_REPLY_STRING:
+    v.type = HRL_REPLY_STRING;
+    break;
+  default:
+    v.type = HRL_REPLY_OTHER;
+    return v;
+  }
+  v.str = rep->str;
+  v.len = (size_t)rep->len;
+  return v;
+}
+
+/* Handles one complete reply; returns false when the slot is finished or
+ * must send again before reading more. */
+static bool take_reply(round *r, size_t i, const redisReply *rep) {
+  slot *s = &r->slots[i];
+  hrl_reply v = view_of(rep);
+  s->replied = true;
+  if (s->handshake_left > 0) {
+    char msg[HRL_NODE_MSG_MAX];
+    int k = s->handshake_total - s->handshake_left;
+    hrl_node_result res =
+        hrl_proto_handshake_reply(r->client, i, k, &v, msg, sizeof msg);
+    s->handshake_left--;
+    if (res != HRL_NODE_OK) {
+      fail(r, i, res, msg);
+      return false;
+    }
+    return true;
+  }
+  hrl_node_result res = hrl_proto_reply(r->lock, i, &v);
+  if (res == HRL_NODE_RESEND) {
+    send_command(r, i, false);
+    return false;
+  }
+  if (res == HRL_NODE_PROTOCOL) {
+    /* The stream no longer matches our commands: do not reuse it. */
+    hrl_conn_close(&r->client->masters[i].conn);
+  }
+  s->state = SLOT_DONE;
+  return false;
+}
+
+static void readable(round *r, size_t i) {
+  redisContext *ctx = ctx_of(r, i);
+  if (redisBufferRead(ctx) != REDIS_OK) {
+    if (!replace_stale(r, i)) {
+      fail_ctx(r, i, HRL_NODE_UNREACHABLE);
+    }
+    return;
+  }
+  for (;;) {
+    void *rep = NULL;
+    if (redisGetReply(ctx, &rep) != REDIS_OK) {
+      fail_ctx(r, i, HRL_NODE_PROTOCOL);
+      return;
+    }
+    if (rep == NULL) {
+      return; /* the rest has not arrived yet */
+    }
+    bool more = take_reply(r, i, rep);
+    freeReplyObject(rep);
+    if (!more) {
+      return;
+    }
+  }
+}
+
+static void expire(round *r, size_t i) {
+  char msg[HRL_NODE_MSG_MAX];
+  hrl_detailf(msg, sizeof msg, "%s after %u ms",
+              r->slots[i].state == SLOT_CONNECTING ? "connect timeout"
+                                                   : "timeout",
+              (unsigned)r->slots[i].wait_ms);
+  fail(r, i, HRL_NODE_UNREACHABLE, msg);
+}
+
+void hrl_fanout_round(hrl_client *client, hrl_lock *lock, uint32_t timeout_ms) {
+  round r;
+  r.client = client;
+  r.lock = lock;
+  r.timeout_ms = timeout_ms;
+  r.pid = getpid();
+  size_t n = client->n;
+  int64_t now = hrl_now_us();
+  for (size_t i = 0; i < n; i++) {
+    start(&r, i, now);
+  }
+  struct pollfd fds[HRL_MASTERS_MAX];
+  size_t which[HRL_MASTERS_MAX];
+  for (;;) {
+    now = hrl_now_us();
+    nfds_t nfds = 0;
+    int64_t first_deadline = INT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+      slot *s = &r.slots[i];
+      if (s->state == SLOT_DONE) {
+        continue;
+      }
+      if (now >= s->deadline_us) {
+        expire(&r, i);
+        continue;
+      }
+      fds[nfds].fd = ctx_of(&r, i)->fd;
+      fds[nfds].events = s->state == SLOT_READING ? POLLIN : POLLOUT;
+      fds[nfds].revents = 0;
+      which[nfds++] = i;
+      if (s->deadline_us < first_deadline) {
+        first_deadline = s->deadline_us;
+      }
+    }
+    if (nfds == 0) {
+      return;
+    }
+    int wait_ms = (int)((first_deadline - now + 999) / 1000);
+    int ready = poll(fds, nfds, wait_ms);
+    if (ready < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      int err = errno;
+      for (nfds_t k = 0; k < nfds; k++) {
+        fail_errno(&r, which[k], err);
+      }
+      return;
+    }
+    now = hrl_now_us();
+    for (nfds_t k = 0; k < nfds && ready > 0; k++) {
+      if (fds[k].revents == 0) {
+        continue;
+      }
+      ready--;
+      size_t i = which[k];
+      switch (r.slots[i].state) {
+      case SLOT_CONNECTING:
+        connected(&r, i, now);
+        break;
+      case SLOT_SENDING:
+        flush(&r, i);
+        break;
+      case SLOT_READING:
+        readable(&r, i);
+        break;
+      case SLOT_DONE:
+        break;
+      }
+    }
+  }
+}

@@ -1,0 +1,103 @@
+/* The handles behind the opaque types, shared by the core's files. */
+#ifndef HRL_INTERNAL_H
+#define HRL_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hiredlock.h"
+#include "url.h"
+
+/* A master's message in a round: "timeout after 50 ms", "READONLY ...". */
+#define HRL_NODE_MSG_MAX 96
+
+struct redisContext;
+
+/* One connection per master, opened lazily; owner_pid tells a forked child
+ * that the socket is its parent's. */
+typedef struct hrl_conn {
+  struct redisContext *ctx;
+  pid_t owner_pid;
+} hrl_conn;
+
+typedef struct hrl_master {
+  hrl_endpoint ep;
+  char *handshake; /* AUTH / SELECT commands for a new connection, or NULL */
+  size_t handshake_len;
+  int handshake_replies;
+  hrl_conn conn;
+} hrl_master;
+
+struct hrl_client {
+  hrl_options opts; /* key_prefix points into prefix below */
+  char *prefix;
+  size_t n;
+  size_t quorum;
+  hrl_master *masters;
+  pthread_mutex_t mu; /* held while a round uses the connections */
+};
+
+/* A master's state in the current round. */
+typedef struct hrl_node {
+  hrl_node_result result;
+  bool eval_sent; /* NOSCRIPT came back once: the full script was sent */
+  char msg[HRL_NODE_MSG_MAX];
+} hrl_node;
+
+typedef enum hrl_phase {
+  HRL_PHASE_IDLE,      /* no operation running */
+  HRL_PHASE_ATTEMPT,   /* next step starts an acquire attempt */
+  HRL_PHASE_ACQUIRING, /* an acquire round is out */
+  HRL_PHASE_CLEANUP,   /* a failed attempt's release round is out */
+  HRL_PHASE_SCRIPT,    /* next step sends the release / extend round */
+  HRL_PHASE_SCRIPTING, /* a release / extend round is out */
+  HRL_PHASE_DONE
+} hrl_phase;
+
+/* One acquire, release or extend in progress (see redlock.c). */
+typedef struct hrl_op {
+  hrl_op_kind kind;
+  hrl_op_kind round_kind; /* what the round out now sends */
+  hrl_phase phase;
+  hrl_status result;
+  int64_t deadline_us;    /* acquire: no attempt starts after this */
+  int64_t round_start_us; /* start of the acquire / script round */
+  uint32_t ttl_ms;        /* acquire: the lock's; extend: the new one */
+  uint32_t attempts;
+  char token[HRL_TOKEN_LEN + 1]; /* the token this round carries */
+  hrl_node *nodes;               /* n entries: the round out now */
+  hrl_node *decided;             /* n entries: the attempt being judged */
+  char *cmd;                     /* EVALSHA or SET form */
+  size_t cmd_len;
+  char *cmd_eval; /* EVAL form, after NOSCRIPT */
+  size_t cmd_eval_len;
+  hrl_counts counts;
+} hrl_op;
+
+struct hrl_lock {
+  hrl_client *client;
+  char *key; /* prefix + name */
+  size_t key_len;
+  size_t prefix_len;
+  uint32_t ttl_ms;
+  bool held;
+  int64_t valid_until_us;
+  char token[HRL_TOKEN_LEN + 1];
+  char detail[HRL_DETAIL_MAX];
+  hrl_op op;
+};
+
+/* redlock.c: ends an acquire that is sleeping between attempts. */
+void hrl_proto_cancel(hrl_lock *lock);
+
+/* fanout.c: runs the current round of lock's operation on every master at
+ * once through the client's connections; the caller holds client->mu. */
+void hrl_fanout_round(hrl_client *client, hrl_lock *lock, uint32_t timeout_ms);
+
+/* fanout.c: closes master's connection without writing to it. */
+void hrl_conn_close(hrl_conn *conn);
+
+#endif

@@ -1,0 +1,428 @@
+/*
+ * The Redlock algorithm as a sans-I/O state machine (DESIGN.md section 3).
+ * Transports move bytes and sleep; every decision is made here, once, for
+ * the hiredis driver and the OpenResty cosocket driver alike.
+ *
+ * Acquire:
+ *   ATTEMPT    -> new token, SET NX PX to all N at once     -> ACQUIRING
+ *   ACQUIRING  -> ok >= quorum and validity > 0: held, DONE
+ *                 else, when any master may hold the token: release round
+ *                 to all N (also those that failed or timed out) -> CLEANUP
+ *   CLEANUP    -> fewer than a quorum answered: a transport error, DONE now
+ *                 wait left: SLEEP retry_delay +/- jitter     -> ATTEMPT
+ *                 no wait left: timeout, DONE
+ *   validity = ttl - elapsed - (ttl * drift_factor + 2 ms); a lock whose
+ *   validity is <= 0 is never reported held.
+ * Release / extend:
+ *   SCRIPT -> compare script (EVALSHA, EVAL on NOSCRIPT) to all N -> SCRIPTING
+ *   SCRIPTING -> ok >= quorum (extend: and new validity > 0): OK
+ *                a quorum answered: not owned, the lock is no longer held
+ *                otherwise a transport error; the lock keeps what it knew.
+ */
+#include <string.h>
+
+#include "detail.h"
+#include "internal.h"
+#include "random.h"
+#include "reply.h"
+#include "resp.h"
+
+#define US_PER_MS 1000
+
+static int64_t drift_us(const hrl_client *c, uint32_t ttl_ms) {
+  return (int64_t)((double)ttl_ms * c->opts.drift_factor * US_PER_MS) +
+         2 * US_PER_MS;
+}
+
+/* A master is never waited on longer than a tenth of the TTL it is asked to
+ * hold, so slow masters cannot eat the validity. */
+static uint32_t ttl_bound_timeout(const hrl_client *c, uint32_t ttl_ms) {
+  uint32_t cap = ttl_ms / 10 > 0 ? ttl_ms / 10 : 1;
+  return c->opts.timeout_ms < cap ? c->opts.timeout_ms : cap;
+}
+
+static hrl_step finish(hrl_lock *lk, hrl_status status, hrl_step_info *info) {
+  lk->op.phase = HRL_PHASE_DONE;
+  lk->op.result = status;
+  info->status = status;
+  return HRL_STEP_DONE;
+}
+
+static hrl_step start_round(hrl_lock *lk, hrl_op_kind round_kind,
+                            uint32_t timeout_ms, int64_t now_us,
+                            hrl_step_info *info) {
+  hrl_op *op = &lk->op;
+  op->round_kind = round_kind;
+  op->round_start_us = now_us;
+  op->cmd_eval_len = 0;
+  for (size_t i = 0; i < lk->client->n; i++) {
+    op->nodes[i].result = HRL_NODE_PENDING;
+    op->nodes[i].eval_sent = false;
+    op->nodes[i].msg[0] = '\0';
+  }
+  if (round_kind == HRL_OP_ACQUIRE) {
+    op->cmd_len =
+        hrl_resp_acquire(op->cmd, lk->key, lk->key_len, op->token, op->ttl_ms);
+  } else {
+    op->cmd_len = hrl_resp_script(op->cmd, round_kind, 1, lk->key, lk->key_len,
+                                  op->token, op->ttl_ms);
+  }
+  info->timeout_ms = timeout_ms;
+  return HRL_STEP_ROUND;
+}
+
+typedef struct tally {
+  uint32_t ok, refused, unreachable, failed;
+} tally;
+
+/* Counts a round's results; a master the transport never reported on
+ * counts as unreachable. */
+static tally count_nodes(hrl_node *nodes, size_t n) {
+  tally t = {0, 0, 0, 0};
+  for (size_t i = 0; i < n; i++) {
+    if (nodes[i].result == HRL_NODE_PENDING) {
+      nodes[i].result = HRL_NODE_UNREACHABLE;
+      hrl_detailf(nodes[i].msg, sizeof nodes[i].msg, "no reply");
+    }
+    switch (nodes[i].result) {
+    case HRL_NODE_OK:
+      t.ok++;
+      break;
+    case HRL_NODE_REFUSED:
+      t.refused++;
+      break;
+    case HRL_NODE_UNREACHABLE:
+      t.unreachable++;
+      break;
+    default:
+      t.failed++;
+      break;
+    }
+  }
+  return t;
+}
+
+static void record_counts(hrl_lock *lk, tally t) {
+  hrl_counts *c = &lk->op.counts;
+  c->masters = (uint32_t)lk->client->n;
+  c->quorum = (uint32_t)lk->client->quorum;
+  c->ok = t.ok;
+  c->refused = t.refused;
+  c->unreachable = t.unreachable;
+  c->failed = t.failed;
+  c->attempts = lk->op.attempts;
+}
+
+/* Too few masters gave a usable answer: report the gravest cause and list
+ * every master that failed, so the caller can see what to fix. */
+static hrl_step fail_unreachable(hrl_lock *lk, const hrl_node *nodes,
+                                 hrl_step_info *info) {
+  const hrl_client *c = lk->client;
+  bool auth = false, server = false, protocol = false;
+  size_t answered = 0;
+  for (size_t i = 0; i < c->n; i++) {
+    hrl_node_result r = nodes[i].result;
+    answered += r == HRL_NODE_OK || r == HRL_NODE_REFUSED;
+    auth |= r == HRL_NODE_AUTH;
+    server |= r == HRL_NODE_SERVER;
+    protocol |= r == HRL_NODE_PROTOCOL;
+  }
+  hrl_detailf(lk->detail, sizeof lk->detail,
+              "%zu of %zu masters answered (%zu needed)", answered, c->n,
+              c->quorum);
+  for (size_t i = 0; i < c->n; i++) {
+    hrl_node_result r = nodes[i].result;
+    if (r != HRL_NODE_OK && r != HRL_NODE_REFUSED) {
+      hrl_detail_append(lk->detail, sizeof lk->detail, "; %s: %s",
+                        c->masters[i].ep.label, nodes[i].msg);
+    }
+  }
+  hrl_status st = auth       ? HRL_EAUTH
+                  : server   ? HRL_ESERVER
+                  : protocol ? HRL_EPROTOCOL
+                             : HRL_ECONNECT;
+  return finish(lk, st, info);
+}
+
+/* After an attempt (and its cleanup): fail fast, time out, or sleep. */
+static hrl_step decide_retry(hrl_lock *lk, int64_t now_us,
+                             hrl_step_info *info) {
+  hrl_op *op = &lk->op;
+  const hrl_client *c = lk->client;
+  size_t answered = 0;
+  for (size_t i = 0; i < c->n; i++) {
+    answered += op->decided[i].result == HRL_NODE_OK ||
+                op->decided[i].result == HRL_NODE_REFUSED;
+  }
+  if (answered < c->quorum) {
+    /* No amount of waiting fixes unreachable masters within a caller's
+     * patience for one lock: say so now instead of spinning. */
+    return fail_unreachable(lk, op->decided, info);
+  }
+  if (now_us >= op->deadline_us) {
+    return finish(lk, HRL_ETIMEOUT, info);
+  }
+  uint32_t jitter = c->opts.retry_jitter_ms;
+  int64_t sleep_ms =
+      (int64_t)c->opts.retry_delay_ms - jitter +
+      hrl_random_upto(jitter <= UINT32_MAX / 2 ? 2 * jitter : UINT32_MAX);
+  if (sleep_ms < 0) {
+    sleep_ms = 0;
+  }
+  int64_t left_ms = (op->deadline_us - now_us + US_PER_MS - 1) / US_PER_MS;
+  if (sleep_ms > left_ms) {
+    sleep_ms = left_ms;
+  }
+  op->phase = HRL_PHASE_ATTEMPT;
+  info->sleep_ms = (uint32_t)sleep_ms;
+  return HRL_STEP_SLEEP;
+}
+
+static hrl_step start_attempt(hrl_lock *lk, int64_t now_us,
+                              hrl_step_info *info) {
+  hrl_op *op = &lk->op;
+  if (hrl_token_new(op->token) != HRL_OK) {
+    hrl_detailf(lk->detail, sizeof lk->detail,
+                "the OS random generator failed");
+    return finish(lk, HRL_ESYSTEM, info);
+  }
+  op->attempts++;
+  op->phase = HRL_PHASE_ACQUIRING;
+  return start_round(lk, HRL_OP_ACQUIRE,
+                     ttl_bound_timeout(lk->client, op->ttl_ms), now_us, info);
+}
+
+static hrl_step judge_attempt(hrl_lock *lk, int64_t now_us,
+                              hrl_step_info *info) {
+  hrl_op *op = &lk->op;
+  const hrl_client *c = lk->client;
+  tally t = count_nodes(op->nodes, c->n);
+  record_counts(lk, t);
+  int64_t drift = drift_us(c, op->ttl_ms);
+  int64_t validity =
+      (int64_t)op->ttl_ms * US_PER_MS - (now_us - op->round_start_us) - drift;
+  if (t.ok >= c->quorum && validity > 0) {
+    lk->held = true;
+    memcpy(lk->token, op->token, sizeof lk->token);
+    lk->valid_until_us =
+        op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS - drift;
+    return finish(lk, HRL_OK, info);
+  }
+  memcpy(op->decided, op->nodes, c->n * sizeof *op->decided);
+  /* A master that refused or rejected the SET cannot hold our fresh token;
+   * any other may (a timeout can hide a SET that was applied). */
+  bool may_hold = false;
+  for (size_t i = 0; i < c->n; i++) {
+    hrl_node_result r = op->nodes[i].result;
+    may_hold |=
+        r == HRL_NODE_OK || r == HRL_NODE_UNREACHABLE || r == HRL_NODE_PROTOCOL;
+  }
+  if (!may_hold) {
+    return decide_retry(lk, now_us, info);
+  }
+  op->phase = HRL_PHASE_CLEANUP;
+  return start_round(lk, HRL_OP_RELEASE, c->opts.timeout_ms, now_us, info);
+}
+
+static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
+                             hrl_step_info *info) {
+  hrl_op *op = &lk->op;
+  const hrl_client *c = lk->client;
+  tally t = count_nodes(op->nodes, c->n);
+  record_counts(lk, t);
+  if (op->kind == HRL_OP_RELEASE) {
+    if (t.ok >= c->quorum) {
+      lk->held = false;
+      return finish(lk, HRL_OK, info);
+    }
+    if (t.ok + t.refused >= c->quorum) {
+      lk->held = false;
+      return finish(lk, HRL_ENOTOWNED, info);
+    }
+    return fail_unreachable(lk, op->nodes, info);
+  }
+  int64_t drift = drift_us(c, op->ttl_ms);
+  int64_t new_until =
+      op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS - drift;
+  if (t.ok >= c->quorum && new_until > now_us) {
+    lk->valid_until_us = new_until;
+    lk->ttl_ms = op->ttl_ms;
+    return finish(lk, HRL_OK, info);
+  }
+  if (t.ok + t.refused >= c->quorum) {
+    lk->held = false;
+    return finish(lk, HRL_ENOTOWNED, info);
+  }
+  /* Masters that timed out may have applied the new TTL: when it is shorter
+   * than what was left, only the shorter bound is safe to keep. */
+  if (new_until < lk->valid_until_us) {
+    lk->valid_until_us = new_until;
+  }
+  return fail_unreachable(lk, op->nodes, info);
+}
+
+hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
+                           int64_t now_us) {
+  hrl_op *op = &lk->op;
+  if (op->phase != HRL_PHASE_IDLE && op->phase != HRL_PHASE_DONE) {
+    hrl_detailf(lk->detail, sizeof lk->detail,
+                "another operation is running on this lock");
+    return HRL_EINVAL;
+  }
+  switch (kind) {
+  case HRL_OP_ACQUIRE:
+    if (hrl_lock_held(lk)) {
+      lk->detail[0] = '\0';
+      return HRL_EHELD;
+    }
+    if (arg_ms < 0 && arg_ms != HRL_WAIT_FOREVER) {
+      hrl_detailf(lk->detail, sizeof lk->detail,
+                  "wait_ms must be >= 0 or HRL_WAIT_FOREVER, got %lld",
+                  (long long)arg_ms);
+      return HRL_EINVAL;
+    }
+    if (arg_ms > HRL_TTL_MAX_MS) {
+      hrl_detailf(lk->detail, sizeof lk->detail,
+                  "wait_ms must be at most %d, got %lld", HRL_TTL_MAX_MS,
+                  (long long)arg_ms);
+      return HRL_EINVAL;
+    }
+    lk->held = false;
+    op->deadline_us =
+        arg_ms == HRL_WAIT_FOREVER ? INT64_MAX : now_us + arg_ms * US_PER_MS;
+    op->ttl_ms = lk->ttl_ms;
+    op->phase = HRL_PHASE_ATTEMPT;
+    break;
+  case HRL_OP_RELEASE:
+  case HRL_OP_EXTEND:
+    if (!lk->held) {
+      lk->detail[0] = '\0';
+      return HRL_ENOTHELD;
+    }
+    if (kind == HRL_OP_EXTEND && (arg_ms < 0 || arg_ms > HRL_TTL_MAX_MS)) {
+      hrl_detailf(lk->detail, sizeof lk->detail,
+                  "ttl_ms must be between 1 and %d (0: the lock's), got %lld",
+                  HRL_TTL_MAX_MS, (long long)arg_ms);
+      return HRL_EINVAL;
+    }
+    op->ttl_ms = arg_ms > 0 ? (uint32_t)arg_ms : lk->ttl_ms;
+    memcpy(op->token, lk->token, sizeof op->token);
+    op->phase = HRL_PHASE_SCRIPT;
+    break;
+  default:
+    hrl_detailf(lk->detail, sizeof lk->detail, "unknown operation %d",
+                (int)kind);
+    return HRL_EINVAL;
+  }
+  op->kind = kind;
+  op->attempts = 0;
+  op->result = HRL_OK;
+  memset(&op->counts, 0, sizeof op->counts);
+  lk->detail[0] = '\0';
+  return HRL_OK;
+}
+
+hrl_step hrl_proto_step(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
+  hrl_op *op = &lk->op;
+  memset(info, 0, sizeof *info);
+  switch (op->phase) {
+  case HRL_PHASE_ATTEMPT:
+    return start_attempt(lk, now_us, info);
+  case HRL_PHASE_ACQUIRING:
+    return judge_attempt(lk, now_us, info);
+  case HRL_PHASE_CLEANUP:
+    count_nodes(op->nodes, lk->client->n);
+    return decide_retry(lk, now_us, info);
+  case HRL_PHASE_SCRIPT:
+    op->phase = HRL_PHASE_SCRIPTING;
+    return start_round(lk, op->kind,
+                       op->kind == HRL_OP_EXTEND
+                           ? ttl_bound_timeout(lk->client, op->ttl_ms)
+                           : lk->client->opts.timeout_ms,
+                       now_us, info);
+  case HRL_PHASE_SCRIPTING:
+    return judge_script(lk, now_us, info);
+  case HRL_PHASE_DONE:
+    info->status = op->result;
+    return HRL_STEP_DONE;
+  case HRL_PHASE_IDLE:
+  default:
+    hrl_detailf(lk->detail, sizeof lk->detail, "no operation was begun");
+    info->status = HRL_EINVAL;
+    return HRL_STEP_DONE;
+  }
+}
+
+void hrl_proto_cancel(hrl_lock *lk) {
+  if (lk->op.phase == HRL_PHASE_ATTEMPT) {
+    hrl_step_info ignored;
+    finish(lk, HRL_ECANCELLED, &ignored);
+  }
+}
+
+static bool in_round(const hrl_lock *lk, size_t i) {
+  hrl_phase ph = lk->op.phase;
+  return i < lk->client->n &&
+         (ph == HRL_PHASE_ACQUIRING || ph == HRL_PHASE_CLEANUP ||
+          ph == HRL_PHASE_SCRIPTING);
+}
+
+const char *hrl_proto_command(const hrl_lock *lk, size_t i, size_t *len) {
+  if (!in_round(lk, i)) {
+    *len = 0;
+    return NULL;
+  }
+  const hrl_op *op = &lk->op;
+  if (op->nodes[i].eval_sent) {
+    *len = op->cmd_eval_len;
+    return op->cmd_eval;
+  }
+  *len = op->cmd_len;
+  return op->cmd;
+}
+
+hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
+                                const hrl_reply *reply) {
+  if (!in_round(lk, i)) {
+    return HRL_NODE_PROTOCOL;
+  }
+  hrl_op *op = &lk->op;
+  hrl_node *node = &op->nodes[i];
+  if (node->result != HRL_NODE_PENDING) {
+    return node->result;
+  }
+  bool noscript;
+  hrl_node_result r = hrl_reply_classify(op->round_kind, reply, &noscript,
+                                         node->msg, sizeof node->msg);
+  if (noscript) {
+    if (node->eval_sent) {
+      hrl_detailf(node->msg, sizeof node->msg, "NOSCRIPT in reply to EVAL");
+      node->result = HRL_NODE_PROTOCOL;
+      return node->result;
+    }
+    if (op->cmd_eval_len == 0) {
+      op->cmd_eval_len =
+          hrl_resp_script(op->cmd_eval, op->round_kind, 0, lk->key, lk->key_len,
+                          op->token, op->ttl_ms);
+    }
+    node->eval_sent = true;
+    return HRL_NODE_RESEND;
+  }
+  node->result = r;
+  return r;
+}
+
+void hrl_proto_fail(hrl_lock *lk, size_t i, hrl_node_result why,
+                    const char *message) {
+  if (!in_round(lk, i) || lk->op.nodes[i].result != HRL_NODE_PENDING) {
+    return;
+  }
+  hrl_node *node = &lk->op.nodes[i];
+  bool is_failure = why == HRL_NODE_UNREACHABLE || why == HRL_NODE_AUTH ||
+                    why == HRL_NODE_SERVER || why == HRL_NODE_PROTOCOL;
+  node->result = is_failure ? why : HRL_NODE_PROTOCOL;
+  if (message == NULL) {
+    message = "failed";
+  }
+  hrl_detail_copy_text(node->msg, sizeof node->msg, message, strlen(message));
+}

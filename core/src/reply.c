@@ -1,0 +1,87 @@
+/* Reply meanings, one table for every transport:
+ *   acquire  +OK -> ok          nil -> refused (someone holds the name)
+ *   script   :1  -> ok          :0  -> refused (the key is not ours)
+ *            -NOSCRIPT -> send again with EVAL
+ *            -WRONGTYPE -> refused (the key exists and is not a lock of ours)
+ *   any      -NOAUTH / -WRONGPASS / -NOPERM -> auth;  other errors -> server
+ *            anything else -> protocol error
+ */
+#include "reply.h"
+
+#include <string.h>
+
+#include "detail.h"
+
+static bool has_prefix(const hrl_reply *r, const char *prefix) {
+  size_t n = strlen(prefix);
+  return r->len >= n && memcmp(r->str, prefix, n) == 0 &&
+         (r->len == n || r->str[n] == ' ');
+}
+
+static hrl_node_result classify_error(const hrl_reply *r, char *message,
+                                      size_t size) {
+  hrl_detail_copy_text(message, size, r->str, r->len);
+  if (has_prefix(r, "NOAUTH") || has_prefix(r, "WRONGPASS") ||
+      has_prefix(r, "NOPERM")) {
+    return HRL_NODE_AUTH;
+  }
+  return HRL_NODE_SERVER;
+}
+
+static hrl_node_result unexpected(const char *what, char *message,
+                                  size_t size) {
+  hrl_detailf(message, size, "unexpected reply to %s", what);
+  return HRL_NODE_PROTOCOL;
+}
+
+hrl_node_result hrl_reply_classify(hrl_op_kind op, const hrl_reply *r,
+                                   bool *noscript, char *message, size_t size) {
+  *noscript = false;
+  if (op == HRL_OP_ACQUIRE) {
+    if (r->type == HRL_REPLY_STATUS && r->len == 2 &&
+        memcmp(r->str, "OK", 2) == 0) {
+      return HRL_NODE_OK;
+    }
+    if (r->type == HRL_REPLY_NIL) {
+      return HRL_NODE_REFUSED;
+    }
+    if (r->type == HRL_REPLY_ERROR) {
+      return classify_error(r, message, size);
+    }
+    return unexpected("SET", message, size);
+  }
+  if (r->type == HRL_REPLY_INTEGER && (r->integer == 0 || r->integer == 1)) {
+    return r->integer == 1 ? HRL_NODE_OK : HRL_NODE_REFUSED;
+  }
+  if (r->type == HRL_REPLY_ERROR) {
+    if (has_prefix(r, "NOSCRIPT")) {
+      *noscript = true;
+      return HRL_NODE_RESEND;
+    }
+    if (has_prefix(r, "WRONGTYPE")) {
+      hrl_detail_copy_text(message, size, r->str, r->len);
+      return HRL_NODE_REFUSED;
+    }
+    return classify_error(r, message, size);
+  }
+  return unexpected(op == HRL_OP_RELEASE ? "the release script"
+                                         : "the extend script",
+                    message, size);
+}
+
+hrl_node_result hrl_reply_classify_handshake(bool is_auth, const hrl_reply *r,
+                                             char *message, size_t size) {
+  if (r->type == HRL_REPLY_STATUS && r->len == 2 &&
+      memcmp(r->str, "OK", 2) == 0) {
+    return HRL_NODE_OK;
+  }
+  if (r->type != HRL_REPLY_ERROR) {
+    return unexpected(is_auth ? "AUTH" : "SELECT", message, size);
+  }
+  /* Any AUTH refusal ("WRONGPASS ...", "ERR AUTH <password> called without
+   * any password configured") is an authentication failure; a SELECT
+   * refusal ("ERR DB index is out of range") is a server error, unless it
+   * is NOAUTH. */
+  hrl_node_result r2 = classify_error(r, message, size);
+  return is_auth ? HRL_NODE_AUTH : r2;
+}

@@ -1,0 +1,314 @@
+/* URL parsing. Every rejection says what is wrong with which URL, never
+ * showing its password. User and password are percent-decoded. */
+#define _POSIX_C_SOURCE 200809L
+#include "url.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "detail.h"
+
+#define URL_MAX 4096
+
+static char *dup_range(const char *s, size_t n) {
+  char *p = malloc(n + 1);
+  if (p != NULL) {
+    memcpy(p, s, n);
+    p[n] = '\0';
+  }
+  return p;
+}
+
+static int hex_value(char c) {
+  if (c >= '0' && c <= '9') {
+    return c - '0';
+  }
+  c = (char)tolower((unsigned char)c);
+  return (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
+}
+
+/* Percent-decodes s[0..n) into a new string. *bad is set on a malformed
+ * escape or a decoded NUL (an AUTH argument cannot carry one). */
+static char *decode_range(const char *s, size_t n, bool *bad) {
+  char *out = malloc(n + 1);
+  if (out == NULL) {
+    return NULL;
+  }
+  size_t o = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] != '%') {
+      out[o++] = s[i];
+      continue;
+    }
+    int hi = i + 2 < n ? hex_value(s[i + 1]) : -1;
+    int lo = i + 2 < n ? hex_value(s[i + 2]) : -1;
+    if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+      *bad = true;
+      break;
+    }
+    out[o++] = (char)(hi * 16 + lo);
+    i += 2;
+  }
+  out[o] = '\0';
+  return out;
+}
+
+void hrl_url_redact(const char *url, char *out, size_t size) {
+  const char *scheme_end = strstr(url, "://");
+  const char *auth_start = scheme_end != NULL ? scheme_end + 3 : url;
+  const char *at = strchr(auth_start, '@');
+  const char *slash = strchr(auth_start, '/');
+  const char *colon = strchr(auth_start, ':');
+  if (at == NULL || (slash != NULL && slash < at) || colon == NULL ||
+      colon > at) {
+    hrl_detailf(out, size, "%s", url);
+    return;
+  }
+  hrl_detailf(out, size, "%.*s***%s", (int)(colon + 1 - url), url, at);
+}
+
+static hrl_status fail(const char *url, char *detail, size_t size,
+                       const char *why) {
+  char shown[256];
+  hrl_url_redact(url, shown, sizeof shown);
+  hrl_detailf(detail, size, "url \"%s\": %s", shown, why);
+  return HRL_EINVAL;
+}
+
+/* Parses a decimal in [min, max] from s[0..n). */
+static bool parse_number(const char *s, size_t n, long min, long max,
+                         long *out) {
+  if (n == 0 || n > 10) {
+    return false;
+  }
+  long v = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] < '0' || s[i] > '9') {
+      return false;
+    }
+    v = v * 10 + (s[i] - '0');
+  }
+  if (v < min || v > max) {
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+/* Splits "[user]:pass@" off the authority. Returns the rest, or NULL after
+ * setting the failure. */
+static const char *parse_credentials(const char *url, const char *p,
+                                     const char *end, hrl_endpoint *ep,
+                                     char *detail, size_t size,
+                                     hrl_status *st) {
+  const char *at = NULL;
+  for (const char *q = p; q < end; q++) {
+    if (*q == '@') {
+      at = q;
+    }
+  }
+  if (at == NULL) {
+    return p;
+  }
+  const char *colon = memchr(p, ':', (size_t)(at - p));
+  if (colon == NULL) {
+    *st = fail(url, detail, size,
+               "credentials must be [user]:password@ (missing ':')");
+    return NULL;
+  }
+  bool bad = false;
+  if (colon > p) {
+    ep->user = decode_range(p, (size_t)(colon - p), &bad);
+  }
+  ep->pass = decode_range(colon + 1, (size_t)(at - colon - 1), &bad);
+  if ((colon > p && ep->user == NULL) || ep->pass == NULL) {
+    *st = HRL_ENOMEM;
+    hrl_detailf(detail, size, "out of memory parsing a url");
+    return NULL;
+  }
+  if (bad) {
+    *st = fail(url, detail, size, "bad %-escape in the credentials");
+    return NULL;
+  }
+  if (ep->pass[0] == '\0') {
+    *st = fail(url, detail, size, "empty password");
+    return NULL;
+  }
+  return at + 1;
+}
+
+static hrl_status parse_tcp(const char *url, const char *p, hrl_endpoint *ep,
+                            char *detail, size_t size) {
+  hrl_status st = HRL_OK;
+  const char *end = p + strcspn(p, "/?#");
+  p = parse_credentials(url, p, end, ep, detail, size, &st);
+  if (p == NULL) {
+    return st;
+  }
+  const char *host = p;
+  const char *host_end;
+  const char *port_start = NULL;
+  if (*p == '[') {
+    const char *close = memchr(p, ']', (size_t)(end - p));
+    if (close == NULL) {
+      return fail(url, detail, size, "unterminated [ in the host");
+    }
+    host = p + 1;
+    host_end = close;
+    if (close + 1 < end) {
+      if (close[1] != ':') {
+        return fail(url, detail, size, "unexpected text after ]");
+      }
+      port_start = close + 2;
+    }
+  } else {
+    const char *colon = memchr(p, ':', (size_t)(end - p));
+    host_end = colon != NULL ? colon : end;
+    port_start = colon != NULL ? colon + 1 : NULL;
+  }
+  if (host_end == host) {
+    return fail(url, detail, size, "missing host");
+  }
+  for (const char *q = host; q < host_end; q++) {
+    unsigned char c = (unsigned char)*q;
+    if (!(isalnum(c) || c == '.' || c == '-' || c == '_' ||
+          (c == ':' && *p == '['))) {
+      return fail(url, detail, size, "bad character in the host");
+    }
+  }
+  long port = 6379;
+  if (port_start != NULL &&
+      !parse_number(port_start, (size_t)(end - port_start), 1, 65535, &port)) {
+    return fail(url, detail, size, "port must be a number from 1 to 65535");
+  }
+  long db = 0;
+  if (*end == '/') {
+    const char *db_start = end + 1;
+    size_t db_len = strlen(db_start);
+    if (db_len > 0 && !parse_number(db_start, db_len, 0, 2147483647L, &db)) {
+      return fail(url, detail, size,
+                  "database must be a number after the host (/0 to /N)");
+    }
+  } else if (*end != '\0') {
+    return fail(url, detail, size, "unexpected query or fragment");
+  }
+  ep->host = dup_range(host, (size_t)(host_end - host));
+  if (ep->host == NULL) {
+    hrl_detailf(detail, size, "out of memory parsing a url");
+    return HRL_ENOMEM;
+  }
+  ep->port = (int)port;
+  ep->db = db;
+  hrl_detailf(ep->label, sizeof ep->label, "%s%s%s:%d", *p == '[' ? "[" : "",
+              ep->host, *p == '[' ? "]" : "", ep->port);
+  return HRL_OK;
+}
+
+static hrl_status parse_unix(const char *url, const char *p, hrl_endpoint *ep,
+                             char *detail, size_t size) {
+  hrl_status st = HRL_OK;
+  const char *slash = strchr(p, '/');
+  if (slash == NULL) {
+    return fail(url, detail, size, "unix socket path must be absolute");
+  }
+  if (slash > p && memchr(p, '@', (size_t)(slash - p)) == NULL) {
+    return fail(url, detail, size,
+                "unix socket path must be absolute (unix:///path)");
+  }
+  if (slash > p) {
+    if (parse_credentials(url, p, slash, ep, detail, size, &st) != slash) {
+      return st != HRL_OK
+                 ? st
+                 : fail(url, detail, size, "unexpected text before the path");
+    }
+  }
+  const char *query = strchr(slash, '?');
+  size_t path_len = query != NULL ? (size_t)(query - slash) : strlen(slash);
+  if (path_len > HRL_UNIX_PATH_MAX) {
+    return fail(url, detail, size, "unix socket path longer than 107 bytes");
+  }
+  if (path_len < 2) {
+    return fail(url, detail, size, "missing unix socket path");
+  }
+  long db = 0;
+  if (query != NULL) {
+    if (strncmp(query, "?db=", 4) != 0 ||
+        !parse_number(query + 4, strlen(query + 4), 0, 2147483647L, &db)) {
+      return fail(url, detail, size, "the only query allowed is ?db=N");
+    }
+  }
+  ep->is_unix = true;
+  ep->path = dup_range(slash, path_len);
+  if (ep->path == NULL) {
+    hrl_detailf(detail, size, "out of memory parsing a url");
+    return HRL_ENOMEM;
+  }
+  ep->db = db;
+  hrl_detailf(ep->label, sizeof ep->label, "%s", ep->path);
+  return HRL_OK;
+}
+
+hrl_status hrl_url_parse(const char *url, hrl_endpoint *ep, char *detail,
+                         size_t detail_size) {
+  if (url == NULL) {
+    hrl_detailf(detail, detail_size, "url must not be NULL");
+    return HRL_EINVAL;
+  }
+  size_t len = strnlen(url, URL_MAX + 1);
+  if (len == 0) {
+    hrl_detailf(detail, detail_size, "url must not be empty");
+    return HRL_EINVAL;
+  }
+  if (len > URL_MAX) {
+    hrl_detailf(detail, detail_size, "url longer than %d bytes", URL_MAX);
+    return HRL_EINVAL;
+  }
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)url[i];
+    if (c <= 0x20 || c >= 0x7f) {
+      return fail(url, detail, detail_size,
+                  "spaces, control and non-ASCII bytes must be %-escaped");
+    }
+  }
+  hrl_status st;
+  if (strncasecmp(url, "redis://", 8) == 0) {
+    st = parse_tcp(url, url + 8, ep, detail, detail_size);
+  } else if (strncasecmp(url, "unix://", 7) == 0) {
+    st = parse_unix(url, url + 7, ep, detail, detail_size);
+  } else if (strncasecmp(url, "rediss://", 9) == 0) {
+    st = fail(url, detail, detail_size, "TLS (rediss://) is not supported");
+  } else {
+    st = fail(url, detail, detail_size, "scheme must be redis:// or unix://");
+  }
+  if (st != HRL_OK) {
+    hrl_endpoint_clear(ep);
+  }
+  return st;
+}
+
+void hrl_endpoint_clear(hrl_endpoint *ep) {
+  free(ep->host);
+  free(ep->path);
+  free(ep->user);
+  if (ep->pass != NULL) {
+    /* Do not leave the password in freed memory. */
+    volatile char *v = ep->pass;
+    while (*v != '\0') {
+      *v++ = '\0';
+    }
+  }
+  free(ep->pass);
+  memset(ep, 0, sizeof *ep);
+}
+
+bool hrl_endpoint_same_server(const hrl_endpoint *a, const hrl_endpoint *b) {
+  if (a->is_unix != b->is_unix) {
+    return false;
+  }
+  if (a->is_unix) {
+    return strcmp(a->path, b->path) == 0;
+  }
+  return a->port == b->port && strcasecmp(a->host, b->host) == 0;
+}

@@ -1,0 +1,74 @@
+/* A minimal test harness: CHECK records a failure and carries on, so one
+ * run shows every broken expectation; main() returns non-zero on any. */
+#ifndef HRL_CHECK_H
+#define HRL_CHECK_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "hiredlock.h"
+
+extern int check_failures;
+
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      check_failures++;                                                        \
+    }                                                                          \
+  } while (0)
+
+#define CHECK_INT(a, b)                                                        \
+  do {                                                                         \
+    long long a_ = (long long)(a), b_ = (long long)(b);                        \
+    if (a_ != b_) {                                                            \
+      fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%lld != %lld)\n",        \
+              __FILE__, __LINE__, #a, #b, a_, b_);                             \
+      check_failures++;                                                        \
+    }                                                                          \
+  } while (0)
+
+#define CHECK_STR(a, b)                                                        \
+  do {                                                                         \
+    const char *a_ = (a), *b_ = (b);                                           \
+    if (a_ == NULL || b_ == NULL || strcmp(a_, b_) != 0) {                     \
+      fprintf(stderr, "%s:%d: CHECK failed: %s == %s (\"%s\" != \"%s\")\n",    \
+              __FILE__, __LINE__, #a, #b, a_ ? a_ : "(null)",                  \
+              b_ ? b_ : "(null)");                                             \
+      check_failures++;                                                        \
+    }                                                                          \
+  } while (0)
+
+/* Status check that shows both texts on failure. */
+#define CHECK_STATUS(expr, want)                                               \
+  do {                                                                         \
+    hrl_status got_ = (expr), want_ = (want);                                  \
+    if (got_ != want_) {                                                       \
+      fprintf(stderr, "%s:%d: CHECK failed: %s is \"%s\", want \"%s\"\n",      \
+              __FILE__, __LINE__, #expr, hrl_strerror(got_),                   \
+              hrl_strerror(want_));                                            \
+      check_failures++;                                                        \
+    }                                                                          \
+  } while (0)
+
+#define CHECK_CONTAINS(haystack, needle)                                       \
+  do {                                                                         \
+    const char *h_ = (haystack), *n_ = (needle);                               \
+    if (h_ == NULL || strstr(h_, n_) == NULL) {                                \
+      fprintf(stderr, "%s:%d: CHECK failed: \"%s\" contains \"%s\"\n",         \
+              __FILE__, __LINE__, h_ ? h_ : "(null)", n_);                     \
+      check_failures++;                                                        \
+    }                                                                          \
+  } while (0)
+
+typedef void (*test_fn)(void);
+
+/* Runs one test and prints its outcome line. */
+void run_test(const char *name, test_fn fn);
+
+/* Prints "<suite>: N tests, M failed checks" and returns the exit code. */
+int finish_tests(const char *suite);
+
+#define RUN(fn) run_test(#fn, fn)
+
+#endif

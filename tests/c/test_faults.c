@@ -1,0 +1,163 @@
+/* Servers that refuse: passwords, ACL users, read-only replicas, full
+ * memory, restarts under an open connection. Each gets its own status and a
+ * message that names the cause. */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "fixture.h"
+
+static hrl_client *client_for(const char *url) {
+  const char *urls[] = {url};
+  hrl_client *c = NULL;
+  char d[HRL_DETAIL_MAX];
+  CHECK_STATUS(hrl_client_new(urls, 1, NULL, &c, d, sizeof d), HRL_OK);
+  return c;
+}
+
+static hrl_status try_acquire(hrl_client *c, const char *name, char *err,
+                              size_t size) {
+  hrl_lock *lk = NULL;
+  hrl_lock_new(c, name, strlen(name), 5000, &lk, NULL, 0);
+  hrl_status st = hrl_lock_acquire(lk, 1000);
+  snprintf(err, size, "%s", hrl_lock_error(lk));
+  if (st == HRL_OK) {
+    CHECK_STATUS(hrl_lock_release(lk), HRL_OK);
+  }
+  hrl_lock_free(lk);
+  return st;
+}
+
+static void test_password(void) {
+  fixture fx;
+  fixture_start(&fx, 1, "--password s3cret");
+  char err[HRL_DETAIL_MAX];
+  hrl_client *good = client_for(fx.url[0]); /* the URL carries it */
+  CHECK_STATUS(try_acquire(good, "f:pw", err, sizeof err), HRL_OK);
+  hrl_client_free(good);
+
+  char url[256];
+  snprintf(url, sizeof url, "redis://:wrong@127.0.0.1:%d", fx.port[0]);
+  hrl_client *wrong = client_for(url);
+  int64_t t0 = hrl_now_us();
+  CHECK_STATUS(try_acquire(wrong, "f:pw", err, sizeof err), HRL_EAUTH);
+  CHECK((hrl_now_us() - t0) / 1000 < 200); /* said at once, not retried */
+  CHECK_CONTAINS(err, "WRONGPASS");
+  CHECK(strstr(err, "wrong") == NULL || strstr(err, ":wrong@") == NULL);
+  hrl_client_free(wrong);
+
+  snprintf(url, sizeof url, "redis://127.0.0.1:%d", fx.port[0]);
+  hrl_client *none = client_for(url);
+  CHECK_STATUS(try_acquire(none, "f:pw", err, sizeof err), HRL_EAUTH);
+  CHECK_CONTAINS(err, "NOAUTH");
+  hrl_client_free(none);
+  fixture_stop(&fx);
+
+  /* A password for a server that has none is refused, not ignored. */
+  fixture open;
+  fixture_start(&open, 1, NULL);
+  snprintf(url, sizeof url, "redis://:extra@127.0.0.1:%d", open.port[0]);
+  hrl_client *extra = client_for(url);
+  CHECK_STATUS(try_acquire(extra, "f:pw", err, sizeof err), HRL_EAUTH);
+  CHECK_CONTAINS(err, "AUTH");
+  hrl_client_free(extra);
+  fixture_stop(&open);
+}
+
+static void test_acl_user(void) {
+  fixture fx;
+  fixture_start(&fx, 1, "--acl-user alice:wonder%land");
+  char url[256], err[HRL_DETAIL_MAX];
+  snprintf(url, sizeof url, "redis://alice:wonder%%25land@127.0.0.1:%d/2",
+           fx.port[0]);
+  hrl_client *c = client_for(url);
+  CHECK_STATUS(try_acquire(c, "f:acl", err, sizeof err), HRL_OK);
+  hrl_client_free(c);
+  snprintf(url, sizeof url, "redis://alice:nope@127.0.0.1:%d", fx.port[0]);
+  c = client_for(url);
+  CHECK_STATUS(try_acquire(c, "f:acl", err, sizeof err), HRL_EAUTH);
+  CHECK_CONTAINS(err, "WRONGPASS");
+  hrl_client_free(c);
+  fixture_stop(&fx);
+}
+
+static void test_readonly_replica(void) {
+  fixture fx;
+  fixture_start(&fx, 2, NULL);
+  redisReply *r = fixture_cmd(&fx, 2, "REPLICAOF 127.0.0.1 %d", fx.port[0]);
+  CHECK(r != NULL && r->type == REDIS_REPLY_STATUS);
+  freeReplyObject(r);
+  char err[HRL_DETAIL_MAX];
+  hrl_client *c = client_for(fx.url[1]);
+  CHECK_STATUS(try_acquire(c, "f:ro", err, sizeof err), HRL_ESERVER);
+  CHECK_CONTAINS(err, "READONLY");
+  CHECK_INT(fixture_int(&fx, 2, "EXISTS f:ro"), 0);
+  freeReplyObject(fixture_cmd(&fx, 2, "REPLICAOF NO ONE"));
+  CHECK_STATUS(try_acquire(c, "f:ro", err, sizeof err), HRL_OK);
+  hrl_client_free(c);
+  fixture_stop(&fx);
+}
+
+static void test_out_of_memory(void) {
+  fixture fx;
+  fixture_start(&fx, 1, NULL);
+  hrl_client *c = client_for(fx.url[0]);
+  hrl_lock *lk = NULL;
+  hrl_lock_new(c, "f:oom", 5, 5000, &lk, NULL, 0);
+  CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
+  freeReplyObject(fixture_cmd(&fx, 1, "CONFIG SET maxmemory 1"));
+  /* Release still works when full: DEL frees memory. */
+  hrl_status st = hrl_lock_release(lk);
+  CHECK(st == HRL_OK || st == HRL_ESERVER);
+  if (st != HRL_OK) {
+    CHECK_CONTAINS(hrl_lock_error(lk), "OOM");
+  }
+  char err[HRL_DETAIL_MAX];
+  CHECK_STATUS(try_acquire(c, "f:oom2", err, sizeof err), HRL_ESERVER);
+  CHECK_CONTAINS(err, "OOM command not allowed");
+  freeReplyObject(fixture_cmd(&fx, 1, "CONFIG SET maxmemory 0"));
+  CHECK_STATUS(try_acquire(c, "f:oom2", err, sizeof err), HRL_OK);
+  hrl_lock_free(lk);
+  hrl_client_free(c);
+  fixture_stop(&fx);
+}
+
+static void test_restart_under_open_connection(void) {
+  fixture fx;
+  fixture_start(&fx, 1, NULL);
+  hrl_client *c = client_for(fx.url[0]);
+  char err[HRL_DETAIL_MAX];
+  CHECK_STATUS(try_acquire(c, "f:restart", err, sizeof err), HRL_OK);
+  /* The server goes away and comes back: the stale connection is noticed
+   * and replaced within the same call. */
+  fixture_ctl(&fx, "restart", 1, NULL);
+  CHECK_STATUS(try_acquire(c, "f:restart", err, sizeof err), HRL_OK);
+  fixture_ctl(&fx, "kill", 1, NULL);
+  CHECK_STATUS(try_acquire(c, "f:restart", err, sizeof err), HRL_ECONNECT);
+  CHECK_CONTAINS(err, "connection refused");
+  fixture_ctl(&fx, "restart", 1, NULL);
+  CHECK_STATUS(try_acquire(c, "f:restart", err, sizeof err), HRL_OK);
+  /* A server that is killed while we hold the lock: release cannot reach
+   * it and says so; the lock stays ours locally until it expires. */
+  hrl_lock *lk = NULL;
+  hrl_lock_new(c, "f:restart", 9, 5000, &lk, NULL, 0);
+  CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
+  fixture_ctl(&fx, "kill", 1, NULL);
+  CHECK_STATUS(hrl_lock_release(lk), HRL_ECONNECT);
+  CHECK(hrl_lock_held(lk));
+  fixture_ctl(&fx, "restart", 1, NULL); /* no persistence: the key is gone */
+  CHECK_STATUS(hrl_lock_release(lk), HRL_ENOTOWNED);
+  CHECK(!hrl_lock_held(lk));
+  hrl_lock_free(lk);
+  hrl_client_free(c);
+  fixture_stop(&fx);
+}
+
+int main(void) {
+  RUN(test_password);
+  RUN(test_acl_user);
+  RUN(test_readonly_replica);
+  RUN(test_out_of_memory);
+  RUN(test_restart_under_open_connection);
+  return finish_tests("test_faults");
+}

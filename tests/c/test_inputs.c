@@ -1,0 +1,373 @@
+/* Unit tests without Redis: URLs, options, argument checks, tokens, the
+ * message table. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "random.h"
+#include "url.h"
+
+static void test_message_table(void) {
+  CHECK_STR(hrl_strerror(HRL_OK), "ok");
+  CHECK_STR(hrl_strerror(HRL_ETIMEOUT), "timeout");
+  CHECK_STR(hrl_strerror(HRL_ENOTOWNED), "not owned");
+  CHECK_STR(hrl_strerror(HRL_ECONNECT), "connection failed");
+  CHECK_STR(hrl_strerror((hrl_status)999), "unknown status");
+  CHECK_STR(hrl_strerror((hrl_status)-1), "unknown status");
+  for (int s = 0; s < HRL_STATUS_COUNT_; s++) {
+    const char *t = hrl_strerror((hrl_status)s);
+    CHECK(t[0] >= 'a' && t[0] <= 'z'); /* short lowercase texts */
+  }
+  char buf[64];
+  CHECK_STR(hrl_format_error(HRL_ETIMEOUT, "", buf, sizeof buf), "timeout");
+  CHECK_STR(hrl_format_error(HRL_ETIMEOUT, NULL, buf, sizeof buf), "timeout");
+  CHECK_STR(hrl_format_error(HRL_EINVAL, "ttl bad", buf, sizeof buf),
+            "invalid argument: ttl bad");
+  char tiny[8];
+  CHECK_STR(hrl_format_error(HRL_EINVAL, "long detail", tiny, sizeof tiny),
+            "invalid");
+}
+
+static hrl_status parse(const char *url, hrl_endpoint *ep, char *detail) {
+  memset(ep, 0, sizeof *ep);
+  detail[0] = '\0';
+  return hrl_url_parse(url, ep, detail, HRL_DETAIL_MAX);
+}
+
+static void test_url_good(void) {
+  hrl_endpoint ep;
+  char d[HRL_DETAIL_MAX];
+  CHECK_STATUS(parse("redis://127.0.0.1", &ep, d), HRL_OK);
+  CHECK_STR(ep.host, "127.0.0.1");
+  CHECK_INT(ep.port, 6379);
+  CHECK_INT(ep.db, 0);
+  CHECK(ep.user == NULL && ep.pass == NULL && !ep.is_unix);
+  CHECK_STR(ep.label, "127.0.0.1:6379");
+  hrl_endpoint_clear(&ep);
+
+  CHECK_STATUS(parse("redis://user:p%40ss%3Aw@localhost:7000/3", &ep, d),
+               HRL_OK);
+  CHECK_STR(ep.user, "user");
+  CHECK_STR(ep.pass, "p@ss:w");
+  CHECK_STR(ep.host, "localhost");
+  CHECK_INT(ep.port, 7000);
+  CHECK_INT(ep.db, 3);
+  hrl_endpoint_clear(&ep);
+
+  CHECK_STATUS(parse("redis://:secret@[::1]:6380/", &ep, d), HRL_OK);
+  CHECK(ep.user == NULL);
+  CHECK_STR(ep.pass, "secret");
+  CHECK_STR(ep.host, "::1");
+  CHECK_STR(ep.label, "[::1]:6380");
+  hrl_endpoint_clear(&ep);
+
+  CHECK_STATUS(parse("REDIS://H:1", &ep, d), HRL_OK);
+  hrl_endpoint_clear(&ep);
+
+  CHECK_STATUS(parse("unix:///tmp/redis.sock", &ep, d), HRL_OK);
+  CHECK(ep.is_unix);
+  CHECK_STR(ep.path, "/tmp/redis.sock");
+  CHECK_STR(ep.label, "/tmp/redis.sock");
+  hrl_endpoint_clear(&ep);
+
+  CHECK_STATUS(parse("unix://u:pw@/run/r.sock?db=12", &ep, d), HRL_OK);
+  CHECK_STR(ep.user, "u");
+  CHECK_STR(ep.pass, "pw");
+  CHECK_STR(ep.path, "/run/r.sock");
+  CHECK_INT(ep.db, 12);
+  hrl_endpoint_clear(&ep);
+}
+
+static void test_url_bad(void) {
+  static const struct {
+    const char *url;
+    const char *why;
+  } cases[] = {
+      {"", "must not be empty"},
+      {"http://x", "scheme must be redis:// or unix://"},
+      {"rediss://x", "TLS"},
+      {"redis://", "missing host"},
+      {"redis://:6379", "missing host"},
+      {"redis://h:0", "port must be a number from 1 to 65535"},
+      {"redis://h:65536", "port must be"},
+      {"redis://h:12ab", "port must be"},
+      {"redis://h:", "port must be"},
+      {"redis://h/abc", "database must be a number"},
+      {"redis://h/-1", "database must be a number"},
+      {"redis://h?x=1", "unexpected query"},
+      {"redis://h h", "%-escaped"},
+      {"redis://h\x01", "%-escaped"},
+      {"redis://user@h", "missing ':'"},
+      {"redis://:@h", "empty password"},
+      {"redis://:p%zz@h", "bad %-escape"},
+      {"redis://:p%00@h", "bad %-escape"},
+      {"redis://:p%4@h", "bad %-escape"},
+      {"redis://[::1", "unterminated ["},
+      {"redis://[::1]x", "unexpected text after ]"},
+      {"redis://h$st", "bad character in the host"},
+      {"unix://", "must be absolute"},
+      {"unix://relative/path", "must be absolute"},
+      {"unix:///", "missing unix socket path"},
+      {"unix:///tmp/s?database=1", "only query allowed is ?db=N"},
+      {"unix:///tmp/s?db=x", "only query allowed"},
+      {"unix://garbage/tmp/s", "must be absolute"},
+      {"unix://u:p@x/tmp/s", "unexpected text before the path"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    hrl_endpoint ep;
+    char d[HRL_DETAIL_MAX];
+    hrl_status st = parse(cases[i].url, &ep, d);
+    if (st != HRL_EINVAL || strstr(d, cases[i].why) == NULL) {
+      fprintf(stderr, "url \"%s\": got %s \"%s\", want \"%s\"\n", cases[i].url,
+              hrl_strerror(st), d, cases[i].why);
+      check_failures++;
+    }
+    CHECK(ep.host == NULL && ep.pass == NULL && ep.user == NULL);
+    hrl_endpoint_clear(&ep);
+  }
+  char long_path[200] = "unix:///";
+  memset(long_path + 8, 'a', 150);
+  long_path[158] = '\0';
+  hrl_endpoint ep;
+  char d[HRL_DETAIL_MAX];
+  CHECK_STATUS(parse(long_path, &ep, d), HRL_EINVAL);
+  CHECK_CONTAINS(d, "longer than 107 bytes");
+  CHECK_STATUS(hrl_url_parse(NULL, &ep, d, sizeof d), HRL_EINVAL);
+}
+
+static void test_url_messages_hide_passwords(void) {
+  hrl_endpoint ep;
+  char d[HRL_DETAIL_MAX];
+  CHECK_STATUS(parse("redis://u:hunter2@h:99999", &ep, d), HRL_EINVAL);
+  CHECK(strstr(d, "hunter2") == NULL);
+  CHECK_CONTAINS(d, "redis://u:***@h:99999");
+  char shown[128];
+  hrl_url_redact("redis://h:1/2", shown, sizeof shown);
+  CHECK_STR(shown, "redis://h:1/2");
+}
+
+static hrl_status make_client(const char *const *urls, size_t n,
+                              const hrl_options *o, char *d) {
+  hrl_client *c = NULL;
+  d[0] = '\0';
+  hrl_status st = hrl_client_new(urls, n, o, &c, d, HRL_DETAIL_MAX);
+  CHECK((st == HRL_OK) == (c != NULL));
+  hrl_client_free(c);
+  return st;
+}
+
+static void test_client_config(void) {
+  char d[HRL_DETAIL_MAX];
+  const char *one[] = {"redis://127.0.0.1:1"};
+  const char *five[] = {"redis://127.0.0.1:1", "redis://127.0.0.1:2",
+                        "redis://127.0.0.1:3", "unix:///tmp/a.sock",
+                        "unix:///tmp/b.sock"};
+  CHECK_STATUS(make_client(one, 1, NULL, d), HRL_OK);
+  CHECK_STATUS(make_client(five, 5, NULL, d), HRL_OK);
+  CHECK_STATUS(make_client(one, 0, NULL, d), HRL_EINVAL);
+  CHECK_CONTAINS(d, "urls must list 1 to 63 masters, got 0");
+  CHECK_STATUS(make_client(NULL, 3, NULL, d), HRL_EINVAL);
+
+  const char *dup[] = {"redis://127.0.0.1:1", "redis://127.0.0.1:1/2"};
+  CHECK_STATUS(make_client(dup, 2, NULL, d), HRL_EINVAL);
+  CHECK_CONTAINS(d, "listed twice");
+  const char *dup_unix[] = {"unix:///tmp/a.sock", "unix:///tmp/a.sock?db=1"};
+  CHECK_STATUS(make_client(dup_unix, 2, NULL, d), HRL_EINVAL);
+  const char *bad[] = {"redis://127.0.0.1:1", "redis://h:x"};
+  CHECK_STATUS(make_client(bad, 2, NULL, d), HRL_EINVAL);
+  CHECK_CONTAINS(d, "port must be");
+
+  hrl_options o;
+  hrl_options_init(&o);
+  CHECK_INT(o.timeout_ms, 50);
+  CHECK_INT(o.connect_timeout_ms, 100);
+  CHECK_INT(o.retry_delay_ms, 200);
+  CHECK_INT(o.retry_jitter_ms, 100);
+  CHECK(o.drift_factor == 0.01);
+  o.drift_factor = 0.5;
+  CHECK_STATUS(make_client(one, 1, &o, d), HRL_EINVAL);
+  CHECK_CONTAINS(d, "drift_factor must be in [0, 0.5), got 0.5");
+  o.drift_factor = -0.1;
+  CHECK_STATUS(make_client(one, 1, &o, d), HRL_EINVAL);
+  o.drift_factor = NAN;
+  CHECK_STATUS(make_client(one, 1, &o, d), HRL_EINVAL);
+  o.drift_factor = 0.0;
+  CHECK_STATUS(make_client(one, 1, &o, d), HRL_OK);
+  o.timeout_ms = 0;
+  CHECK_STATUS(make_client(one, 1, &o, d), HRL_EINVAL);
+  CHECK_CONTAINS(d, "timeout must be between 1 and");
+  hrl_options_init(&o);
+  o.connect_timeout_ms = 0;
+  CHECK_STATUS(make_client(one, 1, &o, d), HRL_EINVAL);
+  hrl_options_init(&o);
+  o.retry_delay_ms = 0x80000000u;
+  CHECK_STATUS(make_client(one, 1, &o, d), HRL_EINVAL);
+  hrl_options_init(&o);
+  o.key_prefix = NULL;
+  o.key_prefix_len = 3;
+  CHECK_STATUS(make_client(one, 1, &o, d), HRL_EINVAL);
+  char big[HRL_PREFIX_MAX + 1];
+  memset(big, 'p', sizeof big);
+  o.key_prefix = big;
+  o.key_prefix_len = sizeof big;
+  CHECK_STATUS(make_client(one, 1, &o, d), HRL_EINVAL);
+  o.key_prefix_len = HRL_PREFIX_MAX;
+  CHECK_STATUS(make_client(one, 1, &o, d), HRL_OK);
+
+  hrl_client *c = NULL;
+  CHECK_STATUS(hrl_client_new(five, 5, NULL, &c, NULL, 0), HRL_OK);
+  CHECK_INT(hrl_client_masters(c), 5);
+  CHECK_INT(hrl_client_quorum(c), 3);
+  CHECK_STR(hrl_client_master_label(c, 3), "/tmp/a.sock");
+  CHECK(hrl_client_master_label(c, 5) == NULL);
+  hrl_client_free(c);
+  hrl_client_free(NULL);
+}
+
+static void test_lock_arguments(void) {
+  const char *one[] = {"redis://127.0.0.1:1"};
+  hrl_client *c = NULL;
+  char d[HRL_DETAIL_MAX];
+  CHECK_STATUS(hrl_client_new(one, 1, NULL, &c, d, sizeof d), HRL_OK);
+  hrl_lock *lk = NULL;
+  CHECK_STATUS(hrl_lock_new(c, "", 0, 1000, &lk, d, sizeof d), HRL_EINVAL);
+  CHECK_STR(d, "name must be 1 to 512 bytes, got 0");
+  CHECK(lk == NULL);
+  char name[HRL_NAME_MAX + 1];
+  memset(name, 'n', sizeof name);
+  CHECK_STATUS(hrl_lock_new(c, name, sizeof name, 1000, &lk, d, sizeof d),
+               HRL_EINVAL);
+  CHECK_STR(d, "name must be 1 to 512 bytes, got 513");
+  CHECK_STATUS(hrl_lock_new(c, NULL, 3, 1000, &lk, d, sizeof d), HRL_EINVAL);
+  CHECK_STATUS(hrl_lock_new(c, "x", 1, 0, &lk, d, sizeof d), HRL_EINVAL);
+  CHECK_STR(d, "ttl_ms must be between 1 and 2147483647, got 0");
+  CHECK_STATUS(hrl_lock_new(c, "x", 1, 0x80000000u, &lk, d, sizeof d),
+               HRL_EINVAL);
+  CHECK_STATUS(hrl_lock_new(NULL, "x", 1, 10, &lk, d, sizeof d), HRL_EINVAL);
+
+  /* A name is binary safe and its full 512 bytes are accepted. */
+  name[3] = '\0';
+  CHECK_STATUS(hrl_lock_new(c, name, HRL_NAME_MAX, 1000, &lk, d, sizeof d),
+               HRL_OK);
+  size_t len = 0;
+  CHECK(memcmp(hrl_lock_name(lk, &len), name, HRL_NAME_MAX) == 0);
+  CHECK_INT(len, HRL_NAME_MAX);
+  CHECK_STR(hrl_lock_token(lk), "");
+  CHECK(!hrl_lock_held(lk));
+  CHECK_INT(hrl_lock_validity_ms(lk), 0);
+  CHECK_INT(hrl_lock_ttl_ms(lk), 1000);
+  /* Calls that need a held lock do no I/O when it is not. */
+  CHECK_STATUS(hrl_lock_release(lk), HRL_ENOTHELD);
+  CHECK_STATUS(hrl_lock_extend(lk, 0), HRL_ENOTHELD);
+  CHECK_STATUS(hrl_lock_acquire(lk, -2), HRL_EINVAL);
+  CHECK_CONTAINS(hrl_lock_error(lk), "wait_ms must be >= 0");
+  CHECK_STATUS(hrl_lock_acquire(lk, (int64_t)HRL_TTL_MAX_MS + 1), HRL_EINVAL);
+  hrl_lock_free(lk);
+  hrl_lock_free(NULL);
+  hrl_client_free(c);
+}
+
+static void test_seconds_conversion(void) {
+  int64_t ms = -1;
+  char d[HRL_DETAIL_MAX];
+  CHECK_STATUS(hrl_seconds_to_ms("ttl", 30, 1, HRL_TTL_MAX_MS, &ms, d, 99),
+               HRL_OK);
+  CHECK_INT(ms, 30000);
+  CHECK_STATUS(hrl_seconds_to_ms("ttl", 0.0015, 1, HRL_TTL_MAX_MS, &ms, d, 99),
+               HRL_OK);
+  CHECK_INT(ms, 2);
+  CHECK_STATUS(hrl_seconds_to_ms("ttl", 0.0006, 1, HRL_TTL_MAX_MS, &ms, d, 99),
+               HRL_OK);
+  CHECK_INT(ms, 1);
+  CHECK_STATUS(
+      hrl_seconds_to_ms("ttl", 2147483.647, 1, HRL_TTL_MAX_MS, &ms, d, 99),
+      HRL_OK);
+  CHECK_INT(ms, HRL_TTL_MAX_MS);
+  static const double bad[] = {0, -1, 0.0004, 2147483.648, 1e300, -0.0001};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    d[0] = '\0';
+    CHECK_STATUS(
+        hrl_seconds_to_ms("ttl", bad[i], 1, HRL_TTL_MAX_MS, &ms, d, sizeof d),
+        HRL_EINVAL);
+    CHECK_CONTAINS(d, "ttl must be between 0.001 and 2147483.647 seconds");
+  }
+  CHECK_STATUS(
+      hrl_seconds_to_ms("ttl", INFINITY, 1, HRL_TTL_MAX_MS, &ms, d, sizeof d),
+      HRL_EINVAL);
+  CHECK_CONTAINS(d, "got inf");
+  CHECK_STATUS(
+      hrl_seconds_to_ms("timeout", NAN, 0, HRL_TTL_MAX_MS, &ms, d, sizeof d),
+      HRL_EINVAL);
+  CHECK_STR(d, "timeout must be a number of seconds, got nan");
+  CHECK_STATUS(
+      hrl_seconds_to_ms("timeout", 0, 0, HRL_TTL_MAX_MS, &ms, d, sizeof d),
+      HRL_OK);
+  CHECK_INT(ms, 0);
+  CHECK_STATUS(hrl_seconds_to_ms("timeout", -0.0001, 0, HRL_TTL_MAX_MS, &ms, d,
+                                 sizeof d),
+               HRL_EINVAL);
+}
+
+static bool is_token(const char *t) {
+  if (strlen(t) != HRL_TOKEN_LEN) {
+    return false;
+  }
+  for (const char *p = t; *p; p++) {
+    if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+static int cmp_tokens(const void *a, const void *b) {
+  return strcmp((const char *)a, (const char *)b);
+}
+
+static void test_tokens(void) {
+  enum { N = 20000 };
+  char(*tokens)[HRL_TOKEN_LEN + 1] = malloc(N * sizeof *tokens);
+  CHECK(tokens != NULL);
+  int ones = 0;
+  for (int i = 0; i < N; i++) {
+    CHECK_STATUS(hrl_token_new(tokens[i]), HRL_OK);
+    for (const char *p = tokens[i]; *p; p++) {
+      int v = *p <= '9' ? *p - '0' : *p - 'a' + 10;
+      ones += __builtin_popcount((unsigned)v);
+    }
+  }
+  for (int i = 0; i < N; i++) {
+    CHECK(is_token(tokens[i]));
+  }
+  qsort(tokens, N, sizeof *tokens, cmp_tokens);
+  int dups = 0;
+  for (int i = 1; i < N; i++) {
+    dups += strcmp(tokens[i - 1], tokens[i]) == 0;
+  }
+  CHECK_INT(dups, 0);
+  /* 128 bits per token: the share of one bits stays near a half. */
+  double share = (double)ones / (N * 128.0);
+  CHECK(share > 0.49 && share < 0.51);
+  free(tokens);
+  uint32_t hit_low = 0, hit_high = 0;
+  for (int i = 0; i < 2000; i++) {
+    uint32_t v = hrl_random_upto(10);
+    CHECK(v <= 10);
+    hit_low |= v == 0;
+    hit_high |= v == 10;
+  }
+  CHECK(hit_low && hit_high);
+  CHECK_INT(hrl_random_upto(0), 0);
+}
+
+int main(void) {
+  RUN(test_message_table);
+  RUN(test_url_good);
+  RUN(test_url_bad);
+  RUN(test_url_messages_hide_passwords);
+  RUN(test_client_config);
+  RUN(test_lock_arguments);
+  RUN(test_seconds_conversion);
+  RUN(test_tokens);
+  return finish_tests("test_inputs");
+}

@@ -1,0 +1,536 @@
+/* Unit tests of the sans-I/O protocol without Redis: command bytes, reply
+ * meanings, the RESP reader, and the Redlock state machine driven by a fake
+ * transport with a fake clock. */
+#include <stdlib.h>
+
+#include "check.h"
+#include "resp.h"
+
+static const char *const five[] = {"redis://127.0.0.1:1", "redis://127.0.0.1:2",
+                                   "redis://127.0.0.1:3", "redis://127.0.0.1:4",
+                                   "redis://127.0.0.1:5"};
+
+static hrl_reply status_reply(const char *s) {
+  hrl_reply r = {HRL_REPLY_STATUS, 0, s, strlen(s)};
+  return r;
+}
+static hrl_reply error_reply(const char *s) {
+  hrl_reply r = {HRL_REPLY_ERROR, 0, s, strlen(s)};
+  return r;
+}
+static hrl_reply int_reply(long long v) {
+  hrl_reply r = {HRL_REPLY_INTEGER, v, NULL, 0};
+  return r;
+}
+static hrl_reply nil_reply(void) {
+  hrl_reply r = {HRL_REPLY_NIL, 0, NULL, 0};
+  return r;
+}
+
+typedef struct env {
+  hrl_client *c;
+  hrl_lock *lk;
+} env;
+
+static env make_env(size_t n, uint32_t ttl_ms, const hrl_options *o) {
+  env e = {NULL, NULL};
+  CHECK_STATUS(hrl_client_new(five, n, o, &e.c, NULL, 0), HRL_OK);
+  CHECK_STATUS(hrl_lock_new(e.c, "res", 3, ttl_ms, &e.lk, NULL, 0), HRL_OK);
+  return e;
+}
+
+static void free_env(env e) {
+  hrl_lock_free(e.lk);
+  hrl_client_free(e.c);
+}
+
+static void test_command_bytes(void) {
+  char buf[512];
+  const char *token = "0123456789abcdef0123456789abcdef";
+  size_t n = hrl_resp_acquire(buf, "res", 3, token, 30000);
+  const char want_set[] = "*6\r\n$3\r\nSET\r\n$3\r\nres\r\n$32\r\n"
+                          "0123456789abcdef0123456789abcdef\r\n"
+                          "$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n30000\r\n";
+  CHECK_INT(n, sizeof want_set - 1);
+  CHECK(memcmp(buf, want_set, n) == 0);
+
+  n = hrl_resp_script(buf, HRL_OP_RELEASE, 1, "res", 3, token, 0);
+  const char want_rel[] = "*5\r\n$7\r\nEVALSHA\r\n$40\r\n" HRL_RELEASE_SHA1
+                          "\r\n$1\r\n1\r\n$3\r\nres\r\n$32\r\n"
+                          "0123456789abcdef0123456789abcdef\r\n";
+  CHECK_INT(n, sizeof want_rel - 1);
+  CHECK(memcmp(buf, want_rel, n) == 0);
+
+  n = hrl_resp_script(buf, HRL_OP_EXTEND, 0, "res", 3, token, 7);
+  CHECK(memcmp(buf, "*6\r\n$4\r\nEVAL\r\n$", 15) == 0);
+  CHECK(memmem(buf, n, HRL_EXTEND_SCRIPT, strlen(HRL_EXTEND_SCRIPT)) != NULL);
+  CHECK(memcmp(buf + n - 7, "$1\r\n7\r\n", 7) == 0);
+
+  /* Binary-safe keys: embedded NUL and CRLF are framed by length. */
+  char key[5] = {'a', '\0', '\r', '\n', 'b'};
+  n = hrl_resp_acquire(buf, key, 5, token, 1);
+  CHECK(memmem(buf, n, "$5\r\na\0\r\nb\r\n", 11) != NULL);
+  CHECK(hrl_resp_command_capacity(HRL_PREFIX_MAX + HRL_NAME_MAX) >=
+        strlen(HRL_EXTEND_SCRIPT) + HRL_PREFIX_MAX + HRL_NAME_MAX + 100);
+}
+
+static void test_handshake(void) {
+  const char *urls[] = {"redis://user:pw@127.0.0.1:1/2", "redis://:pw@h:2",
+                        "redis://h:3/4", "redis://h:5"};
+  hrl_client *c = NULL;
+  CHECK_STATUS(hrl_client_new(urls, 4, NULL, &c, NULL, 0), HRL_OK);
+  size_t len;
+  int replies;
+  const char *hs = hrl_proto_handshake(c, 0, &len, &replies);
+  const char want0[] = "*3\r\n$4\r\nAUTH\r\n$4\r\nuser\r\n$2\r\npw\r\n"
+                       "*2\r\n$6\r\nSELECT\r\n$1\r\n2\r\n";
+  CHECK_INT(replies, 2);
+  CHECK(len == sizeof want0 - 1 && memcmp(hs, want0, len) == 0);
+  hs = hrl_proto_handshake(c, 1, &len, &replies);
+  CHECK_INT(replies, 1);
+  const char want1[] = "*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n";
+  CHECK(len == sizeof want1 - 1 && memcmp(hs, want1, len) == 0);
+  hs = hrl_proto_handshake(c, 2, &len, &replies);
+  CHECK_INT(replies, 1);
+  CHECK(memmem(hs, len, "SELECT", 6) != NULL);
+  CHECK(hrl_proto_handshake(c, 3, &len, &replies) == NULL);
+  CHECK_INT(len, 0);
+  CHECK_INT(replies, 0);
+
+  char msg[96];
+  hrl_reply ok = status_reply("OK");
+  hrl_reply wrongpass = error_reply(
+      "WRONGPASS invalid username-password pair or user is disabled.");
+  hrl_reply nopass = error_reply("ERR AUTH <password> called without any "
+                                 "password configured for the default user.");
+  hrl_reply baddb = error_reply("ERR DB index is out of range");
+  CHECK_INT(hrl_proto_handshake_reply(c, 0, 0, &ok, msg, sizeof msg),
+            HRL_NODE_OK);
+  CHECK_INT(hrl_proto_handshake_reply(c, 0, 0, &wrongpass, msg, sizeof msg),
+            HRL_NODE_AUTH);
+  CHECK_CONTAINS(msg, "WRONGPASS");
+  CHECK_INT(hrl_proto_handshake_reply(c, 1, 0, &nopass, msg, sizeof msg),
+            HRL_NODE_AUTH);
+  CHECK_INT(hrl_proto_handshake_reply(c, 0, 1, &baddb, msg, sizeof msg),
+            HRL_NODE_SERVER);
+  CHECK_STR(msg, "ERR DB index is out of range");
+  CHECK_INT(hrl_proto_handshake_reply(c, 2, 0, &baddb, msg, sizeof msg),
+            HRL_NODE_SERVER);
+  CHECK_INT(hrl_proto_handshake_reply(c, 3, 0, &ok, msg, sizeof msg),
+            HRL_NODE_PROTOCOL);
+  hrl_reply num = int_reply(1);
+  CHECK_INT(hrl_proto_handshake_reply(c, 0, 0, &num, msg, sizeof msg),
+            HRL_NODE_PROTOCOL);
+  hrl_client_free(c);
+}
+
+/* Feeds one reply to every master of the round. */
+static void answer_all(env e, size_t n, const hrl_reply *replies) {
+  for (size_t i = 0; i < n; i++) {
+    size_t len;
+    CHECK(hrl_proto_command(e.lk, i, &len) != NULL && len > 0);
+    hrl_proto_reply(e.lk, i, &replies[i]);
+  }
+}
+
+static void test_acquire_quorum(void) {
+  env e = make_env(5, 10000, NULL);
+  int64_t t = hrl_now_us(); /* held-ness is judged on the real clock */
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  CHECK_INT(s.timeout_ms, 50);
+  size_t len;
+  const char *cmd = hrl_proto_command(e.lk, 0, &len);
+  CHECK(memcmp(cmd, "*6\r\n$3\r\nSET\r\n$3\r\nres\r\n$32\r\n", 27) == 0);
+  char token[HRL_TOKEN_LEN + 1];
+  memcpy(token, cmd + 27, HRL_TOKEN_LEN);
+  token[HRL_TOKEN_LEN] = '\0';
+  hrl_reply r[5] = {status_reply("OK"), status_reply("OK"), nil_reply(),
+                    status_reply("OK"), error_reply("READONLY x")};
+  answer_all(e, 5, r);
+  /* 3 of 5 after 5 ms: validity 10000 - 5 - (100 + 2) ms. */
+  CHECK_INT(hrl_proto_step(e.lk, t + 5000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK);
+  CHECK_STR(hrl_lock_token(e.lk), token);
+  CHECK(hrl_lock_held(e.lk));
+  int64_t v = hrl_lock_validity_ms(e.lk);
+  CHECK(v > 9800 && v <= 10000 - 102); /* anchored at the round start */
+  hrl_counts cnt;
+  hrl_lock_counts(e.lk, &cnt);
+  CHECK_INT(cnt.ok, 3);
+  CHECK_INT(cnt.refused, 1);
+  CHECK_INT(cnt.failed, 1);
+  CHECK_INT(cnt.attempts, 1);
+  CHECK_INT(cnt.quorum, 3);
+  /* Holding it, a second acquire on the same object is refused. */
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, t), HRL_EHELD);
+  free_env(e);
+}
+
+static void test_acquire_validity_must_be_positive(void) {
+  env e = make_env(1, 100, NULL);
+  int64_t t = 0;
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  CHECK_INT(s.timeout_ms, 10); /* never more than ttl/10 */
+  hrl_reply ok = status_reply("OK");
+  answer_all(e, 1, &ok);
+  /* 100 ms ttl - 98 ms elapsed - 3 ms drift < 0: not held; the key set on
+   * the master is released before anything else happens. */
+  CHECK_INT(hrl_proto_step(e.lk, t + 98000, &s), HRL_STEP_ROUND);
+  size_t len;
+  const char *cmd = hrl_proto_command(e.lk, 0, &len);
+  CHECK(memmem(cmd, len, "EVALSHA", 7) != NULL);
+  CHECK(memmem(cmd, len, HRL_RELEASE_SHA1, 40) != NULL);
+  hrl_reply one = int_reply(1);
+  answer_all(e, 1, &one);
+  CHECK_INT(hrl_proto_step(e.lk, t + 99000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ETIMEOUT);
+  CHECK(!hrl_lock_held(e.lk));
+  free_env(e);
+}
+
+static void test_acquire_contention_retries(void) {
+  hrl_options o;
+  hrl_options_init(&o);
+  o.retry_delay_ms = 100;
+  o.retry_jitter_ms = 20;
+  env e = make_env(3, 5000, &o);
+  int64_t t = 0;
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 1000, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  /* Split vote: 1 of 3 for us. The one key we got is released on all 3. */
+  hrl_reply split[3] = {status_reply("OK"), nil_reply(), nil_reply()};
+  answer_all(e, 3, split);
+  CHECK_INT(hrl_proto_step(e.lk, t + 1000, &s), HRL_STEP_ROUND);
+  for (size_t i = 0; i < 3; i++) {
+    size_t len;
+    const char *cmd = hrl_proto_command(e.lk, i, &len);
+    CHECK(cmd != NULL && memmem(cmd, len, "EVALSHA", 7) != NULL);
+  }
+  hrl_reply rel[3] = {int_reply(1), int_reply(0), int_reply(0)};
+  answer_all(e, 3, rel);
+  CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_SLEEP);
+  CHECK(s.sleep_ms >= 80 && s.sleep_ms <= 120);
+  /* All refused: nothing of ours to release, straight to the pause. */
+  CHECK_INT(hrl_proto_step(e.lk, t + 200000, &s), HRL_STEP_ROUND);
+  hrl_reply held[3] = {nil_reply(), nil_reply(), nil_reply()};
+  answer_all(e, 3, held);
+  CHECK_INT(hrl_proto_step(e.lk, t + 201000, &s), HRL_STEP_SLEEP);
+  /* The pause never runs past the caller's wait. */
+  CHECK_INT(hrl_proto_step(e.lk, t + 950000, &s), HRL_STEP_ROUND);
+  answer_all(e, 3, held);
+  CHECK_INT(hrl_proto_step(e.lk, t + 951000, &s), HRL_STEP_SLEEP);
+  CHECK(s.sleep_ms <= 49);
+  CHECK_INT(hrl_proto_step(e.lk, t + 1000000, &s), HRL_STEP_ROUND);
+  answer_all(e, 3, held);
+  CHECK_INT(hrl_proto_step(e.lk, t + 1001000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ETIMEOUT);
+  hrl_counts cnt;
+  hrl_lock_counts(e.lk, &cnt);
+  CHECK_INT(cnt.attempts, 4);
+  CHECK_INT(cnt.refused, 3);
+  CHECK_STR(hrl_lock_error(e.lk), "");
+  free_env(e);
+}
+
+static void test_acquire_fails_fast_without_quorum(void) {
+  env e = make_env(5, 10000, NULL);
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, HRL_WAIT_FOREVER, 0),
+               HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
+  hrl_proto_reply(e.lk, 0, &(hrl_reply){HRL_REPLY_STATUS, 0, "OK", 2});
+  hrl_proto_reply(e.lk, 1, &(hrl_reply){HRL_REPLY_STATUS, 0, "OK", 2});
+  hrl_proto_fail(e.lk, 2, HRL_NODE_UNREACHABLE, "Connection refused");
+  hrl_proto_fail(e.lk, 3, HRL_NODE_UNREACHABLE, "timeout after 50 ms");
+  /* Master 5 never reported: counts as unreachable. */
+  CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_ROUND); /* cleanup */
+  for (size_t i = 0; i < 5; i++) {
+    hrl_proto_reply(e.lk, i, &(hrl_reply){HRL_REPLY_INTEGER, 1, NULL, 0});
+  }
+  CHECK_INT(hrl_proto_step(e.lk, 2000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ECONNECT);
+  CHECK_STR(hrl_lock_error(e.lk),
+            "2 of 5 masters answered (3 needed); 127.0.0.1:3: connection "
+            "refused; 127.0.0.1:4: timeout after 50 ms; 127.0.0.1:5: no "
+            "reply");
+  CHECK(!hrl_lock_held(e.lk));
+  free_env(e);
+}
+
+static void test_acquire_error_replies(void) {
+  env e = make_env(1, 10000, NULL);
+  hrl_step_info s;
+  hrl_reply oom =
+      error_reply("OOM command not allowed when used memory > 'maxmemory'.");
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 5000, 0), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
+  answer_all(e, 1, &oom);
+  /* An error reply means the SET was not applied: no cleanup round. */
+  CHECK_INT(hrl_proto_step(e.lk, 10, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ESERVER);
+  CHECK_CONTAINS(hrl_lock_error(e.lk), "127.0.0.1:1: OOM command not allowed");
+
+  hrl_reply noauth = error_reply("NOAUTH Authentication required.");
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
+  answer_all(e, 1, &noauth);
+  CHECK_INT(hrl_proto_step(e.lk, 10, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_EAUTH);
+
+  hrl_reply weird = int_reply(7);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
+  answer_all(e, 1, &weird);
+  CHECK_INT(hrl_proto_step(e.lk, 10, &s), HRL_STEP_ROUND); /* may hold */
+  hrl_reply zero = int_reply(0);
+  answer_all(e, 1, &zero);
+  CHECK_INT(hrl_proto_step(e.lk, 20, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_EPROTOCOL);
+  CHECK_CONTAINS(hrl_lock_error(e.lk), "unexpected reply to SET");
+  free_env(e);
+}
+
+/* Takes the lock on all masters so release / extend can be driven. */
+static void hold(env e, size_t n, int64_t t) {
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  for (size_t i = 0; i < n; i++) {
+    hrl_proto_reply(e.lk, i, &(hrl_reply){HRL_REPLY_STATUS, 0, "OK", 2});
+  }
+  CHECK_INT(hrl_proto_step(e.lk, t + 100, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK);
+}
+
+static void test_release_outcomes(void) {
+  env e = make_env(5, 10000, NULL);
+  int64_t t = hrl_now_us();
+  hrl_step_info s;
+  hold(e, 5, t);
+  /* NOSCRIPT: the same master gets the full script with EVAL. */
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  hrl_reply noscript = error_reply("NOSCRIPT No matching script.");
+  CHECK_INT(hrl_proto_reply(e.lk, 0, &noscript), HRL_NODE_RESEND);
+  size_t len;
+  const char *cmd = hrl_proto_command(e.lk, 0, &len);
+  CHECK(memmem(cmd, len, "$4\r\nEVAL\r\n", 10) != NULL);
+  CHECK(memmem(cmd, len, HRL_RELEASE_SCRIPT, strlen(HRL_RELEASE_SCRIPT)));
+  cmd = hrl_proto_command(e.lk, 1, &len);
+  CHECK(memmem(cmd, len, "EVALSHA", 7) != NULL);
+  /* NOSCRIPT twice is not a loop. */
+  CHECK_INT(hrl_proto_reply(e.lk, 0, &noscript), HRL_NODE_PROTOCOL);
+  hrl_reply rel[5] = {int_reply(1), int_reply(1), int_reply(1), int_reply(1),
+                      int_reply(0)};
+  answer_all(e, 5, rel);
+  CHECK_INT(hrl_proto_step(e.lk, t + 10, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK); /* 3 of 5 deleted */
+  CHECK(!hrl_lock_held(e.lk));
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_ENOTHELD);
+
+  hold(e, 5, t);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  hrl_reply lost[5] = {int_reply(1), int_reply(1), int_reply(0), int_reply(0),
+                       error_reply("WRONGTYPE Operation against a key")};
+  answer_all(e, 5, lost);
+  CHECK_INT(hrl_proto_step(e.lk, t + 10, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ENOTOWNED);
+  CHECK(!hrl_lock_held(e.lk));
+
+  hold(e, 5, t);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  hrl_proto_reply(e.lk, 0, &(hrl_reply){HRL_REPLY_INTEGER, 1, NULL, 0});
+  hrl_proto_reply(e.lk, 1, &(hrl_reply){HRL_REPLY_INTEGER, 0, NULL, 0});
+  for (size_t i = 2; i < 5; i++) {
+    hrl_proto_fail(e.lk, i, HRL_NODE_UNREACHABLE, "timeout after 50 ms");
+  }
+  CHECK_INT(hrl_proto_step(e.lk, t + 10, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ECONNECT);
+  CHECK(hrl_lock_held(e.lk)); /* may still be ours: release can be retried */
+  hrl_counts cnt;
+  hrl_lock_counts(e.lk, &cnt);
+  CHECK_INT(cnt.ok, 1);
+  CHECK_INT(cnt.refused, 1);
+  CHECK_INT(cnt.unreachable, 3);
+  free_env(e);
+}
+
+static void test_extend_outcomes(void) {
+  env e = make_env(3, 10000, NULL);
+  int64_t t = hrl_now_us();
+  hrl_step_info s;
+  hold(e, 3, t);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_EXTEND, -5, t), HRL_EINVAL);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_EXTEND, 60000, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  size_t len;
+  const char *cmd = hrl_proto_command(e.lk, 0, &len);
+  CHECK(memmem(cmd, len, HRL_EXTEND_SHA1, 40) != NULL);
+  CHECK(memcmp(cmd + len - 11, "$5\r\n60000\r\n", 11) == 0);
+  hrl_reply ext[3] = {int_reply(1), int_reply(1), int_reply(0)};
+  answer_all(e, 3, ext);
+  CHECK_INT(hrl_proto_step(e.lk, t + 1000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK);
+  CHECK_INT(hrl_lock_ttl_ms(e.lk), 60000);
+  CHECK(hrl_lock_validity_ms(e.lk) > 10000);
+
+  /* A shorter TTL on masters that did not answer bounds what we keep. */
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_EXTEND, 1000, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  hrl_proto_reply(e.lk, 0, &(hrl_reply){HRL_REPLY_INTEGER, 1, NULL, 0});
+  hrl_proto_fail(e.lk, 1, HRL_NODE_UNREACHABLE, "timeout");
+  hrl_proto_fail(e.lk, 2, HRL_NODE_UNREACHABLE, "timeout");
+  CHECK_INT(hrl_proto_step(e.lk, t + 1000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ECONNECT);
+  CHECK(hrl_lock_validity_ms(e.lk) <= 1000);
+  CHECK_INT(hrl_lock_ttl_ms(e.lk), 60000);
+
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_EXTEND, 0, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  hrl_reply gone[3] = {int_reply(0), int_reply(0), int_reply(1)};
+  answer_all(e, 3, gone);
+  CHECK_INT(hrl_proto_step(e.lk, t + 10, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ENOTOWNED);
+  CHECK(!hrl_lock_held(e.lk));
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_EXTEND, 0, t), HRL_ENOTHELD);
+  free_env(e);
+}
+
+static void test_protocol_misuse(void) {
+  env e = make_env(2, 1000, NULL);
+  hrl_step_info s;
+  size_t len;
+  CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_EINVAL);
+  CHECK(hrl_proto_command(e.lk, 0, &len) == NULL && len == 0);
+  CHECK_STATUS(hrl_proto_begin(e.lk, (hrl_op_kind)9, 0, 0), HRL_EINVAL);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_EINVAL);
+  CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
+  CHECK(hrl_proto_command(e.lk, 2, &len) == NULL);
+  hrl_reply ok = status_reply("OK");
+  CHECK_INT(hrl_proto_reply(e.lk, 7, &ok), HRL_NODE_PROTOCOL);
+  CHECK_INT(hrl_proto_reply(e.lk, 0, &ok), HRL_NODE_OK);
+  /* A late second reply does not change a master's answer. */
+  hrl_reply nil = nil_reply();
+  CHECK_INT(hrl_proto_reply(e.lk, 0, &nil), HRL_NODE_OK);
+  hrl_proto_fail(e.lk, 0, HRL_NODE_UNREACHABLE, "late");
+  hrl_proto_fail(e.lk, 1, HRL_NODE_OK, "a failure cannot be ok");
+  CHECK_INT(hrl_proto_step(e.lk, 10, &s), HRL_STEP_ROUND);
+  hrl_reply zero[2] = {int_reply(1), int_reply(0)};
+  answer_all(e, 2, zero);
+  CHECK_INT(hrl_proto_step(e.lk, 20, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_EPROTOCOL);
+  /* DONE is sticky until the next begin. */
+  CHECK_INT(hrl_proto_step(e.lk, 30, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_EPROTOCOL);
+  free_env(e);
+}
+
+static int next_of(hrl_parser *p, hrl_reply *r) {
+  return hrl_parser_next(p, r);
+}
+
+static void test_parser_fragments(void) {
+  const char stream[] = "+OK\r\n$-1\r\n:1\r\n:-42\r\n-NOSCRIPT No matching\r\n"
+                        "$5\r\nab\r\nc\r\n*-1\r\n$0\r\n\r\n";
+  /* Every split of the stream into two parts gives the same replies. */
+  for (size_t cut = 0; cut <= sizeof stream - 1; cut++) {
+    hrl_parser *p = hrl_parser_new();
+    hrl_reply r;
+    int got = 0;
+    CHECK_STATUS(hrl_parser_feed(p, stream, cut), HRL_OK);
+    while (next_of(p, &r) == 1) {
+      got++;
+    }
+    CHECK_STATUS(hrl_parser_feed(p, stream + cut, sizeof stream - 1 - cut),
+                 HRL_OK);
+    int rc;
+    while ((rc = next_of(p, &r)) == 1) {
+      got++;
+    }
+    CHECK_INT(rc, 0);
+    CHECK_INT(got, 8);
+    hrl_parser_free(p);
+  }
+  hrl_parser *p = hrl_parser_new();
+  hrl_reply r;
+  for (const char *c = stream; *c; c++) {
+    CHECK_STATUS(hrl_parser_feed(p, c, 1), HRL_OK);
+    if (next_of(p, &r) == 1) {
+      if (r.type == HRL_REPLY_STRING && r.len == 5) {
+        CHECK(memcmp(r.str, "ab\r\nc", 5) == 0);
+      }
+      if (r.type == HRL_REPLY_INTEGER && r.integer < 0) {
+        CHECK_INT(r.integer, -42);
+      }
+    }
+  }
+  hrl_parser_free(p);
+}
+
+static void test_parser_hostile(void) {
+  static const char *const bad[] = {
+      "*1\r\n:1\r\n",              /* arrays are never our replies */
+      "$99999999999\r\n",          /* huge bulk */
+      "$-2\r\n",                   /* negative length */
+      ":12x\r\n",                  /* bad integer */
+      ":99999999999999999999\r\n", /* overflow */
+      "$3\r\nabcd\r\n",            /* bulk without its CRLF */
+      "?\r\n",                     /* unknown type */
+      "#t\r\n",                    /* RESP3 boolean */
+      "+O\rK\r\n",                 /* CR inside a line */
+      ":\r\n",                     /* empty integer */
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    hrl_parser *p = hrl_parser_new();
+    hrl_reply r;
+    CHECK_STATUS(hrl_parser_feed(p, bad[i], strlen(bad[i])), HRL_OK);
+    int rc = hrl_parser_next(p, &r);
+    if (rc != -1) {
+      fprintf(stderr, "hostile input %zu accepted: %d\n", i, rc);
+      check_failures++;
+    }
+    /* Broken stays broken. */
+    CHECK_INT(hrl_parser_next(p, &r), -1);
+    CHECK_STATUS(hrl_parser_feed(p, "+OK\r\n", 5), HRL_EPROTOCOL);
+    hrl_parser_free(p);
+  }
+  /* An endless line without CRLF is cut off rather than buffered forever. */
+  hrl_parser *p = hrl_parser_new();
+  char junk[4096];
+  memset(junk, 'x', sizeof junk);
+  junk[0] = '+';
+  hrl_status st = HRL_OK;
+  hrl_reply r;
+  int rc = 0;
+  for (int i = 0; i < 64 && st == HRL_OK && rc == 0; i++) {
+    st = hrl_parser_feed(p, junk, sizeof junk);
+    rc = st == HRL_OK ? hrl_parser_next(p, &r) : -1;
+  }
+  CHECK(rc == -1 || st == HRL_EPROTOCOL);
+  hrl_parser_free(p);
+}
+
+int main(void) {
+  RUN(test_command_bytes);
+  RUN(test_handshake);
+  RUN(test_acquire_quorum);
+  RUN(test_acquire_validity_must_be_positive);
+  RUN(test_acquire_contention_retries);
+  RUN(test_acquire_fails_fast_without_quorum);
+  RUN(test_acquire_error_replies);
+  RUN(test_release_outcomes);
+  RUN(test_extend_outcomes);
+  RUN(test_protocol_misuse);
+  RUN(test_parser_fragments);
+  RUN(test_parser_hostile);
+  return finish_tests("test_protocol");
+}

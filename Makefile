@@ -1,0 +1,34 @@
+# The project's two commands: `make demo` and `make test` (see README.md).
+# Both install what they need from Debian first, only what is missing.
+SHELL := /bin/bash
+JOBS ?= $(shell nproc)
+DEPS := core python lua nginx
+
+.PHONY: all deps build test demo bench format clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh $(DEPS)
+
+build: deps
+	@cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build build -j$(JOBS)
+
+# Every suite, each with its summary line; fails when any suite fails.
+test: deps
+	@scripts/run-tests.sh
+
+# A lock on 5 local masters: contention, 2 masters killed, then 3.
+demo: build
+	@tests/fixtures/redis-fixture run -n 5 -- build/examples/hiredlock-demo
+
+# C cycle rate next to the raw hiredis floor (more in bench/README.md).
+bench: build
+	@tests/fixtures/redis-fixture run -n 5 -- build/bench/c/bench_cycle 2 7
+
+format:
+	@clang-format -i $$(git ls-files '*.[ch]')
+
+clean:
+	rm -rf build build-asan build-valgrind build-hiredis1 build-logs

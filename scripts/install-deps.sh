@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs the Debian packages a group of suites needs, only those missing,
+# so it is quick and quiet on a machine that has them (idempotent).
+#   scripts/install-deps.sh core [lua] [nginx] [python]
+# LuaJIT comes from OpenResty's branch (luajit2): Debian's own luajit
+# conflicts with libnginx-mod-http-lua, and this way plain LuaJIT and nginx
+# run the very same VM.
+set -euo pipefail
+
+group_packages() {
+  case "$1" in
+    core) echo build-essential cmake pkg-config libhiredis-dev redis-server \
+               redis-tools valgrind clang-format ;;
+    python) echo python3-dev ;;
+    lua) echo lua5.1 liblua5.1-0-dev lua5.4 liblua5.4-dev luajit2 \
+              libluajit2-5.1-dev lua-busted luarocks ;;
+    nginx) echo nginx libnginx-mod-http-lua ;;
+    *) echo "install-deps: unknown group '$1' (core, python, lua, nginx)" >&2
+       exit 2 ;;
+  esac
+}
+
+installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
+}
+
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null; then
+    sudo_cmd=(sudo)
+  else
+    echo "install-deps: not root and no sudo; install these yourself" >&2
+  fi
+fi
+
+updated=0
+for group in "${@:-core}"; do
+  missing=()
+  for pkg in $(group_packages "$group"); do
+    installed "$pkg" || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && continue
+  echo "install-deps: installing ${missing[*]}"
+  if [ $updated -eq 0 ]; then
+    "${sudo_cmd[@]}" apt-get update -qq
+    updated=1
+  fi
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq \
+    --no-install-recommends "${missing[@]}" >/dev/null
+done

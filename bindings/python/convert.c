@@ -1,0 +1,99 @@
+/* Python values to the core's C arguments. Range checks and their messages
+ * are the core's (hrl_seconds_to_ms), so every runtime accepts the same
+ * values and rejects the others with the same words. */
+#include "hrlpy.h"
+
+#include <math.h>
+
+/* An int or float (not bool) as a double; huge ints become +/-inf so the
+ * range check that follows reports them with the argument's name. */
+static int number(PyObject *obj, const char *what, const char *kind,
+                  double *out) {
+  if (PyFloat_Check(obj)) {
+    *out = PyFloat_AS_DOUBLE(obj);
+    return 0;
+  }
+  if (PyLong_Check(obj) && !PyBool_Check(obj)) {
+    double v = PyLong_AsDouble(obj);
+    if (v == -1.0 && PyErr_Occurred()) {
+      if (!PyErr_ExceptionMatches(PyExc_OverflowError)) {
+        return -1;
+      }
+      PyErr_Clear();
+      int negative = PyObject_RichCompareBool(obj, Py_False, Py_LT);
+      if (negative < 0) {
+        return -1;
+      }
+      v = negative ? -INFINITY : INFINITY;
+    }
+    *out = v;
+    return 0;
+  }
+  PyErr_Format(PyExc_TypeError, "%s must be %s (int or float), not %.100s",
+               what, kind, Py_TYPE(obj)->tp_name);
+  return -1;
+}
+
+int hrlpy_seconds(PyObject *obj, const char *what, double *out) {
+  return number(obj, what, "a number of seconds", out);
+}
+
+int hrlpy_number(PyObject *obj, const char *what, double *out) {
+  return number(obj, what, "a number", out);
+}
+
+static int checked_ms(double seconds, const char *what, int64_t min_ms,
+                      int64_t max_ms, int64_t *out_ms) {
+  char detail[HRL_DETAIL_MAX];
+  hrl_status st = hrl_seconds_to_ms(what, seconds, min_ms, max_ms, out_ms,
+                                    detail, sizeof detail);
+  if (st != HRL_OK) {
+    hrlpy_raise_invalid("%s", detail);
+    return -1;
+  }
+  return 0;
+}
+
+int hrlpy_seconds_to_ms(PyObject *obj, const char *what, int64_t min_ms,
+                        int64_t max_ms, int64_t *out_ms) {
+  double seconds;
+  if (hrlpy_seconds(obj, what, &seconds) < 0) {
+    return -1;
+  }
+  return checked_ms(seconds, what, min_ms, max_ms, out_ms);
+}
+
+int hrlpy_bytes_view(PyObject *obj, const char *what, const char **data,
+                     Py_ssize_t *len) {
+  if (PyUnicode_Check(obj)) {
+    *data = PyUnicode_AsUTF8AndSize(obj, len);
+    return *data == NULL ? -1 : 0;
+  }
+  if (PyBytes_Check(obj)) {
+    *data = PyBytes_AS_STRING(obj);
+    *len = PyBytes_GET_SIZE(obj);
+    return 0;
+  }
+  PyErr_Format(PyExc_TypeError, "%s must be str or bytes, not %.100s", what,
+               Py_TYPE(obj)->tp_name);
+  return -1;
+}
+
+int hrlpy_wait_ms(PyObject *timeout, bool blocking, int64_t *wait_ms) {
+  double seconds = -1.0;
+  if (timeout != NULL && hrlpy_seconds(timeout, "timeout", &seconds) < 0) {
+    return -1;
+  }
+  if (seconds == -1.0) {
+    /* threading.Lock: -1 (the default) is "no timeout". */
+    *wait_ms = blocking ? HRL_WAIT_FOREVER : 0;
+    return 0;
+  }
+  if (!blocking) {
+    hrlpy_raise_invalid("timeout cannot be given with blocking=False (got %g); "
+                        "a non-blocking acquire makes one attempt",
+                        seconds);
+    return -1;
+  }
+  return checked_ms(seconds, "timeout", 0, HRL_TTL_MAX_MS, wait_ms);
+}

@@ -1,0 +1,168 @@
+/*
+ * hiredlock._core: the CPython glue over libhiredlock, shared declarations.
+ *
+ * The extension only converts arguments and statuses; every decision about
+ * locks is the core's. Types are heap types created from specs, and all the
+ * module's objects (types, exception classes, the lists of live handles used
+ * after fork()) live in the module state: there is no static mutable state.
+ */
+#ifndef HRLPY_H
+#define HRLPY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hiredlock.h"
+
+#if PY_VERSION_HEX < 0x030A0000
+static inline PyObject *hrlpy_new_ref(PyObject *obj) {
+  Py_INCREF(obj);
+  return obj;
+}
+#define Py_NewRef(obj) hrlpy_new_ref((PyObject *)(obj))
+#endif
+
+/* A node of an intrusive circular list with a sentinel in the module state;
+ * guarded by the GIL. */
+typedef struct hrlpy_link {
+  struct hrlpy_link *prev;
+  struct hrlpy_link *next;
+} hrlpy_link;
+
+typedef struct hrlpy_state {
+  PyTypeObject *client_type;
+  PyTypeObject *lock_type;
+  PyObject *lock_error;       /* hiredlock.LockError(Exception) */
+  PyObject *not_acquired;     /* NotAcquired(LockError, TimeoutError) */
+  PyObject *not_owned;        /* NotOwned(LockError) */
+  PyObject *connection_error; /* ConnectionError(LockError, ConnectionError) */
+  hrlpy_link clients;         /* live Client objects, for after_fork */
+  hrlpy_link locks;           /* live Lock objects, for after_fork */
+} hrlpy_state;
+
+typedef struct hrlpy_client {
+  PyObject ob_base;
+  hrlpy_link link;
+  hrlpy_state *state;
+  hrl_client *client;
+  PyObject *masters; /* tuple of master labels (no credentials) */
+} hrlpy_client;
+
+/* What is running on a Lock object right now (see gate.c). */
+typedef enum hrlpy_busy {
+  HRLPY_IDLE,
+  HRLPY_ACQUIRING,
+  HRLPY_RELEASING,
+  HRLPY_EXTENDING
+} hrlpy_busy;
+
+typedef struct hrlpy_lock {
+  PyObject ob_base;
+  hrlpy_link link;
+  hrlpy_state *state;
+  hrlpy_client *client; /* strong: a client outlives its locks */
+  PyObject *name;       /* the name as given, str or bytes */
+  hrl_lock *lock;
+  int64_t with_wait_ms; /* the wait of a `with` block, HRL_WAIT_FOREVER */
+  bool with_blocking;
+  bool gate_ready; /* mu and cv were initialised */
+  /* The gate: one operation at a time on the hrl_lock, which is not
+   * thread-safe. mu is only ever held for a few instructions, never across
+   * network I/O and never while waiting for the GIL. */
+  pthread_mutex_t mu;
+  pthread_cond_t cv; /* CLOCK_MONOTONIC; signalled when busy clears */
+  hrlpy_busy busy;
+  unsigned waiters;
+  /* What the accessors report while an operation is running (under mu). */
+  bool held;
+  int64_t valid_until_us;
+  uint32_t ttl_ms;
+  char token[HRL_TOKEN_LEN + 1];
+} hrlpy_lock;
+
+/* module.c */
+PyMODINIT_FUNC PyInit__core(void);
+hrlpy_state *hrlpy_state_of_type(PyTypeObject *type);
+
+/* errors.c: exception classes and the status -> exception table. */
+int hrlpy_errors_init(PyObject *module, hrlpy_state *st);
+/* Raises the exception for a failed status with the core's message (the
+ * status text, then ": detail"). Returns NULL. */
+PyObject *hrlpy_raise_status(hrlpy_state *st, hrl_status status,
+                             const char *detail);
+/* ValueError("invalid argument: <formatted detail>"), as the core words it. */
+PyObject *hrlpy_raise_invalid(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+/* args.c: METH_FASTCALL | METH_KEYWORDS argument matching. names lists the
+ * parameters (NULL terminated); the first n_positional may be passed by
+ * position. Fills out[] with borrowed references (NULL when not given).
+ * Returns 0, or -1 with a TypeError naming the function and argument. */
+int hrlpy_parse_args(const char *func, const char *const *names,
+                     Py_ssize_t n_positional, PyObject *const *args,
+                     Py_ssize_t nargs, PyObject *kwnames, PyObject **out);
+
+/* convert.c */
+/* A number of seconds (int or float, not bool) as a double; TypeError
+ * naming `what` otherwise. Returns 0 or -1. Huge ints become +/-inf so the
+ * range check reports them. */
+int hrlpy_seconds(PyObject *obj, const char *what, double *out);
+/* The same for a plain number (drift_factor). */
+int hrlpy_number(PyObject *obj, const char *what, double *out);
+/* Seconds to milliseconds in [min_ms, max_ms] with the core's check and
+ * message. Returns 0 or -1 (ValueError). */
+int hrlpy_seconds_to_ms(PyObject *obj, const char *what, int64_t min_ms,
+                        int64_t max_ms, int64_t *out_ms);
+/* str (UTF-8) or bytes: a view of the bytes, valid while obj lives. */
+int hrlpy_bytes_view(PyObject *obj, const char *what, const char **data,
+                     Py_ssize_t *len);
+/* Parses a `timeout` argument with threading.Lock's rules into a wait for
+ * hrl_lock_acquire: -1 waits forever, blocking=False allows only -1 and
+ * means one attempt. timeout may be NULL (not given). */
+int hrlpy_wait_ms(PyObject *timeout, bool blocking, int64_t *wait_ms);
+
+/* client.c / lock.c */
+extern PyType_Spec hrlpy_client_spec;
+extern PyType_Spec hrlpy_lock_spec;
+
+/* gate.c: one operation at a time on a Lock object. */
+int hrlpy_gate_init(hrlpy_lock *self);
+void hrlpy_gate_destroy(hrlpy_lock *self);
+/* Outcomes of hrlpy_gate_enter. */
+enum {
+  HRLPY_GATE_ERROR = -1,   /* a signal handler raised: exception set */
+  HRLPY_GATE_BUSY = 0,     /* not free before the deadline */
+  HRLPY_GATE_ENTERED = 1,  /* self->busy is op: run it, then leave */
+  HRLPY_GATE_NOT_HELD = 2, /* release/extend while an acquire runs */
+};
+/* Waits (GIL released, signals checked) until op may run on self or
+ * deadline_us (hrl_now_us clock; <= now for "do not wait") passes. */
+int hrlpy_gate_enter(hrlpy_lock *self, hrlpy_busy op, int64_t deadline_us);
+/* Ends the operation: refreshes the snapshot and wakes waiters. */
+void hrlpy_gate_leave(hrlpy_lock *self);
+/* Makes the gate usable in a forked child (the parent's other threads,
+ * which may have held it, do not exist there). Returns what was running:
+ * anything but HRLPY_IDLE means the hrl_lock was left mid-operation. */
+hrlpy_busy hrlpy_gate_after_fork(hrlpy_lock *self);
+/* The state accessors report: the core's when no operation runs, else the
+ * snapshot taken when the last one ended. token gets HRL_TOKEN_LEN + 1. */
+typedef struct hrlpy_view {
+  bool held;
+  int64_t validity_ms;
+  uint32_t ttl_ms;
+  char token[HRL_TOKEN_LEN + 1];
+} hrlpy_view;
+void hrlpy_gate_view(hrlpy_lock *self, hrlpy_view *out);
+
+/* fork.c: the lists of live handles and the after-fork reset. */
+void hrlpy_link_init(hrlpy_link *head);
+void hrlpy_link_add(hrlpy_link *head, hrlpy_link *node);
+void hrlpy_link_remove(hrlpy_link *node);
+/* Module function: os.register_at_fork(after_in_child=...) calls it. */
+PyObject *hrlpy_after_fork_in_child(PyObject *module, PyObject *unused);
+int hrlpy_fork_register(PyObject *module);
+
+#endif

@@ -1,0 +1,343 @@
+/*
+ * hiredlock._core.Lock: one named lock on a Client's masters.
+ *
+ * acquire() follows threading.Lock: blocking=False is one attempt, timeout
+ * bounds the wait, -1 waits forever; it returns a bool and raises only for
+ * failures (no quorum reachable, bad arguments). The GIL is released around
+ * exactly the blocking core call; a long acquire runs signal handlers every
+ * 50 ms through the core's cancel callback, so Ctrl-C stops it and leaves no
+ * key behind.
+ */
+#include "hrlpy.h"
+
+#include <string.h>
+
+#define DEFAULT_TTL_MS 30000
+
+static PyObject *lock_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+  static char *kwlist[] = {"client",  "name",     "ttl",
+                           "timeout", "blocking", NULL};
+  PyObject *client, *name, *ttl = NULL, *timeout = NULL;
+  int blocking = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|O$Op:Lock", kwlist, &client,
+                                   &name, &ttl, &timeout, &blocking)) {
+    return NULL;
+  }
+  hrlpy_state *st = hrlpy_state_of_type(type);
+  if (st == NULL) {
+    return NULL;
+  }
+  if (!PyObject_TypeCheck(client, st->client_type)) {
+    return PyErr_Format(PyExc_TypeError,
+                        "client must be a hiredlock.Client, not %.100s",
+                        Py_TYPE(client)->tp_name);
+  }
+  const char *data;
+  Py_ssize_t len;
+  if (hrlpy_bytes_view(name, "name", &data, &len) < 0) {
+    return NULL;
+  }
+  int64_t ttl_ms = DEFAULT_TTL_MS, wait_ms;
+  if (ttl != NULL &&
+      hrlpy_seconds_to_ms(ttl, "ttl", 1, HRL_TTL_MAX_MS, &ttl_ms) < 0) {
+    return NULL;
+  }
+  if (hrlpy_wait_ms(timeout, blocking, &wait_ms) < 0) {
+    return NULL;
+  }
+  hrlpy_lock *self = (hrlpy_lock *)type->tp_alloc(type, 0);
+  if (self == NULL) {
+    return NULL;
+  }
+  self->state = st;
+  self->with_wait_ms = wait_ms;
+  self->with_blocking = blocking;
+  if (hrlpy_gate_init(self) < 0) {
+    Py_DECREF(self);
+    return NULL;
+  }
+  char detail[HRL_DETAIL_MAX];
+  hrl_status rc =
+      hrl_lock_new(((hrlpy_client *)client)->client, data, (size_t)len,
+                   (uint32_t)ttl_ms, &self->lock, detail, sizeof detail);
+  if (rc != HRL_OK) {
+    Py_DECREF(self);
+    return hrlpy_raise_status(st, rc, detail);
+  }
+  self->client = (hrlpy_client *)Py_NewRef(client);
+  self->name = Py_NewRef(name);
+  self->ttl_ms = (uint32_t)ttl_ms;
+  hrlpy_link_add(&st->locks, &self->link);
+  return (PyObject *)self;
+}
+
+static int lock_traverse(PyObject *op, visitproc visit, void *arg) {
+  hrlpy_lock *self = (hrlpy_lock *)op;
+  Py_VISIT(Py_TYPE(op));
+  Py_VISIT(self->client);
+  Py_VISIT(self->name);
+  return 0;
+}
+
+static void lock_dealloc(PyObject *op) {
+  hrlpy_lock *self = (hrlpy_lock *)op;
+  PyTypeObject *type = Py_TYPE(op);
+  PyObject_GC_UnTrack(op);
+  if (self->link.next != NULL) {
+    hrlpy_link_remove(&self->link);
+  }
+  /* A held lock is not released here: no network I/O in a finalizer. Its
+   * key expires after the TTL. The client outlives the lock (we hold it). */
+  hrl_lock_free(self->lock);
+  hrlpy_gate_destroy(self);
+  Py_CLEAR(self->client);
+  Py_CLEAR(self->name);
+  type->tp_free(op);
+  Py_DECREF(type);
+}
+
+/* The core's cancel callback: between acquire attempts (at least every
+ * 50 ms), take the GIL for a moment and run the signal handlers. */
+static bool cancel_on_signal(void *unused) {
+  (void)unused;
+  PyGILState_STATE gil = PyGILState_Ensure();
+  bool stop = PyErr_CheckSignals() < 0;
+  PyGILState_Release(gil);
+  return stop;
+}
+
+/* Ends a failed operation, raising with the core's message (copied
+ * before the gate opens: another thread may start on the object at once). */
+static PyObject *finish(hrlpy_lock *self, hrl_status status) {
+  char detail[HRL_DETAIL_MAX];
+  const char *d = hrl_lock_error(self->lock);
+  size_t n = strnlen(d, sizeof detail - 1);
+  memcpy(detail, d, n);
+  detail[n] = '\0';
+  hrlpy_gate_leave(self);
+  return hrlpy_raise_status(self->state, status, detail);
+}
+
+static PyObject *lock_acquire(PyObject *op, PyObject *const *args,
+                              Py_ssize_t nargs, PyObject *kwnames) {
+  hrlpy_lock *self = (hrlpy_lock *)op;
+  bool blocking = true;
+  int64_t wait_ms = HRL_WAIT_FOREVER;
+  if (nargs != 0 || kwnames != NULL) {
+    static const char *const names[] = {"blocking", "timeout", NULL};
+    PyObject *a[2];
+    if (hrlpy_parse_args("acquire", names, 2, args, nargs, kwnames, a) < 0) {
+      return NULL;
+    }
+    int b = a[0] == NULL ? 1 : PyObject_IsTrue(a[0]);
+    if (b < 0) {
+      return NULL;
+    }
+    blocking = b;
+    if (hrlpy_wait_ms(a[1], blocking, &wait_ms) < 0) {
+      return NULL;
+    }
+  }
+  int64_t now = hrl_now_us();
+  int64_t deadline =
+      wait_ms == HRL_WAIT_FOREVER ? INT64_MAX : now + wait_ms * 1000;
+  int gate = hrlpy_gate_enter(self, HRLPY_ACQUIRING, deadline);
+  if (gate == HRLPY_GATE_ERROR) {
+    return NULL;
+  }
+  if (gate != HRLPY_GATE_ENTERED) {
+    Py_RETURN_FALSE;
+  }
+  if (wait_ms > 0) {
+    /* Time spent waiting for this object counts against the timeout. */
+    int64_t left = deadline - hrl_now_us();
+    wait_ms = left > 0 ? (left + 999) / 1000 : 0;
+  }
+  hrl_status status;
+  hrl_cancel_fn cancel = wait_ms != 0 ? cancel_on_signal : NULL;
+  Py_BEGIN_ALLOW_THREADS;
+  status = hrl_lock_acquire_cancellable(self->lock, wait_ms, cancel, NULL);
+  Py_END_ALLOW_THREADS;
+  if (status == HRL_OK || status == HRL_ETIMEOUT) {
+    hrlpy_gate_leave(self);
+    return Py_NewRef(status == HRL_OK ? Py_True : Py_False);
+  }
+  return finish(self, status);
+}
+
+/* Release and extend wait only for another release or extend in flight;
+ * during another thread's acquire this object holds nothing. */
+static int enter_held_op(hrlpy_lock *self, hrlpy_busy op) {
+  int gate = hrlpy_gate_enter(self, op, INT64_MAX);
+  if (gate == HRLPY_GATE_NOT_HELD) {
+    hrlpy_raise_status(self->state, HRL_ENOTHELD, "");
+    return -1;
+  }
+  return gate == HRLPY_GATE_ENTERED ? 0 : -1;
+}
+
+static PyObject *lock_release(PyObject *op, PyObject *unused) {
+  (void)unused;
+  hrlpy_lock *self = (hrlpy_lock *)op;
+  if (enter_held_op(self, HRLPY_RELEASING) < 0) {
+    return NULL;
+  }
+  hrl_status status;
+  Py_BEGIN_ALLOW_THREADS;
+  status = hrl_lock_release(self->lock);
+  Py_END_ALLOW_THREADS;
+  if (status != HRL_OK) {
+    return finish(self, status);
+  }
+  hrlpy_gate_leave(self);
+  Py_RETURN_NONE;
+}
+
+static PyObject *lock_extend(PyObject *op, PyObject *const *args,
+                             Py_ssize_t nargs, PyObject *kwnames) {
+  hrlpy_lock *self = (hrlpy_lock *)op;
+  static const char *const names[] = {"ttl", NULL};
+  PyObject *a[1];
+  if (hrlpy_parse_args("extend", names, 1, args, nargs, kwnames, a) < 0) {
+    return NULL;
+  }
+  int64_t ttl_ms = 0; /* the lock's own TTL */
+  if (a[0] != NULL && a[0] != Py_None &&
+      hrlpy_seconds_to_ms(a[0], "ttl", 1, HRL_TTL_MAX_MS, &ttl_ms) < 0) {
+    return NULL;
+  }
+  if (enter_held_op(self, HRLPY_EXTENDING) < 0) {
+    return NULL;
+  }
+  hrl_status status;
+  Py_BEGIN_ALLOW_THREADS;
+  status = hrl_lock_extend(self->lock, (uint32_t)ttl_ms);
+  Py_END_ALLOW_THREADS;
+  if (status != HRL_OK) {
+    return finish(self, status);
+  }
+  hrlpy_gate_leave(self);
+  Py_RETURN_NONE;
+}
+
+static PyObject *lock_locked(PyObject *op, PyObject *unused) {
+  (void)unused;
+  hrlpy_view v;
+  hrlpy_gate_view((hrlpy_lock *)op, &v);
+  return PyBool_FromLong(v.held);
+}
+
+static PyObject *get_validity(PyObject *op, void *closure) {
+  (void)closure;
+  hrlpy_view v;
+  hrlpy_gate_view((hrlpy_lock *)op, &v);
+  return PyFloat_FromDouble((double)v.validity_ms / 1000.0);
+}
+
+static PyObject *get_token(PyObject *op, void *closure) {
+  (void)closure;
+  hrlpy_view v;
+  hrlpy_gate_view((hrlpy_lock *)op, &v);
+  if (v.token[0] == '\0') {
+    Py_RETURN_NONE;
+  }
+  return PyUnicode_FromStringAndSize(v.token, (Py_ssize_t)strlen(v.token));
+}
+
+static PyObject *get_ttl(PyObject *op, void *closure) {
+  (void)closure;
+  hrlpy_view v;
+  hrlpy_gate_view((hrlpy_lock *)op, &v);
+  return PyFloat_FromDouble((double)v.ttl_ms / 1000.0);
+}
+
+static PyObject *get_name(PyObject *op, void *closure) {
+  (void)closure;
+  return Py_NewRef(((hrlpy_lock *)op)->name);
+}
+
+static PyObject *get_key(PyObject *op, void *closure) {
+  (void)closure;
+  size_t len;
+  const void *key = hrl_lock_key(((hrlpy_lock *)op)->lock, &len);
+  return PyBytes_FromStringAndSize(key, (Py_ssize_t)len);
+}
+
+static PyObject *get_client(PyObject *op, void *closure) {
+  (void)closure;
+  return Py_NewRef((PyObject *)((hrlpy_lock *)op)->client);
+}
+
+static PyObject *get_timeout(PyObject *op, void *closure) {
+  (void)closure;
+  int64_t ms = ((hrlpy_lock *)op)->with_wait_ms;
+  if (!((hrlpy_lock *)op)->with_blocking || ms == HRL_WAIT_FOREVER) {
+    return PyFloat_FromDouble(-1.0);
+  }
+  return PyFloat_FromDouble((double)ms / 1000.0);
+}
+
+static PyObject *get_blocking(PyObject *op, void *closure) {
+  (void)closure;
+  return PyBool_FromLong(((hrlpy_lock *)op)->with_blocking);
+}
+
+static PyMethodDef lock_methods[] = {
+    {"acquire", (PyCFunction)(void (*)(void))lock_acquire,
+     METH_FASTCALL | METH_KEYWORDS,
+     "acquire(blocking=True, timeout=-1) -> bool\n\n"
+     "Acquire the lock, as threading.Lock.acquire() does: blocking=False\n"
+     "makes one attempt, timeout (seconds) bounds the wait, -1 waits\n"
+     "forever. Returns True when held, False when others held it for the\n"
+     "whole wait. Raises hiredlock.ConnectionError when no quorum of\n"
+     "masters can be reached."},
+    {"release", lock_release, METH_NOARGS,
+     "release() -> None\n\n"
+     "Release the lock on every master (compare-and-delete). Raises\n"
+     "NotOwned when it expired or was taken, or was not held."},
+    {"extend", (PyCFunction)(void (*)(void))lock_extend,
+     METH_FASTCALL | METH_KEYWORDS,
+     "extend(ttl=None) -> None\n\n"
+     "Reset the lock's TTL on every master to ttl seconds (default: the\n"
+     "lock's ttl). Raises NotOwned when the lock was lost."},
+    {"locked", lock_locked, METH_NOARGS,
+     "locked() -> bool\n\n"
+     "True while this object holds the lock with validity left. No I/O."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef lock_getset[] = {
+    {"validity", get_validity, NULL,
+     "Seconds of validity left (float; 0.0 when not held).", NULL},
+    {"token", get_token, NULL,
+     "Token of the current or last hold (32 hex chars), None before the "
+     "first acquire.",
+     NULL},
+    {"ttl", get_ttl, NULL, "The lock's TTL in seconds (float).", NULL},
+    {"name", get_name, NULL, "The lock's name, as given (str or bytes).", NULL},
+    {"key", get_key, NULL, "The Redis key: the client's prefix + name.", NULL},
+    {"client", get_client, NULL, "The Client this lock uses.", NULL},
+    {"timeout", get_timeout, NULL,
+     "How long a `with` block waits for the lock (-1.0: forever).", NULL},
+    {"blocking", get_blocking, NULL,
+     "Whether a `with` block waits at all (False: one attempt).", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot lock_slots[] = {
+    {Py_tp_doc, "Lock(client, name, ttl=30, *, timeout=-1, blocking=True)\n\n"
+                "A named lock on client's masters; not held until acquired."},
+    {Py_tp_new, lock_new},
+    {Py_tp_dealloc, lock_dealloc},
+    {Py_tp_traverse, lock_traverse},
+    {Py_tp_methods, lock_methods},
+    {Py_tp_getset, lock_getset},
+    {0, NULL},
+};
+
+PyType_Spec hrlpy_lock_spec = {
+    .name = "hiredlock._core.Lock",
+    .basicsize = sizeof(hrlpy_lock),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .slots = lock_slots,
+};

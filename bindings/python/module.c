@@ -1,0 +1,110 @@
+/*
+ * hiredlock._core: module definition, state and initialisation.
+ * Multi-phase init: the types and exception classes are created per module
+ * object and kept in its state.
+ */
+#include "hrlpy.h"
+
+static struct PyModuleDef core_module;
+
+hrlpy_state *hrlpy_state_of_type(PyTypeObject *type) {
+#if PY_VERSION_HEX >= 0x030B0000
+  PyObject *module = PyType_GetModuleByDef(type, &core_module);
+  return module == NULL ? NULL : PyModule_GetState(module);
+#else
+  /* PyType_GetModuleByDef arrived in 3.11: walk the MRO the same way. */
+  PyObject *mro = type->tp_mro;
+  for (Py_ssize_t i = 0; mro != NULL && i < PyTuple_GET_SIZE(mro); i++) {
+    PyTypeObject *base = (PyTypeObject *)PyTuple_GET_ITEM(mro, i);
+    if (!PyType_HasFeature(base, Py_TPFLAGS_HEAPTYPE)) {
+      continue;
+    }
+    PyObject *module = ((PyHeapTypeObject *)base)->ht_module;
+    if (module != NULL && PyModule_GetDef(module) == &core_module) {
+      return PyModule_GetState(module);
+    }
+  }
+  PyErr_Format(PyExc_TypeError, "%.100s is not a hiredlock._core type",
+               type->tp_name);
+  return NULL;
+#endif
+}
+
+static int core_exec(PyObject *module) {
+  hrlpy_state *st = PyModule_GetState(module);
+  hrlpy_link_init(&st->clients);
+  hrlpy_link_init(&st->locks);
+  st->client_type = (PyTypeObject *)PyType_FromModuleAndSpec(
+      module, &hrlpy_client_spec, NULL);
+  if (st->client_type == NULL ||
+      PyModule_AddType(module, st->client_type) < 0) {
+    return -1;
+  }
+  st->lock_type =
+      (PyTypeObject *)PyType_FromModuleAndSpec(module, &hrlpy_lock_spec, NULL);
+  if (st->lock_type == NULL || PyModule_AddType(module, st->lock_type) < 0) {
+    return -1;
+  }
+  if (hrlpy_errors_init(module, st) < 0 ||
+      PyModule_AddStringConstant(module, "__version__", HIREDLOCK_VERSION) <
+          0 ||
+      PyModule_AddIntConstant(module, "NAME_MAX", HRL_NAME_MAX) < 0 ||
+      PyModule_AddIntConstant(module, "MASTERS_MAX", HRL_MASTERS_MAX) < 0) {
+    return -1;
+  }
+  return hrlpy_fork_register(module);
+}
+
+static int core_traverse(PyObject *module, visitproc visit, void *arg) {
+  hrlpy_state *st = PyModule_GetState(module);
+  Py_VISIT(st->client_type);
+  Py_VISIT(st->lock_type);
+  Py_VISIT(st->lock_error);
+  Py_VISIT(st->not_acquired);
+  Py_VISIT(st->not_owned);
+  Py_VISIT(st->connection_error);
+  return 0;
+}
+
+static int core_clear(PyObject *module) {
+  hrlpy_state *st = PyModule_GetState(module);
+  Py_CLEAR(st->client_type);
+  Py_CLEAR(st->lock_type);
+  Py_CLEAR(st->lock_error);
+  Py_CLEAR(st->not_acquired);
+  Py_CLEAR(st->not_owned);
+  Py_CLEAR(st->connection_error);
+  return 0;
+}
+
+static void core_free(void *module) {
+  core_clear((PyObject *)module);
+}
+
+static PyMethodDef core_functions[] = {
+    {"_after_fork_in_child", hrlpy_after_fork_in_child, METH_NOARGS,
+     "Reset every client and lock in a forked child (registered with "
+     "os.register_at_fork)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyModuleDef_Slot core_slots[] = {
+    {Py_mod_exec, core_exec},
+    {0, NULL},
+};
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "hiredlock._core",
+    .m_doc = "The C core of hiredlock; use the hiredlock package instead.",
+    .m_size = sizeof(hrlpy_state),
+    .m_methods = core_functions,
+    .m_slots = core_slots,
+    .m_traverse = core_traverse,
+    .m_clear = core_clear,
+    .m_free = core_free,
+};
+
+PyMODINIT_FUNC PyInit__core(void) {
+  return PyModuleDef_Init(&core_module);
+}

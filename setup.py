@@ -1,0 +1,107 @@
+"""Builds hiredlock: the Python package over the hiredlock C core.
+
+The extension hiredlock._core is compiled from bindings/python/*.c with the
+core's sources (core/src/*.c) compiled in, so nothing but hiredis needs to be
+installed; hiredis is found with pkg-config. The version is read from the
+one public header, core/include/hiredlock.h.
+"""
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from glob import glob
+
+from setuptools import Extension, setup
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+HEADER = os.path.join("core", "include", "hiredlock.h")
+BUILD_DIR = "build-python"  # the CMake build owns build/
+
+
+def read_version():
+    with open(os.path.join(ROOT, HEADER), encoding="utf-8") as f:
+        match = re.search(
+            r'^#define HIREDLOCK_VERSION "([0-9]+\.[0-9]+\.[0-9]+)"',
+            f.read(),
+            re.MULTILINE,
+        )
+    if match is None:
+        sys.exit(f"setup.py: no HIREDLOCK_VERSION in {HEADER}")
+    return match.group(1)
+
+
+def pkg_config(option):
+    """The words pkg-config prints for hiredis, or exit with what to do."""
+    try:
+        out = subprocess.run(
+            ["pkg-config", option, "hiredis"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError) as err:
+        sys.exit(
+            "setup.py: hiredis was not found with pkg-config "
+            f"({err}); install it first (Debian: "
+            "apt-get install libhiredis-dev pkg-config python3-dev)"
+        )
+    return shlex.split(out)
+
+
+def hiredis_flags():
+    include_dirs, cflags = [], []
+    for word in pkg_config("--cflags"):
+        if word.startswith("-I"):
+            include_dirs.append(word[2:])
+        else:
+            cflags.append(word)
+    libraries, library_dirs, ldflags = [], [], []
+    for word in pkg_config("--libs"):
+        if word.startswith("-l"):
+            libraries.append(word[2:])
+        elif word.startswith("-L"):
+            library_dirs.append(word[2:])
+        else:
+            ldflags.append(word)
+    return include_dirs, cflags, libraries, library_dirs, ldflags
+
+
+def extension():
+    include_dirs, cflags, libraries, library_dirs, ldflags = hiredis_flags()
+    sources = sorted(glob("bindings/python/*.c")) + sorted(glob("core/src/*.c"))
+    return Extension(
+        "hiredlock._core",
+        sources=sources,
+        depends=sorted(glob("bindings/python/*.h") + glob("core/src/*.h"))
+        + [HEADER],
+        include_dirs=["core/include", "core/src", *include_dirs],
+        libraries=[*libraries, "pthread", "m"],
+        library_dirs=library_dirs,
+        extra_compile_args=[
+            "-std=c11",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-fvisibility=hidden",
+            *cflags,
+        ],
+        extra_link_args=ldflags,
+    )
+
+
+os.chdir(ROOT)  # setuptools wants the source paths relative to setup.py
+os.makedirs(BUILD_DIR, exist_ok=True)
+setup(
+    version=read_version(),
+    package_dir={"": "python"},
+    packages=["hiredlock"],
+    package_data={"hiredlock": ["py.typed", "*.pyi"]},
+    ext_modules=[extension()],
+    options={
+        "build": {"build_base": BUILD_DIR},
+        "egg_info": {"egg_base": BUILD_DIR},
+    },
+    zip_safe=False,
+)

@@ -1,0 +1,128 @@
+"""Killed, paused and restarted masters, and authentication."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+import hiredlock
+
+
+def make_client(servers, **options):
+    options.setdefault("retry_delay", 0.01)
+    options.setdefault("retry_jitter", 0.005)
+    return hiredlock.Client(servers.urls, **options)
+
+
+def test_acquire_succeeds_with_two_of_five_masters_killed(fresh5, name):
+    c = make_client(fresh5)
+    fresh5.kill(2)
+    fresh5.kill(4)
+    lk = c.lock(name)
+    assert lk.acquire(timeout=1)
+    assert [fresh5.get(i, name) for i in (1, 3, 5)] == [lk.token.encode()] * 3
+    lk.extend()
+    lk.release()
+    assert fresh5.count(name, alive=[1, 3, 5]) == 0
+
+
+def test_three_of_five_killed_fails_fast_and_leaves_no_key(fresh5, name):
+    c = make_client(fresh5, retry_delay=0.2)
+    for i in (1, 2, 3):
+        fresh5.kill(i)
+    lk = c.lock(name)
+    start = time.monotonic()
+    with pytest.raises(hiredlock.ConnectionError) as info:
+        lk.acquire()  # waits forever for a holder, but not for dead masters
+    assert time.monotonic() - start < 0.5
+    assert isinstance(info.value, ConnectionError)  # the built-in one too
+    assert isinstance(info.value, hiredlock.LockError)
+    message = str(info.value)
+    assert message.startswith("connection failed: 2 of 5 masters answered (3 needed)")
+    for port in fresh5.ports[:3]:
+        assert re.search(rf"127\.0\.0\.1:{port}: connection refused", message)
+    assert fresh5.count(name, alive=[4, 5]) == 0
+    assert not lk.locked()
+    with pytest.raises(hiredlock.ConnectionError):
+        with c.lock(name, timeout=5):
+            pytest.fail("the block must not run")
+
+
+def test_a_single_dead_master_is_a_connection_error(fresh5, name):
+    fresh5.kill(1)
+    c = hiredlock.Client(fresh5.urls[0])
+    with pytest.raises(hiredlock.ConnectionError, match=r"^connection failed: 0 of 1"):
+        c.lock(name).acquire(blocking=False)
+
+
+def test_a_paused_master_costs_one_per_master_timeout(fresh5, name):
+    c = make_client(fresh5, timeout=0.05)
+    lk = c.lock(name, ttl=10)
+    assert lk.acquire(blocking=False)  # connections up before the pause
+    lk.release()
+    fresh5.pause(3)
+    try:
+        start = time.monotonic()
+        assert lk.acquire(blocking=False)
+        took = time.monotonic() - start
+        assert took < 0.05 + 0.04
+        assert lk.validity < 10 - 0.05
+        assert [fresh5.get(i, name) for i in (1, 2, 4, 5)] == [lk.token.encode()] * 4
+        start = time.monotonic()
+        lk.release()
+        assert time.monotonic() - start < 0.05 + 0.04
+    finally:
+        fresh5.resume(3)
+    assert fresh5.count(name, alive=[1, 2, 4, 5]) == 0
+
+
+def test_masters_restarted_between_calls_are_reconnected(fresh5, name):
+    c = make_client(fresh5)
+    lk = c.lock(name)
+    assert lk.acquire()
+    lk.release()
+    for i in range(1, 6):
+        fresh5.restart(i)
+    assert lk.acquire(blocking=False)
+    assert fresh5.values(name) == [lk.token.encode()] * 5
+    lk.release()
+
+
+def test_release_without_quorum_keeps_the_lock_held_locally(fresh5, name):
+    c = make_client(fresh5)
+    lk = c.lock(name, ttl=5)
+    assert lk.acquire()
+    for i in (1, 2, 3):
+        fresh5.kill(i)
+    with pytest.raises(hiredlock.ConnectionError):
+        lk.release()
+    assert lk.locked()  # release can be retried; the key expires anyway
+    for i in (1, 2, 3):
+        fresh5.restart(i)  # without persistence: they come back empty
+    with pytest.raises(hiredlock.NotOwned, match="^not owned$"):
+        lk.release()  # a quorum answered, and 3 of them hold no key of ours
+    assert fresh5.count(name) == 0  # the 2 that had it deleted it
+    assert not lk.locked()
+
+
+def test_password_urls_and_a_wrong_password():
+    from conftest import Servers
+
+    s = Servers(3, "--password", "s3cret")
+    try:
+        c = hiredlock.Client(s.urls)
+        assert all("s3cret" not in m for m in c.masters)
+        assert "s3cret" not in repr(c)
+        with c.lock("auth:ok") as lk:
+            assert s.values("auth:ok") == [lk.token.encode()] * 3
+        bad = hiredlock.Client([u.replace("s3cret", "wrong") for u in s.urls])
+        with pytest.raises(hiredlock.ConnectionError, match="^authentication failed") as info:
+            bad.lock("auth:bad").acquire()
+        assert "wrong" not in str(info.value)
+        nopass = hiredlock.Client([u.replace(":s3cret@", "") for u in s.urls])
+        with pytest.raises(hiredlock.ConnectionError, match="^authentication failed"):
+            nopass.lock("auth:none").acquire()
+    finally:
+        s.stop()

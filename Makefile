@@ -2,9 +2,9 @@
 # Both install what they need from Debian first, only what is missing.
 SHELL := /bin/bash
 JOBS ?= $(shell nproc)
-DEPS := core python lua nginx
+DEPS := core fuzz python lua nginx
 
-.PHONY: all deps build test demo bench format clean
+.PHONY: all deps build test demo bench fuzz format clean
 
 all: build
 
@@ -25,10 +25,14 @@ demo: build
 
 # C cycle rate next to the raw hiredis floor (more in bench/README.md).
 bench: build
-	@tests/fixtures/redis-fixture run -n 5 -- build/bench/c/bench_cycle 2 7
+	@tests/fixtures/redis-fixture run -n 5 -- build/bench/c/bench_cycle 0.5 21
+
+# libFuzzer on the RESP reader, URL/option parsing and the state machine.
+fuzz: deps
+	@scripts/fuzz.sh
 
 format:
 	@clang-format -i $$(git ls-files '*.[ch]')
 
 clean:
-	rm -rf build build-asan build-valgrind build-hiredis1 build-logs
+	rm -rf build build-asan build-valgrind build-hiredis1 build-install build-fuzz build-logs

@@ -1,0 +1,121 @@
+/* libFuzzer: the Redlock state machine fed hostile replies. The input
+ * drives everything: the number of masters, the TTL, the clock, which
+ * masters fail, and the RESP bytes each master "sends" (parsed with the
+ * core's reader, so framing and meaning are both under attack). Invariants:
+ * the machine always ends, a held lock always has validity left and a
+ * 32-hex token, and per-master counts add up to N. */
+#include <stdint.h>
+#include <string.h>
+
+#include "hiredlock.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+typedef struct input {
+  const uint8_t *p;
+  size_t left;
+} input;
+
+static uint8_t take(input *in) {
+  if (in->left == 0) {
+    return 0;
+  }
+  in->left--;
+  return *in->p++;
+}
+
+static const char *const urls[] = {"redis://127.0.0.1:1", "redis://127.0.0.1:2",
+                                   "redis://127.0.0.1:3", "redis://127.0.0.1:4",
+                                   "redis://127.0.0.1:5"};
+
+/* Feeds master i up to `chunk` bytes of the input as its reply stream. */
+static void answer(hrl_lock *lk, size_t i, input *in, hrl_parser *p) {
+  size_t chunk = take(in) % 48;
+  chunk = chunk < in->left ? chunk : in->left;
+  if (hrl_parser_feed(p, (const char *)in->p, chunk) != HRL_OK) {
+    hrl_proto_fail(lk, i, HRL_NODE_PROTOCOL, "bad stream");
+    return;
+  }
+  in->p += chunk;
+  in->left -= chunk;
+  for (int k = 0; k < 4; k++) {
+    hrl_reply r;
+    int rc = hrl_parser_next(p, &r);
+    if (rc < 0) {
+      hrl_proto_fail(lk, i, HRL_NODE_PROTOCOL, "bad stream");
+      return;
+    }
+    if (rc == 0) {
+      hrl_proto_fail(lk, i, HRL_NODE_UNREACHABLE, "timeout");
+      return;
+    }
+    size_t len = 0;
+    if (hrl_proto_command(lk, i, &len) == NULL || len == 0) {
+      __builtin_trap(); /* every master of a round has a command */
+    }
+    hrl_node_result res = hrl_proto_reply(lk, i, &r);
+    if (res != HRL_NODE_RESEND) {
+      return;
+    }
+  }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  input in = {data, size};
+  size_t n = (size_t)(take(&in) % 5) + 1;
+  uint32_t ttl = (uint32_t)take(&in) * 100 + 1;
+  hrl_options o;
+  hrl_options_init(&o);
+  o.retry_jitter_ms = take(&in);
+  hrl_client *c = NULL;
+  hrl_lock *lk = NULL;
+  if (hrl_client_new(urls, n, &o, &c, NULL, 0) != HRL_OK ||
+      hrl_lock_new(c, "fuzz", 4, ttl, &lk, NULL, 0) != HRL_OK) {
+    __builtin_trap();
+  }
+  hrl_parser *parsers[5] = {0};
+  for (size_t i = 0; i < n; i++) {
+    parsers[i] = hrl_parser_new();
+  }
+  int64_t now = hrl_now_us();
+  for (int op = 0; op < 3 && in.left > 0; op++) {
+    hrl_op_kind kind = (hrl_op_kind)(take(&in) % 3);
+    if (hrl_proto_begin(lk, kind, take(&in) * 10, now) != HRL_OK) {
+      continue;
+    }
+    for (int steps = 0;; steps++) {
+      if ((size_t)steps > 4 + 2 * size) {
+        __builtin_trap(); /* every round eats input: it must end */
+      }
+      hrl_step_info s;
+      hrl_step step = hrl_proto_step(lk, now, &s);
+      if (step == HRL_STEP_DONE) {
+        hrl_counts cnt;
+        hrl_lock_counts(lk, &cnt);
+        if (cnt.ok + cnt.refused + cnt.unreachable + cnt.failed != n) {
+          __builtin_trap(); /* every master is accounted for */
+        }
+        if (s.status == HRL_OK && kind == HRL_OP_ACQUIRE &&
+            (cnt.ok < cnt.quorum ||
+             strlen(hrl_lock_token(lk)) != HRL_TOKEN_LEN)) {
+          __builtin_trap(); /* held means a quorum said yes */
+        }
+        break;
+      }
+      if (step == HRL_STEP_SLEEP) {
+        now += (int64_t)s.sleep_ms * 1000 + 1;
+        continue;
+      }
+      for (size_t i = 0; i < n; i++) {
+        answer(lk, i, &in, parsers[i]);
+      }
+      now += take(&in) * 100;
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    hrl_parser_free(parsers[i]);
+  }
+  hrl_lock_free(lk);
+  hrl_client_free(c);
+  return 0;
+}

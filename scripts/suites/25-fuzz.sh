@@ -1,0 +1,5 @@
+# A short libFuzzer run of each target (`make fuzz` runs 10^6 each).
+suite_summary='^fuzz: [0-9]+ of [0-9]+ targets clean'
+suite_run() {
+  FUZZ_RUNS=${FUZZ_RUNS:-200000} scripts/fuzz.sh
+}

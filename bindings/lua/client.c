@@ -1,0 +1,212 @@
+/* Client handles: core.new(urls, options). A client holds N masters and
+ * their connections; it makes no connection until a lock needs one. */
+#include <string.h>
+
+#include "hrlua.h"
+
+static const char *const client_options[] = {
+    "connect_timeout", "timeout",    "retry_delay", "retry_jitter",
+    "drift_factor",    "key_prefix", NULL};
+
+hrlua_client *hrlua_check_client(lua_State *L, int idx) {
+  hrlua_client *c = luaL_checkudata(L, idx, HRLUA_CLIENT_MT);
+  if (c->client == NULL) {
+    luaL_argerror(L, idx, "the client was closed (finalized)");
+  }
+  return c;
+}
+
+/* Fills o from the options table at arg. The ranges of drift_factor and
+ * key_prefix are the core's to check (hrl_client_new). */
+static void read_options(lua_State *L, int arg, hrl_options *o) {
+  hrl_options_init(o);
+  if (!hrlua_check_options(L, arg, client_options)) {
+    return;
+  }
+  int64_t ms = o->connect_timeout_ms;
+  hrlua_opt_seconds(L, arg, "connect_timeout", 1, HRL_TTL_MAX_MS, &ms);
+  o->connect_timeout_ms = (uint32_t)ms;
+  ms = o->timeout_ms;
+  hrlua_opt_seconds(L, arg, "timeout", 1, HRL_TTL_MAX_MS, &ms);
+  o->timeout_ms = (uint32_t)ms;
+  ms = o->retry_delay_ms;
+  hrlua_opt_seconds(L, arg, "retry_delay", 0, HRL_TTL_MAX_MS, &ms);
+  o->retry_delay_ms = (uint32_t)ms;
+  ms = o->retry_jitter_ms;
+  hrlua_opt_seconds(L, arg, "retry_jitter", 0, HRL_TTL_MAX_MS, &ms);
+  o->retry_jitter_ms = (uint32_t)ms;
+
+  lua_getfield(L, arg, "drift_factor");
+  if (!lua_isnil(L, -1)) {
+    if (lua_type(L, -1) != LUA_TNUMBER) {
+      luaL_argerror(L, arg,
+                    lua_pushfstring(L, "drift_factor must be a number, got %s",
+                                    luaL_typename(L, -1)));
+    }
+    o->drift_factor = (double)lua_tonumber(L, -1);
+  }
+  lua_pop(L, 1);
+  /* The string stays referenced by the options table during the call;
+   * the core keeps its own copy. */
+  lua_getfield(L, arg, "key_prefix");
+  if (!lua_isnil(L, -1)) {
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      luaL_argerror(L, arg,
+                    lua_pushfstring(L, "key_prefix must be a string, got %s",
+                                    luaL_typename(L, -1)));
+    }
+    o->key_prefix = lua_tolstring(L, -1, &o->key_prefix_len);
+  }
+  lua_pop(L, 1);
+}
+
+/* The URL list at arg as C strings: one string, or a list of strings. The
+ * array lives in a userdata pushed on the stack (collected with it). */
+static const char **read_urls(lua_State *L, int arg, size_t *n) {
+  if (lua_type(L, arg) == LUA_TSTRING) {
+    const char **list = lua_newuserdata(L, sizeof *list);
+    list[0] = lua_tostring(L, arg);
+    *n = 1;
+    return list;
+  }
+  if (lua_type(L, arg) != LUA_TTABLE) {
+    luaL_argerror(L, arg,
+                  lua_pushfstring(L,
+                                  "urls must be a URL string or a list of "
+                                  "them, got %s",
+                                  luaL_typename(L, arg)));
+  }
+  *n = hrlua_rawlen(L, arg);
+  const char **list = lua_newuserdata(L, (*n > 0 ? *n : 1) * sizeof *list);
+  for (size_t i = 0; i < *n; i++) {
+    lua_rawgeti(L, arg, (int)i + 1);
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      luaL_argerror(L, arg,
+                    lua_pushfstring(L, "urls[%d] must be a URL string, got %s",
+                                    (int)i + 1, luaL_typename(L, -1)));
+    }
+    /* The table keeps the string alive for the whole call. */
+    list[i] = lua_tostring(L, -1);
+    lua_pop(L, 1);
+  }
+  return list;
+}
+
+/* The core checks URLs and option ranges in one call; its message starts
+ * with the option's name when an option was wrong. */
+static int failed_arg(const char *detail) {
+  for (int i = 0; client_options[i] != NULL; i++) {
+    size_t n = strlen(client_options[i]);
+    if (strncmp(detail, client_options[i], n) == 0 && detail[n] == ' ') {
+      return 2;
+    }
+  }
+  return 1;
+}
+
+/* core.new(urls, options) -> client handle. */
+static int client_new(lua_State *L) {
+  hrl_options o;
+  size_t n = 0;
+  lua_settop(L, 2);
+  const char **urls = read_urls(L, 1, &n);
+  read_options(L, 2, &o);
+  /* The handle exists before the client, so a failing allocation cannot
+   * leak the client; __gc handles a NULL client. */
+  hrlua_client *c = hrlua_newuserdata(L, sizeof *c);
+  c->client = NULL;
+  luaL_getmetatable(L, HRLUA_CLIENT_MT);
+  lua_setmetatable(L, -2);
+  int self = lua_gettop(L);
+  lua_createtable(L, 1, 0); /* the anchor shared with the locks */
+  lua_pushvalue(L, self);
+  lua_rawseti(L, -2, 1);
+  hrlua_setuservalue(L, self);
+
+  char detail[HRL_DETAIL_MAX];
+  hrl_status st =
+      hrl_client_new(urls, n, &o, &c->client, detail, sizeof detail);
+  if (st == HRL_EINVAL) {
+    return luaL_argerror(L, failed_arg(detail), detail);
+  }
+  if (st != HRL_OK) {
+    return luaL_error(L, "%s", hrl_strerror(st));
+  }
+  return 1;
+}
+
+static int client_gc(lua_State *L) {
+  hrlua_client *c = luaL_checkudata(L, 1, HRLUA_CLIENT_MT);
+  hrl_client_free(c->client);
+  c->client = NULL;
+  return 0;
+}
+
+static int client_tostring(lua_State *L) {
+  hrlua_client *c = luaL_checkudata(L, 1, HRLUA_CLIENT_MT);
+  if (c->client == NULL) {
+    lua_pushliteral(L, "hiredlock.core.client (closed)");
+    return 1;
+  }
+  size_t n = hrl_client_masters(c->client);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  lua_pushfstring(L, "hiredlock.core.client (%d master%s:", (int)n,
+                  n == 1 ? "" : "s");
+  luaL_addvalue(&b);
+  for (size_t i = 0; i < n; i++) {
+    luaL_addchar(&b, ' ');
+    luaL_addstring(&b, hrl_client_master_label(c->client, i));
+  }
+  luaL_addchar(&b, ')');
+  luaL_pushresult(&b);
+  return 1;
+}
+
+static int client_masters(lua_State *L) {
+  lua_pushinteger(
+      L, (lua_Integer)hrl_client_masters(hrlua_check_client(L, 1)->client));
+  return 1;
+}
+
+static int client_quorum(lua_State *L) {
+  lua_pushinteger(
+      L, (lua_Integer)hrl_client_quorum(hrlua_check_client(L, 1)->client));
+  return 1;
+}
+
+/* client:master_label(i) -> "host:port" or the socket path of master i
+ * (1-based), for messages. */
+static int client_master_label(lua_State *L) {
+  hrlua_client *c = hrlua_check_client(L, 1);
+  lua_Integer i = luaL_checkinteger(L, 2);
+  const char *label =
+      i >= 1 ? hrl_client_master_label(c->client, (size_t)(i - 1)) : NULL;
+  luaL_argcheck(L, label != NULL, 2, "no such master");
+  lua_pushstring(L, label);
+  return 1;
+}
+
+void hrlua_add_methods(lua_State *L, const char *tname, const luaL_Reg *l) {
+  luaL_getmetatable(L, tname);
+  lua_getfield(L, -1, "__index");
+  hrlua_setfuncs(L, l, 0);
+  lua_pop(L, 2);
+}
+
+void hrlua_open_client(lua_State *L) {
+  static const luaL_Reg meta[] = {
+      {"__gc", client_gc}, {"__tostring", client_tostring}, {NULL, NULL}};
+  static const luaL_Reg methods[] = {{"masters", client_masters},
+                                     {"quorum", client_quorum},
+                                     {"master_label", client_master_label},
+                                     {NULL, NULL}};
+  luaL_newmetatable(L, HRLUA_CLIENT_MT);
+  hrlua_setfuncs(L, meta, 0);
+  lua_newtable(L);
+  hrlua_setfuncs(L, methods, 0);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+  lua_pushcfunction(L, client_new);
+  lua_setfield(L, -2, "new");
+}

@@ -1,0 +1,255 @@
+/* Lock handles and the blocking driver: client:acquire(), lock:release(),
+ * lock:extend() run the core's own hiredis fan-out and block the calling
+ * Lua state (plain Lua; OpenResty uses the sans-I/O methods of proto.c).
+ *
+ * A lock handle keeps its client alive through the shared anchor table (see
+ * hrlua.h). Finalizing a handle frees the C lock but never does network I/O:
+ * a lock dropped while held is left to expire with its TTL. */
+#include "hrlua.h"
+
+static const char *const acquire_options[] = {"ttl", "timeout", NULL};
+
+hrlua_lock *hrlua_check_lock(lua_State *L, int idx) {
+  hrlua_lock *lk = luaL_checkudata(L, idx, HRLUA_LOCK_MT);
+  if (lk->lock == NULL) {
+    luaL_argerror(L, idx, "the lock was closed (finalized)");
+  }
+  return lk;
+}
+
+hrlua_lock *hrlua_check_lock_io(lua_State *L, int idx) {
+  hrlua_lock *lk = hrlua_check_lock(L, idx);
+  if (lk->owner->client == NULL) {
+    luaL_argerror(L, idx, "the lock's client was closed (finalized)");
+  }
+  return lk;
+}
+
+hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx, int name_arg,
+                            const char *name, size_t len, int64_t ttl_ms) {
+  hrlua_client *c = hrlua_check_client(L, client_idx);
+  hrlua_lock *lk = hrlua_newuserdata(L, sizeof *lk);
+  lk->lock = NULL;
+  lk->owner = c;
+  luaL_getmetatable(L, HRLUA_LOCK_MT);
+  lua_setmetatable(L, -2);
+  int self = lua_gettop(L);
+  hrlua_getuservalue(L, client_idx);
+  hrlua_setuservalue(L, self);
+  char detail[HRL_DETAIL_MAX];
+  hrl_status st = hrl_lock_new(c->client, name, len, (uint32_t)ttl_ms,
+                               &lk->lock, detail, sizeof detail);
+  if (st == HRL_EINVAL) {
+    /* The TTL was checked already: the name is what the core refused. */
+    luaL_argerror(L, name_arg, detail);
+  } else if (st != HRL_OK) {
+    luaL_error(L, "%s", hrl_strerror(st));
+  }
+  return lk;
+}
+
+/* Reads the acquire options {ttl, timeout} at arg. */
+static void read_acquire_options(lua_State *L, int arg, int64_t *ttl_ms,
+                                 int64_t *wait_ms) {
+  *ttl_ms = HRLUA_DEFAULT_TTL_MS;
+  *wait_ms = HRLUA_DEFAULT_WAIT_MS;
+  if (hrlua_check_options(L, arg, acquire_options)) {
+    hrlua_opt_seconds(L, arg, "ttl", 1, HRL_TTL_MAX_MS, ttl_ms);
+    hrlua_opt_seconds(L, arg, "timeout", 0, HRL_TTL_MAX_MS, wait_ms);
+  }
+}
+
+/* client:acquire(name, {ttl = 30, timeout = 5}) -> lock | nil, err.
+ * timeout is how long to keep retrying: 0 is one attempt. */
+static int client_acquire(lua_State *L) {
+  int64_t ttl_ms, wait_ms;
+  hrlua_check_client(L, 1);
+  size_t len;
+  const char *name = hrlua_check_name(L, 2, &len);
+  read_acquire_options(L, 3, &ttl_ms, &wait_ms);
+  lua_settop(L, 3);
+  hrlua_lock *lk = hrlua_push_lock(L, 1, 2, name, len, ttl_ms);
+  hrl_status st = hrl_lock_acquire(lk->lock, wait_ms);
+  if (st != HRL_OK) {
+    return hrlua_push_status(L, st, hrl_lock_error(lk->lock));
+  }
+  return 1;
+}
+
+/* client:lock(name, {ttl, timeout}) -> lock handle (not held), wait_ms:
+ * the same checks as acquire without any I/O, for other drivers. */
+static int client_lock(lua_State *L) {
+  int64_t ttl_ms, wait_ms;
+  hrlua_check_client(L, 1);
+  size_t len;
+  const char *name = hrlua_check_name(L, 2, &len);
+  read_acquire_options(L, 3, &ttl_ms, &wait_ms);
+  lua_settop(L, 3);
+  hrlua_push_lock(L, 1, 2, name, len, ttl_ms);
+  lua_pushinteger(L, (lua_Integer)wait_ms);
+  return 2;
+}
+
+/* lock:acquire([timeout]) -> true | nil, err: takes the lock again with the
+ * same handle (a fresh token). */
+static int lock_acquire(lua_State *L) {
+  hrlua_lock *lk = hrlua_check_lock_io(L, 1);
+  int64_t wait_ms = hrlua_check_seconds(L, 2, "timeout", 0, HRL_TTL_MAX_MS,
+                                        HRLUA_DEFAULT_WAIT_MS);
+  hrl_status st = hrl_lock_acquire(lk->lock, wait_ms);
+  return hrlua_push_status(L, st, hrl_lock_error(lk->lock));
+}
+
+/* lock:release() -> true | nil, err ("not owned", "not held", ...). */
+static int lock_release(lua_State *L) {
+  hrlua_lock *lk = hrlua_check_lock_io(L, 1);
+  hrl_status st = hrl_lock_release(lk->lock);
+  return hrlua_push_status(L, st, hrl_lock_error(lk->lock));
+}
+
+/* lock:extend([ttl]) -> true | nil, err. The new TTL replaces what is left;
+ * without ttl, the lock's own TTL. */
+static int lock_extend(lua_State *L) {
+  hrlua_lock *lk = hrlua_check_lock_io(L, 1);
+  /* 0 asks the core for the lock's own TTL; it is never a user value. */
+  int64_t ttl_ms = hrlua_check_seconds(L, 2, "ttl", 1, HRL_TTL_MAX_MS, 0);
+  hrl_status st = hrl_lock_extend(lk->lock, (uint32_t)ttl_ms);
+  return hrlua_push_status(L, st, hrl_lock_error(lk->lock));
+}
+
+static int lock_held(lua_State *L) {
+  lua_pushboolean(L, hrl_lock_held(hrlua_check_lock(L, 1)->lock));
+  return 1;
+}
+
+/* Seconds of validity left; 0 when not held. */
+static int lock_validity(lua_State *L) {
+  int64_t ms = hrl_lock_validity_ms(hrlua_check_lock(L, 1)->lock);
+  lua_pushnumber(L, (lua_Number)ms / 1000.0);
+  return 1;
+}
+
+static int lock_token(lua_State *L) {
+  lua_pushstring(L, hrl_lock_token(hrlua_check_lock(L, 1)->lock));
+  return 1;
+}
+
+static int lock_name(lua_State *L) {
+  size_t len;
+  const char *name = hrl_lock_name(hrlua_check_lock(L, 1)->lock, &len);
+  lua_pushlstring(L, name, len);
+  return 1;
+}
+
+static int lock_key(lua_State *L) {
+  size_t len;
+  const char *key = hrl_lock_key(hrlua_check_lock(L, 1)->lock, &len);
+  lua_pushlstring(L, key, len);
+  return 1;
+}
+
+static int lock_ttl(lua_State *L) {
+  uint32_t ms = hrl_lock_ttl_ms(hrlua_check_lock(L, 1)->lock);
+  lua_pushnumber(L, (lua_Number)ms / 1000.0);
+  return 1;
+}
+
+/* The detail of the last failure ("" when none). */
+static int lock_error(lua_State *L) {
+  lua_pushstring(L, hrl_lock_error(hrlua_check_lock(L, 1)->lock));
+  return 1;
+}
+
+/* Per-master outcome counts of the last acquire, release or extend. */
+static int lock_counts(lua_State *L) {
+  hrl_counts n;
+  hrl_lock_counts(hrlua_check_lock_io(L, 1)->lock, &n);
+  lua_createtable(L, 0, 7);
+  const struct {
+    const char *name;
+    uint32_t value;
+  } fields[] = {{"masters", n.masters},
+                {"quorum", n.quorum},
+                {"ok", n.ok},
+                {"refused", n.refused},
+                {"unreachable", n.unreachable},
+                {"failed", n.failed},
+                {"attempts", n.attempts}};
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+    lua_pushinteger(L, (lua_Integer)fields[i].value);
+    lua_setfield(L, -2, fields[i].name);
+  }
+  return 1;
+}
+
+static int lock_gc(lua_State *L) {
+  hrlua_lock *lk = luaL_checkudata(L, 1, HRLUA_LOCK_MT);
+  hrl_lock_free(lk->lock);
+  lk->lock = NULL;
+  return 0;
+}
+
+/* Lua 5.4 `local lk <close>`: released on scope exit. A failed release is
+ * raised when the scope ends normally, and never replaces the error the
+ * scope is unwinding with. "not held" means there is nothing to release. */
+static int lock_close(lua_State *L) {
+  hrlua_lock *lk = luaL_checkudata(L, 1, HRLUA_LOCK_MT);
+  if (lk->lock == NULL || lk->owner->client == NULL) {
+    return 0;
+  }
+  hrl_status st = hrl_lock_release(lk->lock);
+  if (st == HRL_OK || st == HRL_ENOTHELD || !lua_isnoneornil(L, 2)) {
+    return 0;
+  }
+  char msg[HRL_DETAIL_MAX + 64];
+  return luaL_error(
+      L, "%s", hrl_format_error(st, hrl_lock_error(lk->lock), msg, sizeof msg));
+}
+
+static int lock_tostring(lua_State *L) {
+  hrlua_lock *lk = luaL_checkudata(L, 1, HRLUA_LOCK_MT);
+  if (lk->lock == NULL) {
+    lua_pushliteral(L, "hiredlock.core.lock (closed)");
+    return 1;
+  }
+  size_t len;
+  const char *name = hrl_lock_name(lk->lock, &len);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b, "hiredlock.core.lock \"");
+  luaL_addlstring(&b, name, len);
+  luaL_addstring(&b, "\" (");
+  if (hrl_lock_held(lk->lock)) {
+    lua_pushfstring(L, "held, %f s left",
+                    (lua_Number)hrl_lock_validity_ms(lk->lock) / 1000.0);
+    luaL_addvalue(&b);
+  } else {
+    luaL_addstring(&b, "not held");
+  }
+  luaL_addchar(&b, ')');
+  luaL_pushresult(&b);
+  return 1;
+}
+
+void hrlua_open_lock(lua_State *L) {
+  static const luaL_Reg meta[] = {{"__gc", lock_gc},
+                                  {"__close", lock_close},
+                                  {"__tostring", lock_tostring},
+                                  {NULL, NULL}};
+  static const luaL_Reg methods[] = {
+      {"acquire", lock_acquire},   {"release", lock_release},
+      {"extend", lock_extend},     {"held", lock_held},
+      {"validity", lock_validity}, {"token", lock_token},
+      {"name", lock_name},         {"key", lock_key},
+      {"ttl", lock_ttl},           {"error", lock_error},
+      {"counts", lock_counts},     {NULL, NULL}};
+  static const luaL_Reg client_methods[] = {
+      {"acquire", client_acquire}, {"lock", client_lock}, {NULL, NULL}};
+  luaL_newmetatable(L, HRLUA_LOCK_MT);
+  hrlua_setfuncs(L, meta, 0);
+  lua_newtable(L);
+  hrlua_setfuncs(L, methods, 0);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+  hrlua_add_methods(L, HRLUA_CLIENT_MT, client_methods);
+}

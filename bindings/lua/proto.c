@@ -1,0 +1,131 @@
+/* The core's sans-I/O protocol on the handles, for drivers that move the
+ * bytes themselves (the OpenResty cosocket driver): the driver loop of
+ * hiredlock.h, with masters numbered from 1 and times in milliseconds, as
+ * in the C API. The algorithm stays in the core; these methods only
+ * convert.
+ *
+ *   lock:begin(op, arg_ms)         -> true | nil, err
+ *   lock:step()                    -> "round", timeout_ms | "sleep", ms
+ *                                     | "done", true | "done", nil, err
+ *   lock:command(i)                -> bytes to send to master i
+ *   lock:reply(i, kind, value)     -> "ok" | "refused" | ... | "resend"
+ *   lock:fail(i, why, message)
+ *   client:handshake(i)            -> bytes ("" when none), replies
+ *   client:handshake_reply(i, k, kind, value) -> result, message
+ */
+#include <string.h>
+
+#include "hrlua.h"
+
+static size_t check_master(lua_State *L, int arg, const hrl_client *c) {
+  lua_Integer i = luaL_checkinteger(L, arg);
+  luaL_argcheck(L, i >= 1 && (size_t)i <= hrl_client_masters(c), arg,
+                "no such master");
+  return (size_t)(i - 1);
+}
+
+static int lock_begin(lua_State *L) {
+  static const char *const ops[] = {"acquire", "release", "extend", NULL};
+  static const hrl_op_kind kinds[] = {HRL_OP_ACQUIRE, HRL_OP_RELEASE,
+                                      HRL_OP_EXTEND};
+  hrlua_lock *lk = hrlua_check_lock_io(L, 1);
+  hrl_op_kind op = kinds[luaL_checkoption(L, 2, NULL, ops)];
+  lua_Integer arg_ms = luaL_optinteger(L, 3, 0);
+  hrl_status st = hrl_proto_begin(lk->lock, op, (int64_t)arg_ms, hrl_now_us());
+  return hrlua_push_status(L, st, hrl_lock_error(lk->lock));
+}
+
+static int lock_step(lua_State *L) {
+  hrlua_lock *lk = hrlua_check_lock_io(L, 1);
+  hrl_step_info info;
+  switch (hrl_proto_step(lk->lock, hrl_now_us(), &info)) {
+  case HRL_STEP_ROUND:
+    lua_pushliteral(L, "round");
+    lua_pushinteger(L, (lua_Integer)info.timeout_ms);
+    return 2;
+  case HRL_STEP_SLEEP:
+    lua_pushliteral(L, "sleep");
+    lua_pushinteger(L, (lua_Integer)info.sleep_ms);
+    return 2;
+  case HRL_STEP_DONE:
+  default:
+    lua_pushliteral(L, "done");
+    return 1 + hrlua_push_status(L, info.status, hrl_lock_error(lk->lock));
+  }
+}
+
+static int lock_command(lua_State *L) {
+  hrlua_lock *lk = hrlua_check_lock_io(L, 1);
+  size_t i = check_master(L, 2, lk->owner->client);
+  size_t len = 0;
+  const char *cmd = hrl_proto_command(lk->lock, i, &len);
+  if (cmd == NULL) {
+    return luaL_error(L, "no round is out: call step() first");
+  }
+  lua_pushlstring(L, cmd, len);
+  return 1;
+}
+
+static int lock_reply(lua_State *L) {
+  hrlua_lock *lk = hrlua_check_lock_io(L, 1);
+  size_t i = check_master(L, 2, lk->owner->client);
+  hrl_reply reply;
+  hrlua_check_reply(L, 3, &reply);
+  lua_pushstring(L,
+                 hrlua_node_result_name(hrl_proto_reply(lk->lock, i, &reply)));
+  return 1;
+}
+
+static int lock_fail(lua_State *L) {
+  hrlua_lock *lk = hrlua_check_lock_io(L, 1);
+  size_t i = check_master(L, 2, lk->owner->client);
+  hrl_node_result why = hrlua_check_node_result(L, 3);
+  hrl_proto_fail(lk->lock, i, why, luaL_optstring(L, 4, NULL));
+  return 0;
+}
+
+static int client_handshake(lua_State *L) {
+  hrlua_client *c = hrlua_check_client(L, 1);
+  size_t i = check_master(L, 2, c->client);
+  size_t len = 0;
+  int replies = 0;
+  const char *bytes = hrl_proto_handshake(c->client, i, &len, &replies);
+  lua_pushlstring(L, bytes != NULL ? bytes : "", len);
+  lua_pushinteger(L, replies);
+  return 2;
+}
+
+static int client_handshake_reply(lua_State *L) {
+  hrlua_client *c = hrlua_check_client(L, 1);
+  size_t i = check_master(L, 2, c->client);
+  lua_Integer k = luaL_checkinteger(L, 3);
+  hrl_reply reply;
+  hrlua_check_reply(L, 4, &reply);
+  char msg[HRL_DETAIL_MAX];
+  msg[0] = '\0';
+  hrl_node_result r = hrl_proto_handshake_reply(c->client, i, (int)(k - 1),
+                                                &reply, msg, sizeof msg);
+  lua_pushstring(L, hrlua_node_result_name(r));
+  lua_pushstring(L, msg);
+  return 2;
+}
+
+/* core.now() -> seconds of CLOCK_MONOTONIC, the protocol's clock. */
+static int core_now(lua_State *L) {
+  lua_pushnumber(L, (lua_Number)hrl_now_us() / 1e6);
+  return 1;
+}
+
+void hrlua_open_proto(lua_State *L) {
+  static const luaL_Reg lock_methods[] = {
+      {"begin", lock_begin}, {"step", lock_step}, {"command", lock_command},
+      {"reply", lock_reply}, {"fail", lock_fail}, {NULL, NULL}};
+  static const luaL_Reg client_methods[] = {
+      {"handshake", client_handshake},
+      {"handshake_reply", client_handshake_reply},
+      {NULL, NULL}};
+  hrlua_add_methods(L, HRLUA_LOCK_MT, lock_methods);
+  hrlua_add_methods(L, HRLUA_CLIENT_MT, client_methods);
+  lua_pushcfunction(L, core_now);
+  lua_setfield(L, -2, "now");
+}

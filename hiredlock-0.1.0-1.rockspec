@@ -1,0 +1,79 @@
+-- luarocks make                          (Lua 5.1; LuaJIT uses the same tree)
+-- luarocks --lua-version 5.4 make        (Lua 5.4)
+-- Builds the C module hiredlock.core from bindings/lua/*.c and the C core
+-- (core/src/*.c) in one shared object, linked with the system's hiredis, and
+-- installs the Lua facade. The file lists below must follow core/src.
+rockspec_format = "3.0"
+package = "hiredlock"
+version = "0.1.0-1"
+
+source = {
+  -- `luarocks make` builds the checkout it runs in and never fetches this.
+  url = "git+https://github.com/hiredlock/hiredlock.git",
+  tag = "v0.1.0",
+}
+
+description = {
+  summary = "Distributed locks on Redis (Redlock) over one C core",
+  detailed = [[
+    hiredlock implements the Redlock algorithm over N independent Redis
+    masters (N = 1 is the plain single-instance lock) in a small C core on
+    hiredis, shared with the C and Python APIs: same algorithm, same wire
+    format, same error texts, so a lock taken from one runtime excludes the
+    others. Runs on Lua 5.1, LuaJIT 2.1 and Lua 5.4.
+  ]],
+  labels = { "redis", "lock", "redlock", "distributed" },
+}
+
+dependencies = {
+  "lua >= 5.1",
+}
+
+external_dependencies = {
+  HIREDIS = { header = "hiredis/hiredis.h" },
+}
+
+build = {
+  type = "builtin",
+  modules = {
+    ["hiredlock"] = "lua/hiredlock/init.lua",
+    ["hiredlock.driver.hiredis"] = "lua/hiredlock/driver/hiredis.lua",
+    ["hiredlock.core"] = {
+      sources = {
+        "bindings/lua/args.c",
+        "bindings/lua/client.c",
+        "bindings/lua/compat.c",
+        "bindings/lua/lock.c",
+        "bindings/lua/module.c",
+        "bindings/lua/parser.c",
+        "bindings/lua/proto.c",
+        "bindings/lua/result.c",
+        "core/src/client.c",
+        "core/src/clock.c",
+        "core/src/convert.c",
+        "core/src/fanout.c",
+        "core/src/lock.c",
+        "core/src/parser.c",
+        "core/src/random.c",
+        "core/src/redlock.c",
+        "core/src/reply.c",
+        "core/src/resp.c",
+        "core/src/status.c",
+        "core/src/url.c",
+      },
+      incdirs = {
+        "core/include",
+        "core/src",
+        "$(HIREDIS_INCDIR)",
+        "$(HIREDIS_INCDIR)/hiredis",
+      },
+      libdirs = { "$(HIREDIS_LIBDIR)" },
+      libraries = { "hiredis", "pthread", "m" },
+    },
+  },
+}
+
+test = {
+  type = "busted",
+  flags = { "--config-file=tests/lua/busted-config.lua" },
+}

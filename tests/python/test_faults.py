@@ -107,6 +107,15 @@ def test_release_without_quorum_keeps_the_lock_held_locally(fresh5, name):
     assert not lk.locked()
 
 
+def test_error_replies_are_a_lock_error_not_a_connection_error(fresh5, name):
+    fresh5.redis(1).replicaof("127.0.0.1", fresh5.ports[1])  # read-only now
+    c = hiredlock.Client(fresh5.urls[0])
+    with pytest.raises(hiredlock.LockError, match=r"^server error: 0 of 1 masters answered \(1 needed\); 127\.0\.0\.1:\d+: READONLY") as info:
+        c.lock(name).acquire()
+    assert not isinstance(info.value, hiredlock.ConnectionError)
+    assert fresh5.count(name) == 0
+
+
 def test_password_urls_and_a_wrong_password():
     from conftest import Servers
 

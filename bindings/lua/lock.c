@@ -76,8 +76,9 @@ static int client_acquire(lua_State *L) {
   return 1;
 }
 
-/* client:lock(name, {ttl, timeout}) -> lock handle (not held), wait_ms:
- * the same checks as acquire without any I/O, for other drivers. */
+/* client:lock(name, {ttl, timeout}) -> lock handle (not held), timeout in
+ * seconds: the same checks as acquire without any I/O, for other drivers
+ * (see proto.c). */
 static int client_lock(lua_State *L) {
   int64_t ttl_ms, wait_ms;
   hrlua_check_client(L, 1);
@@ -86,7 +87,7 @@ static int client_lock(lua_State *L) {
   read_acquire_options(L, 3, &ttl_ms, &wait_ms);
   lua_settop(L, 3);
   hrlua_push_lock(L, 1, 2, name, len, ttl_ms);
-  lua_pushinteger(L, (lua_Integer)wait_ms);
+  lua_pushnumber(L, (lua_Number)wait_ms / 1000.0);
   return 2;
 }
 

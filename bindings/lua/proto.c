@@ -1,10 +1,15 @@
 /* The core's sans-I/O protocol on the handles, for drivers that move the
  * bytes themselves (the OpenResty cosocket driver): the driver loop of
- * hiredlock.h, with masters numbered from 1 and times in milliseconds, as
- * in the C API. The algorithm stays in the core; these methods only
+ * hiredlock.h, with masters numbered from 1. What a user passes is in
+ * seconds and checked here, as everywhere (begin's timeout and ttl); what
+ * the protocol hands the driver (round timeouts, sleeps) is in milliseconds,
+ * as in the C API. The algorithm stays in the core; these methods only
  * convert.
  *
- *   lock:begin(op, arg_ms)         -> true | nil, err
+ *   client:lock(name, opts)        -> lock (not held), timeout (seconds)
+ *   lock:client()                  -> the client handle
+ *   lock:begin("acquire", timeout) | lock:begin("release")
+ *     | lock:begin("extend", [ttl]) -> true | nil, err
  *   lock:step()                    -> "round", timeout_ms | "sleep", ms
  *                                     | "done", true | "done", nil, err
  *   lock:command(i)                -> bytes to send to master i
@@ -30,8 +35,15 @@ static int lock_begin(lua_State *L) {
                                       HRL_OP_EXTEND};
   hrlua_lock *lk = hrlua_check_lock_io(L, 1);
   hrl_op_kind op = kinds[luaL_checkoption(L, 2, NULL, ops)];
-  lua_Integer arg_ms = luaL_optinteger(L, 3, 0);
-  hrl_status st = hrl_proto_begin(lk->lock, op, (int64_t)arg_ms, hrl_now_us());
+  int64_t arg_ms = 0;
+  if (op == HRL_OP_ACQUIRE) {
+    arg_ms = hrlua_check_seconds(L, 3, "timeout", 0, HRL_TTL_MAX_MS,
+                                 HRLUA_DEFAULT_WAIT_MS);
+  } else if (op == HRL_OP_EXTEND) {
+    /* 0 asks the core for the lock's own TTL; it is never a user value. */
+    arg_ms = hrlua_check_seconds(L, 3, "ttl", 1, HRL_TTL_MAX_MS, 0);
+  }
+  hrl_status st = hrl_proto_begin(lk->lock, op, arg_ms, hrl_now_us());
   return hrlua_push_status(L, st, hrl_lock_error(lk->lock));
 }
 
@@ -84,6 +96,13 @@ static int lock_fail(lua_State *L) {
   return 0;
 }
 
+static int lock_client(lua_State *L) {
+  hrlua_check_lock(L, 1);
+  hrlua_getuservalue(L, 1); /* the anchor: {client} */
+  lua_rawgeti(L, -1, 1);
+  return 1;
+}
+
 static int client_handshake(lua_State *L) {
   hrlua_client *c = hrlua_check_client(L, 1);
   size_t i = check_master(L, 2, c->client);
@@ -119,7 +138,8 @@ static int core_now(lua_State *L) {
 void hrlua_open_proto(lua_State *L) {
   static const luaL_Reg lock_methods[] = {
       {"begin", lock_begin}, {"step", lock_step}, {"command", lock_command},
-      {"reply", lock_reply}, {"fail", lock_fail}, {NULL, NULL}};
+      {"reply", lock_reply}, {"fail", lock_fail}, {"client", lock_client},
+      {NULL, NULL}};
   static const luaL_Reg client_methods[] = {
       {"handshake", client_handshake},
       {"handshake_reply", client_handshake_reply},

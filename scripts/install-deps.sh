@@ -14,7 +14,7 @@ group_packages() {
     fuzz) echo clang-14 libclang-rt-14-dev ;;
     python) echo python3-dev ;;
     lua) echo lua5.1 liblua5.1-0-dev lua5.4 liblua5.4-dev luajit2 \
-              libluajit2-5.1-dev lua-busted luarocks ;;
+              libluajit2-5.1-dev lua-busted luarocks lua-socket lua-redis ;;
     nginx) echo nginx libnginx-mod-http-lua ;;
     *) echo "install-deps: unknown group '$1' (core, fuzz, python, lua, nginx)" >&2
        exit 2 ;;

@@ -1,0 +1,169 @@
+-- The C core's acceptance list, seen from Lua, on 1 and on 5 masters; every
+-- claim is checked in Redis itself (values, PTTL), and both return values
+-- of every call are asserted.
+local fixture = require "helpers.fixture"
+local system = require "system"
+
+local OTHER = "othertoken0000000000000000000000"
+
+for _, n in ipairs({ 1, 5 }) do
+  describe(("on %d master%s"):format(n, n == 1 and "" or "s"), function()
+    local fx, a, b
+
+    setup(function()
+      fx = fixture.start(n)
+      a = fx:client()
+      b = fx:client()
+    end)
+
+    teardown(function()
+      fx:stop()
+    end)
+
+    before_each(function()
+      fx:flush()
+    end)
+
+    it("acquires: the same token on every master, a TTL, validity", function()
+      local lock, err = a:acquire("acc:basic", { ttl = 10, timeout = 0 })
+      assert.is_nil(err)
+      assert.is_true(lock:held())
+      assert.equals("acc:basic", lock.name)
+      assert.matches("^[0-9a-f]+$", lock.token)
+      assert.equals(32, #lock.token)
+      for i = 1, n do
+        assert.equals(lock.token, fx:cmd(i, "GET", "acc:basic"))
+        local pttl = fx:cmd(i, "PTTL", "acc:basic")
+        assert.is_true(pttl > 9000 and pttl <= 10000, "pttl " .. pttl)
+      end
+      local v = lock:validity()
+      -- validity = ttl - elapsed - (ttl * 0.01 + 2 ms)
+      assert.is_true(v > 9.8 and v <= 10 - 0.102, "validity " .. v)
+      assert.is_true(lock:release())
+    end)
+
+    it("refuses a second holder with nil, \"timeout\"", function()
+      local lock = assert(a:acquire("acc:excl", { ttl = 10, timeout = 0 }))
+      local other, err = b:acquire("acc:excl", { ttl = 10, timeout = 0 })
+      assert.is_nil(other)
+      assert.equals("timeout", err)
+      -- The same client cannot take it twice either.
+      other, err = a:acquire("acc:excl", { timeout = 0 })
+      assert.is_nil(other)
+      assert.equals("timeout", err)
+      -- A wait retries until its deadline, then gives up, within a bound.
+      local t0 = system.monotime()
+      other, err = b:acquire("acc:excl", { ttl = 10, timeout = 0.3 })
+      local took = system.monotime() - t0
+      assert.is_nil(other)
+      assert.equals("timeout", err)
+      assert.is_true(took >= 0.3 and took < 0.3 + 0.2, "took " .. took)
+      for i = 1, n do
+        assert.equals(lock.token, fx:cmd(i, "GET", "acc:excl"))
+      end
+      assert.is_true(lock:release())
+    end)
+
+    it("releases: the key is gone and the name is free again", function()
+      local lock = assert(a:acquire("acc:rel", { timeout = 0 }))
+      local ok, err = lock:release()
+      assert.is_true(ok)
+      assert.is_nil(err)
+      assert.is_false(lock:held())
+      assert.equals(0, fx:count_key("acc:rel"))
+      local again, err2 = b:acquire("acc:rel", { timeout = 0 })
+      assert.is_nil(err2)
+      assert.are_not.equal(lock.token, again.token)
+      assert.is_true(again:release())
+    end)
+
+    it("a waiter gets the lock once the holder releases", function()
+      local lock = assert(a:acquire("acc:handoff", { ttl = 0.4, timeout = 0 }))
+      -- The holder does not release; its TTL runs out while b waits.
+      local t0 = system.monotime()
+      local later, err = b:acquire("acc:handoff", { ttl = 10, timeout = 3 })
+      local took = system.monotime() - t0
+      assert.is_nil(err)
+      assert.is_true(took > 0.3 and took < 1.5, "took " .. took)
+      local ok, err2 = lock:release()
+      assert.is_nil(ok)
+      assert.equals("not owned", err2)
+      for i = 1, n do
+        assert.equals(later.token, fx:cmd(i, "GET", "acc:handoff"))
+      end
+      assert.is_true(later:release())
+    end)
+
+    it("does not release or extend someone else's key", function()
+      local lock = assert(a:acquire("acc:stolen", { ttl = 10, timeout = 0 }))
+      -- Someone else's key now stands where ours was.
+      for i = 1, n do
+        fx:cmd(i, "SET", "acc:stolen", OTHER, "PX", 60000)
+      end
+      local ok, err = lock:release()
+      assert.is_nil(ok)
+      assert.equals("not owned", err)
+      assert.is_false(lock:held())
+      for i = 1, n do
+        assert.equals(OTHER, fx:cmd(i, "GET", "acc:stolen"))
+        assert.is_true(fx:cmd(i, "PTTL", "acc:stolen") > 59000)
+      end
+
+      lock = assert(a:acquire("acc:stolen2", { ttl = 10, timeout = 0 }))
+      for i = 1, n do
+        fx:cmd(i, "SET", "acc:stolen2", OTHER) -- no TTL at all
+      end
+      ok, err = lock:extend(20)
+      assert.is_nil(ok)
+      assert.equals("not owned", err)
+      for i = 1, n do
+        assert.equals(OTHER, fx:cmd(i, "GET", "acc:stolen2"))
+        assert.equals(-1, fx:cmd(i, "PTTL", "acc:stolen2")) -- untouched
+      end
+      -- Found lost: the object no longer holds it.
+      ok, err = lock:release()
+      assert.is_nil(ok)
+      assert.equals("not held", err)
+    end)
+
+    it("extends: the new TTL replaces what was left", function()
+      local lock = assert(a:acquire("acc:ext", { ttl = 1, timeout = 0 }))
+      system.sleep(0.3)
+      local before = fx:cmd(1, "PTTL", "acc:ext")
+      assert.is_true(before > 0 and before <= 700, "pttl " .. before)
+      local ok, err = lock:extend(5)
+      assert.is_true(ok)
+      assert.is_nil(err)
+      for i = 1, n do
+        local pttl = fx:cmd(i, "PTTL", "acc:ext")
+        assert.is_true(pttl > 4800 and pttl <= 5000, "pttl " .. pttl)
+      end
+      assert.is_true(lock:validity() > 4.8)
+      -- Without a ttl: the lock's TTL, now 5 s.
+      ok, err = lock:extend()
+      assert.is_true(ok)
+      assert.is_nil(err)
+      assert.is_true(fx:cmd(1, "PTTL", "acc:ext") > 4800)
+      -- A shorter TTL replaces a longer one too.
+      assert.is_true(lock:extend(0.2))
+      assert.is_true(fx:cmd(1, "PTTL", "acc:ext") <= 200)
+      assert.is_true(lock:validity() < 0.2)
+      assert.is_true(lock:release())
+    end)
+
+    it("extend after expiry gives nil, \"not owned\"", function()
+      local lock = assert(a:acquire("acc:expired", { ttl = 0.2, timeout = 0 }))
+      system.sleep(0.35)
+      assert.is_false(lock:held())
+      assert.equals(0, lock:validity())
+      assert.equals(0, fx:count_key("acc:expired"))
+      local ok, err = lock:extend(5)
+      assert.is_nil(ok)
+      assert.equals("not owned", err)
+      assert.equals(0, fx:count_key("acc:expired")) -- not revived
+      ok, err = lock:release()
+      assert.is_nil(ok)
+      assert.equals("not held", err)
+    end)
+  end)
+end

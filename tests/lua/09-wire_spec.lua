@@ -1,0 +1,108 @@
+-- The wire format every runtime shares (DESIGN.md section 2), checked in
+-- Redis: key = key_prefix .. name, value = a fresh 32-lowercase-hex token,
+-- SET NX PX for the TTL, and the compare scripts by their digests.
+local fixture = require "helpers.fixture"
+local hiredlock = require "hiredlock"
+
+local RELEASE_SHA = "b70c2384248f88e6b75b9f89241a180f856ad852"
+local EXTEND_SHA = "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10"
+
+describe("wire format", function()
+  local fx
+
+  setup(function()
+    fx = fixture.start(1)
+  end)
+
+  teardown(function()
+    fx:stop()
+  end)
+
+  before_each(function()
+    fx:flush()
+  end)
+
+  it("stores the token under key_prefix .. name with the TTL", function()
+    local client = fx:client({ key_prefix = "app:" })
+    local lock = assert(client:acquire("reports:nightly", { ttl = 7, timeout = 0 }))
+    assert.equals("reports:nightly", lock.name)
+    assert.equals("app:reports:nightly", lock._handle:key())
+    assert.same({ "app:reports:nightly" }, fx:cmd(1, "KEYS", "*"))
+    assert.equals(lock.token, fx:cmd(1, "GET", "app:reports:nightly"))
+    local pttl = fx:cmd(1, "PTTL", "app:reports:nightly")
+    assert.is_true(pttl > 6900 and pttl <= 7000, "pttl " .. pttl)
+    assert.is_true(lock:release())
+  end)
+
+  it("takes a fresh 128-bit token from the CSPRNG for every hold", function()
+    local client = fx:client()
+    local seen, count = {}, 0
+    for _ = 1, 200 do
+      local lock = assert(client:acquire("wire:token", { timeout = 0 }))
+      assert.equals(32, #lock.token)
+      assert.matches("^[0-9a-f]+$", lock.token)
+      assert.is_nil(seen[lock.token])
+      seen[lock.token] = true
+      count = count + 1
+      assert.is_true(lock:release())
+    end
+    assert.equals(200, count)
+  end)
+
+  it("is binary safe in names and prefixes", function()
+    local name = "n\0\r\n\255 x"
+    local client = fx:client({ key_prefix = "p\0:" })
+    local lock = assert(client:acquire(name, { timeout = 0 }))
+    assert.equals(name, lock.name)
+    assert.equals(1, fx:cmd(1, "EXISTS", "p\0:" .. name))
+    assert.equals(lock.token, fx:cmd(1, "GET", "p\0:" .. name))
+    local shown = "hiredlock.lock " .. ("%q"):format(name) .. " (held, "
+    assert.equals(shown, tostring(lock):sub(1, #shown))
+    assert.is_true(lock:release())
+    assert.equals(0, fx:cmd(1, "EXISTS", "p\0:" .. name))
+  end)
+
+  it("releases and extends with the shared compare scripts", function()
+    local client = fx:client()
+    fx:cmd(1, "SCRIPT", "FLUSH")
+    local lock = assert(client:acquire("wire:scripts", { timeout = 0 }))
+    assert.is_true(lock:extend(10)) -- NOSCRIPT, then EVAL
+    assert.is_true(lock:release())
+    assert.same({ 1, 1 }, fx:cmd(1, "SCRIPT", "EXISTS", RELEASE_SHA, EXTEND_SHA))
+    -- And again by digest, after a flush in between.
+    lock = assert(client:acquire("wire:scripts", { timeout = 0 }))
+    fx:cmd(1, "SCRIPT", "FLUSH")
+    assert.is_true(lock:release())
+    assert.equals(0, fx:cmd(1, "EXISTS", "wire:scripts"))
+  end)
+
+  it("is excluded by a foreign lock on the same key, never deletes it", function()
+    -- What redis-py's Lock or another runtime writes: SET key token NX PX.
+    fx:cmd(1, "SET", "wire:foreign", "0123456789abcdef0123456789abcdef", "NX",
+      "PX", 60000)
+    local lock, err = fx:client():acquire("wire:foreign", { timeout = 0.3 })
+    assert.is_nil(lock)
+    assert.equals("timeout", err)
+    assert.equals("0123456789abcdef0123456789abcdef",
+      fx:cmd(1, "GET", "wire:foreign"))
+  end)
+
+  it("talks over a unix socket and to another database", function()
+    local client = hiredlock.new(fx.unix_urls[1] .. "?db=3")
+    local lock = assert(client:acquire("wire:db", { timeout = 0 }))
+    assert.equals(0, fx:cmd(1, "EXISTS", "wire:db"))
+    fx:cmd(1, "SELECT", 3)
+    assert.equals(lock.token, fx:cmd(1, "GET", "wire:db"))
+    assert.is_true(lock:release())
+    assert.equals(0, fx:cmd(1, "EXISTS", "wire:db"))
+    fx:cmd(1, "SELECT", 0)
+  end)
+
+  it("reports a database the server does not have", function()
+    local lock, err = hiredlock.new(fx.urls[1] .. "/99"):acquire("wire:db99",
+      { timeout = 1 })
+    assert.is_nil(lock)
+    assert.matches("^server error: 0 of 1 masters answered %(1 needed%); "
+      .. "127%.0%.0%.1:%d+: ERR DB index is out of range$", err)
+  end)
+end)

@@ -1,0 +1,147 @@
+--- A driver over luasocket built only on the core's sans-I/O protocol
+-- (lock:begin/step/command/reply/fail, client:handshake, core.parser): the
+-- loop an OpenResty cosocket driver runs, here with blocking sockets and
+-- one master after the other. For the specs: it proves the protocol methods
+-- are enough to run the algorithm and that the facade's driver seam takes
+-- a driver other than the C core's own.
+local core = require "hiredlock.core"
+local socket = require "socket"
+local system = require "system"
+
+local D = { rounds = 0 }
+
+-- Connections per client handle and master: { sock, parser }.
+local pools = setmetatable({}, { __mode = "k" })
+
+local function close(pool, i)
+  if pool[i] then
+    pool[i].sock:close()
+    pool[i] = nil
+  end
+end
+
+-- Reads lines until the parser has a complete reply.
+local function read_reply(conn)
+  while true do
+    local kind, value = conn.parser:next()
+    if kind then
+      return kind, value
+    elseif value then
+      return nil, value -- protocol error
+    end
+    local line, err = conn.sock:receive("*l")
+    if not line then
+      return nil, err
+    end
+    conn.parser:feed(line .. "\r\n")
+  end
+end
+
+local function open(client, i, timeout_ms)
+  local host, port = client:master_label(i):match("^(.*):(%d+)$")
+  local sock = socket.tcp()
+  sock:settimeout(timeout_ms / 1000)
+  local ok, err = sock:connect(host, tonumber(port))
+  if not ok then
+    sock:close()
+    return nil, err
+  end
+  local conn = { sock = sock, parser = core.parser() }
+  local bytes, replies = client:handshake(i)
+  if replies > 0 then
+    sock:send(bytes)
+    for k = 1, replies do
+      local kind, value = read_reply(conn)
+      if not kind then
+        sock:close()
+        return nil, value
+      end
+      local result, message = client:handshake_reply(i, k, kind, value)
+      if result ~= "ok" then
+        sock:close()
+        return nil, message, result
+      end
+    end
+  end
+  return conn
+end
+
+-- One master's part of a round.
+local function exchange(client, lock, pool, i, timeout_ms)
+  local conn, err, why = pool[i], nil, nil
+  if not conn then
+    conn, err, why = open(client, i, timeout_ms)
+    if not conn then
+      lock:fail(i, why or "unreachable", err)
+      return
+    end
+    pool[i] = conn
+  end
+  conn.sock:settimeout(timeout_ms / 1000)
+  local result = "resend"
+  while result == "resend" do
+    local sent, serr = conn.sock:send(lock:command(i))
+    if not sent then
+      lock:fail(i, "unreachable", serr)
+      return close(pool, i)
+    end
+    local kind, value = read_reply(conn)
+    if not kind then
+      lock:fail(i, value == "protocol error" and "protocol" or "unreachable",
+        value)
+      return close(pool, i)
+    end
+    result = lock:reply(i, kind, value)
+  end
+end
+
+-- Runs the begun operation to its end, as the header's driver loop says.
+local function run(client, lock)
+  local pool = pools[client]
+  if not pool then
+    pool = {}
+    pools[client] = pool
+  end
+  while true do
+    local step, a, b = lock:step()
+    if step == "done" then
+      return a, b
+    elseif step == "sleep" then
+      system.sleep(a / 1000)
+    else
+      D.rounds = D.rounds + 1
+      for i = 1, client:masters() do
+        exchange(client, lock, pool, i, a)
+      end
+    end
+  end
+end
+
+-- The driver contract (see hiredlock/driver/hiredis.lua).
+function D.acquire(client, name, opts)
+  local lock, timeout = client:lock(name, opts)
+  assert(lock:begin("acquire", timeout))
+  local ok, err = run(client, lock)
+  if not ok then
+    return nil, err
+  end
+  return lock
+end
+
+function D.release(lock)
+  local ok, err = lock:begin("release")
+  if not ok then
+    return nil, err
+  end
+  return run(lock:client(), lock)
+end
+
+function D.extend(lock, ttl)
+  local ok, err = lock:begin("extend", ttl)
+  if not ok then
+    return nil, err
+  end
+  return run(lock:client(), lock)
+end
+
+return D

@@ -70,12 +70,11 @@ def hiredis_flags():
 
 def extension():
     include_dirs, cflags, libraries, library_dirs, ldflags = hiredis_flags()
-    sources = sorted(glob("bindings/python/*.c")) + sorted(glob("core/src/*.c"))
+    sources = [*sorted(glob("bindings/python/*.c")), *sorted(glob("core/src/*.c"))]
     return Extension(
         "hiredlock._core",
         sources=sources,
-        depends=sorted(glob("bindings/python/*.h") + glob("core/src/*.h"))
-        + [HEADER],
+        depends=[*sorted(glob("bindings/python/*.h") + glob("core/src/*.h")), HEADER],
         include_dirs=["core/include", "core/src", *include_dirs],
         libraries=[*libraries, "pthread", "m"],
         library_dirs=library_dirs,

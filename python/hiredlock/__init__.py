@@ -29,7 +29,7 @@ from ._client import Client
 from ._core import (
     MASTERS_MAX,
     NAME_MAX,
-    ConnectionError,  # noqa: A004 - hiredlock.ConnectionError by design
+    ConnectionError,  # shadows the built-in on purpose: a subclass of it
     LockError,
     NotAcquired,
     NotOwned,

@@ -1,6 +1,6 @@
 # Type stubs for the C extension hiredlock._core (bindings/python/*.c).
 import builtins
-from typing import Sequence, Union
+from collections.abc import Sequence
 
 __version__: str
 NAME_MAX: int
@@ -9,19 +9,19 @@ MASTERS_MAX: int
 class LockError(Exception): ...
 class NotAcquired(LockError, builtins.TimeoutError): ...
 class NotOwned(LockError): ...
-class ConnectionError(LockError, builtins.ConnectionError): ...  # noqa: A001
+class ConnectionError(LockError, builtins.ConnectionError): ...
 
 class Client:
     def __new__(
         cls,
-        urls: Union[str, Sequence[str]],
+        urls: str | Sequence[str],
         *,
         connect_timeout: float = ...,
         timeout: float = ...,
         retry_delay: float = ...,
         retry_jitter: float = ...,
         drift_factor: float = ...,
-        key_prefix: Union[str, bytes] = ...,
+        key_prefix: str | bytes = ...,
     ) -> Client: ...
     @property
     def masters(self) -> tuple[str, ...]: ...
@@ -32,7 +32,7 @@ class Lock:
     def __new__(
         cls,
         client: Client,
-        name: Union[str, bytes],
+        name: str | bytes,
         ttl: float = ...,
         *,
         timeout: float = ...,
@@ -49,7 +49,7 @@ class Lock:
     @property
     def ttl(self) -> float: ...
     @property
-    def name(self) -> Union[str, bytes]: ...
+    def name(self) -> str | bytes: ...
     @property
     def key(self) -> bytes: ...
     @property

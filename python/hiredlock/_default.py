@@ -45,8 +45,7 @@ def set_default_client(client: Client | None) -> None:
     global _client
     if client is not None and not isinstance(client, Client):
         raise TypeError(
-            f"client must be a hiredlock.Client or None, not "
-            f"{type(client).__name__}"
+            f"client must be a hiredlock.Client or None, not {type(client).__name__}"
         )
     with _lock:
         _client = client

@@ -32,11 +32,7 @@ class Lock(_core.Lock):
 
     def __enter__(self) -> Lock:
         if not self.acquire(self.blocking, self.timeout):
-            wait = (
-                "one attempt"
-                if not self.blocking
-                else f"{self.timeout:g} s"
-            )
+            wait = "one attempt" if not self.blocking else f"{self.timeout:g} s"
             raise NotAcquired(f"timeout: lock {self.name!r} not acquired ({wait})")
         return self
 
@@ -51,21 +47,20 @@ class Lock(_core.Lock):
         except NotOwned as lost:
             if exc is None:
                 raise NotOwned(
-                    f"{lost}: lock {self.name!r} was lost before its "
-                    "with block ended"
+                    f"{lost}: lock {self.name!r} was lost before its with block ended"
                 ) from lost
-            _note(exc, f"hiredlock: lock {self.name!r} was lost before the "
-                  f"with block ended ({lost})")
+            _note(
+                exc,
+                f"hiredlock: lock {self.name!r} was lost before the "
+                f"with block ended ({lost})",
+            )
         except Exception as failed:
             if exc is None:
                 raise
-            _note(exc, f"hiredlock: releasing lock {self.name!r} failed: "
-                  f"{failed}")
+            _note(exc, f"hiredlock: releasing lock {self.name!r} failed: {failed}")
 
     def __repr__(self) -> str:
-        state = (
-            f"held validity={self.validity:.3f}" if self.locked() else "unheld"
-        )
+        state = f"held validity={self.validity:.3f}" if self.locked() else "unheld"
         return (
             f"<{type(self).__module__}.{type(self).__qualname__} "
             f"name={self.name!r} ttl={self.ttl:g} {state}>"

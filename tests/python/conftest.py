@@ -134,7 +134,9 @@ def client(servers):
     return hiredlock.Client(servers.urls, retry_delay=0.01, retry_jitter=0.005)
 
 
-def run_python(code: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+def run_python(
+    code: str, *args: str, timeout: float = 60
+) -> subprocess.CompletedProcess:
     """Runs code in a fresh interpreter (the installed hiredlock)."""
     return subprocess.run(
         [sys.executable, "-c", code, *args],

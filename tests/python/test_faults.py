@@ -45,9 +45,8 @@ def test_three_of_five_killed_fails_fast_and_leaves_no_key(fresh5, name):
         assert re.search(rf"127\.0\.0\.1:{port}: connection refused", message)
     assert fresh5.count(name, alive=[4, 5]) == 0
     assert not lk.locked()
-    with pytest.raises(hiredlock.ConnectionError):
-        with c.lock(name, timeout=5):
-            pytest.fail("the block must not run")
+    with pytest.raises(hiredlock.ConnectionError), c.lock(name, timeout=5):
+        pytest.fail("the block must not run")
 
 
 def test_a_single_dead_master_is_a_connection_error(fresh5, name):
@@ -101,7 +100,7 @@ def test_release_without_quorum_keeps_the_lock_held_locally(fresh5, name):
     assert lk.locked()  # release can be retried; the key expires anyway
     for i in (1, 2, 3):
         fresh5.restart(i)  # without persistence: they come back empty
-    with pytest.raises(hiredlock.NotOwned, match="^not owned$"):
+    with pytest.raises(hiredlock.NotOwned, match=r"^not owned$"):
         lk.release()  # a quorum answered, and 3 of them hold no key of ours
     assert fresh5.count(name) == 0  # the 2 that had it deleted it
     assert not lk.locked()
@@ -110,7 +109,11 @@ def test_release_without_quorum_keeps_the_lock_held_locally(fresh5, name):
 def test_error_replies_are_a_lock_error_not_a_connection_error(fresh5, name):
     fresh5.redis(1).replicaof("127.0.0.1", fresh5.ports[1])  # read-only now
     c = hiredlock.Client(fresh5.urls[0])
-    with pytest.raises(hiredlock.LockError, match=r"^server error: 0 of 1 masters answered \(1 needed\); 127\.0\.0\.1:\d+: READONLY") as info:
+    with pytest.raises(
+        hiredlock.LockError,
+        match=r"^server error: 0 of 1 masters answered \(1 needed\); "
+        r"127\.0\.0\.1:\d+: READONLY",
+    ) as info:
         c.lock(name).acquire()
     assert not isinstance(info.value, hiredlock.ConnectionError)
     assert fresh5.count(name) == 0
@@ -127,11 +130,13 @@ def test_password_urls_and_a_wrong_password():
         with c.lock("auth:ok") as lk:
             assert s.values("auth:ok") == [lk.token.encode()] * 3
         bad = hiredlock.Client([u.replace("s3cret", "wrong") for u in s.urls])
-        with pytest.raises(hiredlock.ConnectionError, match="^authentication failed") as info:
+        with pytest.raises(
+            hiredlock.ConnectionError, match=r"^authentication failed"
+        ) as info:
             bad.lock("auth:bad").acquire()
         assert "wrong" not in str(info.value)
         nopass = hiredlock.Client([u.replace(":s3cret@", "") for u in s.urls])
-        with pytest.raises(hiredlock.ConnectionError, match="^authentication failed"):
+        with pytest.raises(hiredlock.ConnectionError, match=r"^authentication failed"):
             nopass.lock("auth:none").acquire()
     finally:
         s.stop()

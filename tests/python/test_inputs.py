@@ -110,13 +110,19 @@ def test_a_timeout_with_blocking_false(c):
 
 def test_unknown_and_surplus_arguments(c):
     lk = c.lock("n")
-    with pytest.raises(TypeError, match=r"acquire\(\) got an unexpected keyword argument 'wait'"):
+    with pytest.raises(
+        TypeError, match=r"acquire\(\) got an unexpected keyword argument 'wait'"
+    ):
         lk.acquire(wait=1)
     with pytest.raises(TypeError, match=r"acquire\(\) takes at most 2 positional"):
         lk.acquire(True, 1, 2)
-    with pytest.raises(TypeError, match=r"acquire\(\) got multiple values for argument 'blocking'"):
+    with pytest.raises(
+        TypeError, match=r"acquire\(\) got multiple values for argument 'blocking'"
+    ):
         lk.acquire(True, blocking=True)
-    with pytest.raises(TypeError, match=r"extend\(\) got an unexpected keyword argument 'seconds'"):
+    with pytest.raises(
+        TypeError, match=r"extend\(\) got an unexpected keyword argument 'seconds'"
+    ):
         lk.extend(seconds=1)
     with pytest.raises(TypeError, match="release"):
         lk.release(1)
@@ -131,7 +137,9 @@ def test_unknown_and_surplus_arguments(c):
 
 
 def test_lock_needs_a_client():
-    with pytest.raises(TypeError, match=r"^client must be a hiredlock\.Client, not str$"):
+    with pytest.raises(
+        TypeError, match=r"^client must be a hiredlock\.Client, not str$"
+    ):
         hiredlock.Lock("redis://x", "n")
 
 
@@ -150,7 +158,7 @@ def test_lock_needs_a_client():
     ],
 )
 def test_bad_urls(urls, pattern):
-    with pytest.raises(ValueError, match="^invalid argument: .*" + pattern):
+    with pytest.raises(ValueError, match=r"^invalid argument: .*" + pattern):
         hiredlock.Client(urls)
 
 
@@ -182,15 +190,23 @@ def test_urls_of_a_wrong_type(urls, pattern):
     ],
 )
 def test_bad_client_options(option, value, pattern):
-    with pytest.raises(ValueError, match="^invalid argument: " + pattern):
+    with pytest.raises(ValueError, match=r"^invalid argument: " + pattern):
         hiredlock.Client(URL, **{option: value})
 
 
 @pytest.mark.parametrize(
     "option, value, pattern",
     [
-        ("timeout", "1", r"^timeout must be a number of seconds \(int or float\), not str"),
-        ("drift_factor", None, r"^drift_factor must be a number \(int or float\), not NoneType"),
+        (
+            "timeout",
+            "1",
+            r"^timeout must be a number of seconds \(int or float\), not str",
+        ),
+        (
+            "drift_factor",
+            None,
+            r"^drift_factor must be a number \(int or float\), not NoneType",
+        ),
         ("key_prefix", 1, r"^key_prefix must be str or bytes, not int"),
     ],
 )
@@ -200,5 +216,5 @@ def test_client_options_of_a_wrong_type(option, value, pattern):
 
 
 def test_set_default_client_checks_its_argument():
-    with pytest.raises(TypeError, match="client must be a hiredlock.Client or None"):
+    with pytest.raises(TypeError, match=r"^client must be a hiredlock\.Client or None"):
         hiredlock.set_default_client("redis://x")

@@ -44,7 +44,7 @@ def test_release_deletes_the_key_everywhere(servers, client, name):
     lk.release()
     assert servers.count(name) == 0
     assert not lk.locked() and lk.validity == 0.0
-    with pytest.raises(hiredlock.NotOwned, match="^not held$"):
+    with pytest.raises(hiredlock.NotOwned, match=r"^not held$"):
         lk.release()
 
 
@@ -63,7 +63,7 @@ def test_release_of_a_lock_taken_over_is_refused_and_leaves_it(servers, client, 
     assert lk.acquire()
     for i in range(1, servers.n + 1):  # it expired and someone else took it
         servers.redis(i).set(name, "someone-else", px=10000)
-    with pytest.raises(hiredlock.NotOwned, match="^not owned$"):
+    with pytest.raises(hiredlock.NotOwned, match=r"^not owned$"):
         lk.release()
     assert servers.values(name) == [b"someone-else"] * servers.n
     assert not lk.locked()
@@ -95,10 +95,10 @@ def test_extend_after_expiry_is_refused(servers, client, name):
     assert lk.acquire()
     time.sleep(0.3)
     assert not lk.locked() and lk.validity == 0.0
-    with pytest.raises(hiredlock.NotOwned, match="^not owned$"):
+    with pytest.raises(hiredlock.NotOwned, match=r"^not owned$"):
         lk.extend()
     assert servers.count(name) == 0
-    with pytest.raises(hiredlock.NotOwned, match="^not held$"):
+    with pytest.raises(hiredlock.NotOwned, match=r"^not held$"):
         lk.extend()
 
 
@@ -127,35 +127,34 @@ def test_with_block_raises_not_acquired_in_time(client, name):
     holder = client.lock(name)
     assert holder.acquire()
     start = time.monotonic()
-    with pytest.raises(hiredlock.NotAcquired, match="timeout") as info:
-        with client.lock(name, timeout=0.2):
-            pytest.fail("the block must not run")
+    with (
+        pytest.raises(hiredlock.NotAcquired, match="timeout") as info,
+        client.lock(name, timeout=0.2),
+    ):
+        pytest.fail("the block must not run")
     assert 0.19 <= time.monotonic() - start < 0.7
     assert isinstance(info.value, TimeoutError)
     assert isinstance(info.value, hiredlock.LockError)
-    with pytest.raises(hiredlock.NotAcquired):
-        with client.lock(name, blocking=False):
-            pytest.fail("the block must not run")
+    with pytest.raises(hiredlock.NotAcquired), client.lock(name, blocking=False):
+        pytest.fail("the block must not run")
     holder.release()
 
 
 def test_leaving_a_with_block_whose_lock_was_lost_raises_not_owned(
     servers, client, name
 ):
-    with pytest.raises(hiredlock.NotOwned, match="lost") as info:
-        with client.lock(name):
-            for i in range(1, servers.n + 1):
-                servers.redis(i).delete(name)
+    with pytest.raises(hiredlock.NotOwned, match="lost") as info, client.lock(name):
+        for i in range(1, servers.n + 1):
+            servers.redis(i).delete(name)
     assert isinstance(info.value.__cause__, hiredlock.NotOwned)
     assert str(info.value.__cause__) == "not owned"
 
 
 def test_a_lost_lock_never_masks_the_blocks_own_exception(servers, client, name):
-    with pytest.raises(KeyError) as info:
-        with client.lock(name):
-            for i in range(1, servers.n + 1):
-                servers.redis(i).delete(name)
-            raise KeyError("mine")
+    with pytest.raises(KeyError) as info, client.lock(name):
+        for i in range(1, servers.n + 1):
+            servers.redis(i).delete(name)
+        raise KeyError("mine")
     assert info.value.args == ("mine",)
     notes = getattr(info.value, "__notes__", [])
     assert any("was lost" in note for note in notes) or not hasattr(
@@ -164,9 +163,8 @@ def test_a_lost_lock_never_masks_the_blocks_own_exception(servers, client, name)
 
 
 def test_a_with_block_that_raises_still_releases(servers, client, name):
-    with pytest.raises(RuntimeError):
-        with client.lock(name):
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), client.lock(name):
+        raise RuntimeError("boom")
     assert servers.count(name) == 0
 
 

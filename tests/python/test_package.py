@@ -34,8 +34,14 @@ def test_exception_hierarchy():
     assert issubclass(hiredlock.ConnectionError, hiredlock.LockError)
     assert issubclass(hiredlock.ConnectionError, builtins.ConnectionError)
     assert hiredlock.ConnectionError is not builtins.ConnectionError
-    for cls in (hiredlock.LockError, hiredlock.NotAcquired, hiredlock.NotOwned,
-                hiredlock.ConnectionError, hiredlock.Client, hiredlock.Lock):
+    for cls in (
+        hiredlock.LockError,
+        hiredlock.NotAcquired,
+        hiredlock.NotOwned,
+        hiredlock.ConnectionError,
+        hiredlock.Client,
+        hiredlock.Lock,
+    ):
         assert cls.__module__ == "hiredlock"
 
 
@@ -43,16 +49,29 @@ def test_stubs_and_py_typed_are_installed():
     package = Path(hiredlock.__file__).parent
     assert (package / "py.typed").is_file()
     stub = (package / "_core.pyi").read_text()
-    for name in ("class Client", "class Lock", "def acquire", "def release",
-                 "def extend", "def locked", "def validity", "def token"):
+    for name in (
+        "class Client",
+        "class Lock",
+        "def acquire",
+        "def release",
+        "def extend",
+        "def locked",
+        "def validity",
+        "def token",
+    ):
         assert name in stub
 
 
 def test_acquire_has_threading_locks_signature():
     doc = inspect.getdoc(_core.Lock.acquire)
     assert doc.startswith("acquire(blocking=True, timeout=-1) -> bool")
-    for public in (hiredlock.lock, hiredlock.synchronized, hiredlock.Client.lock,
-                   hiredlock.Client.synchronized, hiredlock.default_client):
+    for public in (
+        hiredlock.lock,
+        hiredlock.synchronized,
+        hiredlock.Client.lock,
+        hiredlock.Client.synchronized,
+        hiredlock.default_client,
+    ):
         assert inspect.getdoc(public)
 
 

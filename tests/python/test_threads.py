@@ -111,7 +111,7 @@ def test_release_from_another_thread_during_an_acquire_is_not_held(client, name)
     t = threading.Thread(target=lambda: results.append(lk.acquire(timeout=0.5)))
     t.start()
     time.sleep(0.1)
-    with pytest.raises(hiredlock.NotOwned, match="^not held$"):
+    with pytest.raises(hiredlock.NotOwned, match=r"^not held$"):
         lk.release()  # the other thread is acquiring: nothing is held yet
     assert not lk.locked() and lk.validity == 0.0
     t.join()

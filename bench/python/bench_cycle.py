@@ -8,7 +8,7 @@ servers.
 Runs itself under `tests/fixtures/redis-fixture run -n 5` when no fixture is
 set. Every case is one client doing back-to-back uncontended cycles (acquire
 without waiting, then release) on a key of its own. Cases are interleaved
-repetition by repetition, in a rotating order, so drift in the machine hits
+repetition by repetition, in a shuffled order, so drift in the machine hits
 them alike; rates are the medians of the repetitions, and each ratio is the
 median of the per-repetition ratios. Needs `pip install redis pottery
 python-redis-lock` (benchmark only, never a dependency of hiredlock) and a
@@ -32,6 +32,7 @@ import argparse
 import functools
 import json
 import os
+import random
 import shlex
 import statistics
 import subprocess
@@ -184,6 +185,9 @@ def main() -> None:
     )
     parser.add_argument("--reps", type=int, default=15)
     parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument(
+        "--cases", help="comma-separated subset of the cases (default: all)"
+    )
     args = parser.parse_args()
     if "HRL_FIXTURE_URLS" not in os.environ:
         os.execv(
@@ -202,13 +206,19 @@ def main() -> None:
     urls = os.environ["HRL_FIXTURE_URLS"].split(",")
     build_raw_loop()
     cases, raw = make_cases(urls)
+    if args.cases:
+        unknown = set(args.cases.split(",")) - set(cases)
+        if unknown:
+            sys.exit(f"bench: unknown cases {sorted(unknown)}; known: {list(cases)}")
+        cases = {n: run for n, run in cases.items() if n in args.cases.split(",")}
     names = list(cases)
     for run in cases.values():  # warm-up: connections, scripts, caches
         run(0.2)
     rates: dict[str, list[float]] = {n: [] for n in names}
     cpus: dict[str, list[float]] = {n: [] for n in names}
+    shuffler = random.Random(42)
     for rep in range(args.reps):
-        order = names[rep % len(names) :] + names[: rep % len(names)]
+        order = shuffler.sample(names, len(names))
         for n in order:
             rate, cpu = cases[n](args.seconds)
             rates[n].append(rate)
@@ -227,6 +237,8 @@ def main() -> None:
     print()
     ratios = {}
     for label, num, den, target in RATIOS:
+        if num not in rates or den not in rates:
+            continue
         ratio = statistics.median(a / b for a, b in zip(rates[num], rates[den]))
         ratios[label] = ratio
         print(f"{label:<34}{ratio:>7.3f}  {('target ' + target) if target else ''}")

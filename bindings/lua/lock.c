@@ -9,6 +9,27 @@
 
 static const char *const acquire_options[] = {"ttl", "timeout", NULL};
 
+/* Ctrl-C in the standalone interpreters (lua, luajit) installs a hook from
+ * the signal handler, to raise "interrupted!" at the next instruction. A
+ * wait that sees a hook appear stops (the core checks at least every 50 ms
+ * and leaves no key behind), so the interrupt is not held up for the
+ * caller's whole timeout. */
+typedef struct wait_ctx {
+  lua_State *L;
+  lua_Hook hook;
+} wait_ctx;
+
+static bool hook_installed(void *ud) {
+  const wait_ctx *w = ud;
+  return lua_gethook(w->L) != w->hook;
+}
+
+static hrl_status acquire_interruptible(lua_State *L, hrl_lock *lock,
+                                        int64_t wait_ms) {
+  wait_ctx w = {L, lua_gethook(L)};
+  return hrl_lock_acquire_cancellable(lock, wait_ms, hook_installed, &w);
+}
+
 hrlua_lock *hrlua_check_lock(lua_State *L, int idx) {
   hrlua_lock *lk = luaL_checkudata(L, idx, HRLUA_LOCK_MT);
   if (lk->lock == NULL) {
@@ -69,7 +90,7 @@ static int client_acquire(lua_State *L) {
   read_acquire_options(L, 3, &ttl_ms, &wait_ms);
   lua_settop(L, 3);
   hrlua_lock *lk = hrlua_push_lock(L, 1, 2, name, len, ttl_ms);
-  hrl_status st = hrl_lock_acquire(lk->lock, wait_ms);
+  hrl_status st = acquire_interruptible(L, lk->lock, wait_ms);
   if (st != HRL_OK) {
     return hrlua_push_status(L, st, hrl_lock_error(lk->lock));
   }
@@ -97,7 +118,7 @@ static int lock_acquire(lua_State *L) {
   hrlua_lock *lk = hrlua_check_lock_io(L, 1);
   int64_t wait_ms = hrlua_check_seconds(L, 2, "timeout", 0, HRL_TTL_MAX_MS,
                                         HRLUA_DEFAULT_WAIT_MS);
-  hrl_status st = hrl_lock_acquire(lk->lock, wait_ms);
+  hrl_status st = acquire_interruptible(L, lk->lock, wait_ms);
   return hrlua_push_status(L, st, hrl_lock_error(lk->lock));
 }
 

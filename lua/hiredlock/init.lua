@@ -139,7 +139,11 @@ end
 
 function Lock:__tostring()
   local handle = self._handle
-  if handle:held() then
+  local ok, held = pcall(handle.held, handle)
+  if not ok then -- finalized: only reachable through another finalizer
+    return ("hiredlock.lock %q (closed)"):format(self.name)
+  end
+  if held then
     return ("hiredlock.lock %q (held, %.3f s left)"):format(self.name,
       handle:validity())
   end

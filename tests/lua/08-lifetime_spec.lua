@@ -106,6 +106,7 @@ describe("handle lifetimes", function()
       raises("the lock was closed (finalized)", call)
     end
     assert.equals("hiredlock.core.lock (closed)", tostring(handle))
+    assert.equals('hiredlock.lock "life:gc" (closed)', tostring(lock))
     fx:cmd(1, "DEL", "life:gc")
   end)
 

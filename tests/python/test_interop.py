@@ -7,6 +7,7 @@ import redis
 from redis.exceptions import LockNotOwnedError
 
 import hiredlock
+from conftest import TOLERANT
 
 
 @pytest.fixture
@@ -16,7 +17,7 @@ def r(servers1):
 
 @pytest.fixture
 def c(servers1):
-    return hiredlock.Client(servers1.urls[0])
+    return hiredlock.Client(servers1.urls[0], **TOLERANT)
 
 
 def test_a_redis_py_lock_excludes_hiredlock(r, c, name):

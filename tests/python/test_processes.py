@@ -13,7 +13,8 @@ COUNTER_WORKER = r"""
 import sys, hiredlock, redis
 urls, name, counter_socket = sys.argv[1].split(","), sys.argv[2], sys.argv[3]
 rounds = int(sys.argv[4])
-client = hiredlock.Client(urls, retry_delay=0.002, retry_jitter=0.002)
+client = hiredlock.Client(urls, connect_timeout=1, timeout=0.5,
+                          retry_delay=0.002, retry_jitter=0.002)
 counter = redis.Redis(unix_socket_path=counter_socket)
 lock = client.lock(name, ttl=10)
 for _ in range(rounds):

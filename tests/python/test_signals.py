@@ -9,7 +9,8 @@ from conftest import run_python
 INTERRUPTED = r"""
 import json, os, signal, sys, threading, time, hiredlock
 urls, name, where = sys.argv[1].split(","), sys.argv[2], sys.argv[3]
-client = hiredlock.Client(urls, retry_delay=0.5, retry_jitter=0.1)
+client = hiredlock.Client(urls, connect_timeout=1, timeout=0.5,
+                          retry_delay=0.5, retry_jitter=0.1)
 holder = client.lock(name, ttl=30)
 assert holder.acquire()
 # The same object (its gate) or another object (the core's retry loop).

@@ -9,6 +9,9 @@ import time
 import pytest
 
 import hiredlock
+from conftest import TOLERANT
+
+fast_retries = {**TOLERANT, "retry_delay": 0.002, "retry_jitter": 0.002}
 
 
 def run_threads(n, target):
@@ -30,7 +33,7 @@ def run_threads(n, target):
 
 
 def test_sixteen_threads_on_one_client_never_hold_at_once(servers, name):
-    c = hiredlock.Client(servers.urls, retry_delay=0.002, retry_jitter=0.002)
+    c = hiredlock.Client(servers.urls, **fast_retries)
     guard = threading.Lock()
     inside = []
     max_inside = [0]
@@ -52,7 +55,7 @@ def test_sixteen_threads_on_one_client_never_hold_at_once(servers, name):
 
 
 def test_threads_sharing_one_lock_object_take_turns(servers, name):
-    c = hiredlock.Client(servers.urls, retry_delay=0.002, retry_jitter=0.002)
+    c = hiredlock.Client(servers.urls, **fast_retries)
     lk = c.lock(name, ttl=10)
     counter = {"value": 0, "max": 0, "inside": 0}
 

@@ -19,7 +19,7 @@ sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"),
     echo "python: installing ${missing[*]}"
     quiet "${pip[@]}" "${missing[@]}" || return 1
   fi
-  quiet "${pip[@]}" . || return 1
+  HIREDLOCK_WERROR=1 quiet "${pip[@]}" . || return 1
   run_dir=$(mktemp -d)
   (cd "$run_dir" && python3 -m pytest -p no:cacheprovider -q "$root/tests/python")
   rc=$?

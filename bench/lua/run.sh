@@ -10,7 +10,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" --target bench_cycle >/dev/null
 for abi in 5.1 5.4; do
   luarocks --lua-version "$abi" --tree "build-lua/$abi" make \
-    hiredlock-0.1.0-1.rockspec >/dev/null
+    "$(echo hiredlock-*.rockspec)" >/dev/null
 done
 rm -f bindings/lua/*.o core/src/*.o hiredlock/core.so
 rmdir hiredlock 2>/dev/null || true

@@ -20,9 +20,10 @@ tree=$PWD/build-lua/$abi
 cflags="-O2 -fPIC -std=c11 -Wall -Wextra -Werror -Wshadow"
 cflags+=" -Wstrict-prototypes -Wmissing-prototypes"
 
+rockspec=$(echo hiredlock-*.rockspec)
 # luarocks is noisy: show its output only when it fails.
-if ! out=$(luarocks --lua-version "$abi" --tree "$tree" make \
-    hiredlock-0.1.0-1.rockspec CFLAGS="$cflags" 2>&1); then
+if ! out=$(luarocks --lua-version "$abi" --tree "$tree" make "$rockspec" \
+    CFLAGS="$cflags" 2>&1); then
   echo "$out"
   echo "run.sh: luarocks make failed for Lua $abi" >&2
   exit 1

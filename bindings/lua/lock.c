@@ -10,24 +10,28 @@
 static const char *const acquire_options[] = {"ttl", "timeout", NULL};
 
 /* Ctrl-C in the standalone interpreters (lua, luajit) installs a hook from
- * the signal handler, to raise "interrupted!" at the next instruction. A
- * wait that sees a hook appear stops (the core checks at least every 50 ms
+ * the signal handler, to raise "interrupted!" at the next instruction: on
+ * calls, returns and every instruction (count 1). A wait that sees such a
+ * hook appear stops with "cancelled" (the core checks at least every 50 ms
  * and leaves no key behind), so the interrupt is not held up for the
- * caller's whole timeout. */
+ * caller's whole timeout. Other hooks (a sampling profiler's) do not stop
+ * it. */
 typedef struct wait_ctx {
   lua_State *L;
   lua_Hook hook;
 } wait_ctx;
 
-static bool hook_installed(void *ud) {
+static bool interrupted(void *ud) {
   const wait_ctx *w = ud;
-  return lua_gethook(w->L) != w->hook;
+  const int mask = LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT;
+  return lua_gethook(w->L) != w->hook &&
+         (lua_gethookmask(w->L) & mask) == mask && lua_gethookcount(w->L) == 1;
 }
 
 static hrl_status acquire_interruptible(lua_State *L, hrl_lock *lock,
                                         int64_t wait_ms) {
   wait_ctx w = {L, lua_gethook(L)};
-  return hrl_lock_acquire_cancellable(lock, wait_ms, hook_installed, &w);
+  return hrl_lock_acquire_cancellable(lock, wait_ms, interrupted, &w);
 }
 
 hrlua_lock *hrlua_check_lock(lua_State *L, int idx) {

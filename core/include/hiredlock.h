@@ -152,6 +152,22 @@ HRL_API size_t hrl_client_quorum(const hrl_client *client);
  */
 HRL_API const char *hrl_client_master_label(const hrl_client *client, size_t i);
 
+/** Where master i is, for transports that open their own connections. */
+typedef struct hrl_master_info {
+  const char *host; /**< TCP host (IPv6 without brackets), NULL for unix */
+  int port;         /**< TCP port, 0 for unix */
+  const char *path; /**< unix socket path, NULL for TCP */
+  long db;          /**< database selected by the handshake (0: none) */
+} hrl_master_info;
+
+/**
+ * Fills *out for master i; false when i is out of range. The strings live
+ * as long as the client. Credentials are not exposed: the handshake bytes
+ * (hrl_proto_handshake) carry them.
+ */
+HRL_API bool hrl_client_master_info(const hrl_client *client, size_t i,
+                                    hrl_master_info *out);
+
 /**
  * Call in the child after fork() when another thread of the parent may have
  * been inside the client at the time: resets the client's mutex and drops

@@ -224,6 +224,19 @@ const char *hrl_client_master_label(const hrl_client *c, size_t i) {
   return i < c->n ? c->masters[i].ep.label : NULL;
 }
 
+bool hrl_client_master_info(const hrl_client *c, size_t i,
+                            hrl_master_info *out) {
+  if (i >= c->n) {
+    return false;
+  }
+  const hrl_endpoint *ep = &c->masters[i].ep;
+  out->host = ep->is_unix ? NULL : ep->host;
+  out->port = ep->is_unix ? 0 : ep->port;
+  out->path = ep->is_unix ? ep->path : NULL;
+  out->db = ep->db;
+  return true;
+}
+
 void hrl_client_after_fork(hrl_client *c) {
   /* Only the forking thread exists in the child: re-creating the mutex is
    * safe, and the parent's sockets are closed here, never written to. */

@@ -220,6 +220,15 @@ static void test_client_config(void) {
   CHECK_INT(hrl_client_quorum(c), 3);
   CHECK_STR(hrl_client_master_label(c, 3), "/tmp/a.sock");
   CHECK(hrl_client_master_label(c, 5) == NULL);
+  hrl_master_info info;
+  CHECK(hrl_client_master_info(c, 1, &info));
+  CHECK_STR(info.host, "127.0.0.1");
+  CHECK_INT(info.port, 2);
+  CHECK(info.path == NULL);
+  CHECK(hrl_client_master_info(c, 4, &info));
+  CHECK(info.host == NULL && info.port == 0);
+  CHECK_STR(info.path, "/tmp/b.sock");
+  CHECK(!hrl_client_master_info(c, 5, &info));
   hrl_client_free(c);
   hrl_client_free(NULL);
 }

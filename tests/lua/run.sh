@@ -17,21 +17,7 @@ case $interp in
   *) echo "run.sh: unknown interpreter '$interp'" >&2; exit 2 ;;
 esac
 tree=$PWD/build-lua/$abi
-cflags="-O2 -fPIC -std=c11 -Wall -Wextra -Werror -Wshadow"
-cflags+=" -Wstrict-prototypes -Wmissing-prototypes"
-
-rockspec=$(echo hiredlock-*.rockspec)
-# luarocks is noisy: show its output only when it fails.
-if ! out=$(luarocks --lua-version "$abi" --tree "$tree" make "$rockspec" \
-    CFLAGS="$cflags" 2>&1); then
-  echo "$out"
-  echo "run.sh: luarocks make failed for Lua $abi" >&2
-  exit 1
-fi
-# luarocks builds in the source tree; keep the checkout clean.
-rm -f bindings/lua/*.o core/src/*.o hiredlock/core.so
-rmdir hiredlock 2>/dev/null || true
-echo "installed: $(luarocks --lua-version "$abi" --tree "$tree" list --porcelain hiredlock)"
+tests/lua/build-rock.sh "$abi"
 
 lpath="$tree/share/lua/$abi/?.lua;$tree/share/lua/$abi/?/init.lua;;"
 cpath="$tree/lib/lua/$abi/?.so;;"

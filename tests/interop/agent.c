@@ -1,0 +1,96 @@
+/* A lock holder the interop tests drive over stdin/stdout, one command per
+ * line, one answer per line; the C twin of agent.lua (same protocol). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hiredlock.h"
+
+/* Decodes hex text in place; returns the byte count. */
+static size_t unhex(char *s) {
+  size_t n = 0;
+  for (size_t i = 0; s[i] != '\0' && s[i + 1] != '\0'; i += 2) {
+    unsigned v = 0;
+    sscanf(s + i, "%2x", &v);
+    s[n++] = (char)v;
+  }
+  return n;
+}
+
+static void reply(hrl_status st, hrl_lock *lk, const char *ok_extra) {
+  if (st == HRL_OK) {
+    printf("ok%s%s\n", ok_extra ? " " : "", ok_extra ? ok_extra : "");
+  } else {
+    char msg[HRL_DETAIL_MAX + 64];
+    printf("err %s\n",
+           hrl_format_error(st, lk ? hrl_lock_error(lk) : "", msg, sizeof msg));
+  }
+  fflush(stdout);
+}
+
+int main(void) {
+  hrl_client *client = NULL;
+  hrl_lock *lock = NULL;
+  char line[8192];
+  while (fgets(line, sizeof line, stdin) != NULL) {
+    line[strcspn(line, "\n")] = '\0';
+    char *save = NULL;
+    char *cmd = strtok_r(line, " ", &save);
+    char *a = strtok_r(NULL, " ", &save);
+    char *b = strtok_r(NULL, " ", &save);
+    char *c = strtok_r(NULL, " ", &save);
+    if (cmd == NULL) {
+      continue;
+    }
+    if (strcmp(cmd, "new") == 0 && a != NULL && b != NULL) {
+      const char *urls[HRL_MASTERS_MAX];
+      size_t n = 0;
+      for (char *u = strtok_r(b, ",", &save); u && n < HRL_MASTERS_MAX;
+           u = strtok_r(NULL, ",", &save)) {
+        urls[n++] = strdup(u);
+      }
+      hrl_options o;
+      hrl_options_init(&o);
+      size_t plen = strcmp(a, "-") == 0 ? 0 : unhex(a);
+      o.key_prefix = a;
+      o.key_prefix_len = plen;
+      char detail[HRL_DETAIL_MAX];
+      hrl_status st =
+          hrl_client_new(urls, n, &o, &client, detail, sizeof detail);
+      for (size_t i = 0; i < n; i++) {
+        free((void *)urls[i]);
+      }
+      if (st != HRL_OK) {
+        printf("err %s\n", detail);
+        fflush(stdout);
+        continue;
+      }
+      reply(st, NULL, NULL);
+    } else if (strcmp(cmd, "acquire") == 0 && a && b && c) {
+      hrl_lock_free(lock);
+      lock = NULL;
+      size_t len = unhex(a);
+      char detail[HRL_DETAIL_MAX];
+      hrl_status st =
+          hrl_lock_new(client, a, len, (uint32_t)(atof(b) * 1000 + 0.5), &lock,
+                       detail, sizeof detail);
+      if (st == HRL_OK) {
+        st = hrl_lock_acquire(lock, (int64_t)(atof(c) * 1000 + 0.5));
+      }
+      reply(st, lock, st == HRL_OK ? hrl_lock_token(lock) : NULL);
+    } else if (strcmp(cmd, "release") == 0 && lock) {
+      reply(hrl_lock_release(lock), lock, NULL);
+    } else if (strcmp(cmd, "extend") == 0 && lock && a) {
+      reply(hrl_lock_extend(lock, (uint32_t)(atof(a) * 1000 + 0.5)), lock,
+            NULL);
+    } else if (strcmp(cmd, "quit") == 0) {
+      break;
+    } else {
+      printf("err unknown command %s\n", cmd);
+      fflush(stdout);
+    }
+  }
+  hrl_lock_free(lock);
+  hrl_client_free(client);
+  return 0;
+}

@@ -1,0 +1,56 @@
+-- A lock holder the interop tests drive over stdin/stdout, one command per
+-- line, one answer per line (tests/interop/README.md has the protocol).
+-- Names and prefixes travel hex-encoded so any bytes get through.
+local hiredlock = require "hiredlock"
+
+local function unhex(s)
+  return (s:gsub("..", function(h) return string.char(tonumber(h, 16)) end))
+end
+
+local function split(line)
+  local words = {}
+  for w in line:gmatch("%S+") do
+    words[#words + 1] = w
+  end
+  return words
+end
+
+local client, lock
+io.stdout:setvbuf("line")
+for line in io.lines() do
+  local w = split(line)
+  local cmd = w[1]
+  local ok, a, b = pcall(function()
+    if cmd == "new" then
+      local urls = {}
+      for u in w[3]:gmatch("[^,]+") do
+        urls[#urls + 1] = u
+      end
+      local prefix = w[2] == "-" and "" or unhex(w[2])
+      client = hiredlock.new(urls, { key_prefix = prefix })
+      return true
+    elseif cmd == "acquire" then
+      local l, err = client:acquire(unhex(w[2]), {
+        ttl = tonumber(w[3]), timeout = tonumber(w[4]) })
+      if l then
+        lock = l
+        return true, l.token
+      end
+      return nil, err
+    elseif cmd == "release" then
+      return lock:release()
+    elseif cmd == "extend" then
+      return lock:extend(tonumber(w[2]))
+    elseif cmd == "quit" then
+      os.exit(0)
+    end
+    return nil, "unknown command " .. tostring(cmd)
+  end)
+  if not ok then
+    io.write("raise ", tostring(a):gsub("\n", " "), "\n")
+  elseif a then
+    io.write("ok", b and (" " .. b) or "", "\n")
+  else
+    io.write("err ", tostring(b), "\n")
+  end
+end

@@ -1,0 +1,176 @@
+"""Agents for the cross-runtime tests: one lock holder per runtime, all
+driven the same way, so every test runs over every pair of runtimes.
+
+Python runs in this process; C (build/tests/interop/interop_agent) and Lua
+(tests/interop/agent.lua under LuaJIT and Lua 5.4, with the rock from
+build-lua/<abi>) run as child processes speaking a line protocol:
+  new <prefix-hex> <url,url,...>      -> ok
+  acquire <name-hex> <ttl> <timeout>  -> ok <token> | err <message>
+  release | extend <ttl>              -> ok | err <message>
+Redis comes from the shared launcher through tests/python's Servers.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+_spec = importlib.util.spec_from_file_location(
+    "hrl_python_fixtures", REPO / "tests" / "python" / "conftest.py"
+)
+fixtures = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fixtures)
+Servers = fixtures.Servers
+
+
+class PythonAgent:
+    """The Python runtime, answering like the child agents do."""
+
+    runtime = "python"
+
+    def __init__(self) -> None:
+        self.client = None
+        self.lock = None
+
+    def new(self, urls: list[str], prefix: bytes = b"") -> str:
+        import hiredlock
+
+        self.client = hiredlock.Client(urls, key_prefix=prefix)
+        return "ok"
+
+    def acquire(self, name: bytes, ttl: float, timeout: float) -> str:
+        import hiredlock
+
+        self.lock = self.client.lock(name, ttl=ttl)
+        try:
+            if timeout == 0:
+                got = self.lock.acquire(blocking=False)
+            else:
+                got = self.lock.acquire(timeout=timeout)
+        except hiredlock.LockError as exc:
+            return f"err {exc}"
+        return f"ok {self.lock.token}" if got else "err timeout"
+
+    def release(self) -> str:
+        import hiredlock
+
+        try:
+            self.lock.release()
+        except hiredlock.LockError as exc:
+            return f"err {exc}"
+        return "ok"
+
+    def extend(self, ttl: float) -> str:
+        import hiredlock
+
+        try:
+            self.lock.extend(ttl)
+        except hiredlock.LockError as exc:
+            return f"err {exc}"
+        return "ok"
+
+    def close(self) -> None:
+        pass
+
+
+class ProcessAgent:
+    """A C or Lua holder in a child process."""
+
+    def __init__(self, runtime: str, argv: list[str], env: dict) -> None:
+        self.runtime = runtime
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **env},
+            cwd="/",
+        )
+
+    def _ask(self, line: str) -> str:
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        answer = self.proc.stdout.readline().rstrip("\n")
+        assert answer, f"{self.runtime} agent died on {line!r}"
+        return answer
+
+    def new(self, urls: list[str], prefix: bytes = b"") -> str:
+        return self._ask(f"new {prefix.hex() or '-'} {','.join(urls)}")
+
+    def acquire(self, name: bytes, ttl: float, timeout: float) -> str:
+        return self._ask(f"acquire {name.hex()} {ttl} {timeout}")
+
+    def release(self) -> str:
+        return self._ask("release")
+
+    def extend(self, ttl: float) -> str:
+        return self._ask(f"extend {ttl}")
+
+    def close(self) -> None:
+        try:
+            self._ask("quit")
+        except (AssertionError, BrokenPipeError):
+            pass
+        self.proc.wait(timeout=10)
+
+
+def lua_env(abi: str) -> dict:
+    tree = REPO / "build-lua" / abi
+    path = f"{tree}/share/lua/{abi}/?.lua;{tree}/share/lua/{abi}/?/init.lua;;"
+    cpath = f"{tree}/lib/lua/{abi}/?.so;;"
+    env = {"LUA_PATH": path, "LUA_CPATH": cpath}
+    if abi == "5.4":
+        env.update(LUA_PATH_5_4=path, LUA_CPATH_5_4=cpath)
+    return env
+
+
+RUNTIMES = ["python", "c", "luajit", "lua5.4"]
+
+
+def make_agent(runtime: str):
+    if runtime == "python":
+        return PythonAgent()
+    if runtime == "c":
+        agent = os.environ.get(
+            "HRL_INTEROP_AGENT", str(REPO / "build/tests/interop/interop_agent")
+        )
+        return ProcessAgent("c", [agent], {})
+    abi = "5.4" if runtime == "lua5.4" else "5.1"
+    script = str(REPO / "tests" / "interop" / "agent.lua")
+    return ProcessAgent(runtime, [runtime, script], lua_env(abi))
+
+
+@pytest.fixture(scope="session")
+def servers():
+    s = Servers(1)
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="session")
+def servers3():
+    s = Servers(3)
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def agents():
+    """make(runtime, urls, prefix) -> a connected agent; all closed after."""
+    made = []
+
+    def make(runtime: str, urls: list[str], prefix: bytes = b""):
+        agent = make_agent(runtime)
+        made.append(agent)
+        assert agent.new(urls, prefix) == "ok"
+        return agent
+
+    yield make
+    for agent in made:
+        agent.close()

@@ -1,0 +1,138 @@
+"""One lock, four runtimes: Python, C, LuaJIT and Lua 5.4 exclude each other,
+cannot release or extend each other's locks, write byte-identical keys,
+tokens and scripts, and say the same thing when they fail."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import time
+import uuid
+
+import pytest
+from conftest import RUNTIMES
+
+PAIRS = list(itertools.permutations(RUNTIMES, 2))
+TOKEN = re.compile(r"^[0-9a-f]{32}$")
+RELEASE_SHA = "b70c2384248f88e6b75b9f89241a180f856ad852"
+EXTEND_SHA = "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10"
+
+
+def fresh_name() -> bytes:
+    return f"interop:{uuid.uuid4().hex[:12]}".encode()
+
+
+def token_of(answer: str) -> str:
+    verdict, _, token = answer.partition(" ")
+    assert verdict == "ok", answer
+    assert TOKEN.match(token), answer
+    return token
+
+
+@pytest.mark.parametrize("holder,other", PAIRS, ids=[f"{a}-{b}" for a, b in PAIRS])
+def test_a_holder_excludes_the_other_runtime(agents, servers, holder, other):
+    name = fresh_name()
+    a = agents(holder, servers.urls)
+    b = agents(other, servers.urls)
+    token_a = token_of(a.acquire(name, 10, 0))
+    assert servers.get(1, name) == token_a.encode()
+    assert b.acquire(name, 10, 0) == "err timeout"
+    assert b.acquire(name, 10, 0.3) == "err timeout"  # retries, still held
+    assert a.release() == "ok"
+    assert servers.get(1, name) is None
+    token_b = token_of(b.acquire(name, 10, 0))
+    assert token_b != token_a
+    assert a.acquire(name, 10, 0) == "err timeout"
+    assert b.release() == "ok"
+
+
+@pytest.mark.parametrize("stale,taker", PAIRS, ids=[f"{a}-{b}" for a, b in PAIRS])
+def test_a_stale_holder_cannot_touch_the_new_holders_lock(
+    agents, servers, stale, taker
+):
+    name = fresh_name()
+    a = agents(stale, servers.urls)
+    b = agents(taker, servers.urls)
+    # The stale holder's lock expires and the other runtime takes it; the
+    # stale one still has its old token and tries to extend, then release.
+    for attempt in ("extend", "release"):
+        token_of(a.acquire(name, 0.2, 0))
+        time.sleep(0.35)
+        token_b = token_of(b.acquire(name, 10, 0))
+        if attempt == "extend":
+            assert a.extend(30) == "err not owned"
+            assert a.release() == "err not held"  # lost, so no I/O at all
+        else:
+            assert a.release() == "err not owned"
+        assert servers.get(1, name) == token_b.encode()
+        assert 9000 < servers.redis(1).pttl(name) <= 10000
+        assert b.release() == "ok"
+
+
+def test_every_runtime_writes_the_same_key_and_token_format(agents, servers):
+    prefix = b"app:\x00\xff:"
+    name = b"n\x00\r\n\xfe" + uuid.uuid4().hex[:6].encode()
+    r = servers.redis(1)
+    keys = {}
+    for runtime in RUNTIMES:
+        agent = agents(runtime, servers.urls, prefix)
+        token = token_of(agent.acquire(name, 7, 0))
+        found = list(r.scan_iter(match=b"app:*"))
+        assert len(found) == 1, (runtime, found)
+        keys[runtime] = found[0]
+        assert r.get(found[0]) == token.encode()
+        assert 6000 < r.pttl(found[0]) <= 7000
+        assert agent.release() == "ok"
+    assert set(keys.values()) == {prefix + name}
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_every_runtime_sends_the_same_scripts(agents, servers, runtime):
+    """After SCRIPT FLUSH a release or extend falls back to EVAL of the full
+    script text; Redis then knows it under the SHA every runtime uses."""
+    r = servers.redis(1)
+    agent = agents(runtime, servers.urls)
+    name = fresh_name()
+    token_of(agent.acquire(name, 10, 0))
+    r.script_flush()
+    assert agent.extend(10) == "ok"
+    assert r.script_exists(EXTEND_SHA, RELEASE_SHA) == [True, False]
+    r.script_flush()
+    assert agent.release() == "ok"
+    assert r.script_exists(EXTEND_SHA, RELEASE_SHA) == [False, True]
+
+
+def test_quorum_across_runtimes_on_three_masters(agents, servers3):
+    """Three runtimes race for one name on 3 masters: one wins, and the
+    winner's token is on a quorum of them."""
+    name = fresh_name()
+    holders = [agents(rt, servers3.urls) for rt in ("python", "c", "luajit")]
+    answers = [h.acquire(name, 10, 0) for h in holders]
+    winners = [h for h, ans in zip(holders, answers) if ans.startswith("ok")]
+    assert len(winners) == 1, answers
+    token = token_of(answers[holders.index(winners[0])])
+    assert servers3.values(name).count(token.encode()) >= 2
+    assert winners[0].release() == "ok"
+    assert servers3.count(name) == 0
+
+
+def test_failures_read_the_same_in_every_runtime(agents):
+    dead = fixtures_servers_killed()
+    try:
+        messages = {rt: agents(rt, dead.urls).acquire(b"x", 10, 1) for rt in RUNTIMES}
+    finally:
+        dead.stop()
+    port = dead.ports[0]
+    want = (
+        "err connection failed: 0 of 1 masters answered (1 needed); "
+        f"127.0.0.1:{port}: connection refused"
+    )
+    assert messages == {rt: want for rt in RUNTIMES}
+
+
+def fixtures_servers_killed():
+    from conftest import Servers
+
+    s = Servers(1)
+    s.kill(1)
+    return s

@@ -1,0 +1,380 @@
+"""The cases of docs/RELIABILITY.md. Each takes `full` (the documented run)
+or the short version (make test) and returns a result dict with
+`expected` (what must hold), `as_expected` and the figures."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import time
+
+from . import BUILD, now_ns
+from .checker import check
+from .fixture import Servers
+from .inject import Injector, wait_for
+from .proxy import Proxy
+from .workload import Workload, read_logs
+
+EPSILON = 0.25  # s: scheduling slack on a loaded 2-CPU machine
+
+WORKLOAD = dict(ttl=2.0, wait=5.0, timeout=0.2, connect_timeout=0.5,
+                retry_delay=0.02, retry_jitter=0.01)
+
+
+def lock_keys(masters, name: str) -> int:
+    """On how many running masters the lock's key exists."""
+    return sum(1 for keys in masters.all_keys(name).values() if keys)
+
+
+def workload_run(run_dir: str, *, n: int, duration: float, schedule=None,
+                 aof: bool = False, proxy: bool = False, workers: int = 16,
+                 env_for=None, **params) -> dict:
+    """Runs the workload against n masters with a fault schedule, heals,
+    counts orphans now and after one TTL, and checks the logs."""
+    shutil.rmtree(run_dir, ignore_errors=True)
+    os.makedirs(run_dir)
+    p = dict(WORKLOAD, **params)
+    masters = Servers(n, *(["--aof"] if aof else []))
+    data = Servers(1)
+    px = None
+    try:
+        urls = masters.urls
+        if proxy:
+            px = Proxy([("127.0.0.1", port) for port in masters.ports], run_dir)
+            urls = px.urls
+        wl = Workload(run_dir, urls, data, workers=workers, duration=duration,
+                      env_for=env_for, **p)
+        inj = Injector(masters, px, wl)
+        start_at = wl.start()
+        inj.start_at = start_at
+        inj.end_at = start_at + int(duration * 1e9)
+        inj.params = p
+        th = None
+        if schedule is not None:
+            inj.wait_until(start_at)
+            th = inj.run_in_thread(schedule)
+        codes = wl.wait(duration + p["wait"] + 60)
+        inj.stop.set()
+        if th is not None:
+            th.join(60)
+        inj.heal_all()
+        inj.close()
+        name = p.get("lock", "rel:lock")
+        orphans_run = lock_keys(masters, name)
+        time.sleep(p["ttl"] + 0.2)
+        orphans_ttl = lock_keys(masters, name)
+        counter = int(data.redis(1).get("counter") or 0)
+        blob = data.redis(1).get("set") or b""
+        elements = {e for e in blob.decode().split(",") if e}
+        events = read_logs(wl.logs)
+        result = check(events, counter=counter, elements=elements, wait=p["wait"],
+                       timeout=p["timeout"], epsilon=EPSILON, faults=inj.events,
+                       orphans_after_run=orphans_run, orphans_after_ttl=orphans_ttl)
+        result["n"] = n
+        result["duration_s"] = duration
+        result["params"] = p
+        result["runtimes"] = sorted(set(wl.runtime_of.values()))
+        result["worker_failures"] = {
+            w: wl.stderr_of(w)[-500:] for w, c in codes.items() if c != 0
+        }
+        result["faults"] = [e for e in inj.events if e["ev"] != "heal"]
+        result["heals"] = len([e for e in inj.events if e["ev"] == "heal"])
+        result["injector_errors"] = [e for e in inj.events if e["ev"] == "error"]
+        result["_events"] = events
+        result["_inj"] = inj
+        return result
+    finally:
+        if px is not None:
+            px.stop()
+        masters.stop()
+        data.stop()
+
+
+def clean(result: dict) -> dict:
+    return {k: v for k, v in result.items() if not k.startswith("_")}
+
+
+def healthy(r: dict) -> bool:
+    """The run itself worked: every worker ran to its end, the injector
+    did what it was told."""
+    return not r["worker_failures"] and not r["injector_errors"] and r["acquired"] > 0
+
+
+def safe(r: dict) -> bool:
+    return (r["overlaps"] == 0 and r["lost_acked"] == 0 and r["counter_lost"] == 0
+            and r["orphans_after_ttl"] == 0 and r["overruns"] == 0)
+
+
+# --- case 1 ------------------------------------------------------------------
+def case1(out: str, full: bool) -> dict:
+    dur = 120.0 if full else 8.0
+    runs = {}
+    for n in (1, 5):
+        r = workload_run(os.path.join(out, f"case1-n{n}"), n=n, duration=dur)
+        runs[f"n{n}"] = clean(r)
+    ok = all(healthy(r) and safe(r) and r["orphans_after_run"] == 0
+             for r in runs.values())
+    return {"case": 1, "title": "16 workers x 1 lock, no faults",
+            "expected": "0 overlaps, 0 lost, 0 orphans, no deadline overrun",
+            "as_expected": ok, "runs": runs}
+
+
+# --- case 3 ------------------------------------------------------------------
+def kill_restart_schedule(mode: str, count: int, period: float):
+    """Kills a majority (3 of 5) right after a worker acquired, and brings
+    them back: at once, after TTL + 0.5 s, or at once with AOF."""
+
+    def schedule(inj: Injector) -> None:
+        ttl = inj.params["ttl"]
+        for k in range(count):
+            if not inj.sleep(period if k else 1.0):
+                return
+            if not wait_for(lambda: inj.find_holder("acq", 30)[0] is not None, 10, 0.002):
+                continue
+            nodes = random.sample(range(1, 6), 3)
+            inj.log("fault", f"kill -9 {nodes}", nodes=nodes)
+            if mode == "delayed":
+                inj.kill(nodes)
+                inj.restart(nodes, delay=ttl + 0.5)
+                inj.sleep(ttl + 0.5)
+                wait_for(lambda: all(s == "running" for s in inj.masters.status().values()), 10)
+            else:
+                inj.kill(nodes)
+                inj.restart(nodes)
+            inj.log("heal", f"restarted {nodes} ({mode})", nodes=nodes)
+
+    return schedule
+
+
+def case3(out: str, full: bool) -> dict:
+    dur = 60.0 if full else 12.0
+    count = 12 if full else 3
+    runs = {}
+    for mode, aof in (("delayed", False), ("aof", True), ("immediate", False)):
+        r = workload_run(os.path.join(out, f"case3-{mode}"), n=5, duration=dur,
+                         aof=aof, ttl=3.0, hold_ms=400,
+                         schedule=kill_restart_schedule(mode, count, dur / (count + 1)))
+        r["injections"] = len(r["faults"])
+        runs[mode] = clean(r)
+    good = [runs["delayed"], runs["aof"]]
+    neg = runs["immediate"]
+    ok = (all(healthy(r) and r["overlaps"] == 0 and r["lost_acked"] == 0
+              and r["counter_lost"] == 0 and r["orphans_after_ttl"] == 0 for r in good)
+          and healthy(neg) and neg["overlaps"] > 0)
+    return {"case": 3, "title": "masters killed -9 and restarted",
+            "expected": "delay > TTL and AOF always: 0 overlaps, 0 lost; restarted "
+                        "at once without persistence: overlaps reported (negative control)",
+            "as_expected": ok, "runs": runs, "negative_control_caught": neg["overlaps"] > 0}
+
+
+# --- case 4 ------------------------------------------------------------------
+def case4(out: str, full: bool) -> dict:
+    dur = 40.0 if full else 12.0
+    count = 8 if full else 3
+    ttl = 1.0
+    pauses = []
+
+    def schedule(inj: Injector) -> None:
+        for k in range(count):
+            if not inj.sleep(1.0 if k == 0 else dur / (count + 1) - 1.5 * ttl):
+                return
+            for _ in range(2000):
+                wid, ev = inj.find_holder("read", 5)
+                if wid is None:
+                    time.sleep(0.001)
+                    continue
+                inj.stop_worker(wid)
+                last = inj.workload.last_event(wid)
+                if last["ev"] == "read" and last["t"] == ev["t"]:
+                    break  # stopped inside its critical section
+                inj.cont_worker(wid)
+            else:
+                continue
+            t = now_ns()
+            inj.log("fault", f"SIGSTOP holder {wid}", worker=wid)
+            inj.sleep(1.5 * ttl)
+            inj.cont_worker(wid)
+            pauses.append({"w": wid, "stopped": t, "resumed": now_ns()})
+            inj.log("heal", f"SIGCONT {wid}", worker=wid)
+
+    r = workload_run(os.path.join(out, "case4"), n=5, duration=dur, ttl=ttl,
+                     timeout=0.1, extend_p=0.5, schedule=schedule)
+    events = r["_events"]
+    per_pause = []
+    for p in pauses:
+        mine = [e for e in events if e["w"] == p["w"] and e["ev"] in ("ext", "rel")
+                and e["t0"] >= p["resumed"] - 50_000_000]
+        first = mine[0] if mine else None
+        # Releases of the other holders right after the stale holder's call:
+        # their keys were left alone if they released fine.
+        others = [e for e in events if e["w"] != p["w"] and e["ev"] == "rel"
+                  and first is not None and first["t1"] <= e["t0"] <= first["t1"] + 1e9]
+        per_pause.append({
+            "w": p["w"],
+            "paused_ms": round((p["resumed"] - p["stopped"]) / 1e6, 1),
+            "first_call": first["ev"] if first else None,
+            "first_result": (first["err"] or "ok") if first else None,
+            "next_call": (mine[1]["ev"] + ": " + (mine[1]["err"] or "ok"))
+            if len(mine) > 1 else None,
+            "others_released_ok": all(e["ok"] for e in others),
+            "others_released": len(others),
+        })
+    res = clean(r)
+    res["pauses"] = per_pause
+    not_owned = [x for x in per_pause if (x["first_result"] or "").startswith("not owned")]
+    ext_no = sum(1 for x in not_owned if x["first_call"] == "ext")
+    rel_no = sum(1 for x in not_owned if x["first_call"] == "rel")
+    lost = res["lost_acked"] + max(res["counter_lost"], 0)
+    ok = (healthy(r) and len(per_pause) >= 1 and len(not_owned) == len(per_pause)
+          and all(x["others_released_ok"] for x in per_pause)
+          and res["overlaps"] == 0 and lost > 0 and res["stale_writes"] >= 1)
+    return {"case": 4, "title": "a lock holder paused (SIGSTOP) for 1.5 x TTL",
+            "expected": "its extend/release say not owned, the new holder's key is "
+                        "left alone; the unfenced counter loses updates and the "
+                        "checker reports it (negative control)",
+            "as_expected": ok, "runs": {"n5": res},
+            "extend_not_owned": ext_no, "release_not_owned": rel_no,
+            "negative_control_caught": lost > 0}
+
+
+# --- reporting ---------------------------------------------------------------
+def runs_of(res: dict) -> list[dict]:
+    return list(res.get("runs", {}).values())
+
+
+def one_line(res: dict) -> str:
+    if "error" in res:
+        return "error: " + res["error"].strip().splitlines()[-1]
+    parts = []
+    for name, r in res.get("runs", {}).items():
+        if "overlaps" in r:
+            parts.append(f"{name}: {r['acquired']}/{r['acquire_calls']} acquired, "
+                         f"{r['overlaps']} overlaps, {r['lost_acked']}+"
+                         f"{max(r['counter_lost'], 0)} lost, orphans "
+                         f"{r['orphans_after_run']}/{r['orphans_after_ttl']}, "
+                         f"{r['overruns']} overruns")
+    for k in ("summary",):
+        if k in res:
+            parts.append(res[k])
+    return "; ".join(parts)
+
+
+def summary_line(results: list[dict]) -> str:
+    ok = sum(1 for r in results if r["as_expected"])
+    overlaps = lost = 0
+    neg_total = neg_caught = 0
+    for res in results:
+        for name, r in res.get("runs", {}).items():
+            negative = res["case"] in (3, 4) and name in ("immediate", "n5") and (
+                res["case"] == 3 or res["case"] == 4)
+            if res["case"] == 4 or (res["case"] == 3 and name == "immediate"):
+                continue
+            overlaps += r.get("overlaps", 0)
+            lost += r.get("lost_acked", 0) + max(r.get("counter_lost", 0), 0)
+            del negative
+        if "negative_control_caught" in res:
+            neg_total += 1
+            neg_caught += bool(res["negative_control_caught"])
+    return (f"reliability: {ok} of {len(results)} cases as expected, "
+            f"{overlaps} overlaps where none allowed, {lost} lost updates where "
+            f"none allowed, {neg_caught} of {neg_total} negative controls caught")
+
+
+# --- case 2 ------------------------------------------------------------------
+MODES = ["refused", "killed", "paused", "blackholed"]
+
+
+def case2(out: str, full: bool) -> dict:
+    import hiredlock
+
+    timeout, ttl = 0.1, 3.0
+    masters = Servers(5)
+    px = Proxy([("127.0.0.1", p) for p in masters.ports], out)
+    inj = Injector(masters, px)
+    client = hiredlock.Client(px.urls, timeout=timeout, connect_timeout=0.5)
+    combos = []
+    for mask in range(32):
+        if full:
+            combos += [(mask, m) for m in MODES + ["mixed"]]
+        else:
+            combos.append((mask, (MODES + ["mixed"])[mask % 5]))
+    rows = []
+    try:
+        for mask, mode in combos:
+            down = [i for i in range(1, 6) if mask >> (i - 1) & 1]
+            how = {i: (MODES[k % 4] if mode == "mixed" else mode)
+                   for k, i in enumerate(down)}
+            groups = {m: [i for i in down if how[i] == m] for m in MODES}
+            if groups["refused"]:
+                inj.proxy_mode(groups["refused"], "refuse")
+            if groups["blackholed"]:
+                inj.proxy_mode(groups["blackholed"], "blackhole")
+            if groups["killed"]:
+                inj.kill(groups["killed"])
+            if groups["paused"]:
+                inj.pause(groups["paused"])
+            name = f"c2:{mode}:{mask}"
+            lk = client.lock(name, ttl=ttl)
+            err = None
+            t0 = time.monotonic()
+            try:
+                ok = lk.acquire(blocking=False)
+            except hiredlock.LockError as e:
+                ok, err = False, str(e)
+            ms = (time.monotonic() - t0) * 1000
+            up = [i for i in range(1, 6) if i not in down]
+            left = sum(1 for i in up if masters.redis(i).exists(name))
+            if ok:
+                lk.release()
+            # heal
+            if groups["killed"]:
+                inj.restart(groups["killed"])
+            if groups["paused"]:
+                inj.resume(groups["paused"])
+            inj.proxy_mode(groups["refused"] + groups["blackholed"], "pass")
+            late = 0
+            if groups["paused"]:
+                time.sleep(0.02)
+                late = sum(1 for i in groups["paused"] if masters.redis(i).exists(name))
+            rows.append({"mask": mask, "mode": mode, "down": len(down), "ok": ok,
+                         "ms": round(ms, 1), "err": err, "keys_left_on_up": 0 if ok else left,
+                         "late_keys": late})
+        time.sleep(ttl + 0.2)
+        after_ttl = sum(len(k) for k in masters.all_keys("c2:*").values())
+    finally:
+        px.stop()
+        masters.stop()
+        inj.close()
+    eps_ms = EPSILON * 1000
+    wrong = [r for r in rows if r["ok"] != (5 - r["down"] >= 3)]
+    slow_ok = [r for r in rows if r["ok"] and r["ms"] > timeout * 1000 + eps_ms]
+    slow_fail = [r for r in rows if not r["ok"] and r["ms"] > 2 * timeout * 1000 + eps_ms]
+    left = [r for r in rows if r["keys_left_on_up"]]
+    by_mode = {}
+    for m in MODES + ["mixed"]:
+        rs = [r for r in rows if r["mode"] == m]
+        if rs:
+            by_mode[m] = {
+                "subsets": len(rs),
+                "acquired": sum(r["ok"] for r in rs),
+                "max_ms_ok": max((r["ms"] for r in rs if r["ok"]), default=None),
+                "max_ms_failed": max((r["ms"] for r in rs if not r["ok"]), default=None),
+                "late_keys": sum(r["late_keys"] for r in rs),
+            }
+    sample_err = next((r["err"] for r in rows if r["err"] and r["mode"] == "mixed"), None)
+    ok = not wrong and not slow_ok and not slow_fail and not left and after_ttl == 0
+    return {"case": 2, "title": "every subset of the 5 masters unavailable",
+            "expected": "acquired iff >= 3 reachable; success <= timeout + eps, failure "
+                        "<= 2 x timeout + eps (attempt + its release round); no key left "
+                        "on a reachable master by a failed acquire; late keys gone "
+                        "after one TTL",
+            "as_expected": ok, "timeout_ms": timeout * 1000, "epsilon_ms": eps_ms,
+            "combinations": len(rows), "wrong_outcome": len(wrong),
+            "over_bound": len(slow_ok) + len(slow_fail), "keys_left": len(left),
+            "keys_after_ttl": after_ttl, "by_mode": by_mode, "sample_error": sample_err,
+            "summary": f"{len(rows)} combinations, {len(wrong)} wrong outcomes, "
+                       f"{len(slow_ok) + len(slow_fail)} over the bound, "
+                       f"{len(left)} with keys left, {after_ttl} keys after TTL",
+            "rows": rows}

@@ -1,0 +1,61 @@
+"""Runs the reliability cases and writes one result file per case.
+
+  python3 tests/reliability/run.py [--full] [--cases 1,2,...] [--out DIR]
+
+Without --full, the short version of each case (make test, a few minutes in
+all); with --full, the documented runs (make reliability). Prints one line
+per case and a summary line; exits non-zero when a case is not as expected.
+Needs tests/reliability/build.sh to have run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "build-reliability", "py"))
+
+from hrlrel import BUILD, cases  # noqa: E402
+
+ALL = [1, 2, 3, 4, 5, 6, 7, 8, 9]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--full", action="store_true")
+    ap.add_argument("--cases", default=",".join(map(str, ALL)))
+    ap.add_argument("--out", default=os.path.join(BUILD, "results"))
+    args = ap.parse_args()
+    wanted = [int(c) for c in args.cases.split(",") if c]
+    os.makedirs(args.out, exist_ok=True)
+    work = os.path.join(BUILD, "runs")
+    results = []
+    for c in wanted:
+        fn = getattr(cases, f"case{c}")
+        t0 = time.monotonic()
+        try:
+            res = fn(work, args.full)
+        except Exception:
+            res = {"case": c, "as_expected": False, "error": traceback.format_exc()}
+        res["mode"] = "full" if args.full else "short"
+        res["took_s"] = round(time.monotonic() - t0, 1)
+        res["finished"] = time.strftime("%Y-%m-%d %H:%M:%S")
+        with open(os.path.join(args.out, f"case{c}.json"), "w") as f:
+            json.dump(res, f, indent=1, sort_keys=True)
+        results.append(res)
+        print(f"case {c}: {'as expected' if res['as_expected'] else 'NOT as expected'}"
+              f" ({res['took_s']} s) {cases.one_line(res)}", flush=True)
+        if not res["as_expected"] and "error" in res:
+            print(res["error"], file=sys.stderr)
+    print(cases.summary_line(results))
+    return 0 if all(r["as_expected"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

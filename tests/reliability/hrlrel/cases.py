@@ -30,7 +30,7 @@ def lock_keys(masters, name: str) -> int:
 
 def workload_run(run_dir: str, *, n: int, duration: float, schedule=None,
                  aof: bool = False, proxy: bool = False, workers: int = 16,
-                 env_for=None, **params) -> dict:
+                 env_for=None, inspect=None, **params) -> dict:
     """Runs the workload against n masters with a fault schedule, heals,
     counts orphans now and after one TTL, and checks the logs."""
     shutil.rmtree(run_dir, ignore_errors=True)
@@ -65,6 +65,7 @@ def workload_run(run_dir: str, *, n: int, duration: float, schedule=None,
         orphans_run = lock_keys(masters, name)
         time.sleep(p["ttl"] + 0.2)
         orphans_ttl = lock_keys(masters, name)
+        extra = inspect(masters) if inspect is not None else None
         counter = int(data.redis(1).get("counter") or 0)
         blob = data.redis(1).get("set") or b""
         elements = {e for e in blob.decode().split(",") if e}
@@ -82,6 +83,8 @@ def workload_run(run_dir: str, *, n: int, duration: float, schedule=None,
         result["faults"] = [e for e in inj.events if e["ev"] != "heal"]
         result["heals"] = len([e for e in inj.events if e["ev"] == "heal"])
         result["injector_errors"] = [e for e in inj.events if e["ev"] == "error"]
+        if extra is not None:
+            result["inspect"] = extra
         result["_events"] = events
         result["_inj"] = inj
         return result
@@ -204,8 +207,14 @@ def case4(out: str, full: bool) -> dict:
     events = r["_events"]
     per_pause = []
     for p in pauses:
-        mine = [e for e in events if e["w"] == p["w"] and e["ev"] in ("ext", "rel")
-                and e["t0"] >= p["resumed"] - 50_000_000]
+        mine = []
+        for e in events:  # the stale holder's calls, up to its next acquire
+            if e["w"] != p["w"] or e.get("t0", e.get("t", 0)) < p["resumed"] - 50_000_000:
+                continue
+            if e["ev"] == "acq":
+                break
+            if e["ev"] in ("ext", "rel"):
+                mine.append(e)
         first = mine[0] if mine else None
         # Releases of the other holders right after the stale holder's call:
         # their keys were left alone if they released fine.
@@ -378,3 +387,210 @@ def case2(out: str, full: bool) -> dict:
                        f"{len(slow_ok) + len(slow_fail)} over the bound, "
                        f"{len(left)} with keys left, {after_ttl} keys after TTL",
             "rows": rows}
+
+
+# --- case 5 ------------------------------------------------------------------
+def watch_key(masters, nodes, name: str, seconds: float) -> dict:
+    """Polls name on nodes directly (not through the proxy) and returns,
+    per node, when the key appeared and disappeared (ms from now)."""
+    t0 = time.monotonic()
+    seen: dict[int, list] = {}
+    while time.monotonic() - t0 < seconds:
+        t = (time.monotonic() - t0) * 1000
+        for i in nodes:
+            there = masters.redis(i).exists(name)
+            span = seen.get(i)
+            if there and span is None:
+                seen[i] = [t, None]
+            elif not there and span is not None and span[1] is None:
+                span[1] = t
+        time.sleep(0.005)
+    return seen
+
+
+def case5(out: str, full: bool) -> dict:
+    import hiredlock
+
+    timeout, ttl, delay_ms = 0.1, 2.0, 300
+    probe_dir = os.path.join(out, "case5-probe")
+    shutil.rmtree(probe_dir, ignore_errors=True)
+    os.makedirs(probe_dir)
+    masters = Servers(5)
+    px = Proxy([("127.0.0.1", p) for p in masters.ports], probe_dir)
+    probes = []
+    try:
+        client = hiredlock.Client(px.urls, timeout=timeout, connect_timeout=0.5)
+        for k in range(5 if full else 2):
+            for delayed in ([1, 2, 3], [4, 5]):
+                for i in delayed:
+                    px.set(i, "delay", delay_ms)
+                name = f"c5:probe:{k}:{len(delayed)}"
+                lk = client.lock(name, ttl=ttl)
+                err = None
+                t0 = time.monotonic()
+                try:
+                    ok = lk.acquire(blocking=False)
+                except hiredlock.LockError as e:
+                    ok, err = False, str(e)
+                ms = (time.monotonic() - t0) * 1000
+                if ok:
+                    lk.release()
+                seen = watch_key(masters, delayed, name, ttl + 0.5)
+                for i in delayed:
+                    px.set(i, "pass")
+                lifetimes = [((s[1] if s[1] is not None else float("inf")) - s[0])
+                             for s in seen.values()]
+                probes.append({"delayed": delayed, "ok": ok, "ms": round(ms, 1), "err": err,
+                               "late_keys": len(seen),
+                               "max_late_key_ms": round(max(lifetimes), 1) if lifetimes else 0,
+                               "keys_after": sum(masters.redis(i).exists(name)
+                                                 for i in range(1, 6))})
+    finally:
+        px.stop()
+        masters.stop()
+
+    def schedule(inj: Injector) -> None:
+        k = 0
+        while inj.sleep(1.0):
+            nodes = random.sample(range(1, 6), 3 if k % 2 == 0 else 2)
+            inj.log("fault", f"delay {3 * 200} ms on {nodes}", nodes=nodes)
+            inj.proxy_mode(nodes, "delay", 600)
+            if not inj.sleep(1.5):
+                return
+            inj.proxy_mode(nodes, "pass")
+            inj.log("heal", f"no delay on {nodes}", nodes=nodes)
+            k += 1
+
+    dur = 60.0 if full else 12.0
+    r = clean(workload_run(os.path.join(out, "case5"), n=5, duration=dur, proxy=True,
+                           schedule=schedule))
+    maj = [p for p in probes if len(p["delayed"]) == 3]
+    mino = [p for p in probes if len(p["delayed"]) == 2]
+    probe_ok = (all(not p["ok"] and p["ms"] <= 2 * timeout * 1000 + EPSILON * 1000
+                    for p in maj)
+                and all(p["ok"] and p["ms"] <= timeout * 1000 + EPSILON * 1000 for p in mino)
+                and all(p["max_late_key_ms"] <= ttl * 1000 and p["keys_after"] == 0
+                        for p in probes))
+    ok = probe_ok and healthy(r) and safe(r)
+    return {"case": 5, "title": "replies delayed past the per-node timeout (proxy)",
+            "expected": "majority delayed: the attempt fails within 2 x timeout + eps; "
+                        "late keys gone within the TTL; under load 0 overlaps, 0 lost",
+            "as_expected": ok, "probe_timeout_ms": timeout * 1000, "probe_delay_ms": delay_ms,
+            "probe_ttl_ms": ttl * 1000, "probes": probes, "runs": {"n5": r},
+            "summary": f"probes: majority delayed failed {sum(not p['ok'] for p in maj)}/"
+                       f"{len(maj)}, late keys {sum(p['late_keys'] for p in probes)} "
+                       f"(longest {max((p['max_late_key_ms'] for p in probes), default=0)} ms)"}
+
+
+# --- case 8 ------------------------------------------------------------------
+LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
+
+
+def case8(out: str, full: bool) -> dict:
+    run_dir = os.path.join(out, "case8")
+    stamp = os.path.join(out, "case8.faketime")
+    os.makedirs(out, exist_ok=True)
+    with open(stamp, "w") as f:
+        f.write("+0\n")
+    faked = {0, 1, 3, 5}  # python, lua5.1, luajit, lua5.4
+
+    def env_for(i: int) -> dict:
+        if i not in faked:
+            return {}
+        return {"LD_PRELOAD": LIBFAKETIME, "FAKETIME_TIMESTAMP_FILE": stamp,
+                "FAKETIME_NO_CACHE": "1", "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+
+    def schedule(inj: Injector) -> None:
+        third = (inj.end_at - inj.start_at) / 3
+        for k, offset in ((1, "+1h"), (2, "-1h")):
+            if not inj.wait_until(inj.start_at + int(k * third)):
+                return
+            with open(stamp, "w") as f:
+                f.write(offset + "\n")
+            inj.log("fault", f"wall clock {offset} on the faked workers")
+        inj.sleep(third / 1e9)
+
+    dur = 60.0 if full else 12.0
+    r = workload_run(run_dir, n=5, duration=dur, schedule=schedule, env_for=env_for)
+    events = r["_events"]
+    jumps = {}
+    for wid in sorted({e["w"] for e in events}):
+        offs = [e["wall"] - e["t0"] / 1e9 for e in events if e["w"] == wid and e["ev"] == "acq"]
+        if not offs:
+            continue
+        base = offs[0]
+        levels = sorted({round((o - base) / 60) * 60 for o in offs})
+        jumps[wid] = levels
+    faked_ids = [w for w in jumps if int(w[1:3]) in faked]
+    real_ids = [w for w in jumps if int(w[1:3]) not in faked]
+    saw = all(jumps[w] == [-3600, 0, 3600] for w in faked_ids) and len(faked_ids) == len(faked)
+    steady = all(jumps[w] == [0] for w in real_ids)
+    res = clean(r)
+    res["wall_offsets_s"] = jumps
+    ok = healthy(r) and safe(res) and saw and steady
+    faked_acq = [e for e in events if e["ev"] == "acq" and int(e["w"][1:3]) in faked]
+    return {"case": 8, "title": "client wall clock jumped +1 h, then -1 h (libfaketime)",
+            "expected": "the faked workers see the jumps in their wall clock; 0 overlaps, "
+                        "0 lost (only CLOCK_MONOTONIC is used)",
+            "as_expected": ok, "runs": {"n5": res}, "faked_workers_saw_jumps": saw,
+            "faked_workers": faked_ids,
+            "faked_acquired": sum(1 for e in faked_acq if e["ok"]),
+            "summary": f"faked workers' wall-clock levels: "
+                       f"{sorted({tuple(jumps[w]) for w in faked_ids})}"}
+
+
+# --- case 9 ------------------------------------------------------------------
+def case9(out: str, full: bool) -> dict:
+    faults = [("pause", 2), ("readonly", 2), ("oom", 2), ("noscript", 5),
+              ("pause", 3), ("readonly", 3), ("oom", 3)]
+
+    def schedule(inj: Injector) -> None:
+        rounds = 3 if full else 1
+        for _ in range(rounds):
+            for kind, count in faults:
+                if not inj.sleep(1.0):
+                    return
+                nodes = random.sample(range(1, 6), count)
+                inj.log("fault", f"{kind} on {len(nodes)} masters", nodes=nodes)
+                if kind == "pause":
+                    inj.pause(nodes)
+                elif kind == "readonly":
+                    inj.readonly(nodes)
+                elif kind == "oom":
+                    inj.oom(nodes)
+                else:
+                    for _ in range(10):
+                        inj.script_flush(nodes)
+                        inj.sleep(0.15)
+                    inj.log("heal", f"{kind} on {len(nodes)} masters", nodes=nodes)
+                    continue
+                inj.sleep(1.5)
+                if kind == "pause":
+                    inj.resume(nodes)
+                elif kind == "readonly":
+                    inj.writable(nodes)
+                else:
+                    inj.no_oom(nodes)
+                inj.log("heal", f"{kind} on {len(nodes)} masters", nodes=nodes)
+
+    def commandstats(masters) -> dict:
+        calls = {"eval": 0, "evalsha": 0}
+        for i in range(1, 6):
+            info = masters.redis(i).info("commandstats")
+            for cmd in calls:
+                calls[cmd] += info.get(f"cmdstat_{cmd}", {}).get("calls", 0)
+        return calls
+
+    dur = (len(faults) * 3 * 2.6 + 3) if full else (len(faults) * 2.6 + 2)
+    r = workload_run(os.path.join(out, "case9"), n=5, duration=dur, schedule=schedule,
+                     inspect=commandstats)
+    res = clean(r)
+    rec = [x for x in res["recoveries"] if x["ms"] is not None]
+    ok = (healthy(r) and safe(res) and len(rec) == len(res["recoveries"])
+          and res["inspect"]["eval"] > 0)
+    return {"case": 9, "title": "error replies (READONLY, OOM, NOSCRIPT) and paused masters",
+            "expected": "minority: no effect on safety; majority: acquires fail fast with "
+                        "the reason, then recover after the heal; 0 overlaps, 0 lost",
+            "as_expected": ok, "runs": {"n5": res},
+            "summary": f"EVAL fallbacks after NOSCRIPT: {res['inspect']['eval']}; "
+                       f"max recovery {res['max_recovery_ms']} ms"}

@@ -20,9 +20,12 @@
 /* A client handle. Its uservalue is its anchor table {client userdata}; a
  * lock shares that anchor as its own uservalue, so a client cannot be
  * collected while one of its locks is alive (the core requires a client to
- * outlive its locks). client is NULL once the handle was finalized. */
+ * outlive its locks). client is NULL once the handle was finalized.
+ * connect_timeout_ms is the client's option, kept for drivers that open
+ * their own connections (client:master_info). */
 typedef struct hrlua_client {
   hrl_client *client;
+  uint32_t connect_timeout_ms;
 } hrlua_client;
 
 /* A lock handle; owner stays valid as long as the lock (see above). lock is

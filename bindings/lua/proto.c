@@ -17,6 +17,8 @@
  *   lock:fail(i, why, message)
  *   client:handshake(i)            -> bytes ("" when none), replies
  *   client:handshake_reply(i, k, kind, value) -> result, message
+ *   client:master_info(i)          -> {host, port | path, db, label,
+ *                                      connect_timeout_ms}
  */
 #include <string.h>
 
@@ -129,6 +131,38 @@ static int client_handshake_reply(lua_State *L) {
   return 2;
 }
 
+/* client:master_info(i) -> where master i is, for drivers that open their
+ * own connections: {host = "127.0.0.1", port = 6379} for TCP (an IPv6 host
+ * without brackets) or {path = "/run/redis.sock"} for unix, and for both
+ * db (0 when the handshake selects none), label (for messages) and
+ * connect_timeout_ms (the client's connect_timeout). Credentials are not
+ * here: the handshake bytes carry them. */
+static int client_master_info(lua_State *L) {
+  hrlua_client *c = hrlua_check_client(L, 1);
+  size_t i = check_master(L, 2, c->client);
+  hrl_master_info info;
+  if (!hrl_client_master_info(c->client, i, &info)) {
+    return luaL_argerror(L, 2, "no such master");
+  }
+  lua_createtable(L, 0, 5);
+  if (info.path != NULL) {
+    lua_pushstring(L, info.path);
+    lua_setfield(L, -2, "path");
+  } else {
+    lua_pushstring(L, info.host);
+    lua_setfield(L, -2, "host");
+    lua_pushinteger(L, (lua_Integer)info.port);
+    lua_setfield(L, -2, "port");
+  }
+  lua_pushinteger(L, (lua_Integer)info.db);
+  lua_setfield(L, -2, "db");
+  lua_pushstring(L, hrl_client_master_label(c->client, i));
+  lua_setfield(L, -2, "label");
+  lua_pushinteger(L, (lua_Integer)c->connect_timeout_ms);
+  lua_setfield(L, -2, "connect_timeout_ms");
+  return 1;
+}
+
 /* core.now() -> seconds of CLOCK_MONOTONIC, the protocol's clock. */
 static int core_now(lua_State *L) {
   lua_pushnumber(L, (lua_Number)hrl_now_us() / 1e6);
@@ -143,6 +177,7 @@ void hrlua_open_proto(lua_State *L) {
   static const luaL_Reg client_methods[] = {
       {"handshake", client_handshake},
       {"handshake_reply", client_handshake_reply},
+      {"master_info", client_master_info},
       {NULL, NULL}};
   hrlua_add_methods(L, HRLUA_LOCK_MT, lock_methods);
   hrlua_add_methods(L, HRLUA_CLIENT_MT, client_methods);

@@ -594,3 +594,268 @@ def case9(out: str, full: bool) -> dict:
             "as_expected": ok, "runs": {"n5": res},
             "summary": f"EVAL fallbacks after NOSCRIPT: {res['inspect']['eval']}; "
                        f"max recovery {res['max_recovery_ms']} ms"}
+
+
+# --- case 6 ------------------------------------------------------------------
+def case6(out: str, full: bool) -> dict:
+    import subprocess
+    import sys
+
+    from . import HERE
+    from .workload import RUNTIMES, runtime_env
+
+    rounds_a, rounds_b = (300, 20) if full else (25, 3)
+    name = "c6:race"
+    masters = Servers(5)
+    data = Servers(1)
+    d = data.redis(1)
+    procs = []
+    os.makedirs(out, exist_ok=True)
+    errlog = open(os.path.join(out, "case6.stderr"), "w")
+    try:
+        ids = []
+        for i in range(16):
+            rt = RUNTIMES[i % len(RUNTIMES)]
+            wid = f"r{i:02d}"
+            # Each racer lists the masters in another order, so their SETs
+            # reach the masters in different orders and votes split.
+            urls = ",".join(masters.urls[i % 5:] + masters.urls[:i % 5])
+            if rt == "python":
+                argv = [sys.executable, os.path.join(HERE, "racer.py"), wid,
+                        urls, data.unix_paths[0], name]
+            else:
+                argv = [rt, os.path.join(HERE, "lua", "racer.lua"), wid,
+                        urls, str(data.ports[0]), name]
+            procs.append(subprocess.Popen(argv, env=runtime_env(rt), stdout=errlog,
+                                          stderr=errlog))
+            ids.append(wid)
+        for _ in ids:
+            if d.blpop("ready", 30) is None:
+                raise RuntimeError("a racer did not start")
+
+        def go(msg: str) -> int:
+            """Everyone starts 50 ms from now, on the monotonic clock."""
+            t = now_ns() + 50_000_000
+            pipe = d.pipeline(transaction=True)
+            for wid in ids:
+                pipe.rpush(f"go:{wid}", f"{msg} {t}")
+            pipe.execute()
+            return t
+
+        def collect(rnd: str, timeout: float) -> list[list[str]]:
+            got = []
+            for _ in ids:
+                item = d.blpop(f"res:{rnd}", timeout)
+                if item is None:
+                    raise RuntimeError(f"round {rnd}: a racer did not answer")
+                got.append(item[1].decode().split(" "))
+            return got
+
+        a_rows = []
+        for k in range(rounds_a):
+            rnd = f"A{k}"
+            go(f"A {rnd}")
+            got = collect(rnd, 30)
+            winners = [g for g in got if g[1] == "won"]
+            keys = [masters.redis(i).get(name) for i in range(1, 6)]
+            tok = winners[0][4].encode() if len(winners) == 1 else None
+            stray = sum(1 for v in keys if v is not None and v != tok)
+            if winners:
+                for w in winners:
+                    d.rpush(f"rel:{w[0]}", "1")
+                for _ in winners:
+                    d.blpop(f"relres:{rnd}", 30)
+            left = sum(1 for i in range(1, 6) if masters.redis(i).exists(name))
+            a_rows.append({"winners": len(winners), "granted_to_winner":
+                           sum(1 for v in keys if v is not None and v == tok),
+                           "stray_keys": stray, "left_after_release": left,
+                           "errors": sorted({g[4] for g in got if g[1] == "lost"})})
+        b_rows = []
+        for k in range(rounds_b):
+            rnd = f"B{k}"
+            t_go = go(f"B {rnd}")
+            got = collect(rnd, 60)
+            wins = sorted(int(g[3]) for g in got if g[1] == "won")
+            b_rows.append({"won": len(wins),
+                           "first_ms": round((wins[0] - t_go) / 1e6, 1) if wins else None,
+                           "last_ms": round((wins[-1] - t_go) / 1e6, 1) if wins else None})
+        pipe = d.pipeline(transaction=True)
+        for wid in ids:
+            pipe.rpush(f"go:{wid}", "quit")
+        pipe.execute()
+        for p in procs:
+            p.wait(30)
+        after = sum(1 for i in range(1, 6) if masters.redis(i).exists(name))
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+        masters.stop()
+        data.stop()
+        errlog.close()
+    split = sum(1 for r in a_rows if r["winners"] == 0)
+    double = sum(1 for r in a_rows if r["winners"] > 1)
+    stray = sum(r["stray_keys"] for r in a_rows)
+    left = sum(r["left_after_release"] for r in a_rows)
+    partial = sum(1 for r in a_rows if r["winners"] == 1 and r["granted_to_winner"] < 5)
+    firsts = sorted(r["first_ms"] for r in b_rows if r["first_ms"] is not None)
+    all_won = sum(1 for r in b_rows if r["won"] == 16)
+    bound_ms = 10_000
+    ok = (double == 0 and stray == 0 and left == 0 and after == 0
+          and len(firsts) == rounds_b and max(firsts) <= bound_ms
+          and all_won == rounds_b and split < rounds_a)
+    return {"case": 6, "title": "16 clients racing on N = 5 (split votes)",
+            "expected": "never two winners; after a round only the winner's key is on "
+                        "the masters (losers' partial keys released); a winner within the "
+                        "wait every time",
+            "as_expected": ok, "single_attempt_rounds": rounds_a,
+            "split_vote_rounds": split, "two_winner_rounds": double,
+            "rounds_losers_held_partial_keys": partial,
+            "stray_partial_keys": stray, "keys_left_after_release": left,
+            "waiting_rounds": rounds_b, "first_winner_ms": {
+                "p50": percentile_simple(firsts, 50), "max": max(firsts) if firsts else None},
+            "all_16_won_rounds": all_won,
+            "last_winner_ms_max": max((r["last_ms"] for r in b_rows if r["last_ms"]),
+                                      default=None),
+            "rows_a": a_rows, "rows_b": b_rows,
+            "summary": f"{rounds_a} single-attempt rounds: {split} split votes (no winner), "
+                       f"{partial} won with partial keys elsewhere, {double} "
+                       f"double winners, {stray} stray partial keys; {rounds_b} waiting "
+                       f"rounds: first winner after max {max(firsts) if firsts else None} ms"}
+
+
+def percentile_simple(values, p):
+    from .checker import percentile
+    return percentile(values, p)
+
+
+# --- case 7 ------------------------------------------------------------------
+def case7(out: str, full: bool) -> dict:
+    import signal
+    import subprocess
+    import sys
+
+    from . import HERE
+    from .workload import runtime_env
+
+    dur = 60.0 if full else 10.0
+    ttl, name = 2.0, "c7:lock"
+    run_dir = os.path.join(out, "case7")
+    shutil.rmtree(run_dir, ignore_errors=True)
+    os.makedirs(run_dir)
+    masters = Servers(5)
+    urls = ",".join(masters.urls)
+    procs, outs = {}, {}
+
+    def spawn(key: str, argv: list[str], rt: str) -> None:
+        f = open(os.path.join(run_dir, f"{key}.out"), "a")
+        outs.setdefault(key, f)
+        procs[key] = subprocess.Popen(argv, env=runtime_env(rt), stdout=f,
+                                      stderr=subprocess.STDOUT)
+        procs[key].key = key
+
+    py = [sys.executable, os.path.join(HERE, "canceller.py")]
+    lua_rts = ["lua5.1", "luajit", "lua5.4"]
+    lua_exits: dict[str, int] = {}
+    try:
+        t_end = time.monotonic() + dur
+        spawn("hold", py + ["hold", str(dur), name, urls], "python")
+        for k in range(3):
+            spawn(f"py{k}", py + ["cancel", str(dur), name, urls], "python")
+        for k in range(2):
+            spawn(f"c{k}", [os.path.join(BUILD, "c", "canceller"), str(dur), name]
+                  + masters.urls, "python")
+        lua_gen = {rt: 0 for rt in lua_rts}
+
+        def ready(key: str) -> bool:
+            with open(os.path.join(run_dir, f"{key}.out")) as f:
+                return f.readline().startswith("ready")
+
+        def lua_spawn(rt: str) -> None:
+            left = t_end - time.monotonic()
+            key = f"{rt}-{lua_gen[rt]}"
+            lua_gen[rt] += 1
+            spawn(key, [rt, os.path.join(HERE, "lua", "canceller.lua"), f"{left:.3f}",
+                        name, urls], rt)
+            procs[rt] = procs.pop(key)
+
+        for rt in lua_rts:
+            lua_spawn(rt)
+        sigints = {"python": 0, "lua": 0}
+        while time.monotonic() < t_end - 0.5:
+            time.sleep(random.uniform(0.03, 0.1))
+            for rt in lua_rts:
+                p = procs[rt]
+                if p.poll() is not None:
+                    lua_exits[p.key] = p.returncode
+                    if time.monotonic() < t_end - 1.0:
+                        lua_spawn(rt)
+            target = random.choice([f"py{k}" for k in range(3)] + lua_rts)
+            p = procs[target]
+            if p.poll() is None and ready(p.key):
+                # lua.c handles the first SIGINT (an "interrupted!" error);
+                # the second one kills the process, which is then replaced.
+                p.send_signal(signal.SIGINT)
+                sigints["lua" if target in lua_rts else "python"] += 1
+        for key, p in list(procs.items()):
+            try:
+                p.wait(dur + 30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            if key in lua_rts:
+                lua_exits[p.key] = p.returncode
+        for f in outs.values():
+            f.close()
+        orphans_run = lock_keys(masters, name)
+        time.sleep(ttl + 0.2)
+        orphans_ttl = lock_keys(masters, name)
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+        masters.stop()
+
+    def read(key: str) -> str:
+        with open(os.path.join(run_dir, f"{key}.out")) as f:
+            return f.read()
+
+    py_counts: dict[str, int] = {}
+    for k in range(3):
+        for key, v in json.loads(read(f"py{k}").strip().splitlines()[-1]).items():
+            py_counts[key] = py_counts.get(key, 0) + v
+    c_counts: dict[str, int] = {}
+    for k in range(2):
+        for key, v in json.loads(read(f"c{k}").strip().splitlines()[-1]).items():
+            c_counts[key] = c_counts.get(key, 0) + v
+    lua_counts: dict[str, int] = {}
+    for key in outs:
+        if key.split("-")[0] in lua_rts:
+            for line in read(key).splitlines():
+                word = line.split(" ")[0]
+                if word in ("ran", "raised_in_with", "cancelled", "interrupted", "timeout",
+                            "end", "other"):
+                    lua_counts[word] = lua_counts.get(word, 0) + 1
+                elif "interrupted" in line:
+                    lua_counts["interrupted_uncaught"] = (
+                        lua_counts.get("interrupted_uncaught", 0) + 1)
+    lua_counts["processes"] = len(lua_exits)
+    lua_counts["killed_by_second_sigint"] = sum(1 for c in lua_exits.values() if c == -2)
+    holder = json.loads(read("hold").strip().splitlines()[-1])
+    ok = (orphans_ttl == 0 and py_counts.get("interrupted_in_acquire", 0) > 0
+          and lua_counts.get("raised_in_with", 0) > 0
+          and (lua_counts.get("cancelled", 0) + lua_counts.get("interrupted", 0)
+               + lua_counts.get("interrupted_uncaught", 0)) > 0
+          and c_counts.get("cancelled", 0) > 0 and c_counts.get("timeout", 0) > 0
+          and holder["acquired"] > 0 and c_counts.get("release_failed", 1) == 0)
+    return {"case": 7, "title": "cancelled acquires (KeyboardInterrupt, Lua error in with, "
+                                "Lua SIGINT, C cancel callback and deadlines)",
+            "expected": "0 orphan keys after one TTL",
+            "as_expected": ok, "duration_s": dur, "sigints": sigints,
+            "python": py_counts, "lua": lua_counts, "c": c_counts, "holder": holder,
+            "orphans_after_run": orphans_run, "orphans_after_ttl": orphans_ttl,
+            "summary": f"python interrupted in acquire {py_counts.get('interrupted_in_acquire')}"
+                       f", lua errors in with {lua_counts.get('raised_in_with')}, lua "
+                       f"cancelled {lua_counts.get('cancelled', 0)}, C cancelled "
+                       f"{c_counts.get('cancelled')} / deadline {c_counts.get('timeout')}; "
+                       f"orphans {orphans_run} after the run, {orphans_ttl} after one TTL"}

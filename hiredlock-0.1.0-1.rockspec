@@ -38,6 +38,7 @@ build = {
   modules = {
     ["hiredlock"] = "lua/hiredlock/init.lua",
     ["hiredlock.driver.hiredis"] = "lua/hiredlock/driver/hiredis.lua",
+    ["hiredlock.driver.cosocket"] = "lua/hiredlock/driver/cosocket.lua",
     ["hiredlock.core"] = {
       sources = {
         "bindings/lua/args.c",

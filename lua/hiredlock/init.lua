@@ -15,13 +15,20 @@ local core = require "hiredlock.core"
 local error, pcall, setmetatable, getmetatable, type, tostring =
   error, pcall, setmetatable, getmetatable, type, tostring
 
+-- Under ngx_lua a blocking socket would stall every request of the worker:
+-- there, all I/O goes through cosockets (hiredlock/driver/cosocket.lua).
+local ngx = rawget(_G, "ngx")
+local in_nginx = type(ngx) == "table" and type(ngx.socket) == "table"
+  and type(ngx.get_phase) == "function"
+
 local M = {
   VERSION = core.VERSION,
   _VERSION = "hiredlock " .. core.VERSION,
   --- The driver new clients use for their network calls (see
-  -- hiredlock/driver/hiredis.lua for the contract). Internal: the seam an
+  -- hiredlock/driver/hiredis.lua for the contract). Internal: the seam the
   -- OpenResty cosocket driver plugs into.
-  _driver = require "hiredlock.driver.hiredis",
+  _driver = require(in_nginx and "hiredlock.driver.cosocket"
+    or "hiredlock.driver.hiredis"),
 }
 
 local Client = {}

@@ -1,0 +1,382 @@
+--- The OpenResty driver: every byte goes through ngx.socket.tcp cosockets,
+-- every wait through ngx.sleep, so a lock never blocks an nginx worker. What
+-- to send, what a reply means, quorum, validity, drift, cleanup, retries and
+-- jitter are the C core's (the sans-I/O protocol of hiredlock.core, see
+-- docs/LUA-API.md); this file only opens connections, moves bytes, waits
+-- and sleeps.
+--
+-- The contract is the one of hiredlock/driver/hiredis.lua:
+--   acquire(client_handle, name, opts) -> lock_handle | nil, err
+--   release(lock_handle)               -> true | nil, err
+--   extend(lock_handle, ttl)           -> true | nil, err
+--
+-- A round goes to all N masters at once, one light thread
+-- (ngx.thread.spawn) per master after the first, each against its own
+-- deadline: connect_timeout to connect, then the round's timeout for the
+-- replies. A connection comes from a keepalive pool whose name holds the
+-- master, its database and a digest of the handshake (credentials), so two
+-- clients share connections only when they are interchangeable. A new
+-- connection sends the handshake (AUTH/SELECT) ahead of the command; a
+-- connection that failed, timed out or got a reply out of step is closed,
+-- never pooled (a late reply must not answer a later command). A pooled
+-- connection that breaks before any reply (the server closed it while it
+-- was idle) is replaced once, as the C driver does.
+--
+-- Cosockets exist in the rewrite, access and content phases and in timers
+-- (and the SSL certificate/session phases); elsewhere (init, init_worker,
+-- set, header and body filters, log, balancer) the operations return
+-- nil, "cosockets unavailable in the <phase> phase ..." at once instead of
+-- blocking the worker. Where cosockets exist, argument errors raise as with
+-- the hiredis driver, with the documented messages.
+local core = require "hiredlock.core"
+
+local ngx = assert(rawget(_G, "ngx"),
+  "hiredlock.driver.cosocket runs under ngx_lua (OpenResty) only")
+local tcp = ngx.socket.tcp
+local spawn, wait = ngx.thread.spawn, ngx.thread.wait
+local sleep = ngx.sleep
+local get_phase = ngx.get_phase
+local md5 = ngx.md5
+local now = core.now
+
+local pcall, error, tostring, setmetatable, ceil =
+  pcall, error, tostring, setmetatable, math.ceil
+
+local M = {
+  --- Per worker, since it started: connections opened (new) and taken from
+  -- a keepalive pool (reused), and rounds run. For tests and monitoring.
+  stats = { new = 0, reused = 0, rounds = 0 },
+}
+
+-- Where ngx.socket.tcp, ngx.sleep and ngx.thread work (ngx_lua's contexts).
+local COSOCKET_PHASES = {
+  rewrite = true,
+  server_rewrite = true,
+  access = true,
+  content = true,
+  timer = true,
+  ssl_cert = true,
+  ssl_session_fetch = true,
+  ssl_client_hello = true,
+  preread = true, -- ngx_stream_lua
+}
+
+local function phase_error()
+  local phase = get_phase()
+  if COSOCKET_PHASES[phase] then
+    return nil
+  end
+  return ("cosockets unavailable in the %s phase (lock from rewrite, access, "
+    .. "content or an ngx.timer)"):format(tostring(phase))
+end
+
+-- Per client handle: each master's connect target and pool, computed once.
+local targets = setmetatable({}, { __mode = "k" })
+
+local function targets_of(client)
+  local list = targets[client]
+  if list then
+    return list
+  end
+  list = {}
+  for i = 1, client:masters() do
+    local info = client:master_info(i)
+    local handshake, replies = client:handshake(i)
+    local t = {
+      label = info.label,
+      handshake = handshake,
+      replies = replies,
+      connect_timeout_ms = info.connect_timeout_ms,
+      -- The handshake (AUTH, SELECT) is the whole state of a connection:
+      -- its digest keeps credentials out of the pool name and out of logs.
+      opts = { pool = ("hiredlock:%s:%d:%s"):format(info.label, info.db,
+        md5(handshake)) },
+    }
+    if info.path then
+      t.host = "unix:" .. info.path
+    elseif info.host:find(":", 1, true) then
+      t.host = "[" .. info.host .. "]" -- IPv6
+      t.port = info.port
+    else
+      t.host = info.host
+      t.port = info.port
+    end
+    list[i] = t
+  end
+  targets[client] = list
+  return list
+end
+
+-- ngx_lua's words for failures, in the C driver's words where they differ,
+-- so a message reads the same whichever driver ran.
+local function io_message(err, what, ms)
+  if err == "timeout" then
+    return ("%s after %d ms"):format(what, ms)
+  elseif err == "closed" then
+    return "server closed the connection"
+  end
+  return err
+end
+
+local function connect(t)
+  local sock = tcp()
+  sock:settimeout(t.connect_timeout_ms)
+  local ok, err
+  if t.port then
+    ok, err = sock:connect(t.host, t.port, t.opts)
+  else
+    ok, err = sock:connect(t.host, t.opts)
+  end
+  if not ok then
+    return nil, io_message(err, "connect timeout", t.connect_timeout_ms)
+  end
+  return sock
+end
+
+-- The next reply within the deadline: kind, value | nil, why, message,
+-- timed_out.
+local function read_reply(sock, parser, deadline, timeout_ms)
+  while true do
+    local kind, value = parser:next()
+    if kind then
+      return kind, value
+    elseif value then
+      return nil, "protocol", value
+    end
+    local left = ceil((deadline - now()) * 1000)
+    if left <= 0 then
+      return nil, "unreachable", io_message("timeout", "timeout", timeout_ms),
+        true
+    end
+    sock:settimeout(left)
+    local bytes, err = sock:receiveany(65536)
+    if not bytes then
+      return nil, "unreachable", io_message(err, "timeout", timeout_ms),
+        err == "timeout"
+    end
+    local fed, ferr = parser:feed(bytes)
+    if not fed then
+      return nil, "protocol", ferr
+    end
+  end
+end
+
+local function send(sock, data, deadline, timeout_ms)
+  local left = ceil((deadline - now()) * 1000)
+  if left <= 0 then
+    return nil, io_message("timeout", "timeout", timeout_ms)
+  end
+  sock:settimeout(left)
+  local sent, err = sock:send(data)
+  if not sent then
+    return nil, io_message(err, "timeout", timeout_ms)
+  end
+  return true
+end
+
+-- Master i's part of a round on one connection. Returns "pool" when the
+-- connection may be kept, "close" when it must not, or "stale" when a pooled
+-- connection broke before it answered anything (the server closed it while
+-- it was idle: the command never ran, a fresh connection may try).
+local function converse(client, lock, i, t, sock, reused, timeout_ms)
+  local deadline = now() + timeout_ms / 1000
+  local parser = core.parser()
+  local data = lock:command(i)
+  if not reused and t.replies > 0 then
+    data = { t.handshake, data }
+  end
+  local ok, err = send(sock, data, deadline, timeout_ms)
+  if not ok then
+    if reused then
+      return "stale"
+    end
+    lock:fail(i, "unreachable", err)
+    return "close"
+  end
+  if not reused then
+    for k = 1, t.replies do
+      local kind, value, rerr = read_reply(sock, parser, deadline, timeout_ms)
+      if not kind then
+        lock:fail(i, value, rerr)
+        return "close"
+      end
+      local result, message = client:handshake_reply(i, k, kind, value)
+      if result ~= "ok" then
+        lock:fail(i, result, message)
+        return "close"
+      end
+    end
+  end
+  local answered = false
+  while true do
+    local kind, value, rerr, timed_out = read_reply(sock, parser, deadline,
+      timeout_ms)
+    if not kind then
+      if reused and not answered and value == "unreachable" and not timed_out
+      then
+        return "stale"
+      end
+      lock:fail(i, value, rerr)
+      return "close"
+    end
+    answered = true
+    local result = lock:reply(i, kind, value)
+    if result ~= "resend" then
+      -- A reply out of step leaves the stream unusable.
+      return result == "protocol" and "close" or "pool"
+    end
+    ok, err = send(sock, lock:command(i), deadline, timeout_ms)
+    if not ok then
+      lock:fail(i, "unreachable", err)
+      return "close"
+    end
+  end
+end
+
+local stats = M.stats
+
+-- Master i's part of a round, from connect to keepalive or close.
+local function exchange(client, lock, i, t, timeout_ms)
+  for _ = 1, 2 do -- a second time only after a stale pooled connection
+    local sock, err = connect(t)
+    if not sock then
+      lock:fail(i, "unreachable", err)
+      return
+    end
+    local reused = sock:getreusedtimes() > 0
+    if reused then
+      stats.reused = stats.reused + 1
+    else
+      stats.new = stats.new + 1
+    end
+    local ok, outcome = pcall(converse, client, lock, i, t, sock, reused,
+      timeout_ms)
+    if not ok then -- never expected: keep the worker's log free of aborts
+      lock:fail(i, "protocol", tostring(outcome))
+      outcome = "close"
+    end
+    if outcome == "pool" then
+      if not sock:setkeepalive() then
+        sock:close()
+      end
+      return
+    end
+    sock:close()
+    if outcome ~= "stale" then
+      return
+    end
+  end
+  lock:fail(i, "unreachable", "server closed the connection")
+end
+
+-- One round: every master at once, each within its own deadline.
+local function round(client, lock, timeout_ms)
+  stats.rounds = stats.rounds + 1
+  local list = targets_of(client)
+  local n = #list
+  local threads = {}
+  for i = 2, n do
+    threads[i] = spawn(exchange, client, lock, i, list[i], timeout_ms)
+    if not threads[i] then -- no thread to be had: do it here, in turn
+      exchange(client, lock, i, list[i], timeout_ms)
+    end
+  end
+  exchange(client, lock, 1, list[1], timeout_ms)
+  for i = 2, n do
+    if threads[i] then
+      local ok, err = wait(threads[i])
+      if not ok then
+        lock:fail(i, "protocol", tostring(err))
+      end
+    end
+  end
+end
+
+-- Runs the begun operation to its end (the driver loop of hiredlock.h).
+local function run(client, lock)
+  while true do
+    local step, a, b = lock:step()
+    if step == "done" then
+      return a, b
+    elseif step == "sleep" then
+      sleep(a / 1000)
+    else
+      round(client, lock, a)
+    end
+  end
+end
+
+-- The handles' checks name the method this driver called ('lock', 'begin')
+-- and count its arguments; the user called 'acquire' or 'extend'. Their
+-- messages are made to read as the documented ones (docs/LUA-API.md), with
+-- no position: the position luaL_error adds would point into this file,
+-- not at the user's call (nginx logs a traceback with the error anyway).
+local function raise_as(err, from, to, shift)
+  local msg = tostring(err):gsub("^[^\n]-:%d+: (bad argument #)", "%1", 1)
+  local fixed, n = msg:gsub("^bad argument #(%d+) to '" .. from .. "'",
+    function(k)
+      return ("bad argument #%d to '%s'"):format(tonumber(k) - shift, to)
+    end, 1)
+  error(n > 0 and fixed or err, 0)
+end
+
+local function new_lock(client, name, opts)
+  local lock, timeout = client:lock(name, opts)
+  return lock, timeout
+end
+
+local function begin_extend(lock, ttl)
+  local ok, err = lock:begin("extend", ttl)
+  return ok, err
+end
+
+-- The phase comes first: where no cosocket can run, that is the one thing
+-- to fix, and no operation is left begun on the handle.
+function M.acquire(client, name, opts)
+  local perr = phase_error()
+  if perr then
+    return nil, perr
+  end
+  local ok, lock, timeout = pcall(new_lock, client, name, opts)
+  if not ok then
+    raise_as(lock, "lock", "acquire", 0)
+  end
+  local begun, err = lock:begin("acquire", timeout)
+  if not begun then
+    return nil, err
+  end
+  local acquired, aerr = run(client, lock)
+  if not acquired then
+    return nil, aerr
+  end
+  return lock
+end
+
+function M.release(lock)
+  local perr = phase_error()
+  if perr then
+    return nil, perr
+  end
+  local ok, err = lock:begin("release")
+  if not ok then
+    return nil, err
+  end
+  return run(lock:client(), lock)
+end
+
+function M.extend(lock, ttl)
+  local perr = phase_error()
+  if perr then
+    return nil, perr
+  end
+  local called, ok, err = pcall(begin_extend, lock, ttl)
+  if not called then
+    raise_as(ok, "begin", "extend", 1)
+  end
+  if not ok then
+    return nil, err
+  end
+  return run(lock:client(), lock)
+end
+
+return M

@@ -47,8 +47,8 @@ int main(int argc, char **argv) {
   int64_t end = hrl_now_us() + (int64_t)(seconds * 1e6);
   while (hrl_now_us() < end) {
     hrl_lock *lk = NULL;
-    if (hrl_lock_new(c, name, strlen(name), 2000, &lk, detail,
-                     sizeof detail) != HRL_OK) {
+    if (hrl_lock_new(c, name, strlen(name), 2000, &lk, detail, sizeof detail) !=
+        HRL_OK) {
       fprintf(stderr, "canceller: %s\n", detail);
       return 1;
     }

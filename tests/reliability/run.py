@@ -1,10 +1,11 @@
 """Runs the reliability cases and writes one result file per case.
 
-  python3 tests/reliability/run.py [--full] [--cases 1,2,...] [--out DIR]
+  python3 tests/reliability/run.py [--full] [--cases 1,2,...] [--bad] [--out DIR]
 
 Without --full, the short version of each case (make test, a few minutes in
 all); with --full, the documented runs (make reliability). Prints one line
-per case and a summary line; exits non-zero when a case is not as expected.
+per case and a summary line (with --bad, the bad-input tables of every
+runtime run first and their counts join it); exits non-zero when a case is not as expected.
 Needs tests/reliability/build.sh to have run.
 """
 
@@ -30,9 +31,19 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--full", action="store_true")
     ap.add_argument("--cases", default=",".join(map(str, ALL)))
+    ap.add_argument("--bad", action="store_true")
     ap.add_argument("--out", default=os.path.join(BUILD, "results"))
     args = ap.parse_args()
+    bad_ok, bad_line = True, None
+    if args.bad:
+        from run_bad import run_bad
+
+        bad_ok, bad_line = run_bad(args.out)
+        print(bad_line, flush=True)
     wanted = [int(c) for c in args.cases.split(",") if c]
+    for stale in os.listdir(args.out) if os.path.isdir(args.out) else []:
+        if stale.startswith("case") and int(stale[4:].split(".")[0]) in wanted:
+            os.unlink(os.path.join(args.out, stale))
     os.makedirs(args.out, exist_ok=True)
     work = os.path.join(BUILD, "runs")
     results = []
@@ -53,8 +64,8 @@ def main() -> int:
               f" ({res['took_s']} s) {cases.one_line(res)}", flush=True)
         if not res["as_expected"] and "error" in res:
             print(res["error"], file=sys.stderr)
-    print(cases.summary_line(results))
-    return 0 if all(r["as_expected"] for r in results) else 1
+    print(cases.summary_line(results, bad_line))
+    return 0 if bad_ok and all(r["as_expected"] for r in results) else 1
 
 
 if __name__ == "__main__":

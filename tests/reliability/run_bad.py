@@ -27,17 +27,17 @@ COMMANDS = {
 }
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("out", nargs="?", default=os.path.join(BUILD, "results"))
-    ap.add_argument("--runtimes", default="c,python,lua5.1,luajit,lua5.4")
-    args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
+RUNTIMES = "c,python,lua5.1,luajit,lua5.4"
+
+
+def run_bad(out_dir: str, runtimes: str = RUNTIMES) -> tuple[bool, str]:
+    """Runs the tables; returns (all as expected, summary text)."""
+    os.makedirs(out_dir, exist_ok=True)
     failed = 0
     counts = []
     with bad_env() as (env, busy):
-        for rt in args.runtimes.split(","):
-            out = os.path.join(args.out, f"bad_inputs_{rt}.json")
+        for rt in runtimes.split(","):
+            out = os.path.join(out_dir, f"bad_inputs_{rt}.json")
             busy.start()
             try:
                 env_rt = dict(env, HRL_LUA_INTERP=rt)
@@ -53,9 +53,18 @@ def main() -> int:
                 rows, good = [], 0
             counts.append(f"{rt} {good}/{len(rows)}")
             failed += rc != 0 or good != len(rows) or len(rows) < 40
-    print(f"bad inputs: {', '.join(counts)} as expected"
-          f"{'' if not failed else ' (FAILED)'}")
-    return 1 if failed else 0
+    return not failed, (f"bad inputs: {', '.join(counts)} as expected"
+                        f"{'' if not failed else ' (FAILED)'}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out", nargs="?", default=os.path.join(BUILD, "results"))
+    ap.add_argument("--runtimes", default=RUNTIMES)
+    args = ap.parse_args()
+    ok, line = run_bad(args.out, args.runtimes)
+    print(line)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

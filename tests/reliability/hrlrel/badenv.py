@@ -56,6 +56,11 @@ class BusyScript:
         kill.settimeout(5)
         kill.sendall(b"*2\r\n$6\r\nSCRIPT\r\n$4\r\nKILL\r\n")
         kill.recv(100)
+        # The script stops at its next check: wait until the server answers.
+        for _ in range(500):
+            kill.sendall(b"*1\r\n$4\r\nPING\r\n")
+            if kill.recv(100).startswith(b"+PONG"):
+                break
         kill.close()
         self.sock.close()
 

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The full reliability run (`make reliability`): the documented cases of
+# tests/reliability (about 20 minutes on 2 CPUs), the bad-input tables of
+# C, Python and Lua, and the fuzzers at 10^6 executions per target; the
+# results go to tests/reliability/results/ and docs/RELIABILITY.md is
+# generated from them.
+#   scripts/reliability.sh [--cases 1,2,...] [--no-fuzz]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+results=tests/reliability/results
+cases=()
+fuzz=1
+while [ $# -gt 0 ]; do
+  case $1 in
+    --cases) cases=(--cases "$2"); shift 2 ;;
+    --no-fuzz) fuzz=0; shift ;;
+    *) echo "usage: scripts/reliability.sh [--cases 1,2,...] [--no-fuzz]" >&2; exit 2 ;;
+  esac
+done
+tests/reliability/build.sh || exit 1
+mkdir -p "$results"
+rc=0
+python3 tests/reliability/run.py --full --bad --out "$results" "${cases[@]}" || rc=1
+if [ $fuzz -eq 1 ]; then
+  scripts/fuzz.sh || rc=1
+  python3 tests/reliability/fuzz_figures.py build-fuzz "$results/fuzz.json" || rc=1
+fi
+python3 tests/reliability/report.py "$results" docs/RELIABILITY.md || rc=1
+exit $rc

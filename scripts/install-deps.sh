@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages a group of suites needs, only those missing,
 # so it is quick and quiet on a machine that has them (idempotent).
-#   scripts/install-deps.sh core [fuzz] [lua] [nginx] [python]
+#   scripts/install-deps.sh core [fuzz] [lua] [nginx] [python] [reliability]
 # LuaJIT comes from OpenResty's branch (luajit2): Debian's own luajit
 # conflicts with libnginx-mod-http-lua, and this way plain LuaJIT and nginx
 # run the very same VM.
@@ -16,7 +16,8 @@ group_packages() {
     lua) echo lua5.1 liblua5.1-0-dev lua5.4 liblua5.4-dev luajit2 \
               libluajit2-5.1-dev lua-busted luarocks lua-socket lua-redis ;;
     nginx) echo nginx libnginx-mod-http-lua ;;
-    *) echo "install-deps: unknown group '$1' (core, fuzz, python, lua, nginx)" >&2
+    reliability) echo faketime libfaketime ;; # case 8: the client's wall clock
+    *) echo "install-deps: unknown group '$1' (core, fuzz, python, lua, nginx, reliability)" >&2
        exit 2 ;;
   esac
 }

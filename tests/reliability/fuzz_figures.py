@@ -36,12 +36,20 @@ def main() -> int:
             + (len(os.listdir(artifacts)) if os.path.isdir(artifacts) else 0),
         }
     with open(out, "w") as f:
-        json.dump({"targets": targets, "finished": time.strftime("%Y-%m-%d %H:%M:%S")},
-                  f, indent=1)
-    bad = [t for t, v in targets.items()
-           if v["crashes_leaks_timeouts"] or (v["executions"] or 0) < 1_000_000]
-    print(f"fuzz figures: {len(targets) - len(bad)} of {len(targets)} targets at "
-          f">= 10^6 executions with no crash, leak or timeout")
+        json.dump(
+            {"targets": targets, "finished": time.strftime("%Y-%m-%d %H:%M:%S")},
+            f,
+            indent=1,
+        )
+    bad = [
+        t
+        for t, v in targets.items()
+        if v["crashes_leaks_timeouts"] or (v["executions"] or 0) < 1_000_000
+    ]
+    print(
+        f"fuzz figures: {len(targets) - len(bad)} of {len(targets)} targets at "
+        f">= 10^6 executions with no crash, leak or timeout"
+    )
     return 1 if bad else 0
 
 

@@ -29,8 +29,12 @@ def pct(x) -> str:
 
 
 def md_escape(s: str) -> str:
-    return (s.replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
-            .replace(">", "&gt;"))
+    return (
+        s.replace("|", "\\|")
+        .replace("\n", " ")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+    )
 
 
 def code(s: str, limit: int = 170) -> str:
@@ -42,18 +46,22 @@ def code(s: str, limit: int = 170) -> str:
 def run_row(name: str, r: dict) -> str:
     lat = r["latency_ms"]
     rec = r.get("max_recovery_ms")
-    return (f"| {name} | {r['n']} | {r['duration_s']:.0f} | {r['workers']} | "
-            f"{r['acquire_calls']} | {pct(r['success_rate'])} | {ms(lat['p50'])} / "
-            f"{ms(lat['p99'])} / {ms(lat['p99.9'])} / {ms(lat['max'])} | "
-            f"**{r['overlaps']}** | **{r['lost_acked']}** / {r['lost_unacked']} | "
-            f"{r['counter']} / {r['writes']} | {r['stale_writes']} | "
-            f"{r['orphans_after_run']} / **{r['orphans_after_ttl']}** | "
-            f"{r['overruns']} | {ms(rec)} |")
+    return (
+        f"| {name} | {r['n']} | {r['duration_s']:.0f} | {r['workers']} | "
+        f"{r['acquire_calls']} | {pct(r['success_rate'])} | {ms(lat['p50'])} / "
+        f"{ms(lat['p99'])} / {ms(lat['p99.9'])} / {ms(lat['max'])} | "
+        f"**{r['overlaps']}** | **{r['lost_acked']}** / {r['lost_unacked']} | "
+        f"{r['counter']} / {r['writes']} | {r['stale_writes']} | "
+        f"{r['orphans_after_run']} / **{r['orphans_after_ttl']}** | "
+        f"{r['overruns']} | {ms(rec)} |"
+    )
 
 
 RUN_HEAD = (
-    "| run | N | s | workers | acquire calls | acquired | latency ms p50 / p99 / p99.9 / max "
-    "| overlaps | lost acked / unacked elements | counter / writes | writes after validity "
+    "| run | N | s | workers | acquire calls | acquired "
+    "| latency ms p50 / p99 / p99.9 / max "
+    "| overlaps | lost acked / unacked elements | counter / writes "
+    "| writes after validity "
     "| orphan keys after run / after TTL | deadline overruns | max recovery ms |\n"
     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
@@ -72,15 +80,19 @@ def outcomes_lines(res: dict) -> list[str]:
         acq = ", ".join(f"{k} {v}" for k, v in sorted(r["acquire_outcomes"].items()))
         rel = ", ".join(f"{k} {v}" for k, v in sorted(r["release_outcomes"].items()))
         ext = ", ".join(f"{k} {v}" for k, v in sorted(r["extend_outcomes"].items()))
-        out.append(f"- {name}: acquire {acq}; release {rel}"
-                   + (f"; extend {ext}" if ext else "")
-                   + f"; runtimes {', '.join(r['runtimes'])}; deadline bounds "
-                   f"{r['deadline_bound_ms']['acquire']:.0f} ms (acquire) and "
-                   f"{r['deadline_bound_ms']['release_extend']:.0f} ms (release, extend)")
+        out.append(
+            f"- {name}: acquire {acq}; release {rel}"
+            + (f"; extend {ext}" if ext else "")
+            + f"; runtimes {', '.join(r['runtimes'])}; deadline bounds "
+            f"{r['deadline_bound_ms']['acquire']:.0f} ms (acquire) and "
+            f"{r['deadline_bound_ms']['release_extend']:.0f} ms (release, extend)"
+        )
         if r["overlap_examples"]:
             ex = r["overlap_examples"][0]
-            out.append(f"  - first overlap: {ex['first']} and {ex['second']}, "
-                       f"{ex['overlap_ms']:.1f} ms")
+            out.append(
+                f"  - first overlap: {ex['first']} and {ex['second']}, "
+                f"{ex['overlap_ms']:.1f} ms"
+            )
         if r.get("worker_failures"):
             out.append(f"  - worker failures: {', '.join(r['worker_failures'])}")
     return out
@@ -93,28 +105,39 @@ def measured(res: dict) -> str:
     runs = res.get("runs", {})
 
     def v(r):
-        return (f"{r['overlaps']} overlaps, {r['lost_acked']} acked elements lost, "
-                f"counter short by {max(r['counter_lost'], 0)}")
+        return (
+            f"{r['overlaps']} overlaps, {r['lost_acked']} acked elements lost, "
+            f"counter short by {max(r['counter_lost'], 0)}"
+        )
 
     if c == 1:
-        return "; ".join(f"N = {r['n']}: {r['acquired']} holds, {v(r)}, orphans "
-                         f"{r['orphans_after_run']}/{r['orphans_after_ttl']}, "
-                         f"{r['overruns']} overruns" for r in runs.values())
+        return "; ".join(
+            f"N = {r['n']}: {r['acquired']} holds, {v(r)}, orphans "
+            f"{r['orphans_after_run']}/{r['orphans_after_ttl']}, "
+            f"{r['overruns']} overruns"
+            for r in runs.values()
+        )
     if c == 2:
-        return (f"{res['combinations']} subset x mode combinations: {res['wrong_outcome']} "
-                f"wrong outcomes, {res['over_bound']} over the latency bound, "
-                f"{res['keys_left']} with a key left on a reachable master, "
-                f"{res['keys_after_ttl']} keys after one TTL")
+        return (
+            f"{res['combinations']} subset x mode combinations: {res['wrong_outcome']} "
+            f"wrong outcomes, {res['over_bound']} over the latency bound, "
+            f"{res['keys_left']} with a key left on a reachable master, "
+            f"{res['keys_after_ttl']} keys after one TTL"
+        )
     if c == 3:
-        return "; ".join(f"{k}: {r['injections']} majority kills, {v(r)}"
-                         for k, r in runs.items())
+        return "; ".join(
+            f"{k}: {r['injections']} majority kills, {v(r)}" for k, r in runs.items()
+        )
     if c == 4:
         r = runs["n5"]
-        return (f"{len(r['pauses'])} holders paused; first call after SIGCONT said "
-                f"'not owned' {res['extend_not_owned']} x extend, "
-                f"{res['release_not_owned']} x release; other holders' releases "
-                f"all ok: {all(p['others_released_ok'] for p in r['pauses'])}; "
-                f"{r['stale_writes']} writes after validity; {v(r)}")
+        return (
+            f"{len(r['pauses'])} holders paused; first call after SIGCONT said "
+            f"'not owned' {res['extend_not_owned']} x extend, "
+            f"{res['release_not_owned']} x release; other holders' releases "
+            "answered 'not owned' "
+            f"{sum(p.get('others_not_owned', 0) for p in r['pauses'])} times; "
+            f"{r['stale_writes']} writes after validity; {v(r)}"
+        )
     if c == 5:
         return res["summary"] + "; under load: " + v(runs["n5"])
     if c == 6:
@@ -122,8 +145,10 @@ def measured(res: dict) -> str:
     if c == 7:
         return res["summary"]
     if c == 8:
-        return (f"{res['summary']}; faked workers acquired {res['faked_acquired']} times; "
-                + v(runs["n5"]))
+        return (
+            f"{res['summary']}; faked workers acquired {res['faked_acquired']} times; "
+            + v(runs["n5"])
+        )
     if c == 9:
         return res["summary"] + "; " + v(runs["n5"])
     return ""
@@ -131,84 +156,137 @@ def measured(res: dict) -> str:
 
 def case_details(res: dict) -> list[str]:
     c = res["case"]
-    out = [f"### Case {c}: {res.get('title', '')}", "",
-           f"Expected: {res.get('expected', '')}. Run: {res.get('mode')} "
-           f"({res.get('took_s')} s, finished {res.get('finished')}). "
-           f"**{'As expected' if res['as_expected'] else 'NOT as expected'}.**", ""]
+    out = [
+        f"### Case {c}: {res.get('title', '')}",
+        "",
+        f"Expected: {res.get('expected', '')}. Run: {res.get('mode')} "
+        f"({res.get('took_s')} s, finished {res.get('finished')}). "
+        f"**{'As expected' if res['as_expected'] else 'NOT as expected'}.**",
+        "",
+    ]
     if "error" in res:
         out += ["```", res["error"].strip(), "```", ""]
         return out
     if res.get("runs"):
-        out += runs_table(res) + [""] + outcomes_lines(res) + [""]
+        out += [*runs_table(res), "", *outcomes_lines(res), ""]
     if c == 2:
-        out += [f"Per-master timeout {res['timeout_ms']:.0f} ms, eps {res['epsilon_ms']:.0f} "
-                "ms; one non-blocking acquire per combination, through our proxy.", "",
-                "| mode | subsets | acquired | max ms, acquired | max ms, failed "
-                "| late keys seen on resumed masters |", "|---|---|---|---|---|---|"]
+        out += [
+            f"Per-master timeout {res['timeout_ms']:.0f} ms, "
+            f"eps {res['epsilon_ms']:.0f} "
+            "ms; one non-blocking acquire per combination, through our proxy.",
+            "",
+            "| mode | subsets | acquired | max ms, acquired | max ms, failed "
+            "| late keys seen on resumed masters |",
+            "|---|---|---|---|---|---|",
+        ]
         for m, b in res["by_mode"].items():
-            out.append(f"| {m} | {b['subsets']} | {b['acquired']} | {ms(b['max_ms_ok'])} | "
-                       f"{ms(b['max_ms_failed'])} | {b['late_keys']} |")
-        out += ["", "A failed acquire's message (mixed mode): "
-                + code(res["sample_error"] or "-", 400), ""]
+            out.append(
+                f"| {m} | {b['subsets']} | {b['acquired']} | {ms(b['max_ms_ok'])} | "
+                f"{ms(b['max_ms_failed'])} | {b['late_keys']} |"
+            )
+        out += [
+            "",
+            "A failed acquire's message (mixed mode): "
+            + code(res["sample_error"] or "-", 400),
+            "",
+        ]
     if c == 3:
         rec = {k: r["max_recovery_ms"] for k, r in res["runs"].items()}
-        out += ["Max time from a restart to the next successful acquire (ms): "
-                + ", ".join(f"{k} {ms(x)}" for k, x in rec.items()), ""]
+        out += [
+            "Max time from a restart to the next successful acquire (ms): "
+            + ", ".join(f"{k} {ms(x)}" for k, x in rec.items()),
+            "",
+        ]
     if c == 4:
-        out += ["| paused worker | paused ms | first call after SIGCONT | its result "
-                "| next call | other holders' releases in the next second |",
-                "|---|---|---|---|---|---|"]
+        out += [
+            "| paused worker | paused ms | first call after SIGCONT | its result "
+            "| next call | other holders' releases in the next second "
+            "| of them 'not owned' (key deleted by the stale holder) |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for p in res["runs"]["n5"]["pauses"]:
-            out.append(f"| {p['w']} | {p['paused_ms']} | {p['first_call']} | "
-                       f"{p['first_result']} | {p['next_call'] or '-'} | "
-                       f"{p['others_released']} (all ok: {p['others_released_ok']}) |")
+            out.append(
+                f"| {p['w']} | {p['paused_ms']} | {p['first_call']} | "
+                f"{p['first_result']} | {p['next_call'] or '-'} | "
+                f"{p['others_released']} (all ok: {p['others_released_ok']}) | "
+                f"**{p.get('others_not_owned', '-')}** |"
+            )
         out.append("")
     if c == 5:
-        out += [f"Probes: per-master timeout {res['probe_timeout_ms']:.0f} ms, proxy delay "
-                f"{res['probe_delay_ms']} ms each way, TTL {res['probe_ttl_ms']:.0f} ms.", "",
-                "| delayed masters | acquired | ms | late keys | longest late key ms "
-                "| keys after |", "|---|---|---|---|---|---|"]
+        out += [
+            f"Probes: per-master timeout {res['probe_timeout_ms']:.0f} ms, proxy delay "
+            f"{res['probe_delay_ms']} ms each way, TTL {res['probe_ttl_ms']:.0f} ms.",
+            "",
+            "| delayed masters | acquired | ms | late keys | longest late key ms "
+            "| last late key gone, ms after the attempt began | keys after |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for p in res["probes"]:
-            out.append(f"| {p['delayed']} | {p['ok']} | {p['ms']} | {p['late_keys']} | "
-                       f"{p['max_late_key_ms']} | {p['keys_after']} |")
+            out.append(
+                f"| {p['delayed']} | {p['ok']} | {p['ms']} | {p['late_keys']} | "
+                f"{p['max_late_key_ms']} | {p.get('last_gone_ms', '-')} | "
+                f"{p['keys_after']} |"
+            )
         out.append("")
     if c == 6:
         fw = res["first_winner_ms"]
-        out += ["| figure | value |", "|---|---|",
-                f"| single-attempt rounds (16 racers, one attempt each) | "
-                f"{res['single_attempt_rounds']} |",
-                f"| split votes (no winner) | {res['split_vote_rounds']} |",
-                f"| rounds won while losers had taken some masters | "
-                f"{res['rounds_losers_held_partial_keys']} |",
-                f"| rounds with two winners | **{res['two_winner_rounds']}** |",
-                f"| losers' keys found on the masters after the round | "
-                f"**{res['stray_partial_keys']}** |",
-                f"| keys left after the winner released | {res['keys_left_after_release']} |",
-                f"| waiting rounds (16 racers, 10 s wait, hold 20 ms) | "
-                f"{res['waiting_rounds']} |",
-                f"| time to the first winner, p50 / max ms | {ms(fw['p50'])} / "
-                f"{ms(fw['max'])} |",
-                f"| rounds where all 16 got the lock in turn | {res['all_16_won_rounds']} |",
-                f"| time until the 16th got it, max ms | {ms(res['last_winner_ms_max'])} |",
-                ""]
+        out += [
+            "| figure | value |",
+            "|---|---|",
+            f"| single-attempt rounds (16 racers, one attempt each) | "
+            f"{res['single_attempt_rounds']} |",
+            f"| split votes (no winner) | {res['split_vote_rounds']} |",
+            f"| rounds won while losers had taken some masters | "
+            f"{res['rounds_losers_held_partial_keys']} |",
+            f"| rounds with two winners | **{res['two_winner_rounds']}** |",
+            f"| losers' keys found on the masters after the round | "
+            f"**{res['stray_partial_keys']}** |",
+            "| keys left after the winner released | "
+            f"{res['keys_left_after_release']} |",
+            f"| waiting rounds (16 racers, 10 s wait, hold 20 ms) | "
+            f"{res['waiting_rounds']} |",
+            f"| time to the first winner, p50 / max ms | {ms(fw['p50'])} / "
+            f"{ms(fw['max'])} |",
+            "| rounds where all 16 got the lock in turn | "
+            f"{res['all_16_won_rounds']} |",
+            f"| time until the 16th got it, max ms | {ms(res['last_winner_ms_max'])} |",
+            "",
+        ]
     if c == 7:
         out += ["| runtime | outcomes |", "|---|---|"]
         for k in ("python", "lua", "c", "holder"):
-            out.append(f"| {k} | " + ", ".join(f"{a} {b}" for a, b in
-                                              sorted(res[k].items())) + " |")
-        out += ["", f"SIGINTs sent: {res['sigints']}. Orphan keys: "
-                f"{res['orphans_after_run']} right after the run, "
-                f"**{res['orphans_after_ttl']}** after one TTL.", ""]
+            out.append(
+                f"| {k} | "
+                + ", ".join(f"{a} {b}" for a, b in sorted(res[k].items()))
+                + " |"
+            )
+        out += [
+            "",
+            f"SIGINTs sent: {res['sigints']}. Orphan keys: "
+            f"{res['orphans_after_run']} right after the run, "
+            f"**{res['orphans_after_ttl']}** after one TTL.",
+            "",
+        ]
     if c == 8:
-        out += ["Wall clock minus monotonic clock, as each worker saw it, relative to its "
-                "first acquire (s):", "", "| worker | levels seen |", "|---|---|"]
+        out += [
+            "Wall clock minus monotonic clock, as each worker saw it, relative to its "
+            "first acquire (s):",
+            "",
+            "| worker | levels seen |",
+            "|---|---|",
+        ]
         for w, lv in res["runs"]["n5"]["wall_offsets_s"].items():
-            out.append(f"| {w}{' (faked)' if w in res['faked_workers'] else ''} | "
-                       f"{', '.join(map(str, lv))} |")
+            out.append(
+                f"| {w}{' (faked)' if w in res['faked_workers'] else ''} | "
+                f"{', '.join(map(str, lv))} |"
+            )
         out.append("")
     if c == 9:
-        out += ["Recovery after each heal (ms from the heal to the next successful "
-                "acquire):", ""]
+        out += [
+            "Recovery after each heal (ms from the heal to the next successful "
+            "acquire):",
+            "",
+        ]
         for x in res["runs"]["n5"]["recoveries"]:
             out.append(f"- {x['what']}: {ms(x['ms'])}")
         out.append("")
@@ -216,15 +294,19 @@ def case_details(res: dict) -> list[str]:
 
 
 def bad_section(results: str) -> list[str]:
-    files = {os.path.basename(p)[len("bad_inputs_"):-5]: load(p)
-             for p in glob.glob(os.path.join(results, "bad_inputs_*.json"))}
+    files = {
+        os.path.basename(p)[len("bad_inputs_") : -5]: load(p)
+        for p in glob.glob(os.path.join(results, "bad_inputs_*.json"))
+    }
     if not files:
         return ["No bad-input results."]
     out = ["| runtime | rows | as expected |", "|---|---|---|"]
     for rt in ("c", "python", "lua5.1", "luajit", "lua5.4"):
         if rt in files:
             rows = files[rt]["rows"]
-            out.append(f"| {rt} | {len(rows)} | {sum(r['as_expected'] for r in rows)} |")
+            out.append(
+                f"| {rt} | {len(rows)} | {sum(r['as_expected'] for r in rows)} |"
+            )
     out.append("")
     lua = [rt for rt in ("lua5.1", "luajit", "lua5.4") if rt in files]
     if lua:
@@ -234,9 +316,12 @@ def bad_section(results: str) -> list[str]:
             for a, b in zip(files[rt]["rows"], base):
                 if a["got"] != b["got"]:
                     diffs.append((rt, a["input"], a["got"]))
-        note = ("The three Lua VMs gave the same text for every row; the table shows "
-                f"{lua[-1]}'s." if not diffs else
-                f"The table shows {lua[-1]}'s texts; where another VM differed:")
+        note = (
+            "The three Lua VMs gave the same text for every row; the table shows "
+            f"{lua[-1]}'s."
+            if not diffs
+            else f"The table shows {lua[-1]}'s texts; where another VM differed:"
+        )
         files["lua"] = files[lua[-1]]
         files["lua"]["_note"] = note
         files["lua"]["_diffs"] = diffs
@@ -249,10 +334,15 @@ def bad_section(results: str) -> list[str]:
             for d in files["lua"]["_diffs"]:
                 out.append(f"- {d[0]}, {md_escape(d[1])}: {code(d[2])}")
             out.append("")
-        out += ["| # | category | bad input | what it gets | ok |", "|---|---|---|---|---|"]
+        out += [
+            "| # | category | bad input | what it gets | ok |",
+            "|---|---|---|---|---|",
+        ]
         for i, r in enumerate(files[rt]["rows"], 1):
-            out.append(f"| {i} | {r['category']} | {md_escape(r['input'])} | "
-                       f"{code(r['got'])} | {'yes' if r['as_expected'] else '**NO**'} |")
+            out.append(
+                f"| {i} | {r['category']} | {md_escape(r['input'])} | "
+                f"{code(r['got'])} | {'yes' if r['as_expected'] else '**NO**'} |"
+            )
         out.append("")
     return out
 
@@ -262,17 +352,25 @@ def fuzz_section(results: str) -> list[str]:
     if not os.path.exists(path):
         return ["No fuzz results."]
     f = load(path)
-    out = [f"`make fuzz` (scripts/fuzz.sh), finished {f['finished']}:", "",
-           "| target | surface | executions | exec/s | new corpus units | corpus files "
-           "| peak RSS MB | crashes, leaks, timeouts |", "|---|---|---|---|---|---|---|---|"]
-    surface = {"parser": "RESP reader (hrl_parser_*), fragmented and hostile bytes",
-               "url": "URL and option parsing (hrl_client_new)",
-               "protocol": "the Redlock state machine fed hostile replies per master"}
+    out = [
+        f"`make fuzz` (scripts/fuzz.sh), finished {f['finished']}:",
+        "",
+        "| target | surface | executions | exec/s | new corpus units | corpus files "
+        "| peak RSS MB | crashes, leaks, timeouts |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    surface = {
+        "parser": "RESP reader (hrl_parser_*), fragmented and hostile bytes",
+        "url": "URL and option parsing (hrl_client_new)",
+        "protocol": "the Redlock state machine fed hostile replies per master",
+    }
     for t, v in f["targets"].items():
-        out.append(f"| {t} | {surface.get(t, '')} | {v['executions']} | {v['exec_per_s']} | "
-                   f"{v['new_units']} | {v['corpus_files']} | {v['peak_rss_mb']} | "
-                   f"**{v['crashes_leaks_timeouts']}** |")
-    return out + [""]
+        out.append(
+            f"| {t} | {surface.get(t, '')} | {v['executions']} | {v['exec_per_s']} | "
+            f"{v['new_units']} | {v['corpus_files']} | {v['peak_rss_mb']} | "
+            f"**{v['crashes_leaks_timeouts']}** |"
+        )
+    return [*out, ""]
 
 
 INTRO = """\
@@ -361,31 +459,44 @@ NOTES = """\
 
 def main() -> int:
     results, out_path = sys.argv[1], sys.argv[2]
-    cases = sorted((load(p) for p in glob.glob(os.path.join(results, "case*.json"))),
-                   key=lambda r: r["case"])
+    cases = sorted(
+        (load(p) for p in glob.glob(os.path.join(results, "case*.json"))),
+        key=lambda r: r["case"],
+    )
     lines = [INTRO]
-    lines += ["## Results", "",
-              "| # | case | expected | measured | run | as expected |",
-              "|---|---|---|---|---|---|"]
+    lines += [
+        "## Results",
+        "",
+        "| # | case | expected | measured | run | as expected |",
+        "|---|---|---|---|---|---|",
+    ]
     for res in cases:
-        lines.append(f"| {res['case']} | {res.get('title', '')} | {res.get('expected', '')} | "
-                     f"{measured(res)} | {res.get('mode')} | "
-                     f"{'yes' if res['as_expected'] else '**NO**'} |")
+        lines.append(
+            f"| {res['case']} | {res.get('title', '')} | {res.get('expected', '')} | "
+            f"{measured(res)} | {res.get('mode')} | "
+            f"{'yes' if res['as_expected'] else '**NO**'} |"
+        )
     lines += ["", "## Cases in detail", ""]
     for res in cases:
         lines += case_details(res)
-    lines += ["## Bad inputs", "",
-              "One table-driven test per runtime (`c/bad_inputs.c`, `bad_inputs.py`, "
-              "`lua/bad_inputs.lua`, run by `run_bad.py` against servers that really say "
-              "READONLY, OOM, BUSY, NOAUTH, WRONGPASS and WRONGTYPE; LOADING comes from our "
-              "proxy as a scripted reply, a reset from the proxy too). Every row is checked "
-              "against the error it must give and runs in `make test`; the texts below are "
-              "what the tests observed.", ""]
+    lines += [
+        "## Bad inputs",
+        "",
+        "One table-driven test per runtime (`c/bad_inputs.c`, `bad_inputs.py`, "
+        "`lua/bad_inputs.lua`, run by `run_bad.py` against servers that really say "
+        "READONLY, OOM, BUSY, NOAUTH, WRONGPASS and WRONGTYPE; LOADING comes from our "
+        "proxy as a scripted reply, a reset from the proxy too). Every row is checked "
+        "against the error it must give and runs in `make test`; the texts below are "
+        "what the tests observed.",
+        "",
+    ]
     lines += bad_section(results)
-    lines += ["## Fuzzing", ""] + fuzz_section(results)
+    lines += ["## Fuzzing", "", *fuzz_section(results)]
     lines += [NOTES]
-    lines += [f"Generated on {platform.node() or 'this machine'} "
-              f"({platform.system()} {platform.release()}, {os.cpu_count()} CPUs)."]
+    lines += [
+        f"Generated on {platform.node() or 'this machine'} "
+        f"({platform.system()} {platform.release()}, {os.cpu_count()} CPUs)."
+    ]
     with open(out_path, "w") as f:
         f.write("\n".join(lines).rstrip() + "\n")
     print(f"report: {out_path} from {len(cases)} case results")

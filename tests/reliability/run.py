@@ -5,7 +5,8 @@
 Without --full, the short version of each case (make test, a few minutes in
 all); with --full, the documented runs (make reliability). Prints one line
 per case and a summary line (with --bad, the bad-input tables of every
-runtime run first and their counts join it); exits non-zero when a case is not as expected.
+runtime run first and their counts join it); exits non-zero when a case
+is not as expected.
 Needs tests/reliability/build.sh to have run.
 """
 
@@ -19,10 +20,18 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                "build-reliability", "py"))
+sys.path.insert(
+    0,
+    os.path.join(
+        os.path.dirname(os.path.abspath(__file__)),
+        "..",
+        "..",
+        "build-reliability",
+        "py",
+    ),
+)
 
-from hrlrel import BUILD, cases  # noqa: E402
+from hrlrel import BUILD, cases
 
 ALL = [1, 2, 3, 4, 5, 6, 7, 8, 9]
 
@@ -60,8 +69,11 @@ def main() -> int:
         with open(os.path.join(args.out, f"case{c}.json"), "w") as f:
             json.dump(res, f, indent=1, sort_keys=True)
         results.append(res)
-        print(f"case {c}: {'as expected' if res['as_expected'] else 'NOT as expected'}"
-              f" ({res['took_s']} s) {cases.one_line(res)}", flush=True)
+        print(
+            f"case {c}: {'as expected' if res['as_expected'] else 'NOT as expected'}"
+            f" ({res['took_s']} s) {cases.one_line(res)}",
+            flush=True,
+        )
         if not res["as_expected"] and "error" in res:
             print(res["error"], file=sys.stderr)
     print(cases.summary_line(results, bad_line))

@@ -14,9 +14,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from hrlrel import BUILD, HERE  # noqa: E402
-from hrlrel.badenv import bad_env  # noqa: E402
-from hrlrel.workload import runtime_env  # noqa: E402
+from hrlrel import BUILD, HERE
+from hrlrel.badenv import bad_env
+from hrlrel.workload import runtime_env
 
 COMMANDS = {
     "c": lambda out: [os.path.join(BUILD, "c", "bad_inputs"), out],
@@ -41,8 +41,11 @@ def run_bad(out_dir: str, runtimes: str = RUNTIMES) -> tuple[bool, str]:
             busy.start()
             try:
                 env_rt = dict(env, HRL_LUA_INTERP=rt)
-                rc = subprocess.run(COMMANDS[rt](out), env=runtime_env(
-                    "python" if rt == "c" else rt, env_rt), timeout=300).returncode
+                rc = subprocess.run(
+                    COMMANDS[rt](out),
+                    env=runtime_env("python" if rt == "c" else rt, env_rt),
+                    timeout=300,
+                ).returncode
             finally:
                 busy.stop()
             try:
@@ -53,8 +56,10 @@ def run_bad(out_dir: str, runtimes: str = RUNTIMES) -> tuple[bool, str]:
                 rows, good = [], 0
             counts.append(f"{rt} {good}/{len(rows)}")
             failed += rc != 0 or good != len(rows) or len(rows) < 40
-    return not failed, (f"bad inputs: {', '.join(counts)} as expected"
-                        f"{'' if not failed else ' (FAILED)'}")
+    return not failed, (
+        f"bad inputs: {', '.join(counts)} as expected"
+        f"{'' if not failed else ' (FAILED)'}"
+    )
 
 
 def main() -> int:

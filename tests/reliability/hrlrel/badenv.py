@@ -39,7 +39,9 @@ class BusyScript:
         self.sock = socket.socket(socket.AF_UNIX)
         self.sock.connect(self.servers.unix_paths[self.i - 1])
         script = b"while true do end"
-        self.sock.sendall(b"*3\r\n$4\r\nEVAL\r\n$%d\r\n%s\r\n$1\r\n0\r\n" % (len(script), script))
+        self.sock.sendall(
+            b"*3\r\n$4\r\nEVAL\r\n$%d\r\n%s\r\n$1\r\n0\r\n" % (len(script), script)
+        )
         # Wait until the server says BUSY to others.
         probe = socket.socket(socket.AF_UNIX)
         probe.connect(self.servers.unix_paths[self.i - 1])

@@ -22,7 +22,7 @@ def percentile(values: list[float], p: float) -> float | None:
     if not values:
         return None
     s = sorted(values)
-    k = min(len(s) - 1, max(0, int(round(p / 100 * len(s) + 0.5)) - 1))
+    k = min(len(s) - 1, max(0, round(p / 100 * len(s) + 0.5) - 1))
     return s[k]
 
 
@@ -37,8 +37,16 @@ def windows_of(events: list[dict]) -> list[dict]:
         for ev in evs:
             kind = ev["ev"]
             if kind == "acq" and ev["ok"]:
-                cur = {"w": wid, "start": ev["t1"], "vu": ev["vu"], "end": None,
-                       "tok": ev.get("tok"), "writes": [], "ext": [], "rel": None}
+                cur = {
+                    "w": wid,
+                    "start": ev["t1"],
+                    "vu": ev["vu"],
+                    "end": None,
+                    "tok": ev.get("tok"),
+                    "writes": [],
+                    "ext": [],
+                    "rel": None,
+                }
                 out.append(cur)
             elif cur is None:
                 continue
@@ -64,11 +72,14 @@ def overlaps_of(windows: list[dict]) -> list[dict]:
     best = None  # the window reaching furthest so far
     for w in ws:
         if best is not None and w["start"] < best["end"]:
-            found.append({
-                "first": best["w"], "second": w["w"],
-                "overlap_ms": (min(w["end"], best["end"]) - w["start"]) / 1e6,
-                "at": w["start"],
-            })
+            found.append(
+                {
+                    "first": best["w"],
+                    "second": w["w"],
+                    "overlap_ms": (min(w["end"], best["end"]) - w["start"]) / 1e6,
+                    "at": w["start"],
+                }
+            )
         if best is None or w["end"] > best["end"]:
             best = w
     return found
@@ -112,10 +123,12 @@ def check(
     round_bound = timeout * 1000 + epsilon * 1000
     overruns = [
         {"op": "acq", "ms": (e["t1"] - e["t0"]) / 1e6, "w": e["w"], "err": e["err"]}
-        for e in acqs if (e["t1"] - e["t0"]) / 1e6 > acq_bound
+        for e in acqs
+        if (e["t1"] - e["t0"]) / 1e6 > acq_bound
     ] + [
         {"op": e["ev"], "ms": (e["t1"] - e["t0"]) / 1e6, "w": e["w"], "err": e["err"]}
-        for e in rels + exts if (e["t1"] - e["t0"]) / 1e6 > round_bound
+        for e in rels + exts
+        if (e["t1"] - e["t0"]) / 1e6 > round_bound
     ]
 
     def outcomes(evs):
@@ -131,10 +144,12 @@ def check(
         if f.get("ev") != "heal":
             continue
         nxt = next((t for t in oks if t >= f["t"]), None)
-        recoveries.append({
-            "what": f["what"],
-            "ms": None if nxt is None else (nxt - f["t"]) / 1e6,
-        })
+        recoveries.append(
+            {
+                "what": f["what"],
+                "ms": None if nxt is None else (nxt - f["t"]) / 1e6,
+            }
+        )
 
     def r(x):
         return None if x is None else round(x, 3)
@@ -145,9 +160,12 @@ def check(
         "acquired": len(ok_acqs),
         "success_rate": r(len(ok_acqs) / len(acqs)) if acqs else None,
         "acquire_outcomes": outcomes(acqs),
-        "latency_ms": {"p50": r(percentile(lat, 50)), "p99": r(percentile(lat, 99)),
-                       "p99.9": r(percentile(lat, 99.9)),
-                       "max": r(max(lat) if lat else None)},
+        "latency_ms": {
+            "p50": r(percentile(lat, 50)),
+            "p99": r(percentile(lat, 99)),
+            "p99.9": r(percentile(lat, 99.9)),
+            "max": r(max(lat) if lat else None),
+        },
         "overlaps": len(overlaps),
         "overlap_examples": overlaps[:5],
         "max_overlap_ms": r(max((o["overlap_ms"] for o in overlaps), default=0.0)),
@@ -161,14 +179,18 @@ def check(
         "stale_writes": stale_writes,
         "release_outcomes": outcomes(rels),
         "extend_outcomes": outcomes(exts),
-        "deadline_bound_ms": {"acquire": r(acq_bound), "release_extend": r(round_bound)},
+        "deadline_bound_ms": {
+            "acquire": r(acq_bound),
+            "release_extend": r(round_bound),
+        },
         "overruns": len(overruns),
         "overrun_examples": sorted(overruns, key=lambda o: -o["ms"])[:5],
         "orphans_after_run": orphans_after_run,
         "orphans_after_ttl": orphans_after_ttl,
         "recoveries": recoveries,
-        "max_recovery_ms": r(max((x["ms"] for x in recoveries if x["ms"] is not None),
-                                 default=None)),
+        "max_recovery_ms": r(
+            max((x["ms"] for x in recoveries if x["ms"] is not None), default=None)
+        ),
     }
 
 

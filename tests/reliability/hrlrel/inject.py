@@ -68,15 +68,19 @@ class Injector:
     def readonly(self, nodes) -> None:
         port = dead_port()
         self.parallel(
-            lambda i: self.masters.redis(i).execute_command("REPLICAOF", "127.0.0.1", port),
+            lambda i: self.masters.redis(i).execute_command(
+                "REPLICAOF", "127.0.0.1", port
+            ),
             nodes,
         )
         for i in nodes:
             self.broken[i] = "readonly"
 
     def writable(self, nodes) -> None:
-        self.parallel(lambda i: self.masters.redis(i).execute_command("REPLICAOF", "NO", "ONE"),
-                      nodes)
+        self.parallel(
+            lambda i: self.masters.redis(i).execute_command("REPLICAOF", "NO", "ONE"),
+            nodes,
+        )
         for i in nodes:
             self.broken.pop(i, None)
 
@@ -150,6 +154,7 @@ class Injector:
                 schedule(self)
             except Exception as err:  # shown in the result, fails the case
                 self.log("error", repr(err))
+
         th = threading.Thread(target=body, daemon=True)
         th.start()
         return th

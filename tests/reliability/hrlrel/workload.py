@@ -106,21 +106,35 @@ class Workload:
             rt = self.runtimes[i % len(self.runtimes)]
             wid = f"w{i:02d}{'py' if rt == 'python' else rt.replace('lua', 'l')}"
             log = os.path.join(self.run_dir, f"{wid}.jsonl")
-            cfg = dict(self.params, id=wid, seed=self.seed * 1000 + i, log=log,
-                       start_at=start_at, runtime=rt)
+            cfg = dict(
+                self.params,
+                id=wid,
+                seed=self.seed * 1000 + i,
+                log=log,
+                start_at=start_at,
+                runtime=rt,
+            )
             if rt == "python":
                 cfg["data"] = data_sock
-                argv = [sys.executable, os.path.join(HERE, "worker.py"), json.dumps(cfg)]
+                argv = [
+                    sys.executable,
+                    os.path.join(HERE, "worker.py"),
+                    json.dumps(cfg),
+                ]
             else:
                 cfg["data_port"] = self.data.ports[0]
                 path = os.path.join(self.run_dir, f"{wid}.cfg.lua")
                 with open(path, "w") as f:
                     f.write("return " + lua_literal(cfg) + "\n")
                 argv = [rt, os.path.join(HERE, "lua", "worker.lua"), path]
-            errf = open(os.path.join(self.run_dir, f"{wid}.stderr"), "w")
+            # The worker's own stderr; it lives as long as the worker.
+            errf = open(os.path.join(self.run_dir, f"{wid}.stderr"), "w")  # noqa: SIM115
             self.procs[wid] = subprocess.Popen(
-                argv, env=runtime_env(rt, self.env_for(i)), stderr=errf,
-                stdout=errf, cwd=self.run_dir,
+                argv,
+                env=runtime_env(rt, self.env_for(i)),
+                stderr=errf,
+                stdout=errf,
+                cwd=self.run_dir,
             )
             self.runtime_of[wid] = rt
             self.logs.append(log)

@@ -234,7 +234,8 @@ local function run(row)
   local res = { pcall(fn) }
   local got_kind, text
   if not res[1] then
-    got_kind, text = "raises", tostring(res[2])
+    -- without the "file:line: " of where it was raised
+    got_kind, text = "raises", (tostring(res[2]):gsub("^[^:]*:%d+: ", ""))
   elseif res[2] == nil and res[3] ~= nil then
     got_kind, text = "nil, err", tostring(res[3])
   elseif kind == "returns" then
@@ -254,7 +255,7 @@ local function json(v)
   if type(v) == "boolean" then
     return tostring(v)
   end
-  return '"' .. tostring(v):gsub('[%c"\\\128-\255]', function(ch)
+  return '"' .. tostring(v):gsub('[%c"\\]', function(ch)
     return ("\\u%04x"):format(ch:byte())
   end) .. '"'
 end

@@ -13,8 +13,10 @@ import time
 def main() -> int:
     build, out = sys.argv[1], sys.argv[2]
     targets = {}
-    for target in ("parser", "url", "protocol"):
+    for target in ("parser", "url", "protocol", "handshake"):
         log = os.path.join(build, f"{target}.log")
+        if not os.path.exists(log):
+            continue
         stats, crashes = {}, 0
         with open(log, errors="replace") as f:
             for line in f:

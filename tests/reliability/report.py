@@ -363,6 +363,8 @@ def fuzz_section(results: str) -> list[str]:
         "parser": "RESP reader (hrl_parser_*), fragmented and hostile bytes",
         "url": "URL and option parsing (hrl_client_new)",
         "protocol": "the Redlock state machine fed hostile replies per master",
+        "handshake": "AUTH / SELECT built from fuzzed URLs, hostile replies judged "
+        "(fuzz/fuzz_handshake.c, added for issue 8)",
     }
     for t, v in f["targets"].items():
         out.append(

@@ -1,0 +1,289 @@
+"""A real nginx (Debian's, with its dynamic ngx_lua module) running the test
+application tests/nginx/hrltest.lua against Redis masters from the shared
+launcher, tests/fixtures/redis-fixture.
+
+tests/nginx/run.sh builds the rock into a private tree (HRL_NGX_TREE) and
+the Python package into a private directory on PYTHONPATH, then runs pytest
+here. nginx is started once per session from nginx.conf.in in a temp prefix
+on a free 127.0.0.1 port, with 2 workers, and always stopped: SIGQUIT, then
+SIGKILL to its whole process group. run.sh kills that group too should pytest
+itself die.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.parse
+from pathlib import Path
+
+import pytest
+import redis
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+LAUNCHER = os.environ.get("HRL_FIXTURE") or str(
+    REPO / "tests" / "fixtures" / "redis-fixture"
+)
+NGINX = os.environ.get("HRL_NGINX", "/usr/sbin/nginx")
+WORKERS = 2
+
+
+class Servers:
+    """N Redis masters from the launcher (nodes numbered from 1), inspected
+    through their unix sockets with redis-py, apart from the code under test."""
+
+    def __init__(self, n: int, *options: str) -> None:
+        out = subprocess.run(
+            [LAUNCHER, "start", "-n", str(n), "--owner", str(os.getpid()), *options],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        env = {}
+        for line in out.splitlines():
+            key, _, value = line.partition("=")
+            env[key] = value.strip("\"'")
+        self.n = n
+        self.dir = env["HRL_FIXTURE_DIR"]
+        self.urls = env["HRL_FIXTURE_URLS"].split(",")
+        self.unix_urls = env["HRL_FIXTURE_UNIX_URLS"].split(",")
+        self.ports = [int(p) for p in env["HRL_FIXTURE_PORTS"].split()]
+        self.password = None
+        if "--password" in options:
+            self.password = options[options.index("--password") + 1]
+        self._conns: dict[tuple[int, int], redis.Redis] = {}
+
+    def ctl(self, verb: str, i: int) -> None:
+        for key in [k for k in self._conns if k[0] == i]:
+            self._conns.pop(key).close()
+        subprocess.run([LAUNCHER, verb, self.dir, str(i)], check=True)
+
+    def redis(self, i: int, db: int = 0) -> redis.Redis:
+        if (i, db) not in self._conns:
+            self._conns[(i, db)] = redis.Redis(
+                unix_socket_path=self.unix_urls[i - 1][len("unix://") :],
+                password=self.password,
+                db=db,
+                socket_timeout=5,
+            )
+        return self._conns[(i, db)]
+
+    def values(self, key: str, db: int = 0) -> list[bytes | None]:
+        return [self.redis(i, db).get(key) for i in range(1, self.n + 1)]
+
+    def connections_received(self, i: int) -> int:
+        return int(self.redis(i).info("stats")["total_connections_received"])
+
+    def stop(self) -> None:
+        for conn in self._conns.values():
+            conn.close()
+        self._conns.clear()
+        subprocess.run([LAUNCHER, "stop", self.dir], check=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Response:
+    def __init__(self, status: int, headers, body: str, took: float) -> None:
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.took = took  # seconds, measured by the test client
+
+    @property
+    def pid(self) -> int:
+        return int(self.headers["X-Pid"])
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds the lock call took, measured inside nginx."""
+        return float(self.headers["X-Elapsed"])
+
+
+def readme_location() -> str:
+    """The `location` block of README.md's nginx example, verbatim, so the
+    suite runs what the README shows."""
+    readme = (REPO / "README.md").read_text()
+    start = readme.index("        location = /reports/build {")
+    depth, end = 0, start
+    for end in range(start, len(readme)):
+        if readme[end] == "{":
+            depth += 1
+        elif readme[end] == "}":
+            depth -= 1
+            if depth == 0:
+                break
+    return readme[start : end + 1]
+
+
+class Nginx:
+    def __init__(self, tree: str, env: dict[str, str]) -> None:
+        self.prefix = tempfile.mkdtemp(
+            prefix="hrlngx.", dir=os.environ.get("HRL_NGX_TMP")
+        )
+        os.chmod(self.prefix, 0o755)
+        self.error_log = Path(self.prefix) / "error.log"
+        self.proc: subprocess.Popen | None = None
+        for _ in range(5):  # the free port may be taken before nginx binds it
+            self.port = free_port()
+            self._render(tree)
+            if self._start(env):
+                return
+        raise RuntimeError("nginx did not start:\n" + self.log_text())
+
+    def _render(self, tree: str) -> None:
+        text = (HERE / "nginx.conf.in").read_text()
+        text = text.replace("@README_LOCATION@", readme_location())
+        # Root starts the workers as nobody, who cannot read our temp dirs
+        # nor the fixtures' unix sockets.
+        values = {
+            "@USER@": "user root root;" if os.geteuid() == 0 else "",
+            "@WORKERS@": str(WORKERS),
+            "@PREFIX@": self.prefix,
+            "@PORT@": str(self.port),
+            "@TREE@": tree,
+            "@HERE@": str(HERE),
+        }
+        for key, value in values.items():
+            text = text.replace(key, value)
+        self.conf = Path(self.prefix) / "nginx.conf"
+        self.conf.write_text(text)
+
+    def _start(self, env: dict[str, str]) -> bool:
+        self.proc = subprocess.Popen(
+            [NGINX, "-p", self.prefix, "-c", str(self.conf)],
+            env={**os.environ, **env},
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,  # one process group: stop() kills it all
+        )
+        with open(
+            os.path.join(os.environ.get("HRL_NGX_TMP", self.prefix), "nginx.pgid"), "a"
+        ) as f:
+            f.write(f"{self.proc.pid}\n")
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                return False
+            try:
+                if (
+                    self.get("/ping", http_timeout=1).status == 200
+                    and len(self.workers()) == WORKERS
+                ):
+                    return True
+            except OSError:
+                pass
+            time.sleep(0.05)
+        self.stop()
+        return False
+
+    def workers(self) -> set[int]:
+        """Pids of the master's worker processes (from /proc)."""
+        pids = set()
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2 :].split()
+            if int(fields[1]) == self.proc.pid:
+                pids.add(int(entry))
+        return pids
+
+    def connect(self, timeout: float = 30) -> http.client.HTTPConnection:
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+
+    def get(
+        self,
+        path: str,
+        conn: http.client.HTTPConnection | None = None,
+        http_timeout: float = 30,
+        **args,
+    ) -> Response:
+        """GET path?args on conn (kept alive) or on a new connection; args
+        become the query string (timeout=... is the lock's)."""
+        if args:
+            path += "?" + urllib.parse.urlencode(args)
+        own = conn is None
+        if own:
+            conn = self.connect(http_timeout)
+        try:
+            t0 = time.monotonic()
+            conn.request("GET", path)
+            resp = conn.getresponse()
+            body = resp.read().decode()
+            return Response(resp.status, resp.headers, body, time.monotonic() - t0)
+        finally:
+            if own:
+                conn.close()
+
+    def log_text(self) -> str:
+        try:
+            return self.error_log.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGQUIT)  # graceful: the master ends it
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(10)
+        # workers still finishing requests, or the master stuck
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+
+
+@pytest.fixture(scope="session")
+def servers3():
+    s = Servers(3)
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="session")
+def servers5():
+    s = Servers(5)
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="session")
+def servers_pw():
+    s = Servers(1, "--password", "pw")
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="session")
+def ngx(servers3, servers5, servers_pw):
+    tree = os.environ.get("HRL_NGX_TREE")
+    if not tree:
+        pytest.fail("HRL_NGX_TREE is not set: run tests/nginx/run.sh")
+    server = Nginx(
+        tree,
+        {
+            "HRL_NGX_URLS3": ",".join(servers3.urls),
+            "HRL_NGX_URLS5": ",".join(servers5.urls),
+            "HRL_NGX_URLS_PW": ",".join(servers_pw.urls),
+            "HRL_NGX_UNIX3": ",".join(servers3.unix_urls),
+        },
+    )
+    server.initial_workers = server.workers()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -1,0 +1,279 @@
+--- The test application nginx.conf.in runs: locations over hiredlock as an
+-- OpenResty user writes them. Clients are made once per worker, on first
+-- use, from the masters the suite passes in the environment (the `env`
+-- lines of nginx.conf.in). Responses are plain text; the headers X-Pid
+-- (the worker), X-Elapsed (seconds the lock call took, measured here) and
+-- X-Token carry what the tests look at.
+local hiredlock = require "hiredlock"
+local core = require "hiredlock.core"
+
+local T = {}
+
+local function split(list)
+  local out = {}
+  for url in (list or ""):gmatch("[^,]+") do
+    out[#out + 1] = url
+  end
+  return out
+end
+
+-- Per-master deadlines for tests that are not about deadlines (2 CPUs,
+-- other suites running): a starved server can miss 50 ms.
+local TOLERANT = { connect_timeout = 1, timeout = 0.5, retry_delay = 0.01,
+  retry_jitter = 0.005 }
+
+-- Client configurations by name: which masters, which options.
+local CONFIGS = {
+  -- three masters, for the counter, interop, keepalive and waits
+  c3 = function() return split(os.getenv("HRL_NGX_URLS3")), TOLERANT end,
+  -- the same masters, database 1 (the pools must keep them apart)
+  c3db1 = function()
+    local urls = split(os.getenv("HRL_NGX_URLS3"))
+    for i, url in ipairs(urls) do
+      urls[i] = url .. "/1"
+    end
+    return urls, TOLERANT
+  end,
+  -- the same masters, database 2: a pool of its own, cold at first
+  ka3 = function()
+    local urls = split(os.getenv("HRL_NGX_URLS3"))
+    for i, url in ipairs(urls) do
+      urls[i] = url .. "/2"
+    end
+    return urls, TOLERANT
+  end,
+  -- five masters for the fault tests: 0.2 s per master
+  r5 = function()
+    return split(os.getenv("HRL_NGX_URLS5")), { connect_timeout = 0.2,
+      timeout = 0.2, retry_delay = 0.05, retry_jitter = 0.01 }
+  end,
+  -- five masters, 1 s per master: room to resume a paused one mid-round
+  r5slow = function()
+    return split(os.getenv("HRL_NGX_URLS5")), { connect_timeout = 1,
+      timeout = 1, retry_delay = 0.05, retry_jitter = 0.01 }
+  end,
+  -- one master with a password, right and wrong
+  pw = function() return split(os.getenv("HRL_NGX_URLS_PW")), TOLERANT end,
+  badpw = function()
+    return { (os.getenv("HRL_NGX_URLS_PW"):gsub("//:[^@]*@", "//:wrong@")) },
+      TOLERANT
+  end,
+  -- the same masters over unix sockets
+  unix3 = function() return split(os.getenv("HRL_NGX_UNIX3")), TOLERANT end,
+}
+
+local clients = {}
+
+--- The worker's client for a configuration name.
+function T.client(name)
+  local c = clients[name]
+  if not c then
+    local make = CONFIGS[name:gsub("^blocking:", "")]
+    if not make then
+      return nil
+    end
+    c = hiredlock.new(make())
+    if name:find("^blocking:") then
+      -- The negative control: the C driver's blocking sockets inside nginx.
+      c._driver = require "hiredlock.driver.hiredis"
+    end
+    clients[name] = c
+  end
+  return c
+end
+
+local stats = hiredlock._driver.stats -- nil outside the cosocket driver
+
+--- log_by_lua of every location: publishes this worker's driver counters
+-- in the shared dict, for /stats.
+function T.publish_stats()
+  if stats then
+    ngx.shared.hrltest:set("stats:" .. ngx.worker.pid(),
+      ("%d %d %d"):format(stats.new, stats.reused, stats.rounds))
+  end
+end
+
+local function arg_number(v)
+  return v and tonumber(v)
+end
+
+local function reply(status, body, lock, elapsed)
+  ngx.status = status
+  ngx.header["X-Pid"] = ngx.worker.pid()
+  if elapsed then
+    ngx.header["X-Elapsed"] = ("%.6f"):format(elapsed)
+  end
+  if lock then
+    ngx.header["X-Token"] = lock.token
+    -- masters that granted the acquire (counts of the last operation)
+    ngx.header["X-Granted"] = lock.granted
+  end
+  ngx.print(body)
+end
+
+--- /lock?c=NAME&name=N&ttl=S&timeout=S&hold=S&keep=1
+-- Acquires, holds for `hold` seconds (ngx.sleep), then releases, unless
+-- keep=1 leaves the lock to its TTL. 200 "ok" or 409 with the error.
+function T.lock()
+  local args = ngx.req.get_uri_args()
+  local client = T.client(args.c or "c3")
+  local t0 = core.now()
+  local lock, err = client:acquire(args.name or "res", {
+    ttl = arg_number(args.ttl) or 10,
+    timeout = arg_number(args.timeout) or 0,
+  })
+  local elapsed = core.now() - t0
+  if not lock then
+    return reply(409, err, nil, elapsed)
+  end
+  lock.granted = lock._handle:counts().ok
+  local hold = arg_number(args.hold)
+  if hold and hold > 0 then
+    ngx.sleep(hold)
+  end
+  if args.keep ~= "1" then
+    local ok, rerr = lock:release()
+    if not ok then
+      return reply(500, "release: " .. rerr, lock, elapsed)
+    end
+  end
+  return reply(200, "ok", lock, elapsed)
+end
+
+--- /ping: the worker's pid, at once.
+function T.ping()
+  ngx.header["X-Pid"] = ngx.worker.pid()
+  ngx.print(ngx.worker.pid())
+end
+
+--- /stats: every worker's "pid new reused rounds", one a line.
+function T.stats()
+  local dict = ngx.shared.hrltest
+  local lines = {}
+  for _, key in ipairs(dict:get_keys(0)) do
+    local pid = key:match("^stats:(%d+)$")
+    if pid then
+      lines[#lines + 1] = pid .. " " .. dict:get(key)
+    end
+  end
+  ngx.print(table.concat(lines, "\n"))
+end
+
+-- A command to the counter's Redis (the first of URLS3) over a cosocket:
+-- the test's own plumbing, separate from the driver under test.
+local function redis(...)
+  local port = tonumber(os.getenv("HRL_NGX_URLS3"):match(":(%d+)"))
+  local sock = ngx.socket.tcp()
+  sock:settimeout(5000)
+  assert(sock:connect("127.0.0.1", port, { pool = "hrltest:counter" }))
+  local parts = { "*" .. select("#", ...) .. "\r\n" }
+  for i = 1, select("#", ...) do
+    local a = tostring((select(i, ...)))
+    parts[#parts + 1] = "$" .. #a .. "\r\n" .. a .. "\r\n"
+  end
+  assert(sock:send(parts))
+  local parser = core.parser()
+  while true do
+    local kind, value = parser:next()
+    if kind then
+      sock:setkeepalive()
+      assert(kind ~= "error", value)
+      return value
+    end
+    assert(parser:feed(assert(sock:receiveany(4096))))
+  end
+end
+
+-- The non-atomic increment: GET, a yield to the event loop, SET.
+local function increment(key)
+  local value = tonumber(redis("GET", key) or "0")
+  ngx.sleep(0.001)
+  redis("SET", key, value + 1)
+end
+
+--- /counter?key=K&lock=0|1: increments K in Redis, under the lock or not.
+function T.counter()
+  local args = ngx.req.get_uri_args()
+  local key = args.key or "counter"
+  if args.lock == "0" then
+    increment(key)
+    return reply(200, "ok")
+  end
+  local ok, err = T.client("c3"):with("lock:" .. key, { ttl = 10, timeout = 60 },
+    function(_, k) increment(k) end, key)
+  if not ok then
+    return reply(409, err)
+  end
+  return reply(200, "ok")
+end
+
+-- Bad requests (tests/nginx/badcases.lua): guard=1 runs the case in the
+-- pcall idiom the README shows (400 and the message), guard=0 lets the
+-- error escape (ngx_lua answers 500 and logs it; the worker goes on).
+local BAD = require "badcases"
+
+--- /bad?case=NAME&guard=0|1
+function T.bad()
+  local args = ngx.req.get_uri_args()
+  local case = assert(BAD[args.case], "no such case")
+  local client = T.client("c3")
+  if args.guard == "0" then
+    case(client)
+    return reply(200, "no error")
+  end
+  local ok, err = pcall(case, client)
+  if not ok then
+    return reply(400, tostring(err))
+  end
+  return reply(200, "no error")
+end
+
+-- Phases without cosockets: what an acquire there returns, and how long
+-- it took (it must not block).
+local function try_here()
+  local t0 = core.now()
+  local lock, err = T.client("c3"):acquire("phase", { timeout = 1 })
+  if lock then
+    lock:release()
+    return ("ok %.3f"):format(core.now() - t0)
+  end
+  return ("%s|%.3f"):format(err, core.now() - t0)
+end
+
+--- init_by_lua: the master process, before forking (phase "init").
+function T.init()
+  ngx.shared.hrltest:set("phase:init", try_here())
+end
+
+--- init_worker_by_lua: directly (no cosockets), then from a timer (yes).
+function T.init_worker()
+  if ngx.worker.id() ~= 0 then
+    return
+  end
+  local dict = ngx.shared.hrltest
+  dict:set("phase:init_worker", try_here())
+  assert(ngx.timer.at(0, function(premature)
+    if not premature then
+      dict:set("phase:timer", try_here())
+    end
+  end))
+end
+
+function T.in_set()
+  return try_here()
+end
+
+function T.in_header_filter()
+  ngx.header["X-Hrl-Phase"] = try_here()
+end
+
+function T.in_log()
+  ngx.shared.hrltest:set("phase:log", try_here())
+end
+
+--- /phase?name=P: what the phase P recorded.
+function T.phase()
+  ngx.print(ngx.shared.hrltest:get("phase:" .. ngx.var.arg_name) or "")
+end
+
+return T

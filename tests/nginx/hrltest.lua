@@ -127,6 +127,10 @@ function T.lock()
     return reply(409, err, nil, elapsed)
   end
   lock.granted = lock._handle:counts().ok
+  if args.extend then
+    local ok, eerr = lock:extend(arg_number(args.extend))
+    ngx.header["X-Extend"] = ok and "true" or eerr
+  end
   local hold = arg_number(args.hold)
   if hold and hold > 0 then
     ngx.sleep(hold)
@@ -138,6 +142,25 @@ function T.lock()
     end
   end
   return reply(200, "ok", lock, elapsed)
+end
+
+--- /with?name=N&raise=1: client:with; fn returns the token, or raises.
+function T.with()
+  local args = ngx.req.get_uri_args()
+  local called, ok, token = pcall(T.client("c3").with, T.client("c3"),
+    args.name, { ttl = 10, timeout = 0 }, function(lock)
+      if args.raise == "1" then
+        error({ token = lock.token }) -- a table: passed through unchanged
+      end
+      return lock.token
+    end)
+  if not called then
+    return reply(500, "raised " .. ok.token)
+  end
+  if not ok then
+    return reply(409, token)
+  end
+  return reply(200, token)
 end
 
 --- /ping: the worker's pid, at once.

@@ -298,6 +298,44 @@ def test_plain_lua_holds_nginx_waits_and_the_reverse(ngx, servers3, interp):
     assert servers3.values(other) == [r.headers["X-Token"].encode()] * 3
 
 
+def test_extend_release_and_their_errors(ngx, servers3):
+    name = unique("extend")
+    # NOSCRIPT on every master: release and extend send the script again.
+    for i in (1, 2, 3):
+        servers3.redis(i).script_flush()
+    r = ngx.get("/lock", name=name, ttl=5, extend=20, keep=1)
+    assert (r.status, r.headers["X-Extend"]) == (200, "true")
+    for i in (1, 2, 3):
+        assert 19000 < servers3.redis(i).pttl(name) <= 20000
+    for i in (1, 2, 3):
+        servers3.redis(i).delete(name)
+    r = ngx.get("/lock", name=name)
+    assert (r.status, r.body) == (200, "ok")
+    assert servers3.values(name) == [None] * 3
+
+    # Taken over while held: extend and release say "not owned".
+    def steal():
+        time.sleep(0.3)
+        for i in (1, 2, 3):
+            servers3.redis(i).set(name, "thief")
+
+    thief = threading.Thread(target=steal)
+    thief.start()
+    r = ngx.get("/lock", name=name, hold=0.6)
+    thief.join()
+    assert (r.status, r.body) == (500, "release: not owned")
+    assert servers3.values(name) == [b"thief"] * 3
+
+
+def test_with_releases_also_when_fn_raises(ngx, servers3):
+    name = unique("with")
+    r = ngx.get("/with", name=name)
+    assert r.status == 200 and len(r.body) == 32
+    r = ngx.get("/with", name=name, **{"raise": 1})
+    assert r.status == 500 and r.body.startswith("raised ")
+    assert servers3.values(name) == [None] * 3
+
+
 def test_the_readme_example(ngx, servers3):
     r = ngx.get("/reports/build", id="1")
     assert (r.status, r.body) == (200, "built under report:1\n")

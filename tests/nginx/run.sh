@@ -66,4 +66,5 @@ nginx -v 2>&1
 export HRL_NGX_TREE="$tmp/tree" HRL_NGX_TMP="$tmp"
 export PYTHONPATH="$tmp/py${PYTHONPATH:+:$PYTHONPATH}"
 cd "$tmp"
-python3 -m pytest -p no:cacheprovider -q -rs "$root/tests/nginx" "$@"
+# -s: the figures the tests print (latencies, reuse) go to the suite log.
+python3 -m pytest -p no:cacheprovider -q -s -rs "$root/tests/nginx" "$@"

@@ -1,7 +1,9 @@
 /* The client: validated settings, parsed masters, their connections. */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "detail.h"
@@ -18,6 +20,31 @@ void hrl_options_init(hrl_options *o) {
   o->drift_factor = 0.01;
   o->key_prefix = "";
   o->key_prefix_len = 0;
+}
+
+#define CANARY_PAGE 4096
+
+volatile unsigned char *hrl_fork_canary_new(void) {
+#ifdef MADV_WIPEONFORK
+  void *p = mmap(NULL, CANARY_PAGE, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    return NULL;
+  }
+  if (madvise(p, CANARY_PAGE, MADV_WIPEONFORK) != 0) {
+    munmap(p, CANARY_PAGE); /* Linux < 4.14: getpid() it is */
+    return NULL;
+  }
+  return p;
+#else
+  return NULL;
+#endif
+}
+
+void hrl_fork_canary_free(volatile unsigned char *canary) {
+  if (canary != NULL) {
+    munmap((void *)canary, CANARY_PAGE);
+  }
 }
 
 static hrl_status check_range(const char *what, uint32_t v, uint32_t min,
@@ -185,6 +212,7 @@ hrl_status hrl_client_new(const char *const *urls, size_t n_urls,
   }
   c->prefix[opts->key_prefix_len] = '\0';
   c->opts.key_prefix = c->prefix;
+  c->fork_canary = hrl_fork_canary_new();
   st = add_masters(c, urls, detail, detail_size);
   if (st != HRL_OK) {
     hrl_client_free(c);
@@ -207,6 +235,7 @@ void hrl_client_free(hrl_client *c) {
     hrl_endpoint_clear(&c->masters[i].ep);
   }
   pthread_mutex_destroy(&c->mu);
+  hrl_fork_canary_free(c->fork_canary);
   free(c->masters);
   free(c->prefix);
   free(c);

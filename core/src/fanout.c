@@ -10,10 +10,21 @@
  *
  * hiredis connects and parses replies; writes go out through sendmsg() with
  * MSG_NOSIGNAL so a master that went away cannot raise SIGPIPE in the host
- * program (Lua and C programs do not ignore it as CPython does).
+ * program (Lua and C programs do not ignore it as CPython does), and reads
+ * through recv() into hiredis's reader.
+ *
+ * The last reply of a round (at N = 1, every reply) is awaited in a
+ * blocking recv() instead of poll() and then recv(): on a loopback round
+ * trip of ~40 us that second system call and poll's wait-queue set-up cost
+ * a measurable ~1 us (bench/, docs/PERFORMANCE.md). SO_RCVTIMEO bounds that
+ * wait, but only to the kernel tick, so it is set to end WAIT_GUARD_MS
+ * before the master's deadline; what is left of the wait goes through
+ * poll(), so deadlines stay as exact as before. Every other call passes
+ * MSG_DONTWAIT.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <hiredis.h>
 #include <poll.h>
 #include <string.h>
@@ -23,6 +34,13 @@
 
 #include "detail.h"
 #include "internal.h"
+
+/* A blocking recv() ends at least this long before the master's deadline:
+ * more than a kernel tick (4 ms at HZ = 250, 10 ms at HZ = 100), which is
+ * SO_RCVTIMEO's resolution. Shorter waits use poll() alone. */
+#define WAIT_GUARD_MS 20
+/* The shortest blocking recv() worth setting a timeout for. */
+#define WAIT_MIN_MS 1
 
 typedef enum slot_state {
   SLOT_DONE,
@@ -48,7 +66,7 @@ typedef struct round {
   hrl_client *client;
   hrl_lock *lock;
   uint32_t timeout_ms;
-  pid_t pid;
+  pid_t pid; /* 0 when the fork canary vouches for every connection */
   slot slots[HRL_MASTERS_MAX];
 } round;
 
@@ -59,6 +77,8 @@ void hrl_conn_close(hrl_conn *conn) {
     redisFree(conn->ctx);
     conn->ctx = NULL;
   }
+  conn->blocking = false;
+  conn->rcvtimeo_ms = 0;
 }
 
 static redisContext *ctx_of(round *r, size_t i) {
@@ -170,7 +190,7 @@ static void open_conn(round *r, size_t i, int64_t now_us) {
 static void start(round *r, size_t i, int64_t now_us) {
   hrl_master *m = &r->client->masters[i];
   slot *s = &r->slots[i];
-  if (m->conn.ctx != NULL && m->conn.owner_pid != r->pid) {
+  if (m->conn.ctx != NULL && r->pid != 0 && m->conn.owner_pid != r->pid) {
     hrl_conn_close(&m->conn); /* forked: the socket is the parent's */
   }
   s->handshake_left = 0;
@@ -211,6 +231,12 @@ static void connected(round *r, size_t i, int64_t now_us) {
     fail_errno(r, i, err);
     return;
   }
+  /* Blocking mode for the one blocking recv() of a round (see the top of
+   * this file); if it cannot be set, every wait goes through poll(). */
+  hrl_conn *conn = &r->client->masters[i].conn;
+  int fd = ctx_of(r, i)->fd;
+  int flags = fcntl(fd, F_GETFL);
+  conn->blocking = flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0;
   set_deadline(r, i, now_us, r->timeout_ms);
   send_command(r, i, true);
 }
@@ -275,12 +301,28 @@ static bool take_reply(round *r, size_t i, const redisReply *rep) {
   return false;
 }
 
-static void readable(round *r, size_t i) {
+/* Reads what master i sent (waiting for it when flags is 0, up to the
+ * socket's SO_RCVTIMEO) and handles every complete reply in it. */
+static void readable(round *r, size_t i, int flags) {
   redisContext *ctx = ctx_of(r, i);
-  if (redisBufferRead(ctx) != REDIS_OK) {
+  char buf[16 * 1024];
+  ssize_t n = recv(ctx->fd, buf, sizeof buf, flags);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+    return; /* nothing yet: the caller's loop checks the deadline */
+  }
+  if (n <= 0) {
+    int err = n == 0 ? 0 : errno;
     if (!replace_stale(r, i)) {
-      fail_ctx(r, i, HRL_NODE_UNREACHABLE);
+      if (err == 0) {
+        fail(r, i, HRL_NODE_UNREACHABLE, "Server closed the connection");
+      } else {
+        fail_errno(r, i, err);
+      }
     }
+    return;
+  }
+  if (redisReaderFeed(ctx->reader, buf, (size_t)n) != REDIS_OK) {
+    fail(r, i, HRL_NODE_PROTOCOL, "out of memory");
     return;
   }
   for (;;) {
@@ -309,12 +351,53 @@ static void expire(round *r, size_t i) {
   fail(r, i, HRL_NODE_UNREACHABLE, msg);
 }
 
+/* When master i's reply is all the round still waits for, waits for it in
+ * a blocking recv() that ends WAIT_GUARD_MS before its deadline; false when
+ * that is not possible here (poll() then waits). */
+static bool wait_last(round *r, size_t i, int64_t now_us) {
+  hrl_conn *conn = &r->client->masters[i].conn;
+  slot *s = &r->slots[i];
+  if (!conn->blocking || s->state != SLOT_READING) {
+    return false;
+  }
+  int64_t stage_ms = (s->deadline_us - now_us) / 1000 - WAIT_GUARD_MS;
+  if (stage_ms < WAIT_MIN_MS) {
+    return false;
+  }
+  /* Any timeout up to stage_ms will do: keep the one set, if it fits, so
+   * that a round costs no setsockopt(). */
+  if (conn->rcvtimeo_ms == 0 || conn->rcvtimeo_ms > stage_ms) {
+    struct timeval tv = {.tv_sec = (time_t)(stage_ms / 1000),
+                         .tv_usec = (suseconds_t)(stage_ms % 1000) * 1000};
+    if (setsockopt(ctx_of(r, i)->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) !=
+        0) {
+      conn->blocking = false;
+      return false;
+    }
+    conn->rcvtimeo_ms = (uint32_t)stage_ms;
+  }
+  readable(r, i, 0);
+  return true;
+}
+
 void hrl_fanout_round(hrl_client *client, hrl_lock *lock, uint32_t timeout_ms) {
   round r;
   r.client = client;
   r.lock = lock;
   r.timeout_ms = timeout_ms;
-  r.pid = getpid();
+  /* Connections inherited through fork() are the parent's: close them
+   * (never write to them) and open our own. The canary page says so
+   * without a system call; without it, every connection's owner_pid. */
+  volatile unsigned char *canary = client->fork_canary;
+  r.pid = 0;
+  if (canary == NULL) {
+    r.pid = getpid();
+  } else if (*canary == 0) {
+    for (size_t i = 0; i < client->n; i++) {
+      hrl_conn_close(&client->masters[i].conn);
+    }
+    *canary = 1;
+  }
   size_t n = client->n;
   int64_t now = hrl_now_us();
   for (size_t i = 0; i < n; i++) {
@@ -346,6 +429,9 @@ void hrl_fanout_round(hrl_client *client, hrl_lock *lock, uint32_t timeout_ms) {
     if (nfds == 0) {
       return;
     }
+    if (nfds == 1 && wait_last(&r, which[0], now)) {
+      continue;
+    }
     int wait_ms = (int)((first_deadline - now + 999) / 1000);
     int ready = poll(fds, nfds, wait_ms);
     if (ready < 0) {
@@ -373,7 +459,7 @@ void hrl_fanout_round(hrl_client *client, hrl_lock *lock, uint32_t timeout_ms) {
         flush(&r, i);
         break;
       case SLOT_READING:
-        readable(&r, i);
+        readable(&r, i, MSG_DONTWAIT);
         break;
       case SLOT_DONE:
         break;

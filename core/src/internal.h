@@ -17,10 +17,15 @@
 struct redisContext;
 
 /* One connection per master, opened lazily; owner_pid tells a forked child
- * that the socket is its parent's. */
+ * that the socket is its parent's. Once connected, the socket is in
+ * blocking mode (every call but one passes MSG_DONTWAIT) so that the last
+ * reply of a round can be awaited in recv() itself, bounded by SO_RCVTIMEO
+ * (rcvtimeo_ms, 0 while unset); see fanout.c. */
 typedef struct hrl_conn {
   struct redisContext *ctx;
   pid_t owner_pid;
+  bool blocking;
+  uint32_t rcvtimeo_ms;
 } hrl_conn;
 
 typedef struct hrl_master {
@@ -38,6 +43,11 @@ struct hrl_client {
   size_t quorum;
   hrl_master *masters;
   pthread_mutex_t mu; /* held while a round uses the connections */
+  /* A page the kernel zeroes in a forked child (MADV_WIPEONFORK): while
+   * *fork_canary is non-zero, the connections are this process's own, and
+   * a round needs no getpid(). NULL where the kernel cannot: owner_pid and
+   * getpid() tell instead. */
+  volatile unsigned char *fork_canary;
 };
 
 /* A master's state in the current round. */
@@ -99,5 +109,9 @@ void hrl_fanout_round(hrl_client *client, hrl_lock *lock, uint32_t timeout_ms);
 
 /* fanout.c: closes master's connection without writing to it. */
 void hrl_conn_close(hrl_conn *conn);
+
+/* client.c: the fork canary's page (NULL when unsupported), and its end. */
+volatile unsigned char *hrl_fork_canary_new(void);
+void hrl_fork_canary_free(volatile unsigned char *canary);
 
 #endif

@@ -11,7 +11,7 @@ static const char *const client_options[] = {
 hrlua_client *hrlua_check_client(lua_State *L, int idx) {
   hrlua_client *c = luaL_checkudata(L, idx, HRLUA_CLIENT_MT);
   if (c->client == NULL) {
-    luaL_argerror(L, idx, "the client was closed (finalized)");
+    hrlua_argerror(L, idx, "the client was closed (finalized)");
   }
   return c;
 }
@@ -39,9 +39,9 @@ static void read_options(lua_State *L, int arg, hrl_options *o) {
   lua_getfield(L, arg, "drift_factor");
   if (!lua_isnil(L, -1)) {
     if (lua_type(L, -1) != LUA_TNUMBER) {
-      luaL_argerror(L, arg,
-                    lua_pushfstring(L, "drift_factor must be a number, got %s",
-                                    luaL_typename(L, -1)));
+      hrlua_argerror(L, arg,
+                     lua_pushfstring(L, "drift_factor must be a number, got %s",
+                                     luaL_typename(L, -1)));
     }
     o->drift_factor = (double)lua_tonumber(L, -1);
   }
@@ -51,9 +51,9 @@ static void read_options(lua_State *L, int arg, hrl_options *o) {
   lua_getfield(L, arg, "key_prefix");
   if (!lua_isnil(L, -1)) {
     if (lua_type(L, -1) != LUA_TSTRING) {
-      luaL_argerror(L, arg,
-                    lua_pushfstring(L, "key_prefix must be a string, got %s",
-                                    luaL_typename(L, -1)));
+      hrlua_argerror(L, arg,
+                     lua_pushfstring(L, "key_prefix must be a string, got %s",
+                                     luaL_typename(L, -1)));
     }
     o->key_prefix = lua_tolstring(L, -1, &o->key_prefix_len);
   }
@@ -70,20 +70,20 @@ static const char **read_urls(lua_State *L, int arg, size_t *n) {
     return list;
   }
   if (lua_type(L, arg) != LUA_TTABLE) {
-    luaL_argerror(L, arg,
-                  lua_pushfstring(L,
-                                  "urls must be a URL string or a list of "
-                                  "them, got %s",
-                                  luaL_typename(L, arg)));
+    hrlua_argerror(L, arg,
+                   lua_pushfstring(L,
+                                   "urls must be a URL string or a list of "
+                                   "them, got %s",
+                                   luaL_typename(L, arg)));
   }
   *n = hrlua_rawlen(L, arg);
   const char **list = lua_newuserdata(L, (*n > 0 ? *n : 1) * sizeof *list);
   for (size_t i = 0; i < *n; i++) {
     lua_rawgeti(L, arg, (int)i + 1);
     if (lua_type(L, -1) != LUA_TSTRING) {
-      luaL_argerror(L, arg,
-                    lua_pushfstring(L, "urls[%d] must be a URL string, got %s",
-                                    (int)i + 1, luaL_typename(L, -1)));
+      hrlua_argerror(L, arg,
+                     lua_pushfstring(L, "urls[%d] must be a URL string, got %s",
+                                     (int)i + 1, luaL_typename(L, -1)));
     }
     /* The table keeps the string alive for the whole call. */
     list[i] = lua_tostring(L, -1);
@@ -128,7 +128,7 @@ static int client_new(lua_State *L) {
   hrl_status st =
       hrl_client_new(urls, n, &o, &c->client, detail, sizeof detail);
   if (st == HRL_EINVAL) {
-    return luaL_argerror(L, failed_arg(detail), detail);
+    return hrlua_argerror(L, failed_arg(detail), detail);
   }
   if (st != HRL_OK) {
     return luaL_error(L, "%s", hrl_strerror(st));

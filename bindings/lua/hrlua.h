@@ -52,7 +52,13 @@ hrlua_lock *hrlua_check_lock_io(lua_State *L, int idx);
 hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx, int name_arg,
                             const char *name, size_t len, int64_t ttl_ms);
 
-/* args.c: argument checks. They raise through luaL_argerror with the core's
+/* args.c: luaL_argerror's message without luaL_error's position prefix.
+ * Calls reach the module through the facade and a driver, so the position
+ * would name a line of ours, not the caller's; the plain message reads the
+ * same from every driver (plain Lua and OpenResty). Never returns. */
+int hrlua_argerror(lua_State *L, int arg, const char *extramsg);
+
+/* args.c: argument checks. They raise through hrlua_argerror with the core's
  * message, so every runtime rejects the same values with the same words. */
 
 /* The string at arg (strings only: numbers are not names). */

@@ -37,7 +37,7 @@ static hrl_status acquire_interruptible(lua_State *L, hrl_lock *lock,
 hrlua_lock *hrlua_check_lock(lua_State *L, int idx) {
   hrlua_lock *lk = luaL_checkudata(L, idx, HRLUA_LOCK_MT);
   if (lk->lock == NULL) {
-    luaL_argerror(L, idx, "the lock was closed (finalized)");
+    hrlua_argerror(L, idx, "the lock was closed (finalized)");
   }
   return lk;
 }
@@ -45,7 +45,7 @@ hrlua_lock *hrlua_check_lock(lua_State *L, int idx) {
 hrlua_lock *hrlua_check_lock_io(lua_State *L, int idx) {
   hrlua_lock *lk = hrlua_check_lock(L, idx);
   if (lk->owner->client == NULL) {
-    luaL_argerror(L, idx, "the lock's client was closed (finalized)");
+    hrlua_argerror(L, idx, "the lock's client was closed (finalized)");
   }
   return lk;
 }
@@ -66,7 +66,7 @@ hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx, int name_arg,
                                &lk->lock, detail, sizeof detail);
   if (st == HRL_EINVAL) {
     /* The TTL was checked already: the name is what the core refused. */
-    luaL_argerror(L, name_arg, detail);
+    hrlua_argerror(L, name_arg, detail);
   } else if (st != HRL_OK) {
     luaL_error(L, "%s", hrl_strerror(st));
   }

@@ -142,7 +142,7 @@ static int client_master_info(lua_State *L) {
   size_t i = check_master(L, 2, c->client);
   hrl_master_info info;
   if (!hrl_client_master_info(c->client, i, &info)) {
-    return luaL_argerror(L, 2, "no such master");
+    return hrlua_argerror(L, 2, "no such master");
   }
   lua_createtable(L, 0, 5);
   if (info.path != NULL) {

@@ -42,6 +42,13 @@ describe("bad input", function()
       end)
     end
 
+    it("says it without a position that would point into the module", function()
+      local ok, err = pcall(client.acquire, client, "")
+      assert.is_false(ok)
+      assert.equal("bad argument #1 to 'acquire' (name must be 1 to 512 bytes, got 0)",
+        err)
+    end)
+
     it("rejects an empty name", function()
       raises("bad argument #1 to 'acquire' (name must be 1 to 512 bytes, got 0)",
         client.acquire, client, "")

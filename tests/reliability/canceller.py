@@ -15,11 +15,26 @@ import hiredlock
 
 
 def main() -> None:
-    mode, seconds, name, urls = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
-    client = hiredlock.Client(urls.split(","), timeout=0.2, connect_timeout=0.5,
-                              retry_delay=0.02, retry_jitter=0.01)
-    counts = {"acquired": 0, "timeout": 0, "interrupted_in_acquire": 0,
-              "interrupted_elsewhere": 0, "errors": 0}
+    mode, seconds, name, urls = (
+        sys.argv[1],
+        float(sys.argv[2]),
+        sys.argv[3],
+        sys.argv[4],
+    )
+    client = hiredlock.Client(
+        urls.split(","),
+        timeout=0.2,
+        connect_timeout=0.5,
+        retry_delay=0.02,
+        retry_jitter=0.01,
+    )
+    counts = {
+        "acquired": 0,
+        "timeout": 0,
+        "interrupted_in_acquire": 0,
+        "interrupted_elsewhere": 0,
+        "errors": 0,
+    }
     end = time.monotonic() + seconds
     print("ready", flush=True)  # the harness interrupts only from now on
     while True:
@@ -38,7 +53,11 @@ def main() -> None:
             select.select([], [], [], 0.15 if mode == "hold" else 0.005)
             lk.release()
         except KeyboardInterrupt:
-            key = "interrupted_in_acquire" if stage == "acquire" else "interrupted_elsewhere"
+            key = (
+                "interrupted_in_acquire"
+                if stage == "acquire"
+                else "interrupted_elsewhere"
+            )
             counts[key] += 1
         except hiredlock.LockError:
             counts["errors"] += 1

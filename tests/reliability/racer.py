@@ -13,15 +13,22 @@ import select
 import sys
 import time
 
-import hiredlock
 import redis
+
+import hiredlock
 
 
 def main() -> None:
-    wid, urls, data_sock, name = sys.argv[1], sys.argv[2].split(","), sys.argv[3], sys.argv[4]
+    wid, urls, data_sock, name = (
+        sys.argv[1],
+        sys.argv[2].split(","),
+        sys.argv[3],
+        sys.argv[4],
+    )
     data = redis.Redis(unix_socket_path=data_sock, socket_timeout=60)
-    client = hiredlock.Client(urls, timeout=0.5, connect_timeout=1.0, retry_delay=0.05,
-                              retry_jitter=0.04)
+    client = hiredlock.Client(
+        urls, timeout=0.5, connect_timeout=1.0, retry_delay=0.05, retry_jitter=0.04
+    )
     data.rpush("ready", wid)
     while True:
         _, msg = data.blpop(f"go:{wid}", 0)

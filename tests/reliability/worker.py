@@ -21,8 +21,9 @@ import select
 import sys
 import time
 
-import hiredlock
 import redis
+
+import hiredlock
 
 
 def pause(seconds: float) -> None:
@@ -36,7 +37,7 @@ def main() -> None:
     cfg = json.loads(sys.argv[1])
     rnd = random.Random(cfg["seed"])
     wid = cfg["id"]
-    log = open(cfg["log"], "a", buffering=1)
+    log = open(cfg["log"], "a", buffering=1)  # noqa: SIM115 (for the process's life)
 
     def emit(ev: dict) -> None:
         ev["w"] = wid
@@ -51,8 +52,15 @@ def main() -> None:
         retry_jitter=cfg["retry_jitter"],
     )
     lk = client.lock(cfg["lock"], ttl=cfg["ttl"])
-    emit({"ev": "start", "rt": "python", "pid": os.getpid(), "t": time.monotonic_ns(),
-          "wall": time.time()})
+    emit(
+        {
+            "ev": "start",
+            "rt": "python",
+            "pid": os.getpid(),
+            "t": time.monotonic_ns(),
+            "wall": time.time(),
+        }
+    )
     while time.monotonic_ns() < cfg["start_at"]:
         pause(0.001)
     end = time.monotonic_ns() + int(cfg["duration"] * 1e9)
@@ -90,8 +98,15 @@ def main() -> None:
         pipe.set("counter", counter + 1)
         pipe.set("set", blob + elem.encode() + b",")
         pipe.execute()
-        emit({"ev": "write", "t0": t0, "t1": time.monotonic_ns(), "c": counter + 1,
-              "e": elem})
+        emit(
+            {
+                "ev": "write",
+                "t0": t0,
+                "t1": time.monotonic_ns(),
+                "c": counter + 1,
+                "e": elem,
+            }
+        )
         if rnd.random() < cfg["extend_p"]:
             t0 = time.monotonic_ns()
             try:

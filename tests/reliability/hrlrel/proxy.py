@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import signal
 import socket
@@ -37,12 +38,10 @@ def _rst(writer: asyncio.StreamWriter) -> None:
     """Closes with a reset, not a FIN."""
     sock = writer.get_extra_info("socket")
     if sock is not None:
-        try:
+        with contextlib.suppress(OSError):  # already closed
             sock.setsockopt(
                 socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
             )
-        except OSError:
-            pass
     writer.transport.abort()
 
 
@@ -208,7 +207,14 @@ async def serve(targets: list[tuple[str, int]], control: str) -> None:
                 lst = listeners[int(parts[0]) - 1]
                 mode = parts[1]
                 arg = parts[2] if len(parts) > 2 else ""
-                if mode not in ("pass", "delay", "blackhole", "refuse", "reset", "reply"):
+                if mode not in (
+                    "pass",
+                    "delay",
+                    "blackhole",
+                    "refuse",
+                    "reset",
+                    "reply",
+                ):
                     raise ValueError(f"unknown mode {mode}")
                 if mode == "delay":
                     float(arg)

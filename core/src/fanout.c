@@ -4,9 +4,18 @@
  * Every master's command is written without blocking, back to back, then a
  * single poll() loop collects the replies, each master against its own
  * deadline. Connections are opened lazily, in parallel, and a new one sends
- * its AUTH / SELECT pipelined ahead of the command. A master that fails or
- * misses its deadline has its connection closed (a late reply must never be
- * read as the answer to a later command) and reopened by a later round.
+ * its AUTH / SELECT pipelined ahead of the command. A master that fails has
+ * its connection closed and reopened by a later round. A master that only
+ * misses its deadline keeps its connection: the replies it still owes are
+ * counted (hrl_conn.owed) and dropped when they come, so a late reply is
+ * never read as the answer to a later command. Closing it instead would
+ * cost a reconnect per round, and against a stopped server (SIGSTOP, a
+ * hung host) every new connection waits in its listen backlog, which fills
+ * after a few hundred rounds: then each round would wait out the connect
+ * timeout rather than the per-master timeout. Keeping the connection also
+ * keeps a timed-out SET and the release that follows it in order on the
+ * server. At most OWED_MAX replies are owed; past that, the connection is
+ * closed after all.
  *
  * hiredis connects and parses replies; writes go out through sendmsg() with
  * MSG_NOSIGNAL so a master that went away cannot raise SIGPIPE in the host
@@ -41,6 +50,8 @@
 #define WAIT_GUARD_MS 20
 /* The shortest blocking recv() worth setting a timeout for. */
 #define WAIT_MIN_MS 1
+/* Most replies a connection may owe (see the top of this file). */
+#define OWED_MAX 64
 
 typedef enum slot_state {
   SLOT_DONE,
@@ -58,6 +69,7 @@ typedef struct slot {
   int handshake_total; /* handshake replies expected on this connection */
   bool reused;         /* the connection was open before this round */
   bool replied;        /* a reply arrived on it in this round */
+  uint32_t inflight;   /* this round's commands written, not answered */
   bool retried;        /* a stale connection was already replaced */
   struct iovec out[2]; /* handshake, then the command: bytes not yet sent */
 } slot;
@@ -79,6 +91,7 @@ void hrl_conn_close(hrl_conn *conn) {
   }
   conn->blocking = false;
   conn->rcvtimeo_ms = 0;
+  conn->owed = 0;
 }
 
 static redisContext *ctx_of(round *r, size_t i) {
@@ -156,6 +169,7 @@ static void send_command(round *r, size_t i, bool with_handshake) {
   }
   s->out[1].iov_base = (void *)cmd;
   s->out[1].iov_len = len;
+  s->inflight++;
   flush(r, i);
 }
 
@@ -195,6 +209,7 @@ static void start(round *r, size_t i, int64_t now_us) {
   }
   s->handshake_left = 0;
   s->handshake_total = 0;
+  s->inflight = 0;
   s->replied = false;
   s->retried = false;
   s->reused = m->conn.ctx != NULL;
@@ -274,8 +289,13 @@ static hrl_reply view_of(const redisReply *rep) {
  * must send again before reading more. */
 static bool take_reply(round *r, size_t i, const redisReply *rep) {
   slot *s = &r->slots[i];
-  hrl_reply v = view_of(rep);
+  hrl_conn *conn = &r->client->masters[i].conn;
   s->replied = true;
+  if (conn->owed > 0) {
+    conn->owed--; /* the late answer to an earlier round's command */
+    return true;
+  }
+  hrl_reply v = view_of(rep);
   if (s->handshake_left > 0) {
     char msg[HRL_NODE_MSG_MAX];
     int k = s->handshake_total - s->handshake_left;
@@ -288,6 +308,7 @@ static bool take_reply(round *r, size_t i, const redisReply *rep) {
     }
     return true;
   }
+  s->inflight--;
   hrl_node_result res = hrl_proto_reply(r->lock, i, &v);
   if (res == HRL_NODE_RESEND) {
     send_command(r, i, false);
@@ -343,11 +364,21 @@ static void readable(round *r, size_t i, int flags) {
 }
 
 static void expire(round *r, size_t i) {
+  slot *s = &r->slots[i];
+  hrl_conn *conn = &r->client->masters[i].conn;
   char msg[HRL_NODE_MSG_MAX];
   hrl_detailf(msg, sizeof msg, "%s after %u ms",
-              r->slots[i].state == SLOT_CONNECTING ? "connect timeout"
-                                                   : "timeout",
-              (unsigned)r->slots[i].wait_ms);
+              s->state == SLOT_CONNECTING ? "connect timeout" : "timeout",
+              (unsigned)s->wait_ms);
+  /* Whole commands out, handshake done: keep the connection and drop the
+   * replies when they come (see the top of this file). */
+  if (s->state == SLOT_READING && s->handshake_left == 0 &&
+      conn->owed + s->inflight <= OWED_MAX) {
+    conn->owed += s->inflight;
+    hrl_proto_fail(r->lock, i, HRL_NODE_UNREACHABLE, msg);
+    s->state = SLOT_DONE;
+    return;
+  }
   fail(r, i, HRL_NODE_UNREACHABLE, msg);
 }
 

@@ -20,12 +20,15 @@ struct redisContext;
  * that the socket is its parent's. Once connected, the socket is in
  * blocking mode (every call but one passes MSG_DONTWAIT) so that the last
  * reply of a round can be awaited in recv() itself, bounded by SO_RCVTIMEO
- * (rcvtimeo_ms, 0 while unset); see fanout.c. */
+ * (rcvtimeo_ms, 0 while unset). owed counts the replies still due for
+ * commands of earlier rounds that timed out: they are read and dropped
+ * before the current round's reply. See fanout.c. */
 typedef struct hrl_conn {
   struct redisContext *ctx;
   pid_t owner_pid;
   bool blocking;
   uint32_t rcvtimeo_ms;
+  uint32_t owed;
 } hrl_conn;
 
 typedef struct hrl_master {

@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <hiredis.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -236,20 +237,56 @@ static bool replace_stale(round *r, size_t i) {
   return true;
 }
 
+/* A connect to a local port nobody listens on can be given that very port
+ * as its own and connect to itself (TCP simultaneous open): the launcher's
+ * or anyone's master port may lie in the kernel's ephemeral range. Such a
+ * "master" echoes our commands back, and its TIME_WAIT would keep the real
+ * server from binding the port again for a minute. */
+static bool self_connected(int fd) {
+  struct sockaddr_storage me, peer;
+  socklen_t me_len = sizeof me, peer_len = sizeof peer;
+  if (getsockname(fd, (struct sockaddr *)&me, &me_len) != 0 ||
+      getpeername(fd, (struct sockaddr *)&peer, &peer_len) != 0 ||
+      me_len != peer_len || me.ss_family != peer.ss_family) {
+    return false;
+  }
+  if (me.ss_family == AF_INET) {
+    const struct sockaddr_in *a = (const struct sockaddr_in *)&me;
+    const struct sockaddr_in *b = (const struct sockaddr_in *)&peer;
+    return a->sin_port == b->sin_port &&
+           a->sin_addr.s_addr == b->sin_addr.s_addr;
+  }
+  if (me.ss_family == AF_INET6) {
+    const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&me;
+    const struct sockaddr_in6 *b = (const struct sockaddr_in6 *)&peer;
+    return a->sin6_port == b->sin6_port &&
+           memcmp(&a->sin6_addr, &b->sin6_addr, sizeof a->sin6_addr) == 0;
+  }
+  return false;
+}
+
 static void connected(round *r, size_t i, int64_t now_us) {
   int err = 0;
   socklen_t len = sizeof err;
-  if (getsockopt(ctx_of(r, i)->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
+  int fd = ctx_of(r, i)->fd;
+  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
     err = errno;
   }
   if (err != 0) {
     fail_errno(r, i, err);
     return;
   }
+  if (self_connected(fd)) {
+    /* Close with a reset, so no TIME_WAIT holds the master's port. */
+    struct linger reset = {1, 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+    fail(r, i, HRL_NODE_UNREACHABLE,
+         "connection refused (connected to itself)");
+    return;
+  }
   /* Blocking mode for the one blocking recv() of a round (see the top of
    * this file); if it cannot be set, every wait goes through poll(). */
   hrl_conn *conn = &r->client->masters[i].conn;
-  int fd = ctx_of(r, i)->fd;
   int flags = fcntl(fd, F_GETFL);
   conn->blocking = flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0;
   set_deadline(r, i, now_us, r->timeout_ms);

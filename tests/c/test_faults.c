@@ -1,7 +1,10 @@
 /* Servers that refuse: passwords, ACL users, read-only replicas, full
  * memory, restarts under an open connection. Each gets its own status and a
  * message that names the cause. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -153,11 +156,84 @@ static void test_restart_under_open_connection(void) {
   fixture_stop(&fx);
 }
 
+/* A free even port in the kernel's ephemeral range (connect() takes even
+ * ports there, bind(0) odd ones), or 0. */
+static int free_even_ephemeral_port(void) {
+  int lo = 32768, hi = 60999;
+  FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+  if (f != NULL) {
+    if (fscanf(f, "%d %d", &lo, &hi) != 2) {
+      lo = 32768;
+      hi = 60999;
+    }
+    fclose(f);
+  }
+  for (int tries = 0; tries < 1000; tries++) {
+    int port = (lo + rand() % (hi - lo + 1)) & ~1;
+    if (port < lo) {
+      continue;
+    }
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int ok = bind(s, (struct sockaddr *)&a, sizeof a) == 0;
+    close(s);
+    if (ok) {
+      return port;
+    }
+  }
+  return 0;
+}
+
+/* Whether a server could listen on port now (SO_REUSEADDR, as Redis). */
+static bool can_listen(int port) {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  int one = 1;
+  setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_port = htons((uint16_t)port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool ok = bind(s, (struct sockaddr *)&a, sizeof a) == 0 && listen(s, 1) == 0;
+  close(s);
+  return ok;
+}
+
+/* A client that keeps connecting to a local master that is down can be
+ * given the master's own port and connect to itself. That socket must be
+ * refused and reset, not read as a master, and must not leave a TIME_WAIT
+ * that keeps the master from binding its port again (seen in the
+ * reliability suite: restarts failing with "Address already in use"). */
+static void test_self_connect(void) {
+  srand((unsigned)hrl_now_us());
+  int port = free_even_ephemeral_port();
+  CHECK(port != 0);
+  char url[64];
+  snprintf(url, sizeof url, "redis://127.0.0.1:%d", port);
+  hrl_client *c = client_for(url);
+  hrl_lock *lk = NULL;
+  hrl_lock_new(c, "f:self", 6, 5000, &lk, NULL, 0);
+  bool seen = false;
+  for (int k = 0; k < 200000 && !seen; k++) {
+    CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_ECONNECT);
+    seen = strstr(hrl_lock_error(lk), "connected to itself") != NULL;
+  }
+  CHECK(seen);
+  CHECK(can_listen(port));
+  hrl_lock_free(lk);
+  hrl_client_free(c);
+}
+
 int main(void) {
   RUN(test_password);
   RUN(test_acl_user);
   RUN(test_readonly_replica);
   RUN(test_out_of_memory);
   RUN(test_restart_under_open_connection);
+  RUN(test_self_connect);
   return finish_tests("test_faults");
 }

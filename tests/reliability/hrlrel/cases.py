@@ -192,6 +192,12 @@ def kill_restart_schedule(mode: str, count: int, period: float):
                     lambda: all(s == "running" for s in inj.masters.status().values()),
                     10,
                 )
+                # The launcher's delayed start fails when the port was taken
+                # meanwhile (see Injector.restart_one): start those again.
+                dead = [i for i, st in inj.masters.status().items() if st == "dead"]
+                if dead:
+                    inj.log("retry", f"delayed restart of {dead} failed, again")
+                    inj.restart(dead)
             else:
                 inj.kill(nodes)
                 inj.restart(nodes)

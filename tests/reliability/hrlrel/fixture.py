@@ -45,11 +45,16 @@ class Servers:
             conn = self._conns.pop(i, None)
         if conn is not None:
             conn.close()
-        subprocess.run(
+        done = subprocess.run(
             [LAUNCHER, verb, self.dir, str(i), *extra],
-            check=True,
             stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
         )
+        if done.returncode != 0:
+            raise subprocess.CalledProcessError(
+                done.returncode, done.args, stderr=done.stderr
+            )
 
     def kill(self, i: int) -> None:
         self.ctl("kill", i)

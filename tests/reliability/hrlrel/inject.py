@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import signal
 import socket
+import subprocess
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -35,6 +36,7 @@ class Injector:
         self.stop = threading.Event()
         self.pool = ThreadPoolExecutor(max_workers=8)
         self.broken: dict[int, str] = {}  # node -> how (for heal_all)
+        self.pending: dict[int, float] = {}  # node -> when its delayed restart ends
 
     def log(self, ev: str, what: str, **extra) -> dict:
         e = {"ev": ev, "what": what, "t": now_ns(), **extra}
@@ -50,10 +52,35 @@ class Injector:
         for i in nodes:
             self.broken[i] = "killed"
 
+    def restart_one(self, i: int, delay: float | None = None) -> None:
+        """Restarts node i, again if its port was taken meanwhile: the
+        launcher's ports (20000-60999) overlap the kernel's ephemeral range,
+        and clients that keep connecting to a dead master's port can get
+        that very port as their own (a TCP self-connect) for a moment."""
+        for attempt in range(10):
+            try:
+                self.masters.restart(i, delay)
+                return
+            except subprocess.CalledProcessError as err:
+                if attempt == 9:
+                    port = self.masters.ports[i - 1]
+                    who = subprocess.run(
+                        ["ss", "-tanp", f"( sport = :{port} or dport = :{port} )"],
+                        capture_output=True,
+                        text=True,
+                    ).stdout
+                    raise RuntimeError(
+                        f"restart of node {i}: {err.stderr}; sockets on {port}:\n{who}"
+                    ) from err
+                self.log("retry", f"restart of node {i}: {err.stderr.strip()[-200:]}")
+                time.sleep(0.2)
+
     def restart(self, nodes, delay: float | None = None) -> None:
-        self.parallel(lambda i: self.masters.restart(i, delay), nodes)
+        self.parallel(lambda i: self.restart_one(i, delay), nodes)
         for i in nodes:
             self.broken.pop(i, None)
+            if delay is not None:
+                self.pending[i] = time.monotonic() + delay
 
     def pause(self, nodes) -> None:
         self.parallel(self.masters.pause, nodes)
@@ -133,12 +160,20 @@ class Injector:
 
     def heal_all(self) -> None:
         """Undoes every fault still in place (end of a run)."""
+        # A delayed restart still pending finishes on its own: wait for it
+        # rather than race it with a restart of ours.
+        last = max(self.pending.values(), default=0.0)
+        wait_for(
+            lambda: all(s == "running" for s in self.masters.status().values()),
+            max(0.0, last - time.monotonic()) + 5.0,
+            0.05,
+        )
         states = self.masters.status()
         for i, state in states.items():
             if state == "paused":
                 self.masters.resume(i)
             elif state == "dead":
-                self.masters.restart(i)
+                self.restart_one(i)
         for i, how in list(self.broken.items()):
             if how == "readonly":
                 self.writable([i])

@@ -23,9 +23,10 @@ test: deps
 demo: build
 	@tests/fixtures/redis-fixture run -n 5 -- build/examples/hiredlock-demo
 
-# C cycle rate next to the raw hiredis floor (more in bench/README.md).
+# Every runtime and peer side by side; writes docs/PERFORMANCE.md (see
+# bench/README.md). `make bench BENCH_ARGS=--quick`: a check in 2 minutes.
 bench: build
-	@tests/fixtures/redis-fixture run -n 5 -- build/bench/c/bench_cycle 0.5 21
+	@bench/run.sh $(BENCH_ARGS)
 
 # libFuzzer on the RESP reader, URL/option parsing and the state machine.
 fuzz: deps

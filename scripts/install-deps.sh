@@ -2,6 +2,7 @@
 # Installs the Debian packages a group of suites needs, only those missing,
 # so it is quick and quiet on a machine that has them (idempotent).
 #   scripts/install-deps.sh core [fuzz] [lua] [nginx] [python] [reliability]
+#                           [bench]
 # LuaJIT comes from OpenResty's branch (luajit2): Debian's own luajit
 # conflicts with libnginx-mod-http-lua, and this way plain LuaJIT and nginx
 # run the very same VM.
@@ -17,7 +18,8 @@ group_packages() {
               libluajit2-5.1-dev lua-busted luarocks lua-socket lua-redis ;;
     nginx) echo nginx libnginx-mod-http-lua ;;
     reliability) echo faketime libfaketime ;; # case 8: the client's wall clock
-    *) echo "install-deps: unknown group '$1' (core, fuzz, python, lua, nginx, reliability)" >&2
+    bench) echo strace ;; # make bench: syscalls per cycle (valgrind is in core)
+    *) echo "install-deps: unknown group '$1' (core, fuzz, python, lua, nginx, reliability, bench)" >&2
        exit 2 ;;
   esac
 }

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# `make bench`: builds and installs what the benchmark needs (only what is
+# missing), then runs bench/harness.py on Redis servers of its own. Options
+# go to the harness, e.g.
+#   bench/run.sh --quick          a check in under 2 minutes (build/bench/)
+#   bench/run.sh                  the full run: bench/results/<date>.json,
+#                                 docs/PERFORMANCE.md, docs/performance.png
+# bench/README.md describes the cases and the method.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Debian packages: the compiler, hiredis, Redis, Lua, LuaRocks, lua-redis,
+# valgrind and strace (the profile phase).
+scripts/install-deps.sh core python lua bench
+
+# The C worker and bench_cycle, in the same tree as `make build`.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)" --target hrl-bench-worker \
+  >/dev/null
+
+# True when nothing under the given sources is newer than file $1.
+fresh() {
+  local stamp=$1
+  shift
+  [ -e "$stamp" ] && [ -z "$(find "$@" -newer "$stamp" -print -quit)" ]
+}
+
+# Other suites build the same package and rock from this checkout (the rock
+# is compiled inside the source tree): build only what changed, and try
+# again when a concurrent build pulled the objects away.
+retry() {
+  local try
+  for try in 1 2 3; do
+    "$@" >/dev/null && return 0
+    echo "bench: '$*' failed (attempt $try of 3)" >&2
+    sleep 3
+  done
+  return 1
+}
+
+# The Python package from this checkout, plus the Python peers and
+# matplotlib (for the plot), each installed only when missing.
+mkdir -p build/bench
+pystamp=build/bench/.python-installed
+if ! fresh "$pystamp" core bindings/python python setup.py pyproject.toml ||
+  ! python3 -c "import hiredlock, redis, pottery, redis_lock, matplotlib" \
+    2>/dev/null; then
+  retry scripts/pip-install.sh redis=redis pottery=pottery \
+    redis_lock=python-redis-lock matplotlib=matplotlib
+  touch "$pystamp"
+fi
+
+# The Lua rock for 5.1 (also LuaJIT's) and 5.4, into build-lua/<abi>, then
+# a copy of it in build/bench/lua/<abi> for the harness, so that a test
+# suite rebuilding build-lua/ meanwhile cannot pull it from under a run.
+for abi in 5.1 5.4; do
+  so=build-lua/$abi/lib/lua/$abi/hiredlock/core.so
+  fresh "$so" core bindings/lua lua hiredlock-*.rockspec ||
+    retry tests/lua/build-rock.sh "$abi"
+  dst=build/bench/lua/$abi
+  tree=$PWD/$dst.new
+  for try in 1 2 3; do
+    rm -rf "$dst.new" && mkdir -p "$dst.new"
+    if cp -a "build-lua/$abi/share" "build-lua/$abi/lib" "$dst.new/" &&
+      LUA_PATH="$tree/share/lua/$abi/?.lua;$tree/share/lua/$abi/?/init.lua" \
+        LUA_CPATH="$tree/lib/lua/$abi/?.so" \
+        LUA_PATH_5_4="$tree/share/lua/$abi/?.lua;$tree/share/lua/$abi/?/init.lua" \
+        LUA_CPATH_5_4="$tree/lib/lua/$abi/?.so" \
+        "lua$abi" -e 'require "hiredlock"' 2>/dev/null; then
+      rm -rf "$dst" && mv "$dst.new" "$dst"
+      break
+    fi
+    [ "$try" -lt 3 ] || { echo "bench: no usable Lua $abi rock" >&2; exit 1; }
+    sleep 3
+    retry tests/lua/build-rock.sh "$abi"
+  done
+done
+
+# node-redlock and ioredis at the versions of bench/node/package-lock.json
+# (Node.js itself is not installed here: without it, no node-redlock case).
+if ! command -v npm >/dev/null; then
+  echo "bench: no Node.js/npm on this machine: node-redlock is left out" >&2
+elif ! (cd bench/node && npm ls --omit=dev >/dev/null 2>&1); then
+  (cd bench/node && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+
+exec python3 bench/harness.py "$@"

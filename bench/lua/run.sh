@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
-# Lua acquire+release cycles/s under lua5.1, LuaJIT and lua5.4, next to the
-# raw hiredis loop and the C library, on the same 5 local masters in the same
-# run (see compare.lua), all on one CPU (CPU=n, default 0). Not a test: it
-# prints figures.
-#   bench/lua/run.sh [seconds per case, default 1] [repetitions, default 9]
+# Lua cycle rates under lua5.1, LuaJIT and lua5.4 beside the raw C loop, the
+# C library and Debian's lua-redis: the Lua cases of the one benchmark
+# harness (bench/harness.py), main phase only, everything pinned to one CPU.
+#   bench/lua/run.sh [seconds per case, default 0.25] [repetitions, default 21]
+#   CPU=0 bench/lua/run.sh          pin to CPU 0 (default: the last CPU)
+# Prints the table; the full results go to build/bench/lua.json.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc)" --target bench_cycle >/dev/null
-for abi in 5.1 5.4; do
-  luarocks --lua-version "$abi" --tree "build-lua/$abi" make \
-    "$(echo hiredlock-*.rockspec)" >/dev/null
+cases=c-n1,c-n5
+for interp in lua5.1 luajit lua5.4; do
+  cases+=",$interp-n1,$interp-n5,$interp-core-n1,$interp-core-reuse"
+  cases+=",$interp-lua-redis"
 done
-rm -f bindings/lua/*.o core/src/*.o hiredlock/core.so
-rmdir hiredlock 2>/dev/null || true
-exec tests/fixtures/redis-fixture run -n 5 -- \
-  lua5.4 bench/lua/compare.lua "${1:-1}" "${2:-9}"
+exec bench/run.sh --phases main --cases "$cases" --seconds "${1:-0.25}" \
+  --reps "${2:-21}" ${CPU:+--cpu "$CPU"} --json build/bench/lua.json \
+  --no-report --wait-quiet 0

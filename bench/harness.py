@@ -826,8 +826,15 @@ def analyse_main(args, cases, slices, lat, rb_lat) -> dict:
             if hid in out_cases:
                 q = ratio(cid, hid)
                 versus.append({"peer": cid, "hiredlock": hid, "ratio": q})
+    # --ab: this checkout's C cases against the same on another core.
+    ab = [
+        {"case": cid[3:], "ab": cid, "ratio": ratio(cid[3:], cid)}
+        for cid in out_cases
+        if cid.startswith("ab-") and cid[3:] in out_cases
+    ]
     return {
         "cases": out_cases,
+        "ab": ab,
         "targets": targets,
         "floor_ratios": floors,
         "versus": versus,
@@ -861,6 +868,12 @@ def print_summary(main: dict) -> None:
             f"{cpu if cpu is not None else float('nan'):>8.1f}"
             f"{lat.get('p50') or float('nan'):>9.1f}"
             f"{lat.get('p99') or float('nan'):>9.1f}   {ratio}"
+        )
+    for x in main.get("ab", []):
+        q = x["ratio"]
+        print(
+            f"A/B {x['case']} time / {x['ab']} time: {q['median']:.3f} "
+            f"({q['p25']:.3f}-{q['p75']:.3f})"
         )
     for t in main["targets"]:
         print(

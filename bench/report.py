@@ -461,6 +461,30 @@ def render(d, png_name):
         )
         w("")
 
+    # ---- A/B of a core change (bench/ab-worker.sh, --ab)
+    ab = main.get("ab") or []
+    if ab:
+        w("### A/B: this checkout's core against another")
+        w("")
+        w(
+            "The `ab-` cases run the same C worker built on another "
+            "revision's core (`bench/ab-worker.sh`), interleaved with this "
+            "checkout's: the time per cycle of this checkout over the other's, "
+            "paired by repetition (below 1: faster now)."
+        )
+        w("")
+        rows = [
+            [
+                f"`{x['case']}` / `{x['ab']}`",
+                cases[x["ab"]]["label"],
+                fmt_ratio(x["ratio"]),
+            ]
+            for x in ab
+            if x["ratio"]
+        ]
+        w(md_table(["cases", "other core", "time ratio: median (IQR)"], rows, 2))
+        w("")
+
     # ---- profile
     prof = d.get("profile")
     if prof:

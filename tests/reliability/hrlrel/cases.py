@@ -114,7 +114,8 @@ def workload_run(
         result["worker_failures"] = {
             w: wl.stderr_of(w)[-500:] for w, c in codes.items() if c != 0
         }
-        result["faults"] = [e for e in inj.events if e["ev"] != "heal"]
+        result["faults"] = [e for e in inj.events if e["ev"] == "fault"]
+        result["retries"] = [e["what"] for e in inj.events if e["ev"] == "retry"]
         result["heals"] = len([e for e in inj.events if e["ev"] == "heal"])
         result["injector_errors"] = [e for e in inj.events if e["ev"] == "error"]
         if extra is not None:

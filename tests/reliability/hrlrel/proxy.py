@@ -7,7 +7,9 @@ modes, switched at run time:
               direction, in order (bytes already in flight still arrive
               after the client closed: a late SET lands late, as on a slow
               network)
-  blackhole   accept connections but never forward anything, either way
+  blackhole   accept connections but forward nothing, either way, while it
+              lasts; held bytes flow, in order, once it ends (as TCP
+              delivers them after a partition heals)
   refuse      the port is closed: connects are refused, open connections
               are reset
   reset       accept, then reset the connection at once (RST)
@@ -123,10 +125,6 @@ class Listener:
             if self.mode == "reply":
                 await self.scripted(reader, writer)
                 return
-            if self.mode == "blackhole":
-                while await reader.read(65536):
-                    pass
-                return
             try:
                 up_r, up_w = await asyncio.open_connection(*self.target)
             except OSError:
@@ -159,7 +157,9 @@ class Listener:
 
     async def pump(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
         """Copies src to dst, each chunk after the delay in force when it
-        arrived; dropped while blackholed."""
+        arrived. While blackholed nothing moves: bytes wait, in order, until
+        the blackhole ends (TCP never drops bytes inside a connection; a
+        partition that heals delivers them late)."""
         queue: asyncio.Queue = asyncio.Queue()
 
         async def sender() -> None:
@@ -168,6 +168,8 @@ class Listener:
                 wait = due - time.monotonic()
                 if wait > 0:
                     await asyncio.sleep(wait)
+                while self.mode == "blackhole":
+                    await asyncio.sleep(0.005)
                 if data is None:
                     if dst.can_write_eof():
                         dst.write_eof()
@@ -179,10 +181,6 @@ class Listener:
         try:
             while True:
                 data = await src.read(65536)
-                if self.mode == "blackhole":
-                    if not data:
-                        break
-                    continue
                 queue.put_nowait((time.monotonic() + self.delay_s(), data or None))
                 if not data:
                     break

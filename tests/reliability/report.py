@@ -443,8 +443,11 @@ NOTES = """\
   fallback and the key lives out its TTL. Both stay within the promise ("a master
   that was unreachable and applies a late SET keeps that key for at most one
   TTL").
-- **A release can answer "not owned" for a lock that was still valid** (case 5's
-  release outcomes under delays): the core calls a release "not owned" when
+- **A release can answer "not owned" for a lock that was still valid**: seen in
+  the release outcomes of an earlier full run of cases 5 and 9 (the results of
+  commit c7a4999, before the core kept timed-out connections), not in the
+  current one, where late commands stay in order on one connection. The core
+  calls a release "not owned" when
   ok + refused reaches a quorum. When a master refused our acquire (another
   client's late key was there) and others are unreachable at release time, two
   confirmed deletions plus that one refusal make "not owned" although no master

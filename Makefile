@@ -2,9 +2,9 @@
 # Both install what they need from Debian first, only what is missing.
 SHELL := /bin/bash
 JOBS ?= $(shell nproc)
-DEPS := core fuzz python lua nginx
+DEPS := core fuzz python lua nginx reliability
 
-.PHONY: all deps build test demo bench fuzz format clean
+.PHONY: all deps build test demo bench fuzz reliability format clean
 
 all: build
 
@@ -28,12 +28,18 @@ demo: build
 bench: build
 	@bench/run.sh $(BENCH_ARGS)
 
-# libFuzzer on the RESP reader, URL/option parsing and the state machine.
+# libFuzzer on the RESP reader, URL/option parsing, the handshake and the
+# state machine: 10^6 executions per target.
 fuzz: deps
 	@scripts/fuzz.sh
+
+# Every reliability case at full length, the bad-input tables and the
+# fuzzers; writes docs/RELIABILITY.md (about 25 minutes).
+reliability: deps
+	@scripts/reliability.sh
 
 format:
 	@clang-format -i $$(git ls-files '*.[ch]')
 
 clean:
-	rm -rf build build-asan build-valgrind build-hiredis1 build-install build-fuzz build-logs
+	rm -rf build build-* 

@@ -23,16 +23,6 @@ rc=0
 python3 tests/reliability/run.py --full --bad --out "$results" "${cases[@]}" || rc=1
 if [ $fuzz -eq 1 ]; then
   scripts/fuzz.sh || rc=1
-  # fuzz/fuzz_handshake.c is built by fuzz/CMakeLists.txt; until
-  # scripts/fuzz.sh lists it, run it here the same way.
-  if ! grep -q handshake scripts/fuzz.sh; then
-    mkdir -p build-fuzz/corpus/handshake build-fuzz/artifacts/handshake
-    build-fuzz/fuzz/fuzz_handshake -runs="${FUZZ_RUNS:-1000000}" -timeout=10 \
-      -rss_limit_mb=2048 -print_final_stats=1 \
-      -artifact_prefix=build-fuzz/artifacts/handshake/ \
-      build-fuzz/corpus/handshake fuzz/corpus/handshake \
-      >build-fuzz/handshake.log 2>&1 || rc=1
-  fi
   python3 tests/reliability/fuzz_figures.py build-fuzz "$results/fuzz.json" || rc=1
 fi
 python3 tests/reliability/report.py "$results" docs/RELIABILITY.md || rc=1

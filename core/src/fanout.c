@@ -15,7 +15,13 @@
  * timeout rather than the per-master timeout. Keeping the connection also
  * keeps a timed-out SET and the release that follows it in order on the
  * server. At most OWED_MAX replies are owed; past that, the connection is
- * closed after all.
+ * closed after all, at the end of a release or extend round.
+ *
+ * A round waits for a master no longer than its per-master timeout, also
+ * while connecting: a connect that takes longer stays in progress and the
+ * next round goes on waiting for it, until connect_timeout after it began.
+ * A server that accepts no connection (stopped, or its backlog full) thus
+ * costs a round the per-master timeout, not the connect timeout.
  *
  * hiredis connects and parses replies; writes go out through sendmsg() with
  * MSG_NOSIGNAL so a master that went away cannot raise SIGPIPE in the host
@@ -93,6 +99,7 @@ void hrl_conn_close(hrl_conn *conn) {
   conn->blocking = false;
   conn->rcvtimeo_ms = 0;
   conn->owed = 0;
+  conn->connecting = false;
 }
 
 static redisContext *ctx_of(round *r, size_t i) {
@@ -179,6 +186,17 @@ static void set_deadline(round *r, size_t i, int64_t now_us, uint32_t ms) {
   r->slots[i].wait_ms = ms;
 }
 
+/* Waits in this round for master i's connect in progress: until the round's
+ * per-master timeout, or the connect's own deadline if that comes first. */
+static void wait_connect(round *r, size_t i, int64_t now_us) {
+  int64_t left_us = r->client->masters[i].conn.connect_deadline_us - now_us;
+  int64_t ms = (left_us + 999) / 1000;
+  r->slots[i].state = SLOT_CONNECTING;
+  set_deadline(r, i, now_us,
+               ms < (int64_t)r->timeout_ms ? (uint32_t)(ms > 0 ? ms : 0)
+                                           : r->timeout_ms);
+}
+
 /* Opens a new connection to master i; the command follows once it is up. */
 static void open_conn(round *r, size_t i, int64_t now_us) {
   hrl_master *m = &r->client->masters[i];
@@ -197,8 +215,10 @@ static void open_conn(round *r, size_t i, int64_t now_us) {
     fail_ctx(r, i, HRL_NODE_UNREACHABLE);
     return;
   }
-  s->state = SLOT_CONNECTING;
-  set_deadline(r, i, now_us, r->client->opts.connect_timeout_ms);
+  m->conn.connecting = true;
+  m->conn.connect_deadline_us =
+      now_us + (int64_t)r->client->opts.connect_timeout_ms * 1000;
+  wait_connect(r, i, now_us);
 }
 
 /* Starts master i's part of the round: reuse the connection, or open one. */
@@ -213,6 +233,11 @@ static void start(round *r, size_t i, int64_t now_us) {
   s->inflight = 0;
   s->replied = false;
   s->retried = false;
+  if (m->conn.ctx != NULL && m->conn.connecting) {
+    s->reused = false; /* not up yet: a connect of an earlier round */
+    wait_connect(r, i, now_us);
+    return;
+  }
   s->reused = m->conn.ctx != NULL;
   if (s->reused) {
     set_deadline(r, i, now_us, r->timeout_ms);
@@ -272,6 +297,7 @@ static void connected(round *r, size_t i, int64_t now_us) {
   if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
     err = errno;
   }
+  r->client->masters[i].conn.connecting = false;
   if (err != 0) {
     fail_errno(r, i, err);
     return;
@@ -400,17 +426,32 @@ static void readable(round *r, size_t i, int flags) {
   }
 }
 
-static void expire(round *r, size_t i) {
+static void expire(round *r, size_t i, int64_t now_us) {
   slot *s = &r->slots[i];
   hrl_conn *conn = &r->client->masters[i].conn;
   char msg[HRL_NODE_MSG_MAX];
-  hrl_detailf(msg, sizeof msg, "%s after %u ms",
-              s->state == SLOT_CONNECTING ? "connect timeout" : "timeout",
-              (unsigned)s->wait_ms);
+  if (s->state == SLOT_CONNECTING) {
+    if (now_us < conn->connect_deadline_us) {
+      /* The connect goes on; a later round waits for it again. */
+      hrl_detailf(msg, sizeof msg, "timeout after %u ms (connecting)",
+                  (unsigned)s->wait_ms);
+      hrl_proto_fail(r->lock, i, HRL_NODE_UNREACHABLE, msg);
+      s->state = SLOT_DONE;
+      return;
+    }
+    hrl_detailf(msg, sizeof msg, "connect timeout after %u ms",
+                (unsigned)r->client->opts.connect_timeout_ms);
+    fail(r, i, HRL_NODE_UNREACHABLE, msg);
+    return;
+  }
+  hrl_detailf(msg, sizeof msg, "timeout after %u ms", (unsigned)s->wait_ms);
   /* Whole commands out, handshake done: keep the connection and drop the
-   * replies when they come (see the top of this file). */
+   * replies when they come (see the top of this file). Never drop it right
+   * after an acquire: the release that follows a timed-out SET must go out
+   * on the same connection, behind it. */
   if (s->state == SLOT_READING && s->handshake_left == 0 &&
-      conn->owed + s->inflight <= OWED_MAX) {
+      (conn->owed + s->inflight <= OWED_MAX ||
+       r->lock->op.round_kind == HRL_OP_ACQUIRE)) {
     conn->owed += s->inflight;
     hrl_proto_fail(r->lock, i, HRL_NODE_UNREACHABLE, msg);
     s->state = SLOT_DONE;
@@ -483,7 +524,7 @@ void hrl_fanout_round(hrl_client *client, hrl_lock *lock, uint32_t timeout_ms) {
         continue;
       }
       if (now >= s->deadline_us) {
-        expire(&r, i);
+        expire(&r, i, now);
         continue;
       }
       fds[nfds].fd = ctx_of(&r, i)->fd;
@@ -500,8 +541,12 @@ void hrl_fanout_round(hrl_client *client, hrl_lock *lock, uint32_t timeout_ms) {
     if (nfds == 1 && wait_last(&r, which[0], now)) {
       continue;
     }
-    int wait_ms = (int)((first_deadline - now + 999) / 1000);
-    int ready = poll(fds, nfds, wait_ms);
+    /* ppoll: microseconds, so a deadline is not rounded up to the next
+     * millisecond. */
+    int64_t wait_us = first_deadline - now;
+    struct timespec wait = {.tv_sec = (time_t)(wait_us / 1000000),
+                            .tv_nsec = (long)(wait_us % 1000000) * 1000};
+    int ready = ppoll(fds, nfds, &wait, NULL);
     if (ready < 0) {
       if (errno == EINTR) {
         continue;

@@ -29,6 +29,10 @@ typedef struct hrl_conn {
   bool blocking;
   uint32_t rcvtimeo_ms;
   uint32_t owed;
+  /* A connect in progress carries over to later rounds until this
+   * deadline (connect_timeout after it began); see fanout.c. */
+  bool connecting;
+  int64_t connect_deadline_us;
 } hrl_conn;
 
 typedef struct hrl_master {

@@ -1313,10 +1313,10 @@ def main() -> None:
     if not C_WORKER.exists():
         sys.exit(f"bench: {C_WORKER} is missing; run bench/run.sh")
     phases = args.phases.split(",")
-    started = datetime.datetime.now().astimezone()
     quiet = {"quiet": None, "waited_s": 0}
     if args.wait_quiet > 0:
         quiet = wait_quiet(args.wait_quiet)
+    started = datetime.datetime.now().astimezone()  # after the wait
     load_start = loadavg()
     if args.cpu is not None:
         for i in range(1, FIXTURE_NODES + 1):

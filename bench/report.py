@@ -232,10 +232,18 @@ def render(d, png_name):
         f"- {d['date']}, a {d['mode']} run of "
         f"{load['run_seconds'] / 60:.1f} minutes; {quiet}."
     )
+    samples = [x["load"][0] for x in load.get("samples", [])]
+    during = (
+        f"; during the main phase the 1-minute load ranged "
+        f"{min(samples):.2f}{DASH}{max(samples):.2f}, of which the benchmark "
+        f"itself, keeping one CPU busy, accounts for about 1"
+        if samples
+        else ""
+    )
     w(
         f"- Load average (1, 5, 15 min) at the start "
         f"{', '.join(f'{x:.2f}' for x in load['start'])}, at the end "
-        f"{', '.join(f'{x:.2f}' for x in load['end'])}. The benchmark's CPU "
+        f"{', '.join(f'{x:.2f}' for x in load['end'])}{during}. The benchmark's CPU "
         f"was busy {load['bench_cpu_busy'] * 100:.0f} % of the run, "
         f"{(load['bench_cpu_steal'] or 0) * 100:.1f} % of it stolen by the "
         f"hypervisor."

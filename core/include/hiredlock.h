@@ -231,10 +231,12 @@ HRL_API hrl_status hrl_lock_acquire_cancellable(hrl_lock *lock, int64_t wait_ms,
 
 /**
  * Releases the lock on every master by compare-and-delete.
- * HRL_OK: deleted on a quorum. HRL_ENOTOWNED: a quorum answered but the key
- * was no longer ours (expired, or taken since); the lock is then not held.
- * HRL_ECONNECT and the other transport errors: fewer than a quorum answered;
- * the lock stays held locally so release can be retried, and expires anyway.
+ * HRL_OK: deleted on a quorum. HRL_ENOTOWNED: fewer than a quorum of the
+ * masters that granted the hold (at acquire or the last extend) still had
+ * our key (expired, or taken since); the lock is then not held. A master
+ * that never granted it says nothing about it. HRL_ECONNECT and the other
+ * transport errors: neither could be told; the lock stays held locally so
+ * release can be retried, and it expires anyway.
  * HRL_ENOTHELD: this object does not hold the lock (no I/O is done).
  */
 HRL_API hrl_status hrl_lock_release(hrl_lock *lock);

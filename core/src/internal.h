@@ -101,6 +101,8 @@ struct hrl_lock {
   size_t prefix_len;
   uint32_t ttl_ms;
   bool held;
+  uint64_t granted; /* bit i: master i holds (held) our token, as far as we
+                       know: its OK to the acquire or the last extend */
   int64_t valid_until_us;
   char token[HRL_TOKEN_LEN + 1];
   char detail[HRL_DETAIL_MAX];

@@ -102,6 +102,17 @@ static tally count_nodes(hrl_node *nodes, size_t n) {
   return t;
 }
 
+/* The masters that said OK this round, one bit each. */
+static uint64_t ok_mask(const hrl_node *nodes, size_t n) {
+  uint64_t mask = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (nodes[i].result == HRL_NODE_OK) {
+      mask |= (uint64_t)1 << i;
+    }
+  }
+  return mask;
+}
+
 static void record_counts(hrl_lock *lk, tally t) {
   hrl_counts *c = &lk->op.counts;
   c->masters = (uint32_t)lk->client->n;
@@ -113,22 +124,22 @@ static void record_counts(hrl_lock *lk, tally t) {
   c->attempts = lk->op.attempts;
 }
 
-/* Too few masters gave a usable answer: report the gravest cause and list
- * every master that failed, so the caller can see what to fix. */
+/* Too few masters gave a usable answer (acquire) or confirmed (release,
+ * extend): report the gravest cause and list every master that failed, so
+ * the caller can see what to fix. `what` says what `count` masters did. */
 static hrl_step fail_unreachable(hrl_lock *lk, const hrl_node *nodes,
+                                 size_t count, const char *what,
                                  hrl_step_info *info) {
   const hrl_client *c = lk->client;
   bool auth = false, server = false, protocol = false;
-  size_t answered = 0;
   for (size_t i = 0; i < c->n; i++) {
     hrl_node_result r = nodes[i].result;
-    answered += r == HRL_NODE_OK || r == HRL_NODE_REFUSED;
     auth |= r == HRL_NODE_AUTH;
     server |= r == HRL_NODE_SERVER;
     protocol |= r == HRL_NODE_PROTOCOL;
   }
   hrl_detailf(lk->detail, sizeof lk->detail,
-              "%zu of %zu masters answered (%zu needed)", answered, c->n,
+              "%zu of %zu masters %s (%zu needed)", count, c->n, what,
               c->quorum);
   for (size_t i = 0; i < c->n; i++) {
     hrl_node_result r = nodes[i].result;
@@ -157,7 +168,7 @@ static hrl_step decide_retry(hrl_lock *lk, int64_t now_us,
   if (answered < c->quorum) {
     /* No amount of waiting fixes unreachable masters within a caller's
      * patience for one lock: say so now instead of spinning. */
-    return fail_unreachable(lk, op->decided, info);
+    return fail_unreachable(lk, op->decided, answered, "answered", info);
   }
   if (now_us >= op->deadline_us) {
     return finish(lk, HRL_ETIMEOUT, info);
@@ -203,6 +214,7 @@ static hrl_step judge_attempt(hrl_lock *lk, int64_t now_us,
       (int64_t)op->ttl_ms * US_PER_MS - (now_us - op->round_start_us) - drift;
   if (t.ok >= c->quorum && validity > 0) {
     lk->held = true;
+    lk->granted = ok_mask(op->nodes, c->n);
     memcpy(lk->token, op->token, sizeof lk->token);
     lk->valid_until_us =
         op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS - drift;
@@ -224,6 +236,21 @@ static hrl_step judge_attempt(hrl_lock *lk, int64_t now_us,
   return start_round(lk, HRL_OP_RELEASE, c->opts.timeout_ms, now_us, info);
 }
 
+/* How many of the masters that granted the hold said the key is not ours
+ * any more: the lock is provably lost once fewer than a quorum of them can
+ * still hold it. A master that never granted it says nothing about it. */
+static bool lost_on_granting_masters(const hrl_lock *lk) {
+  const hrl_client *c = lk->client;
+  size_t granting = 0, refused = 0;
+  for (size_t i = 0; i < c->n; i++) {
+    if (lk->granted & ((uint64_t)1 << i)) {
+      granting++;
+      refused += lk->op.nodes[i].result == HRL_NODE_REFUSED;
+    }
+  }
+  return granting < c->quorum || refused > granting - c->quorum;
+}
+
 static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
                              hrl_step_info *info) {
   hrl_op *op = &lk->op;
@@ -235,11 +262,11 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
       lk->held = false;
       return finish(lk, HRL_OK, info);
     }
-    if (t.ok + t.refused >= c->quorum) {
+    if (lost_on_granting_masters(lk)) {
       lk->held = false;
       return finish(lk, HRL_ENOTOWNED, info);
     }
-    return fail_unreachable(lk, op->nodes, info);
+    return fail_unreachable(lk, op->nodes, t.ok, "confirmed", info);
   }
   int64_t drift = drift_us(c, op->ttl_ms);
   int64_t new_until =
@@ -247,9 +274,11 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
   if (t.ok >= c->quorum && new_until > now_us) {
     lk->valid_until_us = new_until;
     lk->ttl_ms = op->ttl_ms;
+    lk->granted = ok_mask(op->nodes, c->n);
     return finish(lk, HRL_OK, info);
   }
-  if (t.ok + t.refused >= c->quorum) {
+  if (t.ok >= c->quorum || lost_on_granting_masters(lk)) {
+    /* Lost, or extended so slowly that no validity is left to promise. */
     lk->held = false;
     return finish(lk, HRL_ENOTOWNED, info);
   }
@@ -258,7 +287,7 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
   if (new_until < lk->valid_until_us) {
     lk->valid_until_us = new_until;
   }
-  return fail_unreachable(lk, op->nodes, info);
+  return fail_unreachable(lk, op->nodes, t.ok, "confirmed", info);
 }
 
 hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,

@@ -362,6 +362,50 @@ static void test_release_outcomes(void) {
   free_env(e);
 }
 
+/* Only the masters that granted the hold can say it is lost: a master that
+ * refused the acquire (someone else's key, or a split vote) refuses the
+ * release too, and that must not read as "not owned". */
+static void test_release_judged_on_granting_masters(void) {
+  env e = make_env(5, 10000, NULL);
+  int64_t t = hrl_now_us();
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  hrl_reply grant[5] = {status_reply("OK"), status_reply("OK"),
+                        status_reply("OK"), nil_reply(), nil_reply()};
+  answer_all(e, 5, grant);
+  CHECK_INT(hrl_proto_step(e.lk, t + 100, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK);
+
+  /* Two granting masters deleted it, the third is slow, the two that never
+   * had it say 0: undecided, so a transport error, and still held. */
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  hrl_proto_reply(e.lk, 0, &(hrl_reply){HRL_REPLY_INTEGER, 1, NULL, 0});
+  hrl_proto_reply(e.lk, 1, &(hrl_reply){HRL_REPLY_INTEGER, 1, NULL, 0});
+  hrl_proto_fail(e.lk, 2, HRL_NODE_UNREACHABLE, "timeout after 50 ms");
+  hrl_proto_reply(e.lk, 3, &(hrl_reply){HRL_REPLY_INTEGER, 0, NULL, 0});
+  hrl_proto_reply(e.lk, 4, &(hrl_reply){HRL_REPLY_INTEGER, 0, NULL, 0});
+  CHECK_INT(hrl_proto_step(e.lk, t + 10, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ECONNECT);
+  CHECK_STR(hrl_lock_error(e.lk), "2 of 5 masters confirmed (3 needed); "
+                                  "127.0.0.1:3: timeout after 50 ms");
+  CHECK(hrl_lock_held(e.lk));
+
+  /* A granting master that says 0 leaves only 2 of 3 that can hold it:
+   * lost for sure. */
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  hrl_proto_reply(e.lk, 0, &(hrl_reply){HRL_REPLY_INTEGER, 0, NULL, 0});
+  for (size_t i = 1; i < 5; i++) {
+    hrl_proto_fail(e.lk, i, HRL_NODE_UNREACHABLE, "timeout");
+  }
+  CHECK_INT(hrl_proto_step(e.lk, t + 10, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ENOTOWNED);
+  CHECK(!hrl_lock_held(e.lk));
+  free_env(e);
+}
+
 static void test_extend_outcomes(void) {
   env e = make_env(3, 10000, NULL);
   int64_t t = hrl_now_us();
@@ -528,6 +572,7 @@ int main(void) {
   RUN(test_acquire_fails_fast_without_quorum);
   RUN(test_acquire_error_replies);
   RUN(test_release_outcomes);
+  RUN(test_release_judged_on_granting_masters);
   RUN(test_extend_outcomes);
   RUN(test_protocol_misuse);
   RUN(test_parser_fragments);

@@ -62,10 +62,23 @@ static void read_options(lua_State *L, int arg, hrl_options *o) {
 
 /* The URL list at arg as C strings: one string, or a list of strings. The
  * array lives in a userdata pushed on the stack (collected with it). */
+/* The URL string at idx; one with an embedded NUL is refused, since the
+ * core would only see the part before it (Python refuses it the same way). */
+static const char *url_at(lua_State *L, int idx, int arg, size_t i) {
+  size_t len;
+  const char *url = lua_tolstring(L, idx, &len);
+  if (strlen(url) != len) {
+    hrlua_argerror(
+        L, arg,
+        lua_pushfstring(L, "urls[%d] contains a NUL character", (int)i + 1));
+  }
+  return url;
+}
+
 static const char **read_urls(lua_State *L, int arg, size_t *n) {
   if (lua_type(L, arg) == LUA_TSTRING) {
     const char **list = lua_newuserdata(L, sizeof *list);
-    list[0] = lua_tostring(L, arg);
+    list[0] = url_at(L, arg, arg, 0);
     *n = 1;
     return list;
   }
@@ -86,7 +99,7 @@ static const char **read_urls(lua_State *L, int arg, size_t *n) {
                                      (int)i + 1, luaL_typename(L, -1)));
     }
     /* The table keeps the string alive for the whole call. */
-    list[i] = lua_tostring(L, -1);
+    list[i] = url_at(L, -1, arg, i);
     lua_pop(L, 1);
   }
   return list;

@@ -164,6 +164,13 @@ describe("bad input", function()
         .. "number)", hiredlock.new, { fx.urls[1], 6379 })
     end)
 
+    it("rejects a URL with an embedded NUL instead of cutting it short", function()
+      raises("bad argument #1 to 'new' (urls[1] contains a NUL character)",
+        hiredlock.new, "redis://a\0b")
+      raises("bad argument #1 to 'new' (urls[2] contains a NUL character)",
+        hiredlock.new, { fx.urls[1], "redis://127.0.0.1:1\0/2" })
+    end)
+
     it("rejects bad URLs with the core's message", function()
       raises("bad argument #1 to 'new' (url \"http://x\": scheme must be "
         .. "redis:// or unix://)", hiredlock.new, "http://x")

@@ -462,10 +462,6 @@ NOTES = """\
   `redis://localhost:P` are accepted as two masters (bad-input rows). It does not
   break safety (the second `SET NX` on the same server is refused), but such a
   client needs more live servers than it thinks.
-- **Lua and an embedded NUL in a URL** (row marked "known bug"): the Lua binding
-  reads URL strings with `lua_tostring`, so `"redis://a\\0b"` is silently taken as
-  `redis://a`; C and Python reject it. The row records today's behaviour and will
-  fail once the binding is fixed.
 - **libfaketime and Python's `time.sleep`**: with `FAKETIME_DONT_FAKE_MONOTONIC=1`,
   libfaketime 0.9.10 makes `clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)` fail
   with EINVAL, which `time.sleep` uses; the Python worker sleeps with `select()`.

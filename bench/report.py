@@ -543,10 +543,12 @@ def render(d, png_name):
             f"Master {pd['paused_node']} of the {pd['masters']} stopped with "
             f"SIGSTOP (through the fixture's `pause`) for the whole phase; "
             f"{s['paused_reps']} {TIMES} {s['paused_seconds']} s per case, shuffled. "
-            f"hiredlock waits for every master up to the per-master timeout "
-            f"({pd['timeout_ms']} ms) before it decides, and releases on all "
-            f"five; pottery and node-redlock decide as soon as a quorum "
-            f"answered and leave the stopped master's reply behind."
+            f"hiredlock waits for a master up to the per-master timeout "
+            f"({pd['timeout_ms']} ms) the first time it misses a reply; after "
+            f"that, until it answers again, a round no longer waits for it "
+            f"once a quorum said OK, and still sends it every command. "
+            f"pottery and node-redlock decide as soon as a quorum answered "
+            f"and leave the stopped master's reply behind."
         )
         w("")
         rows = []

@@ -391,6 +391,17 @@ HRL_API void hrl_proto_fail(hrl_lock *lock, size_t i, hrl_node_result why,
                             const char *message);
 
 /**
+ * True once the current round's outcome can no longer change: a quorum of
+ * masters said OK (to an acquire, release or extend), or the round is the
+ * release that cleans up after a failed attempt, whose replies decide
+ * nothing. A driver may then stop waiting for masters it knows to be late
+ * (they missed a deadline in an earlier round and have not answered since)
+ * and report them with hrl_proto_fail; masters not known to be late should
+ * still be waited for, so that a healthy round's counts stay exact.
+ */
+HRL_API bool hrl_proto_settled(const hrl_lock *lock);
+
+/**
  * The commands a new connection to master i needs first (AUTH, SELECT),
  * pipelined; *len their size (0 when none) and *replies how many replies
  * they produce. The bytes live as long as the client.

@@ -17,6 +17,14 @@
  * server. At most OWED_MAX replies are owed; past that, the connection is
  * closed after all, at the end of a release or extend round.
  *
+ * Such a master is marked late until it answers a command again. Once a
+ * round's outcome is settled (a quorum said OK), the round does not wait
+ * for late masters: with one master of five stopped, every round would
+ * otherwise wait out the per-master timeout, a lock cycle would take two
+ * timeouts, and the four healthy masters would serve ~10 cycles/s instead
+ * of thousands (docs/PERFORMANCE.md). The first round after a master stops
+ * still waits for it, so every master gets its full timeout once.
+ *
  * A round waits for a master no longer than its per-master timeout, also
  * while connecting: a connect that takes longer stays in progress and the
  * next round goes on waiting for it, until connect_timeout after it began.
@@ -77,6 +85,7 @@ typedef struct slot {
   bool reused;         /* the connection was open before this round */
   bool replied;        /* a reply arrived on it in this round */
   uint32_t inflight;   /* this round's commands written, not answered */
+  bool carried;        /* a connect begun in an earlier round */
   bool retried;        /* a stale connection was already replaced */
   struct iovec out[2]; /* handshake, then the command: bytes not yet sent */
 } slot;
@@ -233,8 +242,10 @@ static void start(round *r, size_t i, int64_t now_us) {
   s->inflight = 0;
   s->replied = false;
   s->retried = false;
+  s->carried = false;
   if (m->conn.ctx != NULL && m->conn.connecting) {
     s->reused = false; /* not up yet: a connect of an earlier round */
+    s->carried = true;
     wait_connect(r, i, now_us);
     return;
   }
@@ -249,14 +260,17 @@ static void start(round *r, size_t i, int64_t now_us) {
 
 /* An I/O error on a connection that was idle since the last round, before
  * any reply: the server closed it (restart, idle timeout) while we were
- * away, so the command never ran. Replace it once instead of failing. */
+ * away, so the command never ran. Likewise a connect begun in an earlier
+ * round that failed meanwhile: its error is old news about a server that
+ * may be back. Replace it once instead of failing. */
 static bool replace_stale(round *r, size_t i) {
   slot *s = &r->slots[i];
-  if (!s->reused || s->replied || s->retried) {
+  if ((!s->reused && !s->carried) || s->replied || s->retried) {
     return false;
   }
   s->retried = true;
   s->reused = false;
+  s->carried = false;
   hrl_conn_close(&r->client->masters[i].conn);
   open_conn(r, i, hrl_now_us());
   return true;
@@ -299,7 +313,9 @@ static void connected(round *r, size_t i, int64_t now_us) {
   }
   r->client->masters[i].conn.connecting = false;
   if (err != 0) {
-    fail_errno(r, i, err);
+    if (!replace_stale(r, i)) {
+      fail_errno(r, i, err);
+    }
     return;
   }
   if (self_connected(fd)) {
@@ -358,6 +374,7 @@ static bool take_reply(round *r, size_t i, const redisReply *rep) {
     conn->owed--; /* the late answer to an earlier round's command */
     return true;
   }
+  r->client->masters[i].late = false;
   hrl_reply v = view_of(rep);
   if (s->handshake_left > 0) {
     char msg[HRL_NODE_MSG_MAX];
@@ -426,38 +443,83 @@ static void readable(round *r, size_t i, int flags) {
   }
 }
 
+/* Whether the round can stop waiting for master i without closing its
+ * connection: a connect still in progress carries over to later rounds; a
+ * connection with whole commands out keeps them and owes their replies
+ * (see the top of this file). Never closed right after an acquire: the
+ * release that follows a timed-out SET must go out on the same connection,
+ * behind it. */
+static bool can_leave(const round *r, size_t i, int64_t now_us) {
+  const slot *s = &r->slots[i];
+  const hrl_conn *conn = &r->client->masters[i].conn;
+  if (s->state == SLOT_CONNECTING) {
+    return now_us < conn->connect_deadline_us;
+  }
+  return s->state == SLOT_READING && s->handshake_left == 0 &&
+         (conn->owed + s->inflight <= OWED_MAX ||
+          r->lock->op.round_kind == HRL_OP_ACQUIRE);
+}
+
+/* Stops waiting for master i in this round (can_leave said it may). */
+static void leave(round *r, size_t i, const char *msg) {
+  slot *s = &r->slots[i];
+  if (s->state == SLOT_READING) {
+    r->client->masters[i].conn.owed += s->inflight;
+  }
+  hrl_proto_fail(r->lock, i, HRL_NODE_UNREACHABLE, msg);
+  s->state = SLOT_DONE;
+}
+
 static void expire(round *r, size_t i, int64_t now_us) {
   slot *s = &r->slots[i];
-  hrl_conn *conn = &r->client->masters[i].conn;
   char msg[HRL_NODE_MSG_MAX];
-  if (s->state == SLOT_CONNECTING) {
-    if (now_us < conn->connect_deadline_us) {
-      /* The connect goes on; a later round waits for it again. */
-      hrl_detailf(msg, sizeof msg, "timeout after %u ms (connecting)",
-                  (unsigned)s->wait_ms);
-      hrl_proto_fail(r->lock, i, HRL_NODE_UNREACHABLE, msg);
-      s->state = SLOT_DONE;
-      return;
-    }
+  r->client->masters[i].late = true;
+  bool connecting = s->state == SLOT_CONNECTING;
+  bool keep = can_leave(r, i, now_us);
+  if (connecting && !keep) {
     hrl_detailf(msg, sizeof msg, "connect timeout after %u ms",
                 (unsigned)r->client->opts.connect_timeout_ms);
+  } else {
+    hrl_detailf(msg, sizeof msg,
+                connecting ? "timeout after %u ms (connecting)"
+                           : "timeout after %u ms",
+                (unsigned)s->wait_ms);
+  }
+  if (keep) {
+    leave(r, i, msg);
+  } else {
     fail(r, i, HRL_NODE_UNREACHABLE, msg);
-    return;
   }
-  hrl_detailf(msg, sizeof msg, "timeout after %u ms", (unsigned)s->wait_ms);
-  /* Whole commands out, handshake done: keep the connection and drop the
-   * replies when they come (see the top of this file). Never drop it right
-   * after an acquire: the release that follows a timed-out SET must go out
-   * on the same connection, behind it. */
-  if (s->state == SLOT_READING && s->handshake_left == 0 &&
-      (conn->owed + s->inflight <= OWED_MAX ||
-       r->lock->op.round_kind == HRL_OP_ACQUIRE)) {
-    conn->owed += s->inflight;
-    hrl_proto_fail(r->lock, i, HRL_NODE_UNREACHABLE, msg);
-    s->state = SLOT_DONE;
-    return;
+}
+
+/* Once the round's outcome is settled (hrl_proto_settled), a master known
+ * to be late is not waited for: it missed its deadline in an earlier round
+ * and has not answered since, so waiting would most likely cost the whole
+ * per-master timeout again, on every round, while it stays stopped or cut
+ * off: a single hung master of five would slow every lock to one round per
+ * timeout. What it has sent already is still read. Masters not known to be
+ * late are waited for as before, so the counts of a healthy round stay
+ * exact. Returns true when the slot is finished. */
+static bool leave_late(round *r, size_t i, int64_t now_us) {
+  slot *s = &r->slots[i];
+  if (s->state == SLOT_READING) {
+    readable(r, i, MSG_DONTWAIT);
+    if (s->state == SLOT_DONE) {
+      return true;
+    }
   }
-  fail(r, i, HRL_NODE_UNREACHABLE, msg);
+  if (can_leave(r, i, now_us)) {
+    leave(r, i, "not waited for: late since an earlier round");
+    return true;
+  }
+  if (s->state == SLOT_READING && s->handshake_left == 0) {
+    /* A release or extend went out whole, but the connection owes too
+     * much: close it now rather than wait the timeout out first. */
+    fail(r, i, HRL_NODE_UNREACHABLE,
+         "not waited for: late since an earlier round (closed)");
+    return true;
+  }
+  return false;
 }
 
 /* When master i's reply is all the round still waits for, waits for it in
@@ -516,6 +578,11 @@ void hrl_fanout_round(hrl_client *client, hrl_lock *lock, uint32_t timeout_ms) {
   size_t which[HRL_MASTERS_MAX];
   for (;;) {
     now = hrl_now_us();
+    bool any_late = false;
+    for (size_t i = 0; i < n; i++) {
+      any_late |= r.slots[i].state != SLOT_DONE && client->masters[i].late;
+    }
+    bool settled = any_late && hrl_proto_settled(lock);
     nfds_t nfds = 0;
     int64_t first_deadline = INT64_MAX;
     for (size_t i = 0; i < n; i++) {
@@ -525,6 +592,9 @@ void hrl_fanout_round(hrl_client *client, hrl_lock *lock, uint32_t timeout_ms) {
       }
       if (now >= s->deadline_us) {
         expire(&r, i, now);
+        continue;
+      }
+      if (settled && client->masters[i].late && leave_late(&r, i, now)) {
         continue;
       }
       fds[nfds].fd = ctx_of(&r, i)->fd;

@@ -41,6 +41,9 @@ typedef struct hrl_master {
   size_t handshake_len;
   int handshake_replies;
   hrl_conn conn;
+  /* Missed a round's deadline and has not answered a command since: once a
+   * round's outcome is settled, it is not waited for (see fanout.c). */
+  bool late;
 } hrl_master;
 
 struct hrl_client {

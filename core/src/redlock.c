@@ -441,6 +441,24 @@ hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
   return r;
 }
 
+bool hrl_proto_settled(const hrl_lock *lk) {
+  const hrl_op *op = &lk->op;
+  switch (op->phase) {
+  case HRL_PHASE_CLEANUP:
+    return true;
+  case HRL_PHASE_ACQUIRING:
+  case HRL_PHASE_SCRIPTING: {
+    size_t ok = 0;
+    for (size_t i = 0; i < lk->client->n; i++) {
+      ok += op->nodes[i].result == HRL_NODE_OK;
+    }
+    return ok >= lk->client->quorum;
+  }
+  default:
+    return false;
+  }
+}
+
 void hrl_proto_fail(hrl_lock *lk, size_t i, hrl_node_result why,
                     const char *message) {
   if (!in_round(lk, i) || lk->op.nodes[i].result != HRL_NODE_PENDING) {

@@ -406,6 +406,51 @@ static void test_release_judged_on_granting_masters(void) {
   free_env(e);
 }
 
+/* A round is settled once its remaining replies cannot change the outcome;
+ * transports then stop waiting for masters known to be late. */
+static void test_round_settled(void) {
+  env e = make_env(5, 10000, NULL);
+  int64_t t = hrl_now_us();
+  hrl_step_info s;
+  hrl_reply ok = status_reply("OK"), nil = nil_reply(), one = int_reply(1);
+  CHECK(!hrl_proto_settled(e.lk)); /* nothing begun */
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, t), HRL_OK);
+  CHECK(!hrl_proto_settled(e.lk));
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  hrl_proto_reply(e.lk, 0, &ok);
+  hrl_proto_reply(e.lk, 1, &ok);
+  hrl_proto_reply(e.lk, 2, &nil);
+  CHECK(!hrl_proto_settled(e.lk)); /* two OK, a refusal: still open */
+  hrl_proto_reply(e.lk, 3, &ok);
+  CHECK(hrl_proto_settled(e.lk)); /* a quorum: master 4 cannot undo it */
+  hrl_proto_fail(e.lk, 4, HRL_NODE_UNREACHABLE, "not waited for");
+  CHECK_INT(hrl_proto_step(e.lk, t + 100, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK);
+  CHECK(!hrl_proto_settled(e.lk)); /* done: no round out */
+
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  for (size_t i = 0; i < 2; i++) {
+    hrl_proto_reply(e.lk, i, &one);
+  }
+  CHECK(!hrl_proto_settled(e.lk));
+  hrl_proto_reply(e.lk, 3, &one);
+  CHECK(hrl_proto_settled(e.lk));
+
+  /* A failed attempt's cleanup decides nothing: settled from the start. */
+  free_env(e);
+  e = make_env(5, 10000, NULL);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  for (size_t i = 0; i < 5; i++) {
+    hrl_proto_fail(e.lk, i, HRL_NODE_UNREACHABLE, "timeout");
+  }
+  CHECK(!hrl_proto_settled(e.lk));
+  CHECK_INT(hrl_proto_step(e.lk, t + 100, &s), HRL_STEP_ROUND); /* cleanup */
+  CHECK(hrl_proto_settled(e.lk));
+  free_env(e);
+}
+
 static void test_extend_outcomes(void) {
   env e = make_env(3, 10000, NULL);
   int64_t t = hrl_now_us();
@@ -574,6 +619,7 @@ int main(void) {
   RUN(test_release_outcomes);
   RUN(test_release_judged_on_granting_masters);
   RUN(test_extend_outcomes);
+  RUN(test_round_settled);
   RUN(test_protocol_misuse);
   RUN(test_parser_fragments);
   RUN(test_parser_hostile);

@@ -18,74 +18,22 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.parse
 from pathlib import Path
 
 import pytest
-import redis
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-LAUNCHER = os.environ.get("HRL_FIXTURE") or str(
-    REPO / "tests" / "fixtures" / "redis-fixture"
-)
+sys.path.insert(0, str(REPO / "tests" / "fixtures"))
+
+from redis_fixture import Servers  # noqa: E402  (the path above)
+
 NGINX = os.environ.get("HRL_NGINX", "/usr/sbin/nginx")
 WORKERS = 2
-
-
-class Servers:
-    """N Redis masters from the launcher (nodes numbered from 1), inspected
-    through their unix sockets with redis-py, apart from the code under test."""
-
-    def __init__(self, n: int, *options: str) -> None:
-        out = subprocess.run(
-            [LAUNCHER, "start", "-n", str(n), "--owner", str(os.getpid()), *options],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
-        env = {}
-        for line in out.splitlines():
-            key, _, value = line.partition("=")
-            env[key] = value.strip("\"'")
-        self.n = n
-        self.dir = env["HRL_FIXTURE_DIR"]
-        self.urls = env["HRL_FIXTURE_URLS"].split(",")
-        self.unix_urls = env["HRL_FIXTURE_UNIX_URLS"].split(",")
-        self.ports = [int(p) for p in env["HRL_FIXTURE_PORTS"].split()]
-        self.password = None
-        if "--password" in options:
-            self.password = options[options.index("--password") + 1]
-        self._conns: dict[tuple[int, int], redis.Redis] = {}
-
-    def ctl(self, verb: str, i: int) -> None:
-        for key in [k for k in self._conns if k[0] == i]:
-            self._conns.pop(key).close()
-        subprocess.run([LAUNCHER, verb, self.dir, str(i)], check=True)
-
-    def redis(self, i: int, db: int = 0) -> redis.Redis:
-        if (i, db) not in self._conns:
-            self._conns[(i, db)] = redis.Redis(
-                unix_socket_path=self.unix_urls[i - 1][len("unix://") :],
-                password=self.password,
-                db=db,
-                socket_timeout=5,
-            )
-        return self._conns[(i, db)]
-
-    def values(self, key: str, db: int = 0) -> list[bytes | None]:
-        return [self.redis(i, db).get(key) for i in range(1, self.n + 1)]
-
-    def connections_received(self, i: int) -> int:
-        return int(self.redis(i).info("stats")["total_connections_received"])
-
-    def stop(self) -> None:
-        for conn in self._conns.values():
-            conn.close()
-        self._conns.clear()
-        subprocess.run([LAUNCHER, "stop", self.dir], check=True)
 
 
 def free_port() -> int:

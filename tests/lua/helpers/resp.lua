@@ -1,14 +1,17 @@
 --- A minimal blocking RESP client over luasocket, for looking at what the
--- library left in Redis (values, TTLs) independently of the library itself.
+-- library left in Redis (values, TTLs) independently of the library itself;
+-- tests/reliability's Lua workers use it for their data server too.
 -- Error replies raise; nil bulk replies return nil.
 local socket = require "socket"
 
 local R = {}
 R.__index = R
 
-function R.connect(port)
+--- R.connect(port[, timeout]) -> client | nil, err (timeout: seconds per
+-- call, default 2).
+function R.connect(port, timeout)
   local sock = assert(socket.tcp())
-  sock:settimeout(2)
+  sock:settimeout(timeout or 2)
   local ok, err = sock:connect("127.0.0.1", port)
   if not ok then
     sock:close()
@@ -47,16 +50,37 @@ local function read(sock)
   error("bad RESP line: " .. line, 0)
 end
 
---- r:call("SET", "k", "v") -> the reply (binary-safe arguments).
-function R:call(...)
+local function encode(parts, ...)
   local n = select("#", ...)
-  local parts = { "*" .. n .. "\r\n" }
+  parts[#parts + 1] = "*" .. n .. "\r\n"
   for i = 1, n do
     local arg = tostring((select(i, ...)))
     parts[#parts + 1] = "$" .. #arg .. "\r\n" .. arg .. "\r\n"
   end
+end
+
+--- r:call("SET", "k", "v") -> the reply (binary-safe arguments).
+function R:call(...)
+  local parts = {}
+  encode(parts, ...)
   assert(self.sock:send(table.concat(parts)))
   return read(self.sock)
+end
+
+--- r:pipeline({"SET", "a", 1}, {"SET", "b", 2}) -> list of replies.
+function R:pipeline(...)
+  local parts = {}
+  local n = select("#", ...)
+  for i = 1, n do
+    local cmd = select(i, ...)
+    encode(parts, (unpack or table.unpack)(cmd))
+  end
+  assert(self.sock:send(table.concat(parts)))
+  local out = {}
+  for i = 1, n do
+    out[i] = read(self.sock)
+  end
+  return out
 end
 
 function R:close()

@@ -4,7 +4,8 @@
 -- docs/RELIABILITY.md. Runs under lua5.1, luajit and lua5.4.
 --   lua bad_inputs.lua OUT.json   (HRL_BAD_* servers: hrlrel/badenv.py)
 local dir = arg[0]:match("^(.*/)[^/]*$") or "./"
-package.path = dir .. "?.lua;" .. package.path
+-- resp.lua is the Lua test suites' own (tests/lua/helpers).
+package.path = dir .. "?.lua;" .. dir .. "../../lua/helpers/?.lua;" .. package.path
 
 local hiredlock = require "hiredlock"
 local resp = require "resp"
@@ -14,7 +15,7 @@ local E = setmetatable({}, { __index = function(_, k)
 end })
 local OK = E.HRL_BAD_OK
 local FAST = { timeout = 0.5, connect_timeout = 0.5 }
-local inspect = resp.connect(tonumber(E.HRL_BAD_OK_PORT))
+local inspect = assert(resp.connect(tonumber(E.HRL_BAD_OK_PORT), 30))
 
 local function client(url, opts)
   local o = {}

@@ -1,7 +1,8 @@
 -- A racer of case 6 (Lua), the twin of racer.py.
 --   lua racer.lua ID URLS DATA_PORT LOCK
 local dir = arg[0]:match("^(.*/)[^/]*$") or "./"
-package.path = dir .. "?.lua;" .. package.path
+-- resp.lua is the Lua test suites' own (tests/lua/helpers).
+package.path = dir .. "?.lua;" .. dir .. "../../lua/helpers/?.lua;" .. package.path
 
 local hiredlock = require "hiredlock"
 local core = require "hiredlock.core"
@@ -13,7 +14,7 @@ local urls = {}
 for url in urls_arg:gmatch("[^,]+") do
   urls[#urls + 1] = url
 end
-local data = resp.connect(port, 600)
+local data = assert(resp.connect(port, 600))
 local client = hiredlock.new(urls, { timeout = 0.5, connect_timeout = 1.0,
   retry_delay = 0.05, retry_jitter = 0.04 })
 

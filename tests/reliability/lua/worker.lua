@@ -5,7 +5,8 @@
 -- time.monotonic_ns reads too).
 --   lua worker.lua CONFIG.lua     (CONFIG returns a table, see worker.py)
 local dir = arg[0]:match("^(.*/)[^/]*$") or "./"
-package.path = dir .. "?.lua;" .. package.path
+-- resp.lua is the Lua test suites' own (tests/lua/helpers).
+package.path = dir .. "?.lua;" .. dir .. "../../lua/helpers/?.lua;" .. package.path
 
 local hiredlock = require "hiredlock"
 local core = require "hiredlock.core"
@@ -36,7 +37,7 @@ local function emit(fields)
   log:write("{" .. table.concat(fields, ",") .. "}\n")
 end
 
-local data = resp.connect(cfg.data_port)
+local data = assert(resp.connect(cfg.data_port, 30))
 local client = hiredlock.new(cfg.urls, {
   connect_timeout = cfg.connect_timeout,
   timeout = cfg.timeout,

@@ -182,7 +182,8 @@ typedef struct hrl_counts {
   uint32_t quorum;      /**< N/2 + 1 */
   uint32_t ok;          /**< acquired / released / extended */
   uint32_t refused;     /**< held by another token, or not ours any more */
-  uint32_t unreachable; /**< connect failure, I/O error or timeout */
+  uint32_t unreachable; /**< connect failure, I/O error, timeout, or late
+                         (not waited for once a quorum said OK) */
   uint32_t failed;      /**< error replies: READONLY, OOM, NOAUTH, ... */
   uint32_t attempts;    /**< acquire attempts made by the last operation */
 } hrl_counts;

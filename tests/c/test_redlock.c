@@ -131,7 +131,7 @@ static void test_paused_master_costs_one_timeout_once(void) {
     CHECK_STATUS(hrl_lock_release(lk), HRL_OK);
     CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
     took_ms = (hrl_now_us() - t0) / 1000;
-    CHECK(took_ms < 15);
+    CHECK(took_ms < 45); /* waiting for master 3 would cost 2 x 50 ms */
     hrl_lock_counts(lk, &cnt);
     CHECK_INT(cnt.ok, 4);
     CHECK_INT(cnt.unreachable, 1);
@@ -280,6 +280,7 @@ typedef struct shared {
   int inside;
   int max_inside;
   int acquired;
+  int release_failed;
   pthread_mutex_t mu;
 } shared;
 
@@ -288,7 +289,10 @@ static void *shared_worker(void *arg) {
   hrl_lock *lk = NULL;
   hrl_lock_new(sh->client, "rl:shared", 7, 5000, &lk, NULL, 0);
   for (int i = 0; i < 5; i++) {
-    if (hrl_lock_acquire(lk, 20000) != HRL_OK) {
+    hrl_status st = hrl_lock_acquire(lk, 20000);
+    if (st != HRL_OK) {
+      printf("  shared: acquire failed: %s: %s\n", hrl_strerror(st),
+             hrl_lock_error(lk));
       continue;
     }
     pthread_mutex_lock(&sh->mu);
@@ -302,7 +306,14 @@ static void *shared_worker(void *arg) {
     pthread_mutex_lock(&sh->mu);
     sh->inside--;
     pthread_mutex_unlock(&sh->mu);
-    hrl_lock_release(lk);
+    st = hrl_lock_release(lk);
+    if (st != HRL_OK) {
+      printf("  shared: release failed: %s: %s\n", hrl_strerror(st),
+             hrl_lock_error(lk));
+      pthread_mutex_lock(&sh->mu);
+      sh->release_failed++;
+      pthread_mutex_unlock(&sh->mu);
+    }
   }
   hrl_lock_free(lk);
   return NULL;
@@ -315,6 +326,11 @@ static void test_threads_share_one_client(void) {
   hrl_options_init(&o);
   o.retry_delay_ms = 10;
   o.retry_jitter_ms = 5;
+  /* Not a test of deadlines: under valgrind, which runs one thread at a
+   * time, a round now and then waits past the default 50 ms for its turn,
+   * and the call then fails by design. */
+  o.timeout_ms = 500;
+  o.connect_timeout_ms = 1000;
   shared sh;
   memset(&sh, 0, sizeof sh);
   sh.client = fixture_client(&fx, &o);
@@ -329,6 +345,7 @@ static void test_threads_share_one_client(void) {
   }
   CHECK_INT(sh.max_inside, 1);
   CHECK_INT(sh.acquired, 40);
+  CHECK_INT(sh.release_failed, 0);
   CHECK_INT(fixture_count_key(&fx, "rl:shared", 9), 0);
   hrl_client_free(sh.client);
   pthread_mutex_destroy(&sh.mu);

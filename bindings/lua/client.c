@@ -60,8 +60,6 @@ static void read_options(lua_State *L, int arg, hrl_options *o) {
   lua_pop(L, 1);
 }
 
-/* The URL list at arg as C strings: one string, or a list of strings. The
- * array lives in a userdata pushed on the stack (collected with it). */
 /* The URL string at idx; one with an embedded NUL is refused, since the
  * core would only see the part before it (Python refuses it the same way). */
 static const char *url_at(lua_State *L, int idx, int arg, size_t i) {
@@ -75,6 +73,8 @@ static const char *url_at(lua_State *L, int idx, int arg, size_t i) {
   return url;
 }
 
+/* The URL list at arg as C strings: one string, or a list of strings. The
+ * array lives in a userdata pushed on the stack (collected with it). */
 static const char **read_urls(lua_State *L, int arg, size_t *n) {
   if (lua_type(L, arg) == LUA_TSTRING) {
     const char **list = lua_newuserdata(L, sizeof *list);

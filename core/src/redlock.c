@@ -236,9 +236,9 @@ static hrl_step judge_attempt(hrl_lock *lk, int64_t now_us,
   return start_round(lk, HRL_OP_RELEASE, c->opts.timeout_ms, now_us, info);
 }
 
-/* How many of the masters that granted the hold said the key is not ours
- * any more: the lock is provably lost once fewer than a quorum of them can
- * still hold it. A master that never granted it says nothing about it. */
+/* Whether the lock is provably lost: fewer than a quorum of the masters
+ * that granted the hold can still hold it (the others said the key is not
+ * ours any more). A master that never granted it says nothing about it. */
 static bool lost_on_granting_masters(const hrl_lock *lk) {
   const hrl_client *c = lk->client;
   size_t granting = 0, refused = 0;

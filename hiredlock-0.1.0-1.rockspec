@@ -1,7 +1,7 @@
 -- luarocks make                          (Lua 5.1; LuaJIT uses the same tree)
 -- luarocks --lua-version 5.4 make        (Lua 5.4)
 -- Builds the C module hiredlock.core from bindings/lua/*.c and the C core
--- (core/src/*.c) in one shared object, linked with the system's hiredis, and
+-- (core/src/*/*.c) in one shared object, linked with the system's hiredis, and
 -- installs the Lua facade. The file lists below must follow core/src.
 rockspec_format = "3.0"
 package = "hiredlock"
@@ -49,24 +49,28 @@ build = {
         "bindings/lua/parser.c",
         "bindings/lua/proto.c",
         "bindings/lua/result.c",
-        "core/src/client.c",
-        "core/src/clock.c",
-        "core/src/convert.c",
-        "core/src/fanout.c",
-        "core/src/lock.c",
-        "core/src/parser.c",
-        "core/src/random.c",
-        "core/src/redlock.c",
-        "core/src/reply.c",
-        "core/src/resp.c",
-        "core/src/status.c",
-        "core/src/url.c",
+        "core/src/api/client.c",
+        "core/src/api/lock.c",
+        "core/src/driver/conn.c",
+        "core/src/driver/fanout.c",
+        "core/src/driver/sleep.c",
+        "core/src/proto/clock.c",
+        "core/src/proto/config.c",
+        "core/src/proto/convert.c",
+        "core/src/proto/lock_state.c",
+        "core/src/proto/options.c",
+        "core/src/proto/parser.c",
+        "core/src/proto/random.c",
+        "core/src/proto/redlock.c",
+        "core/src/proto/reply.c",
+        "core/src/proto/resp.c",
+        "core/src/proto/status.c",
+        "core/src/proto/url.c",
       },
       incdirs = {
         "core/include",
         "core/src",
         "$(HIREDIS_INCDIR)",
-        "$(HIREDIS_INCDIR)/hiredis",
       },
       libdirs = { "$(HIREDIS_LIBDIR)" },
       libraries = { "hiredis", "pthread", "m" },

@@ -1,7 +1,7 @@
 """Builds hiredlock: the Python package over the hiredlock C core.
 
 The extension hiredlock._core is compiled from bindings/python/*.c with the
-core's sources (core/src/*.c) compiled in, so nothing but hiredis needs to be
+core's sources (core/src/*/*.c) compiled in, so nothing but hiredis needs to be
 installed; hiredis is found with pkg-config. The version is read from the
 one public header, core/include/hiredlock.h.
 """
@@ -54,7 +54,12 @@ def hiredis_flags():
     include_dirs, cflags = [], []
     for word in pkg_config("--cflags"):
         if word.startswith("-I"):
-            include_dirs.append(word[2:])
+            # The core includes <hiredis/hiredis.h>; pkg-config names the
+            # folder holding hiredis.h itself.
+            path = word[2:].rstrip("/")
+            if os.path.basename(path) == "hiredis":
+                include_dirs.append(os.path.dirname(path))
+            include_dirs.append(path)
         else:
             cflags.append(word)
     libraries, library_dirs, ldflags = [], [], []
@@ -70,11 +75,17 @@ def hiredis_flags():
 
 def extension():
     include_dirs, cflags, libraries, library_dirs, ldflags = hiredis_flags()
-    sources = [*sorted(glob("bindings/python/*.c")), *sorted(glob("core/src/*.c"))]
+    sources = [
+        *sorted(glob("bindings/python/*.c")),
+        *sorted(glob("core/src/*/*.c")),
+    ]
     return Extension(
         "hiredlock._core",
         sources=sources,
-        depends=[*sorted(glob("bindings/python/*.h") + glob("core/src/*.h")), HEADER],
+        depends=[
+            *sorted(glob("bindings/python/*.h") + glob("core/src/*/*.h")),
+            *sorted(glob("core/include/**/*.h", recursive=True)),
+        ],
         include_dirs=["core/include", "core/src", *include_dirs],
         libraries=[*libraries, "pthread", "m"],
         library_dirs=library_dirs,

@@ -18,6 +18,7 @@ mkdir -p "$out"
 # shellcheck disable=SC2046
 cc -O2 -g -std=c11 -Wall -Wextra -Werror -fvisibility=hidden -DHRL_BUILDING \
   -I"$src/core/include" -I"$src/core/src" $(pkg-config --cflags hiredis) \
-  bench/c/worker.c "$src"/core/src/*.c -o "$out/hrl-bench-worker" \
+  bench/c/worker.c $(find "$src/core/src" -name '*.c') \
+  -o "$out/hrl-bench-worker" \
   $(pkg-config --libs hiredis) -lpthread -lm
 echo "$out/hrl-bench-worker"

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "hiredlock.h"
+#include "hiredlock/proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -26,7 +26,7 @@
  * Usage: hrl-bench-worker URL1,URL2,... (redis://127.0.0.1:PORT only)
  */
 #define _GNU_SOURCE
-#include <hiredis.h>
+#include <hiredis/hiredis.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>

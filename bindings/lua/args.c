@@ -1,111 +1,141 @@
 /* Argument checks shared by the methods. Wrong types and values raise
- * through hrlua_argerror (programmer errors, luasocket's ltn013 style); the
- * range rules and their messages come from the core (hrl_seconds_to_ms,
- * hrl_lock_new, hrl_client_new), so Lua and Python read the same. Types are
- * strict: a number is not a name and "5" is not a number of seconds. */
+ * (programmer errors, luasocket's ltn013 style) with a message that names
+ * the function the user called and the argument's place in that call, as
+ * the entry point states them (hrlua_arg): never guessed from the stack,
+ * so the words are the same whichever driver (plain Lua, OpenResty) made
+ * the call. The range rules and their messages come from the core (its
+ * option table, hrl_seconds_to_ms, hrl_lock_new, hrl_client_new), so Lua
+ * and Python read the same. Types are strict: a number is not a name and
+ * "5" is not a number of seconds. */
 #include <string.h>
 
 #include "hrlua.h"
 
-int hrlua_argerror(lua_State *L, int arg, const char *extramsg) {
-  lua_Debug ar;
-  const char *name = "?";
-  if (lua_getstack(L, 0, &ar)) {
-    lua_getinfo(L, "n", &ar);
-    if (ar.namewhat != NULL && strcmp(ar.namewhat, "method") == 0) {
-      arg--; /* self is not an argument the caller wrote */
-    }
-    if (ar.name != NULL) {
-      name = ar.name;
-    }
-  }
-  if (arg == 0) {
-    lua_pushfstring(L, "calling '%s' on bad self (%s)", name, extramsg);
-  } else {
-    lua_pushfstring(L, "bad argument #%d to '%s' (%s)", arg, name, extramsg);
-  }
+int hrlua_argerror(lua_State *L, const hrlua_arg *arg, const char *msg) {
+  lua_pushfstring(L, "bad argument #%d to '%s' (%s)", arg->pos, arg->func, msg);
   return lua_error(L);
 }
 
-const char *hrlua_check_name(lua_State *L, int arg, size_t *len) {
-  if (lua_type(L, arg) != LUA_TSTRING) {
+const char *hrlua_check_name(lua_State *L, const hrlua_arg *arg, size_t *len) {
+  if (lua_type(L, arg->idx) != LUA_TSTRING) {
     hrlua_argerror(L, arg,
                    lua_pushfstring(L, "name must be a string, got %s",
-                                   luaL_typename(L, arg)));
+                                   luaL_typename(L, arg->idx)));
   }
-  return lua_tolstring(L, arg, len);
+  return lua_tolstring(L, arg->idx, len);
 }
 
-/* The number at idx as milliseconds; errors name argument arg. */
-static int64_t seconds_at(lua_State *L, int idx, int arg, const char *what,
-                          int64_t min_ms, int64_t max_ms) {
+/* The number at idx as seconds, for the message about `what`. */
+static double seconds_at(lua_State *L, int idx, const hrlua_arg *arg,
+                         const char *what) {
   if (lua_type(L, idx) != LUA_TNUMBER) {
     hrlua_argerror(L, arg,
                    lua_pushfstring(L, "%s must be a number of seconds, got %s",
                                    what, luaL_typename(L, idx)));
   }
+  return (double)lua_tonumber(L, idx);
+}
+
+int64_t hrlua_check_seconds(lua_State *L, const hrlua_arg *arg,
+                            const char *what, int64_t min_ms, int64_t max_ms,
+                            int64_t def_ms) {
+  if (lua_isnoneornil(L, arg->idx) && def_ms >= 0) {
+    return def_ms;
+  }
+  double seconds = seconds_at(L, arg->idx, arg, what);
   int64_t ms = 0;
   char detail[HRL_DETAIL_MAX];
-  if (hrl_seconds_to_ms(what, (double)lua_tonumber(L, idx), min_ms, max_ms, &ms,
-                        detail, sizeof detail) != HRL_OK) {
+  if (hrl_seconds_to_ms(what, seconds, min_ms, max_ms, &ms, detail,
+                        sizeof detail) != HRL_OK) {
     hrlua_argerror(L, arg, detail);
   }
   return ms;
 }
 
-int64_t hrlua_check_seconds(lua_State *L, int arg, const char *what,
-                            int64_t min_ms, int64_t max_ms, int64_t def_ms) {
-  if (lua_isnoneornil(L, arg) && def_ms >= 0) {
+int64_t hrlua_check_option_ms(lua_State *L, const hrlua_arg *arg,
+                              const hrl_option *opt, int64_t def_ms) {
+  if (lua_isnoneornil(L, arg->idx) && def_ms >= 0) {
     return def_ms;
   }
-  return seconds_at(L, arg, arg, what, min_ms, max_ms);
-}
-
-/* "ttl, timeout" for messages about unknown options. */
-static const char *known_list(lua_State *L, const char *const known[]) {
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  for (int i = 0; known[i] != NULL; i++) {
-    if (i > 0) {
-      luaL_addstring(&b, ", ");
-    }
-    luaL_addstring(&b, known[i]);
+  double seconds = seconds_at(L, arg->idx, arg, opt->name);
+  int64_t ms = 0;
+  char detail[HRL_DETAIL_MAX];
+  if (hrl_option_seconds(opt, seconds, &ms, detail, sizeof detail) != HRL_OK) {
+    hrlua_argerror(L, arg, detail);
   }
-  luaL_pushresult(&b);
-  return lua_tostring(L, -1);
+  return ms;
 }
 
-static int is_known(const char *key, const char *const known[]) {
-  for (int i = 0; known[i] != NULL; i++) {
-    if (strcmp(key, known[i]) == 0) {
+int64_t hrlua_check_extend_ttl(lua_State *L, int idx) {
+  hrlua_arg arg = {idx, "extend", 1};
+  /* 0 asks the core for the lock's own TTL; it is never a user value. */
+  return hrlua_check_option_ms(L, &arg, hrl_option_find("ttl"), 0);
+}
+
+/* Whether key is one of the table's options of `scope`, or in extra. */
+static int is_known(const char *key, hrl_option_scope scope,
+                    const char *const extra[]) {
+  const hrl_option *opt = hrl_option_find(key);
+  if (opt != NULL && opt->scope == scope) {
+    return 1;
+  }
+  for (int i = 0; extra != NULL && extra[i] != NULL; i++) {
+    if (strcmp(key, extra[i]) == 0) {
       return 1;
     }
   }
   return 0;
 }
 
-int hrlua_check_options(lua_State *L, int arg, const char *const known[]) {
-  if (lua_isnoneornil(L, arg)) {
+/* "ttl, timeout" for messages about unknown options: the table's options of
+ * scope, then extra. */
+static const char *known_list(lua_State *L, hrl_option_scope scope,
+                              const char *const extra[]) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  size_t count;
+  const hrl_option *table = hrl_options_table(&count);
+  const char *sep = "";
+  for (size_t i = 0; i < count; i++) {
+    if (table[i].scope == scope) {
+      luaL_addstring(&b, sep);
+      luaL_addstring(&b, table[i].name);
+      sep = ", ";
+    }
+  }
+  for (int i = 0; extra != NULL && extra[i] != NULL; i++) {
+    luaL_addstring(&b, sep);
+    luaL_addstring(&b, extra[i]);
+    sep = ", ";
+  }
+  luaL_pushresult(&b);
+  return lua_tostring(L, -1);
+}
+
+int hrlua_check_options(lua_State *L, const hrlua_arg *arg,
+                        hrl_option_scope scope, const char *const extra[]) {
+  int idx = arg->idx;
+  if (lua_isnoneornil(L, idx)) {
     return 0;
   }
-  if (lua_type(L, arg) != LUA_TTABLE) {
+  if (lua_type(L, idx) != LUA_TTABLE) {
     hrlua_argerror(L, arg,
                    lua_pushfstring(L, "options must be a table, got %s",
-                                   luaL_typename(L, arg)));
+                                   luaL_typename(L, idx)));
   }
   lua_pushnil(L);
-  while (lua_next(L, arg) != 0) {
+  while (lua_next(L, idx) != 0) {
     lua_pop(L, 1); /* the value */
     if (lua_type(L, -1) != LUA_TSTRING) {
       const char *type = luaL_typename(L, -1);
-      const char *list = known_list(L, known);
+      const char *list = known_list(L, scope, extra);
       hrlua_argerror(L, arg,
                      lua_pushfstring(L, "unknown option: a %s key (known: %s)",
                                      type, list));
     }
     const char *key = lua_tostring(L, -1);
-    if (strlen(key) != hrlua_rawlen(L, -1) || !is_known(key, known)) {
-      const char *list = known_list(L, known);
+    if (strlen(key) != hrlua_rawlen(L, -1) || !is_known(key, scope, extra)) {
+      const char *list = known_list(L, scope, extra);
       hrlua_argerror(
           L, arg,
           lua_pushfstring(L, "unknown option '%s' (known: %s)", key, list));
@@ -114,14 +144,28 @@ int hrlua_check_options(lua_State *L, int arg, const char *const known[]) {
   return 1;
 }
 
-void hrlua_opt_seconds(lua_State *L, int arg, const char *name, int64_t min_ms,
-                       int64_t max_ms, int64_t *ms) {
-  if (lua_isnoneornil(L, arg)) {
+void hrlua_opt_option_ms(lua_State *L, const hrlua_arg *arg,
+                         const hrl_option *opt, int64_t *ms) {
+  if (lua_isnoneornil(L, arg->idx)) {
     return;
   }
-  lua_getfield(L, arg, name);
+  lua_getfield(L, arg->idx, opt->name);
   if (!lua_isnil(L, -1)) {
-    *ms = seconds_at(L, lua_gettop(L), arg, name, min_ms, max_ms);
+    hrlua_arg field = {lua_gettop(L), arg->func, arg->pos};
+    *ms = hrlua_check_option_ms(L, &field, opt, -1);
+  }
+  lua_pop(L, 1);
+}
+
+void hrlua_opt_seconds(lua_State *L, const hrlua_arg *arg, const char *name,
+                       int64_t min_ms, int64_t max_ms, int64_t *ms) {
+  if (lua_isnoneornil(L, arg->idx)) {
+    return;
+  }
+  lua_getfield(L, arg->idx, name);
+  if (!lua_isnil(L, -1)) {
+    hrlua_arg field = {lua_gettop(L), arg->func, arg->pos};
+    *ms = hrlua_check_seconds(L, &field, name, min_ms, max_ms, -1);
   }
   lua_pop(L, 1);
 }

@@ -4,65 +4,70 @@
 
 #include "hrlua.h"
 
-static const char *const client_options[] = {
-    "connect_timeout", "timeout",    "retry_delay", "retry_jitter",
-    "drift_factor",    "key_prefix", NULL};
-
 hrlua_client *hrlua_check_client(lua_State *L, int idx) {
   hrlua_client *c = luaL_checkudata(L, idx, HRLUA_CLIENT_MT);
   if (c->client == NULL) {
-    hrlua_argerror(L, idx, "the client was closed (finalized)");
+    luaL_argerror(L, idx, "the client was closed (finalized)");
   }
   return c;
 }
 
-/* Fills o from the options table at arg. The ranges of drift_factor and
- * key_prefix are the core's to check (hrl_client_new). */
-static void read_options(lua_State *L, int arg, hrl_options *o) {
+/* Fills o from the options table at arg, by the core's option table: each
+ * value is converted by its option's kind and checked by the core, which
+ * names the option when the value is out of range. */
+static void read_options(lua_State *L, const hrlua_arg *arg, hrl_options *o) {
   hrl_options_init(o);
-  if (!hrlua_check_options(L, arg, client_options)) {
+  if (!hrlua_check_options(L, arg, HRL_SCOPE_CLIENT, NULL)) {
     return;
   }
-  int64_t ms = o->connect_timeout_ms;
-  hrlua_opt_seconds(L, arg, "connect_timeout", 1, HRL_TTL_MAX_MS, &ms);
-  o->connect_timeout_ms = (uint32_t)ms;
-  ms = o->timeout_ms;
-  hrlua_opt_seconds(L, arg, "timeout", 1, HRL_TTL_MAX_MS, &ms);
-  o->timeout_ms = (uint32_t)ms;
-  ms = o->retry_delay_ms;
-  hrlua_opt_seconds(L, arg, "retry_delay", 0, HRL_TTL_MAX_MS, &ms);
-  o->retry_delay_ms = (uint32_t)ms;
-  ms = o->retry_jitter_ms;
-  hrlua_opt_seconds(L, arg, "retry_jitter", 0, HRL_TTL_MAX_MS, &ms);
-  o->retry_jitter_ms = (uint32_t)ms;
-
-  lua_getfield(L, arg, "drift_factor");
-  if (!lua_isnil(L, -1)) {
-    if (lua_type(L, -1) != LUA_TNUMBER) {
-      hrlua_argerror(L, arg,
-                     lua_pushfstring(L, "drift_factor must be a number, got %s",
-                                     luaL_typename(L, -1)));
+  size_t count;
+  const hrl_option *table = hrl_options_table(&count);
+  for (size_t i = 0; i < count; i++) {
+    const hrl_option *opt = &table[i];
+    if (opt->scope != HRL_SCOPE_CLIENT) {
+      continue;
     }
-    o->drift_factor = (double)lua_tonumber(L, -1);
-  }
-  lua_pop(L, 1);
-  /* The string stays referenced by the options table during the call;
-   * the core keeps its own copy. */
-  lua_getfield(L, arg, "key_prefix");
-  if (!lua_isnil(L, -1)) {
-    if (lua_type(L, -1) != LUA_TSTRING) {
-      hrlua_argerror(L, arg,
-                     lua_pushfstring(L, "key_prefix must be a string, got %s",
-                                     luaL_typename(L, -1)));
+    lua_getfield(L, arg->idx, opt->name);
+    if (lua_isnil(L, -1)) {
+      lua_pop(L, 1);
+      continue;
     }
-    o->key_prefix = lua_tolstring(L, -1, &o->key_prefix_len);
+    double number = 0;
+    const char *bytes = NULL;
+    size_t len = 0;
+    if (opt->kind == HRL_OPTION_BYTES) {
+      if (lua_type(L, -1) != LUA_TSTRING) {
+        hrlua_argerror(L, arg,
+                       lua_pushfstring(L, "%s must be a string, got %s",
+                                       opt->name, luaL_typename(L, -1)));
+      }
+      /* The string stays referenced by the options table during the call;
+       * the core keeps its own copy. */
+      bytes = lua_tolstring(L, -1, &len);
+    } else if (lua_type(L, -1) != LUA_TNUMBER) {
+      hrlua_argerror(L, arg,
+                     lua_pushfstring(L,
+                                     opt->kind == HRL_OPTION_DURATION
+                                         ? "%s must be a number of seconds, "
+                                           "got %s"
+                                         : "%s must be a number, got %s",
+                                     opt->name, luaL_typename(L, -1)));
+    } else {
+      number = (double)lua_tonumber(L, -1);
+    }
+    char detail[HRL_DETAIL_MAX];
+    if (hrl_options_set(o, opt, number, bytes, len, detail, sizeof detail) !=
+        HRL_OK) {
+      hrlua_argerror(L, arg, detail);
+    }
+    lua_pop(L, 1);
   }
-  lua_pop(L, 1);
 }
 
 /* The URL string at idx; one with an embedded NUL is refused, since the
  * core would only see the part before it (Python refuses it the same way). */
-static const char *url_at(lua_State *L, int idx, int arg, size_t i) {
+static const char *url_at(lua_State *L, int idx, const hrlua_arg *arg,
+                          size_t i) {
   size_t len;
   const char *url = lua_tolstring(L, idx, &len);
   if (strlen(url) != len) {
@@ -75,24 +80,24 @@ static const char *url_at(lua_State *L, int idx, int arg, size_t i) {
 
 /* The URL list at arg as C strings: one string, or a list of strings. The
  * array lives in a userdata pushed on the stack (collected with it). */
-static const char **read_urls(lua_State *L, int arg, size_t *n) {
-  if (lua_type(L, arg) == LUA_TSTRING) {
+static const char **read_urls(lua_State *L, const hrlua_arg *arg, size_t *n) {
+  if (lua_type(L, arg->idx) == LUA_TSTRING) {
     const char **list = lua_newuserdata(L, sizeof *list);
-    list[0] = url_at(L, arg, arg, 0);
+    list[0] = url_at(L, arg->idx, arg, 0);
     *n = 1;
     return list;
   }
-  if (lua_type(L, arg) != LUA_TTABLE) {
+  if (lua_type(L, arg->idx) != LUA_TTABLE) {
     hrlua_argerror(L, arg,
                    lua_pushfstring(L,
                                    "urls must be a URL string or a list of "
                                    "them, got %s",
-                                   luaL_typename(L, arg)));
+                                   luaL_typename(L, arg->idx)));
   }
-  *n = hrlua_rawlen(L, arg);
+  *n = hrlua_rawlen(L, arg->idx);
   const char **list = lua_newuserdata(L, (*n > 0 ? *n : 1) * sizeof *list);
   for (size_t i = 0; i < *n; i++) {
-    lua_rawgeti(L, arg, (int)i + 1);
+    lua_rawgeti(L, arg->idx, (int)i + 1);
     if (lua_type(L, -1) != LUA_TSTRING) {
       hrlua_argerror(L, arg,
                      lua_pushfstring(L, "urls[%d] must be a URL string, got %s",
@@ -105,25 +110,14 @@ static const char **read_urls(lua_State *L, int arg, size_t *n) {
   return list;
 }
 
-/* The core checks URLs and option ranges in one call; its message starts
- * with the option's name when an option was wrong. */
-static int failed_arg(const char *detail) {
-  for (int i = 0; client_options[i] != NULL; i++) {
-    size_t n = strlen(client_options[i]);
-    if (strncmp(detail, client_options[i], n) == 0 && detail[n] == ' ') {
-      return 2;
-    }
-  }
-  return 1;
-}
-
 /* core.new(urls, options) -> client handle. */
 static int client_new(lua_State *L) {
+  static const hrlua_arg urls_arg = {1, "new", 1}, options_arg = {2, "new", 2};
   hrl_options o;
   size_t n = 0;
   lua_settop(L, 2);
-  const char **urls = read_urls(L, 1, &n);
-  read_options(L, 2, &o);
+  const char **urls = read_urls(L, &urls_arg, &n);
+  read_options(L, &options_arg, &o);
   /* The handle exists before the client, so a failing allocation cannot
    * leak the client; __gc handles a NULL client. */
   hrlua_client *c = hrlua_newuserdata(L, sizeof *c);
@@ -141,7 +135,8 @@ static int client_new(lua_State *L) {
   hrl_status st =
       hrl_client_new(urls, n, &o, &c->client, detail, sizeof detail);
   if (st == HRL_EINVAL) {
-    return hrlua_argerror(L, failed_arg(detail), detail);
+    /* The options were checked as they were read: the URLs are wrong. */
+    return hrlua_argerror(L, &urls_arg, detail);
   }
   if (st != HRL_OK) {
     return luaL_error(L, "%s", hrl_strerror(st));

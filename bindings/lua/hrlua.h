@@ -7,15 +7,27 @@
 #include <stdint.h>
 
 #include "compat.h"
-#include "hiredlock.h"
+#include "hiredlock/binding.h"
+#include "hiredlock/proto.h"
 
 #define HRLUA_CLIENT_MT "hiredlock.core.client"
 #define HRLUA_LOCK_MT "hiredlock.core.lock"
 #define HRLUA_PARSER_MT "hiredlock.core.parser"
 
-/* Defaults of client:acquire() (DESIGN.md section 5), in milliseconds. */
-#define HRLUA_DEFAULT_TTL_MS 30000
+/* How long client:acquire() keeps trying by default: Lua's convention
+ * (lua-resty-lock's), where Python's acquire() waits until acquired. The
+ * other defaults are the core's option table's. */
 #define HRLUA_DEFAULT_WAIT_MS 5000
+
+/* An argument as the user wrote it: its stack index here, and the function
+ * and position to name when it is wrong ("bad argument #2 to 'acquire'").
+ * Each entry point states these for the call the user made, so no message
+ * depends on how the call reached us. */
+typedef struct hrlua_arg {
+  int idx;
+  const char *func;
+  int pos;
+} hrlua_arg;
 
 /* A client handle. Its uservalue is its anchor table {client userdata}; a
  * lock shares that anchor as its own uservalue, so a client cannot be
@@ -48,35 +60,54 @@ hrlua_lock *hrlua_check_lock(lua_State *L, int idx);
 hrlua_lock *hrlua_check_lock_io(lua_State *L, int idx);
 
 /* lock.c: pushes a new lock handle for name on the client handle at
- * client_idx; name_arg names the argument in errors about the name. */
-hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx, int name_arg,
-                            const char *name, size_t len, int64_t ttl_ms);
+ * client_idx; errors about the name point at name_arg. */
+hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
+                            const hrlua_arg *name_arg, const char *name,
+                            size_t len, int64_t ttl_ms);
 
-/* args.c: luaL_argerror's message without luaL_error's position prefix.
- * Calls reach the module through the facade and a driver, so the position
- * would name a line of ours, not the caller's; the plain message reads the
- * same from every driver (plain Lua and OpenResty). Never returns. */
-int hrlua_argerror(lua_State *L, int arg, const char *extramsg);
+/* args.c: argument checks. They raise with the core's message, naming the
+ * user's function and argument (hrlua_arg), so every runtime rejects the
+ * same values with the same words. */
 
-/* args.c: argument checks. They raise through hrlua_argerror with the core's
- * message, so every runtime rejects the same values with the same words. */
+/* Raises "bad argument #<pos> to '<func>' (<msg>)" without a position
+ * prefix: the position luaL_error adds would name a line of the facade or
+ * a driver, not the caller's. Never returns. */
+int hrlua_argerror(lua_State *L, const hrlua_arg *arg, const char *msg);
 
 /* The string at arg (strings only: numbers are not names). */
-const char *hrlua_check_name(lua_State *L, int arg, size_t *len);
+const char *hrlua_check_name(lua_State *L, const hrlua_arg *arg, size_t *len);
 
-/* Seconds at arg as milliseconds in [min_ms, max_ms]; def_ms when nil or
- * absent and def_ms >= 0. */
-int64_t hrlua_check_seconds(lua_State *L, int arg, const char *what,
-                            int64_t min_ms, int64_t max_ms, int64_t def_ms);
+/* Seconds at arg as milliseconds in [min_ms, max_ms], the message naming
+ * `what`; def_ms when nil or absent and def_ms >= 0. */
+int64_t hrlua_check_seconds(lua_State *L, const hrlua_arg *arg,
+                            const char *what, int64_t min_ms, int64_t max_ms,
+                            int64_t def_ms);
 
-/* Checks that arg is nil, absent or a table whose keys are all in known
- * (NULL terminated); returns whether it is a table. */
-int hrlua_check_options(lua_State *L, int arg, const char *const known[]);
+/* The duration option opt at arg, in seconds, as milliseconds within the
+ * table's bounds; def_ms when nil or absent and def_ms >= 0. */
+int64_t hrlua_check_option_ms(lua_State *L, const hrlua_arg *arg,
+                              const hrl_option *opt, int64_t def_ms);
+
+/* extend([ttl])'s argument at stack index idx: the new TTL in
+ * milliseconds, 0 (the lock's own) when nil or absent. Errors name
+ * argument #1 of 'extend', whichever driver checks it. */
+int64_t hrlua_check_extend_ttl(lua_State *L, int idx);
+
+/* Checks that arg is nil, absent or a table whose keys are all options of
+ * the core's table of that scope, or in extra (NULL terminated, may be
+ * NULL); returns whether it is a table. */
+int hrlua_check_options(lua_State *L, const hrlua_arg *arg,
+                        hrl_option_scope scope, const char *const extra[]);
+
+/* options[opt->name] of the options table at arg, like
+ * hrlua_check_option_ms; *ms is left alone when the option is absent. */
+void hrlua_opt_option_ms(lua_State *L, const hrlua_arg *arg,
+                         const hrl_option *opt, int64_t *ms);
 
 /* options[name] of the options table at arg as seconds, like
  * hrlua_check_seconds; *ms is left alone when the option is absent. */
-void hrlua_opt_seconds(lua_State *L, int arg, const char *name, int64_t min_ms,
-                       int64_t max_ms, int64_t *ms);
+void hrlua_opt_seconds(lua_State *L, const hrlua_arg *arg, const char *name,
+                       int64_t min_ms, int64_t max_ms, int64_t *ms);
 
 /* result.c: pushes `true`, or `nil, message` built by hrl_format_error;
  * returns the number of values pushed. */

@@ -7,7 +7,8 @@
  * a lock dropped while held is left to expire with its TTL. */
 #include "hrlua.h"
 
-static const char *const acquire_options[] = {"ttl", "timeout", NULL};
+/* Acquire's options: the lock options of the core's table, and the wait. */
+static const char *const wait_option[] = {"timeout", NULL};
 
 /* Ctrl-C in the standalone interpreters (lua, luajit) installs a hook from
  * the signal handler, to raise "interrupted!" at the next instruction: on
@@ -37,7 +38,7 @@ static hrl_status acquire_interruptible(lua_State *L, hrl_lock *lock,
 hrlua_lock *hrlua_check_lock(lua_State *L, int idx) {
   hrlua_lock *lk = luaL_checkudata(L, idx, HRLUA_LOCK_MT);
   if (lk->lock == NULL) {
-    hrlua_argerror(L, idx, "the lock was closed (finalized)");
+    luaL_argerror(L, idx, "the lock was closed (finalized)");
   }
   return lk;
 }
@@ -45,13 +46,14 @@ hrlua_lock *hrlua_check_lock(lua_State *L, int idx) {
 hrlua_lock *hrlua_check_lock_io(lua_State *L, int idx) {
   hrlua_lock *lk = hrlua_check_lock(L, idx);
   if (lk->owner->client == NULL) {
-    hrlua_argerror(L, idx, "the lock's client was closed (finalized)");
+    luaL_argerror(L, idx, "the lock's client was closed (finalized)");
   }
   return lk;
 }
 
-hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx, int name_arg,
-                            const char *name, size_t len, int64_t ttl_ms) {
+hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
+                            const hrlua_arg *name_arg, const char *name,
+                            size_t len, int64_t ttl_ms) {
   hrlua_client *c = hrlua_check_client(L, client_idx);
   hrlua_lock *lk = hrlua_newuserdata(L, sizeof *lk);
   lk->lock = NULL;
@@ -74,26 +76,37 @@ hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx, int name_arg,
 }
 
 /* Reads the acquire options {ttl, timeout} at arg. */
-static void read_acquire_options(lua_State *L, int arg, int64_t *ttl_ms,
-                                 int64_t *wait_ms) {
-  *ttl_ms = HRLUA_DEFAULT_TTL_MS;
+static void read_acquire_options(lua_State *L, const hrlua_arg *arg,
+                                 int64_t *ttl_ms, int64_t *wait_ms) {
+  const hrl_option *ttl = hrl_option_find("ttl");
+  *ttl_ms = (int64_t)ttl->def;
   *wait_ms = HRLUA_DEFAULT_WAIT_MS;
-  if (hrlua_check_options(L, arg, acquire_options)) {
-    hrlua_opt_seconds(L, arg, "ttl", 1, HRL_TTL_MAX_MS, ttl_ms);
+  if (hrlua_check_options(L, arg, HRL_SCOPE_LOCK, wait_option)) {
+    hrlua_opt_option_ms(L, arg, ttl, ttl_ms);
     hrlua_opt_seconds(L, arg, "timeout", 0, HRL_TTL_MAX_MS, wait_ms);
   }
+}
+
+/* Checks client:acquire(name, opts)'s arguments (at stack 2 and 3, the
+ * client at 1) and pushes the lock handle: shared by client:acquire and
+ * client:lock, whose errors both name the user's 'acquire'. */
+static hrlua_lock *new_lock_for_acquire(lua_State *L, int64_t *wait_ms) {
+  static const hrlua_arg name_arg = {2, "acquire", 1};
+  static const hrlua_arg options_arg = {3, "acquire", 2};
+  int64_t ttl_ms;
+  hrlua_check_client(L, 1);
+  size_t len;
+  const char *name = hrlua_check_name(L, &name_arg, &len);
+  read_acquire_options(L, &options_arg, &ttl_ms, wait_ms);
+  lua_settop(L, 3);
+  return hrlua_push_lock(L, 1, &name_arg, name, len, ttl_ms);
 }
 
 /* client:acquire(name, {ttl = 30, timeout = 5}) -> lock | nil, err.
  * timeout is how long to keep retrying: 0 is one attempt. */
 static int client_acquire(lua_State *L) {
-  int64_t ttl_ms, wait_ms;
-  hrlua_check_client(L, 1);
-  size_t len;
-  const char *name = hrlua_check_name(L, 2, &len);
-  read_acquire_options(L, 3, &ttl_ms, &wait_ms);
-  lua_settop(L, 3);
-  hrlua_lock *lk = hrlua_push_lock(L, 1, 2, name, len, ttl_ms);
+  int64_t wait_ms;
+  hrlua_lock *lk = new_lock_for_acquire(L, &wait_ms);
   hrl_status st = acquire_interruptible(L, lk->lock, wait_ms);
   if (st != HRL_OK) {
     return hrlua_push_status(L, st, hrl_lock_error(lk->lock));
@@ -102,16 +115,11 @@ static int client_acquire(lua_State *L) {
 }
 
 /* client:lock(name, {ttl, timeout}) -> lock handle (not held), timeout in
- * seconds: the same checks as acquire without any I/O, for other drivers
- * (see proto.c). */
+ * seconds: acquire's checks, with acquire's words, without any I/O, for
+ * drivers that move the bytes themselves (see proto.c). */
 static int client_lock(lua_State *L) {
-  int64_t ttl_ms, wait_ms;
-  hrlua_check_client(L, 1);
-  size_t len;
-  const char *name = hrlua_check_name(L, 2, &len);
-  read_acquire_options(L, 3, &ttl_ms, &wait_ms);
-  lua_settop(L, 3);
-  hrlua_push_lock(L, 1, 2, name, len, ttl_ms);
+  int64_t wait_ms;
+  new_lock_for_acquire(L, &wait_ms);
   lua_pushnumber(L, (lua_Number)wait_ms / 1000.0);
   return 2;
 }
@@ -119,9 +127,10 @@ static int client_lock(lua_State *L) {
 /* lock:acquire([timeout]) -> true | nil, err: takes the lock again with the
  * same handle (a fresh token). */
 static int lock_acquire(lua_State *L) {
+  static const hrlua_arg timeout_arg = {2, "acquire", 1};
   hrlua_lock *lk = hrlua_check_lock_io(L, 1);
-  int64_t wait_ms = hrlua_check_seconds(L, 2, "timeout", 0, HRL_TTL_MAX_MS,
-                                        HRLUA_DEFAULT_WAIT_MS);
+  int64_t wait_ms = hrlua_check_seconds(L, &timeout_arg, "timeout", 0,
+                                        HRL_TTL_MAX_MS, HRLUA_DEFAULT_WAIT_MS);
   hrl_status st = acquire_interruptible(L, lk->lock, wait_ms);
   return hrlua_push_status(L, st, hrl_lock_error(lk->lock));
 }
@@ -137,8 +146,7 @@ static int lock_release(lua_State *L) {
  * without ttl, the lock's own TTL. */
 static int lock_extend(lua_State *L) {
   hrlua_lock *lk = hrlua_check_lock_io(L, 1);
-  /* 0 asks the core for the lock's own TTL; it is never a user value. */
-  int64_t ttl_ms = hrlua_check_seconds(L, 2, "ttl", 1, HRL_TTL_MAX_MS, 0);
+  int64_t ttl_ms = hrlua_check_extend_ttl(L, 2);
   hrl_status st = hrl_lock_extend(lk->lock, (uint32_t)ttl_ms);
   return hrlua_push_status(L, st, hrl_lock_error(lk->lock));
 }
@@ -215,23 +223,6 @@ static int lock_gc(lua_State *L) {
   return 0;
 }
 
-/* Lua 5.4 `local lk <close>`: released on scope exit. A failed release is
- * raised when the scope ends normally, and never replaces the error the
- * scope is unwinding with. "not held" means there is nothing to release. */
-static int lock_close(lua_State *L) {
-  hrlua_lock *lk = luaL_checkudata(L, 1, HRLUA_LOCK_MT);
-  if (lk->lock == NULL || lk->owner->client == NULL) {
-    return 0;
-  }
-  hrl_status st = hrl_lock_release(lk->lock);
-  if (st == HRL_OK || st == HRL_ENOTHELD || !lua_isnoneornil(L, 2)) {
-    return 0;
-  }
-  char msg[HRL_DETAIL_MAX + 64];
-  return luaL_error(
-      L, "%s", hrl_format_error(st, hrl_lock_error(lk->lock), msg, sizeof msg));
-}
-
 static int lock_tostring(lua_State *L) {
   hrlua_lock *lk = luaL_checkudata(L, 1, HRLUA_LOCK_MT);
   if (lk->lock == NULL) {
@@ -258,10 +249,8 @@ static int lock_tostring(lua_State *L) {
 }
 
 void hrlua_open_lock(lua_State *L) {
-  static const luaL_Reg meta[] = {{"__gc", lock_gc},
-                                  {"__close", lock_close},
-                                  {"__tostring", lock_tostring},
-                                  {NULL, NULL}};
+  static const luaL_Reg meta[] = {
+      {"__gc", lock_gc}, {"__tostring", lock_tostring}, {NULL, NULL}};
   static const luaL_Reg methods[] = {
       {"acquire", lock_acquire},   {"release", lock_release},
       {"extend", lock_extend},     {"held", lock_held},

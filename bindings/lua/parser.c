@@ -12,7 +12,7 @@ typedef struct hrlua_parser {
 static hrlua_parser *check_parser(lua_State *L, int idx) {
   hrlua_parser *p = luaL_checkudata(L, idx, HRLUA_PARSER_MT);
   if (p->parser == NULL) {
-    hrlua_argerror(L, idx, "the parser was closed (finalized)");
+    luaL_argerror(L, idx, "the parser was closed (finalized)");
   }
   return p;
 }

@@ -1,6 +1,6 @@
 /* The core's sans-I/O protocol on the handles, for drivers that move the
  * bytes themselves (the OpenResty cosocket driver): the driver loop of
- * hiredlock.h, with masters numbered from 1. What a user passes is in
+ * hiredlock/proto.h, with masters numbered from 1. What a user passes is in
  * seconds and checked here, as everywhere (begin's timeout and ttl); what
  * the protocol hands the driver (round timeouts, sleeps) is in milliseconds,
  * as in the C API. The algorithm stays in the core; these methods only
@@ -38,12 +38,14 @@ static int lock_begin(lua_State *L) {
   hrlua_lock *lk = hrlua_check_lock_io(L, 1);
   hrl_op_kind op = kinds[luaL_checkoption(L, 2, NULL, ops)];
   int64_t arg_ms = 0;
+  /* The argument is the user's first argument of the operation of that
+   * name (acquire's timeout, extend's ttl), and errors say so. */
   if (op == HRL_OP_ACQUIRE) {
-    arg_ms = hrlua_check_seconds(L, 3, "timeout", 0, HRL_TTL_MAX_MS,
+    static const hrlua_arg timeout_arg = {3, "acquire", 1};
+    arg_ms = hrlua_check_seconds(L, &timeout_arg, "timeout", 0, HRL_TTL_MAX_MS,
                                  HRLUA_DEFAULT_WAIT_MS);
   } else if (op == HRL_OP_EXTEND) {
-    /* 0 asks the core for the lock's own TTL; it is never a user value. */
-    arg_ms = hrlua_check_seconds(L, 3, "ttl", 1, HRL_TTL_MAX_MS, 0);
+    arg_ms = hrlua_check_extend_ttl(L, 3);
   }
   hrl_status st = hrl_proto_begin(lk->lock, op, arg_ms, hrl_now_us());
   return hrlua_push_status(L, st, hrl_lock_error(lk->lock));
@@ -142,7 +144,7 @@ static int client_master_info(lua_State *L) {
   size_t i = check_master(L, 2, c->client);
   hrl_master_info info;
   if (!hrl_client_master_info(c->client, i, &info)) {
-    return hrlua_argerror(L, 2, "no such master");
+    return luaL_argerror(L, 2, "no such master");
   }
   lua_createtable(L, 0, 5);
   if (info.path != NULL) {

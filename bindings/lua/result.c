@@ -37,7 +37,7 @@ hrl_node_result hrlua_check_node_result(lua_State *L, int arg) {
       return (hrl_node_result)i;
     }
   }
-  hrlua_argerror(L, arg, lua_pushfstring(L, "unknown result '%s'", name));
+  luaL_argerror(L, arg, lua_pushfstring(L, "unknown result '%s'", name));
   return HRL_NODE_PROTOCOL;
 }
 
@@ -74,7 +74,7 @@ void hrlua_check_reply(lua_State *L, int arg, hrl_reply *out) {
     k++;
   }
   if (k == REPLY_KIND_COUNT) {
-    hrlua_argerror(L, arg, lua_pushfstring(L, "unknown reply kind '%s'", kind));
+    luaL_argerror(L, arg, lua_pushfstring(L, "unknown reply kind '%s'", kind));
   }
   out->type = (hrl_reply_type)k;
   out->integer = 0;

@@ -53,40 +53,68 @@ static int url_list(PyObject *urls, PyObject **seq, const char **items,
   return 0;
 }
 
-/* A seconds option into a millisecond field of hrl_options. */
-static int ms_option(PyObject *obj, const char *what, int64_t min_ms,
-                     uint32_t *field) {
-  int64_t ms;
-  if (obj == NULL) {
-    return 0;
+/* One option's Python value into opts, converted by the option's kind and
+ * checked against the core's table (which names the option when it is out
+ * of range). */
+static int set_option(hrl_options *opts, const hrl_option *opt,
+                      PyObject *value) {
+  double number = 0;
+  const char *bytes = NULL;
+  Py_ssize_t len = 0;
+  int rc = 0;
+  switch (opt->kind) {
+  case HRL_OPTION_DURATION:
+    rc = hrlpy_seconds(value, opt->name, &number);
+    break;
+  case HRL_OPTION_NUMBER:
+    rc = hrlpy_number(value, opt->name, &number);
+    break;
+  case HRL_OPTION_BYTES:
+    rc = hrlpy_bytes_view(value, opt->name, &bytes, &len);
+    break;
   }
-  if (hrlpy_seconds_to_ms(obj, what, min_ms, HRL_TTL_MAX_MS, &ms) < 0) {
+  if (rc < 0) {
     return -1;
   }
-  *field = (uint32_t)ms;
+  char detail[HRL_DETAIL_MAX];
+  if (hrl_options_set(opts, opt, number, bytes, (size_t)len, detail,
+                      sizeof detail) != HRL_OK) {
+    hrlpy_raise_invalid("%s", detail);
+    return -1;
+  }
   return 0;
 }
 
-static int parse_options(PyObject *const *opt, hrl_options *o) {
-  hrl_options_init(o);
-  if (ms_option(opt[0], "connect_timeout", 1, &o->connect_timeout_ms) < 0 ||
-      ms_option(opt[1], "timeout", 1, &o->timeout_ms) < 0 ||
-      ms_option(opt[2], "retry_delay", 0, &o->retry_delay_ms) < 0 ||
-      ms_option(opt[3], "retry_jitter", 0, &o->retry_jitter_ms) < 0) {
-    return -1;
+/* The keyword arguments as client options: every key must name one (else a
+ * TypeError, before any value is looked at, as CPython's own calls do);
+ * values are taken in the table's order. kwds may be NULL. */
+static int parse_options(PyObject *kwds, hrl_options *opts) {
+  hrl_options_init(opts);
+  if (kwds == NULL) {
+    return 0;
   }
-  if (opt[4] != NULL &&
-      hrlpy_number(opt[4], "drift_factor", &o->drift_factor) < 0) {
-    return -1;
-  }
-  if (opt[5] != NULL) {
-    const char *prefix;
-    Py_ssize_t len;
-    if (hrlpy_bytes_view(opt[5], "key_prefix", &prefix, &len) < 0) {
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(kwds, &pos, &key, &value)) {
+    const char *name = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+    const hrl_option *opt = name != NULL ? hrl_option_find(name) : NULL;
+    if (opt == NULL || opt->scope != HRL_SCOPE_CLIENT) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError,
+                   "Client() got an unexpected keyword argument '%S'", key);
       return -1;
     }
-    o->key_prefix = prefix;
-    o->key_prefix_len = (size_t)len;
+  }
+  size_t count;
+  const hrl_option *table = hrl_options_table(&count);
+  for (size_t i = 0; i < count; i++) {
+    if (table[i].scope != HRL_SCOPE_CLIENT) {
+      continue;
+    }
+    value = PyDict_GetItemString(kwds, table[i].name);
+    if (value != NULL && set_option(opts, &table[i], value) < 0) {
+      return -1;
+    }
   }
   return 0;
 }
@@ -107,17 +135,9 @@ static PyObject *master_labels(const hrl_client *c) {
   return labels;
 }
 
-static PyObject *client_new(PyTypeObject *type, PyObject *args,
-                            PyObject *kwds) {
-  static char *kwlist[] = {
-      "urls",         "connect_timeout", "timeout",    "retry_delay",
-      "retry_jitter", "drift_factor",    "key_prefix", NULL};
-  PyObject *urls, *opt[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$OOOOOO:Client", kwlist,
-                                   &urls, &opt[0], &opt[1], &opt[2], &opt[3],
-                                   &opt[4], &opt[5])) {
-    return NULL;
-  }
+/* A client on urls with the options (a dict, or NULL for none). */
+static PyObject *client_make(PyTypeObject *type, PyObject *urls,
+                             PyObject *options) {
   hrlpy_state *st = hrlpy_state_of_type(type);
   if (st == NULL) {
     return NULL;
@@ -126,7 +146,7 @@ static PyObject *client_new(PyTypeObject *type, PyObject *args,
   const char *items[HRL_MASTERS_MAX];
   size_t n = 0;
   hrl_options o;
-  if (url_list(urls, &seq, items, &n) < 0 || parse_options(opt, &o) < 0) {
+  if (url_list(urls, &seq, items, &n) < 0 || parse_options(options, &o) < 0) {
     Py_XDECREF(seq);
     return NULL;
   }
@@ -151,6 +171,47 @@ static PyObject *client_new(PyTypeObject *type, PyObject *args,
   }
   hrlpy_link_add(&st->clients, &self->link);
   return (PyObject *)self;
+}
+
+static PyObject *client_new(PyTypeObject *type, PyObject *args,
+                            PyObject *kwds) {
+  /* Client(urls, **options): the options are the core's table's. */
+  PyObject *urls = NULL, *options = NULL;
+  if (PyTuple_GET_SIZE(args) > 1) {
+    return PyErr_Format(PyExc_TypeError,
+                        "Client() takes 1 positional argument but %zd were "
+                        "given",
+                        PyTuple_GET_SIZE(args));
+  }
+  if (kwds != NULL && PyDict_GET_SIZE(kwds) > 0) {
+    options = PyDict_Copy(kwds);
+    if (options == NULL) {
+      return NULL;
+    }
+    urls = PyDict_GetItemString(options, "urls");
+    if (urls != NULL) {
+      Py_INCREF(urls);
+      PyDict_DelItemString(options, "urls");
+    }
+  }
+  if (PyTuple_GET_SIZE(args) == 1) {
+    if (urls != NULL) {
+      Py_DECREF(urls);
+      Py_XDECREF(options);
+      return PyErr_Format(PyExc_TypeError,
+                          "Client() got multiple values for argument 'urls'");
+    }
+    urls = Py_NewRef(PyTuple_GET_ITEM(args, 0));
+  }
+  if (urls == NULL) {
+    Py_XDECREF(options);
+    return PyErr_Format(PyExc_TypeError,
+                        "Client() missing required argument 'urls'");
+  }
+  PyObject *client = client_make(type, urls, options);
+  Py_DECREF(urls);
+  Py_XDECREF(options);
+  return client;
 }
 
 static int client_traverse(PyObject *op, visitproc visit, void *arg) {
@@ -192,9 +253,9 @@ static PyGetSetDef client_getset[] = {
 
 static PyType_Slot client_slots[] = {
     {Py_tp_doc,
-     "Client(urls, *, connect_timeout=0.1, timeout=0.05, retry_delay=0.2,\n"
-     "       retry_jitter=0.1, drift_factor=0.01, key_prefix='')\n\n"
-     "The Redis masters locks are taken on (N = 1: a single instance)."},
+     "Client(urls, **options)\n\n"
+     "The Redis masters locks are taken on (N = 1: a single instance);\n"
+     "the options are those of hiredlock.OPTIONS."},
     {Py_tp_new, client_new},
     {Py_tp_dealloc, client_dealloc},
     {Py_tp_traverse, client_traverse},

@@ -1,6 +1,6 @@
 /* Python values to the core's C arguments. Range checks and their messages
- * are the core's (hrl_seconds_to_ms), so every runtime accepts the same
- * values and rejects the others with the same words. */
+ * are the core's (its option table, hrl_seconds_to_ms), so every runtime
+ * accepts the same values and rejects the others with the same words. */
 #include "hrlpy.h"
 
 #include <math.h>
@@ -54,13 +54,18 @@ static int checked_ms(double seconds, const char *what, int64_t min_ms,
   return 0;
 }
 
-int hrlpy_seconds_to_ms(PyObject *obj, const char *what, int64_t min_ms,
-                        int64_t max_ms, int64_t *out_ms) {
+int hrlpy_option_ms(PyObject *obj, const hrl_option *opt, int64_t *out_ms) {
   double seconds;
-  if (hrlpy_seconds(obj, what, &seconds) < 0) {
+  if (hrlpy_seconds(obj, opt->name, &seconds) < 0) {
     return -1;
   }
-  return checked_ms(seconds, what, min_ms, max_ms, out_ms);
+  char detail[HRL_DETAIL_MAX];
+  if (hrl_option_seconds(opt, seconds, out_ms, detail, sizeof detail) !=
+      HRL_OK) {
+    hrlpy_raise_invalid("%s", detail);
+    return -1;
+  }
+  return 0;
 }
 
 int hrlpy_bytes_view(PyObject *obj, const char *what, const char **data,

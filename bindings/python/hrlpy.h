@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hiredlock.h"
+#include "hiredlock/binding.h"
 
 #if PY_VERSION_HEX < 0x030A0000
 static inline PyObject *hrlpy_new_ref(PyObject *obj) {
@@ -39,6 +39,7 @@ typedef struct hrlpy_state {
   PyObject *not_acquired;     /* NotAcquired(LockError, TimeoutError) */
   PyObject *not_owned;        /* NotOwned(LockError) */
   PyObject *connection_error; /* ConnectionError(LockError, ConnectionError) */
+  const hrl_option *ttl;      /* the lock option "ttl" of the core's table */
   hrlpy_link clients;         /* live Client objects, for after_fork */
   hrlpy_link locks;           /* live Lock objects, for after_fork */
 } hrlpy_state;
@@ -112,10 +113,9 @@ int hrlpy_parse_args(const char *func, const char *const *names,
 int hrlpy_seconds(PyObject *obj, const char *what, double *out);
 /* The same for a plain number (drift_factor). */
 int hrlpy_number(PyObject *obj, const char *what, double *out);
-/* Seconds to milliseconds in [min_ms, max_ms] with the core's check and
- * message. Returns 0 or -1 (ValueError). */
-int hrlpy_seconds_to_ms(PyObject *obj, const char *what, int64_t min_ms,
-                        int64_t max_ms, int64_t *out_ms);
+/* A duration option's value in seconds as milliseconds, within the bounds
+ * of the core's option table. Returns 0 or -1 (TypeError, ValueError). */
+int hrlpy_option_ms(PyObject *obj, const hrl_option *opt, int64_t *out_ms);
 /* str (UTF-8) or bytes: a view of the bytes, valid while obj lives. */
 int hrlpy_bytes_view(PyObject *obj, const char *what, const char **data,
                      Py_ssize_t *len);

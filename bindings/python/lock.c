@@ -12,8 +12,6 @@
 
 #include <string.h>
 
-#define DEFAULT_TTL_MS 30000
-
 static PyObject *lock_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
   static char *kwlist[] = {"client",  "name",     "ttl",
                            "timeout", "blocking", NULL};
@@ -37,9 +35,8 @@ static PyObject *lock_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
   if (hrlpy_bytes_view(name, "name", &data, &len) < 0) {
     return NULL;
   }
-  int64_t ttl_ms = DEFAULT_TTL_MS, wait_ms;
-  if (ttl != NULL &&
-      hrlpy_seconds_to_ms(ttl, "ttl", 1, HRL_TTL_MAX_MS, &ttl_ms) < 0) {
+  int64_t ttl_ms = (int64_t)st->ttl->def, wait_ms;
+  if (ttl != NULL && hrlpy_option_ms(ttl, st->ttl, &ttl_ms) < 0) {
     return NULL;
   }
   if (hrlpy_wait_ms(timeout, blocking, &wait_ms) < 0) {
@@ -203,7 +200,7 @@ static PyObject *lock_extend(PyObject *op, PyObject *const *args,
   }
   int64_t ttl_ms = 0; /* the lock's own TTL */
   if (a[0] != NULL && a[0] != Py_None &&
-      hrlpy_seconds_to_ms(a[0], "ttl", 1, HRL_TTL_MAX_MS, &ttl_ms) < 0) {
+      hrlpy_option_ms(a[0], self->state->ttl, &ttl_ms) < 0) {
     return NULL;
   }
   if (enter_held_op(self, HRLPY_EXTENDING) < 0) {

@@ -30,8 +30,38 @@ hrlpy_state *hrlpy_state_of_type(PyTypeObject *type) {
 #endif
 }
 
+/* OPTIONS: every option of the core's table and its default, in the units
+ * Python users give it (seconds for durations), so the facade and the docs
+ * read the defaults from the one table. */
+static int add_options(PyObject *module) {
+  size_t count;
+  const hrl_option *table = hrl_options_table(&count);
+  PyObject *options = PyDict_New();
+  for (size_t i = 0; options != NULL && i < count; i++) {
+    PyObject *def = table[i].kind == HRL_OPTION_BYTES ? PyUnicode_FromString("")
+                    : table[i].kind == HRL_OPTION_DURATION
+                        ? PyFloat_FromDouble(table[i].def / 1000.0)
+                        : PyFloat_FromDouble(table[i].def);
+    if (def == NULL || PyDict_SetItemString(options, table[i].name, def) < 0) {
+      Py_XDECREF(def);
+      Py_CLEAR(options);
+      break;
+    }
+    Py_DECREF(def);
+  }
+  if (options == NULL) {
+    return -1;
+  }
+  if (PyModule_AddObject(module, "OPTIONS", options) < 0) { /* steals */
+    Py_DECREF(options);
+    return -1;
+  }
+  return 0;
+}
+
 static int core_exec(PyObject *module) {
   hrlpy_state *st = PyModule_GetState(module);
+  st->ttl = hrl_option_find("ttl");
   hrlpy_link_init(&st->clients);
   hrlpy_link_init(&st->locks);
   st->client_type = (PyTypeObject *)PyType_FromModuleAndSpec(
@@ -49,7 +79,8 @@ static int core_exec(PyObject *module) {
       PyModule_AddStringConstant(module, "__version__", HIREDLOCK_VERSION) <
           0 ||
       PyModule_AddIntConstant(module, "NAME_MAX", HRL_NAME_MAX) < 0 ||
-      PyModule_AddIntConstant(module, "MASTERS_MAX", HRL_MASTERS_MAX) < 0) {
+      PyModule_AddIntConstant(module, "MASTERS_MAX", HRL_MASTERS_MAX) < 0 ||
+      add_options(module) < 0) {
     return -1;
   }
   return hrlpy_fork_register(module);

@@ -29,6 +29,7 @@ from ._client import Client
 from ._core import (
     MASTERS_MAX,
     NAME_MAX,
+    OPTIONS,
     ConnectionError,  # shadows the built-in on purpose: a subclass of it
     LockError,
     NotAcquired,
@@ -41,6 +42,7 @@ from ._lock import Lock
 __all__ = [
     "MASTERS_MAX",
     "NAME_MAX",
+    "OPTIONS",
     "Client",
     "ConnectionError",
     "Lock",

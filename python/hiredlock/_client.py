@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Callable, TypeVar, Union
 
 from . import _core
-from ._lock import Lock
+from ._lock import Lock, synchronized_by
 
 F = TypeVar("F", bound=Callable[..., object])
 Name = Union[str, bytes]
 
-DEFAULT_TTL = 30.0
+DEFAULT_TTL: float = _core.OPTIONS["ttl"]  # the core's option table
 
 
 class Client(_core.Client):
@@ -62,16 +61,9 @@ class Client(_core.Client):
         """
         # Check the arguments now, at decoration time, not at the first call.
         Lock(self, name, ttl, timeout=timeout, blocking=blocking)
-
-        def decorate(func: F) -> F:
-            @functools.wraps(func)
-            def locked_call(*args: object, **kwargs: object) -> object:
-                with Lock(self, name, ttl, timeout=timeout, blocking=blocking):
-                    return func(*args, **kwargs)
-
-            return locked_call  # type: ignore[return-value]
-
-        return decorate
+        return synchronized_by(
+            lambda: Lock(self, name, ttl, timeout=timeout, blocking=blocking)
+        )
 
     def __repr__(self) -> str:
         return (

@@ -5,6 +5,7 @@ from collections.abc import Sequence
 __version__: str
 NAME_MAX: int
 MASTERS_MAX: int
+OPTIONS: dict[str, float | str]
 
 class LockError(Exception): ...
 class NotAcquired(LockError, builtins.TimeoutError): ...

@@ -7,7 +7,7 @@ import threading
 from typing import Callable, TypeVar
 
 from ._client import DEFAULT_TTL, Client, Name
-from ._lock import Lock
+from ._lock import Lock, synchronized_by
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -74,14 +74,6 @@ def synchronized(
     The client is looked up at each call, so the environment may be set up
     after the decorated function is defined.
     """
-    import functools
-
-    def decorate(func: F) -> F:
-        @functools.wraps(func)
-        def locked_call(*args: object, **kwargs: object) -> object:
-            with lock(name, ttl, timeout=timeout, blocking=blocking):
-                return func(*args, **kwargs)
-
-        return locked_call  # type: ignore[return-value]
-
-    return decorate
+    return synchronized_by(
+        lambda: lock(name, ttl, timeout=timeout, blocking=blocking)
+    )

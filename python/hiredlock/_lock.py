@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from types import TracebackType
+from typing import Callable, TypeVar
 
 from . import _core
 from ._core import NotAcquired, NotOwned
@@ -65,6 +67,23 @@ class Lock(_core.Lock):
             f"<{type(self).__module__}.{type(self).__qualname__} "
             f"name={self.name!r} ttl={self.ttl:g} {state}>"
         )
+
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def synchronized_by(make_lock: Callable[[], Lock]) -> Callable[[F], F]:
+    """Decorator: every call of the function runs in ``with make_lock():``."""
+
+    def decorate(func: F) -> F:
+        @functools.wraps(func)
+        def locked_call(*args: object, **kwargs: object) -> object:
+            with make_lock():
+                return func(*args, **kwargs)
+
+        return locked_call  # type: ignore[return-value]
+
+    return decorate
 
 
 def _note(exc: BaseException, text: str) -> None:

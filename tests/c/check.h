@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hiredlock.h"
+#include "hiredlock/binding.h"
+#include "hiredlock/proto.h"
 
 extern int check_failures;
 

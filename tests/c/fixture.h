@@ -3,7 +3,7 @@
 #ifndef HRL_FIXTURE_H
 #define HRL_FIXTURE_H
 
-#include <hiredis.h>
+#include <hiredis/hiredis.h>
 #include <stdbool.h>
 
 #include "hiredlock.h"

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "random.h"
-#include "url.h"
+#include "proto/random.h"
+#include "proto/url.h"
 
 static void test_message_table(void) {
   CHECK_STR(hrl_strerror(HRL_OK), "ok");

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "resp.h"
+#include "proto/resp.h"
 
 static const char *const five[] = {"redis://127.0.0.1:1", "redis://127.0.0.1:2",
                                    "redis://127.0.0.1:3", "redis://127.0.0.1:4",

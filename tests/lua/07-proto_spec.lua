@@ -222,7 +222,8 @@ describe("sans-I/O protocol", function()
     raises("bad argument #1 to 'begin' (invalid option 'fly')", function()
       local _ = lock:begin("fly")
     end)
-    raises("bad argument #2 to 'begin' (ttl must be between 0.001 and "
+    -- begin's argument is the operation's own: its errors name it.
+    raises("bad argument #1 to 'extend' (ttl must be between 0.001 and "
       .. "2147483.647 seconds, got -1)", function()
       local _ = lock:begin("extend", -1)
     end)

@@ -81,19 +81,4 @@ describe("<close>", function()
     assert.equals(holder.token, fx:cmd(1, "GET", "close:busy"))
     assert.is_true(holder:release())
   end)
-
-  it("works on the core's lock handles too", function()
-    local handle = client._handle
-    do
-      local lock <close> = assert(handle:acquire("close:core", { timeout = 0 }))
-      assert.equals(lock:token(), fx:cmd(1, "GET", "close:core"))
-    end
-    assert.equals(0, fx:cmd(1, "EXISTS", "close:core"))
-    local ok, err = pcall(function()
-      local lock <close> = assert(handle:acquire("close:core", { timeout = 0 }))
-      fx:cmd(1, "DEL", "close:core")
-    end)
-    assert.is_false(ok)
-    assert.matches("70%-close%-lua54_spec%.lua:%d+: not owned$", err)
-  end)
 end)

@@ -11,7 +11,7 @@ out=build-reliability
 mkdir -p "$out/c" "$out/lua/5.1/hiredlock" "$out/lua/5.4/hiredlock"
 cflags=(-std=c11 -O2 -g -Wall -Wextra -Werror -Wshadow)
 read -r -a hiredis <<<"$(pkg-config --cflags --libs hiredis)"
-core=(core/src/*.c)
+core=(core/src/*/*.c)
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

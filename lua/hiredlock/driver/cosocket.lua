@@ -39,8 +39,8 @@ local get_phase = ngx.get_phase
 local md5 = ngx.md5
 local now = core.now
 
-local pcall, error, tostring, setmetatable, ceil =
-  pcall, error, tostring, setmetatable, math.ceil
+local pcall, tostring, setmetatable, ceil =
+  pcall, tostring, setmetatable, math.ceil
 
 local M = {
   --- Per worker, since it started: connections opened (new) and taken from
@@ -306,30 +306,6 @@ local function run(client, lock)
   end
 end
 
--- The handles' checks name the method this driver called ('lock', 'begin')
--- and count its arguments; the user called 'acquire' or 'extend'. Their
--- messages are made to read as the documented ones (docs/LUA-API.md), with
--- no position: the position luaL_error adds would point into this file,
--- not at the user's call (nginx logs a traceback with the error anyway).
-local function raise_as(err, from, to, shift)
-  local msg = tostring(err):gsub("^[^\n]-:%d+: (bad argument #)", "%1", 1)
-  local fixed, n = msg:gsub("^bad argument #(%d+) to '" .. from .. "'",
-    function(k)
-      return ("bad argument #%d to '%s'"):format(tonumber(k) - shift, to)
-    end, 1)
-  error(n > 0 and fixed or err, 0)
-end
-
-local function new_lock(client, name, opts)
-  local lock, timeout = client:lock(name, opts)
-  return lock, timeout
-end
-
-local function begin_extend(lock, ttl)
-  local ok, err = lock:begin("extend", ttl)
-  return ok, err
-end
-
 -- The phase comes first: where no cosocket can run, that is the one thing
 -- to fix, and no operation is left begun on the handle.
 function M.acquire(client, name, opts)
@@ -337,10 +313,8 @@ function M.acquire(client, name, opts)
   if perr then
     return nil, perr
   end
-  local ok, lock, timeout = pcall(new_lock, client, name, opts)
-  if not ok then
-    raise_as(lock, "lock", "acquire", 0)
-  end
+  -- Argument errors raise from here with acquire's words (see proto.c).
+  local lock, timeout = client:lock(name, opts)
   local begun, err = lock:begin("acquire", timeout)
   if not begun then
     return nil, err
@@ -369,10 +343,7 @@ function M.extend(lock, ttl)
   if perr then
     return nil, perr
   end
-  local called, ok, err = pcall(begin_extend, lock, ttl)
-  if not called then
-    raise_as(ok, "begin", "extend", 1)
-  end
+  local ok, err = lock:begin("extend", ttl) -- errors name 'extend' #1
   if not ok then
     return nil, err
   end

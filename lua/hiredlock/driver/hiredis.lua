@@ -10,25 +10,20 @@
 --   release(lock_handle)               -> true | nil, err
 --   extend(lock_handle, ttl)           -> true | nil, err
 -- Handles are hiredlock.core userdata; wrong arguments raise from the
--- handles' methods (luaL_argerror), runtime failures return nil, err.
--- The handles' methods are called as methods and not as tail calls, so
--- the argument numbers in those errors stay those of the user's own call on
--- every VM (LuaJIT names neither the method nor `self` after a tail call).
+-- handles' methods with the user's function and argument named by the C
+-- entry point itself, runtime failures return nil, err.
 local M = {}
 
 function M.acquire(client, name, opts)
-  local lock, err = client:acquire(name, opts)
-  return lock, err
+  return client:acquire(name, opts)
 end
 
 function M.release(lock)
-  local ok, err = lock:release()
-  return ok, err
+  return lock:release()
 end
 
 function M.extend(lock, ttl)
-  local ok, err = lock:extend(ttl)
-  return ok, err
+  return lock:extend(ttl)
 end
 
 return M

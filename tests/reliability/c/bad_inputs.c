@@ -6,7 +6,7 @@
  * tests/reliability/hrlrel/badenv.py)
  */
 #define _GNU_SOURCE
-#include <hiredis.h>
+#include <hiredis/hiredis.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,7 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "hiredlock.h"
+#include "hiredlock/binding.h"
+#include "hiredlock/proto.h"
 
 typedef struct outcome {
   hrl_status status;

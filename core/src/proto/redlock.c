@@ -1,5 +1,5 @@
 /*
- * The Redlock algorithm as a sans-I/O state machine (DESIGN.md section 3).
+ * The Redlock algorithm as a sans-I/O state machine (docs/DESIGN.md).
  * Transports move bytes and sleep; every decision is made here, once, for
  * the hiredis driver and the OpenResty cosocket driver alike.
  *
@@ -22,21 +22,21 @@
 #include <string.h>
 
 #include "detail.h"
-#include "internal.h"
 #include "random.h"
 #include "reply.h"
 #include "resp.h"
+#include "state.h"
 
 #define US_PER_MS 1000
 
-static int64_t drift_us(const hrl_client *c, uint32_t ttl_ms) {
+static int64_t drift_us(const hrl_config *c, uint32_t ttl_ms) {
   return (int64_t)((double)ttl_ms * c->opts.drift_factor * US_PER_MS) +
          2 * US_PER_MS;
 }
 
 /* A master is never waited on longer than a tenth of the TTL it is asked to
  * hold, so slow masters cannot eat the validity. */
-static uint32_t ttl_bound_timeout(const hrl_client *c, uint32_t ttl_ms) {
+static uint32_t ttl_bound_timeout(const hrl_config *c, uint32_t ttl_ms) {
   uint32_t cap = ttl_ms / 10 > 0 ? ttl_ms / 10 : 1;
   return c->opts.timeout_ms < cap ? c->opts.timeout_ms : cap;
 }
@@ -55,7 +55,7 @@ static hrl_step start_round(hrl_lock *lk, hrl_op_kind round_kind,
   op->round_kind = round_kind;
   op->round_start_us = now_us;
   op->cmd_eval_len = 0;
-  for (size_t i = 0; i < lk->client->n; i++) {
+  for (size_t i = 0; i < lk->cfg->n; i++) {
     op->nodes[i].result = HRL_NODE_PENDING;
     op->nodes[i].eval_sent = false;
     op->nodes[i].msg[0] = '\0';
@@ -115,8 +115,8 @@ static uint64_t ok_mask(const hrl_node *nodes, size_t n) {
 
 static void record_counts(hrl_lock *lk, tally t) {
   hrl_counts *c = &lk->op.counts;
-  c->masters = (uint32_t)lk->client->n;
-  c->quorum = (uint32_t)lk->client->quorum;
+  c->masters = (uint32_t)lk->cfg->n;
+  c->quorum = (uint32_t)lk->cfg->quorum;
   c->ok = t.ok;
   c->refused = t.refused;
   c->unreachable = t.unreachable;
@@ -130,7 +130,7 @@ static void record_counts(hrl_lock *lk, tally t) {
 static hrl_step fail_unreachable(hrl_lock *lk, const hrl_node *nodes,
                                  size_t count, const char *what,
                                  hrl_step_info *info) {
-  const hrl_client *c = lk->client;
+  const hrl_config *c = lk->cfg;
   bool auth = false, server = false, protocol = false;
   for (size_t i = 0; i < c->n; i++) {
     hrl_node_result r = nodes[i].result;
@@ -159,7 +159,7 @@ static hrl_step fail_unreachable(hrl_lock *lk, const hrl_node *nodes,
 static hrl_step decide_retry(hrl_lock *lk, int64_t now_us,
                              hrl_step_info *info) {
   hrl_op *op = &lk->op;
-  const hrl_client *c = lk->client;
+  const hrl_config *c = lk->cfg;
   size_t answered = 0;
   for (size_t i = 0; i < c->n; i++) {
     answered += op->decided[i].result == HRL_NODE_OK ||
@@ -199,14 +199,14 @@ static hrl_step start_attempt(hrl_lock *lk, int64_t now_us,
   }
   op->attempts++;
   op->phase = HRL_PHASE_ACQUIRING;
-  return start_round(lk, HRL_OP_ACQUIRE,
-                     ttl_bound_timeout(lk->client, op->ttl_ms), now_us, info);
+  return start_round(lk, HRL_OP_ACQUIRE, ttl_bound_timeout(lk->cfg, op->ttl_ms),
+                     now_us, info);
 }
 
 static hrl_step judge_attempt(hrl_lock *lk, int64_t now_us,
                               hrl_step_info *info) {
   hrl_op *op = &lk->op;
-  const hrl_client *c = lk->client;
+  const hrl_config *c = lk->cfg;
   tally t = count_nodes(op->nodes, c->n);
   record_counts(lk, t);
   int64_t drift = drift_us(c, op->ttl_ms);
@@ -240,7 +240,7 @@ static hrl_step judge_attempt(hrl_lock *lk, int64_t now_us,
  * that granted the hold can still hold it (the others said the key is not
  * ours any more). A master that never granted it says nothing about it. */
 static bool lost_on_granting_masters(const hrl_lock *lk) {
-  const hrl_client *c = lk->client;
+  const hrl_config *c = lk->cfg;
   size_t granting = 0, refused = 0;
   for (size_t i = 0; i < c->n; i++) {
     if (lk->granted & ((uint64_t)1 << i)) {
@@ -254,7 +254,7 @@ static bool lost_on_granting_masters(const hrl_lock *lk) {
 static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
                              hrl_step_info *info) {
   hrl_op *op = &lk->op;
-  const hrl_client *c = lk->client;
+  const hrl_config *c = lk->cfg;
   tally t = count_nodes(op->nodes, c->n);
   record_counts(lk, t);
   if (op->kind == HRL_OP_RELEASE) {
@@ -300,7 +300,7 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
   }
   switch (kind) {
   case HRL_OP_ACQUIRE:
-    if (hrl_lock_held(lk)) {
+    if (hrl_lock_held_at(lk, now_us)) {
       lk->detail[0] = '\0';
       return HRL_EHELD;
     }
@@ -360,14 +360,14 @@ hrl_step hrl_proto_step(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
   case HRL_PHASE_ACQUIRING:
     return judge_attempt(lk, now_us, info);
   case HRL_PHASE_CLEANUP:
-    count_nodes(op->nodes, lk->client->n);
+    count_nodes(op->nodes, lk->cfg->n);
     return decide_retry(lk, now_us, info);
   case HRL_PHASE_SCRIPT:
     op->phase = HRL_PHASE_SCRIPTING;
     return start_round(lk, op->kind,
                        op->kind == HRL_OP_EXTEND
-                           ? ttl_bound_timeout(lk->client, op->ttl_ms)
-                           : lk->client->opts.timeout_ms,
+                           ? ttl_bound_timeout(lk->cfg, op->ttl_ms)
+                           : lk->cfg->opts.timeout_ms,
                        now_us, info);
   case HRL_PHASE_SCRIPTING:
     return judge_script(lk, now_us, info);
@@ -391,7 +391,7 @@ void hrl_proto_cancel(hrl_lock *lk) {
 
 static bool in_round(const hrl_lock *lk, size_t i) {
   hrl_phase ph = lk->op.phase;
-  return i < lk->client->n &&
+  return i < lk->cfg->n &&
          (ph == HRL_PHASE_ACQUIRING || ph == HRL_PHASE_CLEANUP ||
           ph == HRL_PHASE_SCRIPTING);
 }
@@ -417,6 +417,7 @@ hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
   }
   hrl_op *op = &lk->op;
   hrl_node *node = &op->nodes[i];
+  lk->cfg->masters[i].late = false; /* it answers this round's command */
   if (node->result != HRL_NODE_PENDING) {
     return node->result;
   }
@@ -449,10 +450,10 @@ bool hrl_proto_settled(const hrl_lock *lk) {
   case HRL_PHASE_ACQUIRING:
   case HRL_PHASE_SCRIPTING: {
     size_t ok = 0;
-    for (size_t i = 0; i < lk->client->n; i++) {
+    for (size_t i = 0; i < lk->cfg->n; i++) {
       ok += op->nodes[i].result == HRL_NODE_OK;
     }
-    return ok >= lk->client->quorum;
+    return ok >= lk->cfg->quorum;
   }
   default:
     return false;
@@ -472,4 +473,21 @@ void hrl_proto_fail(hrl_lock *lk, size_t i, hrl_node_result why,
     message = "failed";
   }
   hrl_detail_copy_text(node->msg, sizeof node->msg, message, strlen(message));
+}
+
+void hrl_proto_missed(hrl_lock *lk, size_t i, const char *message) {
+  if (i >= lk->cfg->n) {
+    return;
+  }
+  lk->cfg->masters[i].late = true;
+  hrl_proto_fail(lk, i, HRL_NODE_UNREACHABLE, message);
+}
+
+bool hrl_proto_skippable(const hrl_lock *lk, size_t i) {
+  return in_round(lk, i) && lk->op.nodes[i].result == HRL_NODE_PENDING &&
+         lk->cfg->masters[i].late && hrl_proto_settled(lk);
+}
+
+bool hrl_lock_held_at(const hrl_lock *lk, int64_t now_us) {
+  return lk->held && lk->valid_until_us > now_us;
 }

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hiredlock.h"
+#include "hiredlock/proto.h"
 
 /* A reply line or bulk longer than this is not one of ours. */
 #define FRAME_MAX (64 * 1024)

@@ -48,7 +48,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <hiredis.h>
+#include <hiredis/hiredis.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <string.h>
@@ -56,8 +56,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "detail.h"
-#include "internal.h"
+#include "driver.h"
+#include "proto/detail.h"
 
 /* A blocking recv() ends at least this long before the master's deadline:
  * more than a kernel tick (4 ms at HZ = 250, 10 ms at HZ = 100), which is
@@ -91,33 +91,21 @@ typedef struct slot {
 } slot;
 
 typedef struct round {
-  hrl_client *client;
+  hrl_pool *pool;
+  const hrl_config *cfg;
   hrl_lock *lock;
   uint32_t timeout_ms;
   pid_t pid; /* 0 when the fork canary vouches for every connection */
   slot slots[HRL_MASTERS_MAX];
 } round;
 
-void hrl_conn_close(hrl_conn *conn) {
-  if (conn->ctx != NULL) {
-    /* redisFree() only close()s the socket: nothing reaches the server, so
-     * this is also safe on a socket inherited from a parent process. */
-    redisFree(conn->ctx);
-    conn->ctx = NULL;
-  }
-  conn->blocking = false;
-  conn->rcvtimeo_ms = 0;
-  conn->owed = 0;
-  conn->connecting = false;
-}
-
 static redisContext *ctx_of(round *r, size_t i) {
-  return r->client->masters[i].conn.ctx;
+  return r->pool->conns[i].ctx;
 }
 
 static void fail(round *r, size_t i, hrl_node_result why, const char *msg) {
   hrl_proto_fail(r->lock, i, why, msg);
-  hrl_conn_close(&r->client->masters[i].conn);
+  hrl_conn_close(&r->pool->conns[i]);
   r->slots[i].state = SLOT_DONE;
 }
 
@@ -178,7 +166,7 @@ static void send_command(round *r, size_t i, bool with_handshake) {
   if (with_handshake) {
     size_t hs_len = 0;
     int replies = 0;
-    const char *hs = hrl_proto_handshake(r->client, i, &hs_len, &replies);
+    const char *hs = hrl_config_handshake(r->cfg, i, &hs_len, &replies);
     s->out[0].iov_base = (void *)hs;
     s->out[0].iov_len = hs_len;
     s->handshake_left = replies;
@@ -198,7 +186,7 @@ static void set_deadline(round *r, size_t i, int64_t now_us, uint32_t ms) {
 /* Waits in this round for master i's connect in progress: until the round's
  * per-master timeout, or the connect's own deadline if that comes first. */
 static void wait_connect(round *r, size_t i, int64_t now_us) {
-  int64_t left_us = r->client->masters[i].conn.connect_deadline_us - now_us;
+  int64_t left_us = r->pool->conns[i].connect_deadline_us - now_us;
   int64_t ms = (left_us + 999) / 1000;
   r->slots[i].state = SLOT_CONNECTING;
   set_deadline(r, i, now_us,
@@ -208,34 +196,34 @@ static void wait_connect(round *r, size_t i, int64_t now_us) {
 
 /* Opens a new connection to master i; the command follows once it is up. */
 static void open_conn(round *r, size_t i, int64_t now_us) {
-  hrl_master *m = &r->client->masters[i];
+  const hrl_endpoint *ep = &r->cfg->masters[i].ep;
+  hrl_conn *conn = &r->pool->conns[i];
   slot *s = &r->slots[i];
-  redisContext *ctx = m->ep.is_unix
-                          ? redisConnectUnixNonBlock(m->ep.path)
-                          : redisConnectNonBlock(m->ep.host, m->ep.port);
+  redisContext *ctx = ep->is_unix ? redisConnectUnixNonBlock(ep->path)
+                                  : redisConnectNonBlock(ep->host, ep->port);
   if (ctx == NULL) {
     hrl_proto_fail(r->lock, i, HRL_NODE_UNREACHABLE, "out of memory");
     s->state = SLOT_DONE;
     return;
   }
-  m->conn.ctx = ctx;
-  m->conn.owner_pid = r->pid;
+  conn->ctx = ctx;
+  conn->owner_pid = r->pid;
   if (ctx->err != 0) {
     fail_ctx(r, i, HRL_NODE_UNREACHABLE);
     return;
   }
-  m->conn.connecting = true;
-  m->conn.connect_deadline_us =
-      now_us + (int64_t)r->client->opts.connect_timeout_ms * 1000;
+  conn->connecting = true;
+  conn->connect_deadline_us =
+      now_us + (int64_t)r->cfg->opts.connect_timeout_ms * 1000;
   wait_connect(r, i, now_us);
 }
 
 /* Starts master i's part of the round: reuse the connection, or open one. */
 static void start(round *r, size_t i, int64_t now_us) {
-  hrl_master *m = &r->client->masters[i];
+  hrl_conn *conn = &r->pool->conns[i];
   slot *s = &r->slots[i];
-  if (m->conn.ctx != NULL && r->pid != 0 && m->conn.owner_pid != r->pid) {
-    hrl_conn_close(&m->conn); /* forked: the socket is the parent's */
+  if (conn->ctx != NULL && r->pid != 0 && conn->owner_pid != r->pid) {
+    hrl_conn_close(conn); /* forked: the socket is the parent's */
   }
   s->handshake_left = 0;
   s->handshake_total = 0;
@@ -243,13 +231,13 @@ static void start(round *r, size_t i, int64_t now_us) {
   s->replied = false;
   s->retried = false;
   s->carried = false;
-  if (m->conn.ctx != NULL && m->conn.connecting) {
+  if (conn->ctx != NULL && conn->connecting) {
     s->reused = false; /* not up yet: a connect of an earlier round */
     s->carried = true;
     wait_connect(r, i, now_us);
     return;
   }
-  s->reused = m->conn.ctx != NULL;
+  s->reused = conn->ctx != NULL;
   if (s->reused) {
     set_deadline(r, i, now_us, r->timeout_ms);
     send_command(r, i, false);
@@ -271,7 +259,7 @@ static bool replace_stale(round *r, size_t i) {
   s->retried = true;
   s->reused = false;
   s->carried = false;
-  hrl_conn_close(&r->client->masters[i].conn);
+  hrl_conn_close(&r->pool->conns[i]);
   open_conn(r, i, hrl_now_us());
   return true;
 }
@@ -311,7 +299,7 @@ static void connected(round *r, size_t i, int64_t now_us) {
   if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
     err = errno;
   }
-  r->client->masters[i].conn.connecting = false;
+  r->pool->conns[i].connecting = false;
   if (err != 0) {
     if (!replace_stale(r, i)) {
       fail_errno(r, i, err);
@@ -328,7 +316,7 @@ static void connected(round *r, size_t i, int64_t now_us) {
   }
   /* Blocking mode for the one blocking recv() of a round (see the top of
    * this file); if it cannot be set, every wait goes through poll(). */
-  hrl_conn *conn = &r->client->masters[i].conn;
+  hrl_conn *conn = &r->pool->conns[i];
   int flags = fcntl(fd, F_GETFL);
   conn->blocking = flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0;
   set_deadline(r, i, now_us, r->timeout_ms);
@@ -368,19 +356,18 @@ static hrl_reply view_of(const redisReply *rep) {
  * must send again before reading more. */
 static bool take_reply(round *r, size_t i, const redisReply *rep) {
   slot *s = &r->slots[i];
-  hrl_conn *conn = &r->client->masters[i].conn;
+  hrl_conn *conn = &r->pool->conns[i];
   s->replied = true;
   if (conn->owed > 0) {
     conn->owed--; /* the late answer to an earlier round's command */
     return true;
   }
-  r->client->masters[i].late = false;
   hrl_reply v = view_of(rep);
   if (s->handshake_left > 0) {
     char msg[HRL_NODE_MSG_MAX];
     int k = s->handshake_total - s->handshake_left;
     hrl_node_result res =
-        hrl_proto_handshake_reply(r->client, i, k, &v, msg, sizeof msg);
+        hrl_config_handshake_reply(r->cfg, i, k, &v, msg, sizeof msg);
     s->handshake_left--;
     if (res != HRL_NODE_OK) {
       fail(r, i, res, msg);
@@ -396,7 +383,7 @@ static bool take_reply(round *r, size_t i, const redisReply *rep) {
   }
   if (res == HRL_NODE_PROTOCOL) {
     /* The stream no longer matches our commands: do not reuse it. */
-    hrl_conn_close(&r->client->masters[i].conn);
+    hrl_conn_close(&r->pool->conns[i]);
   }
   s->state = SLOT_DONE;
   return false;
@@ -451,7 +438,7 @@ static void readable(round *r, size_t i, int flags) {
  * behind it. */
 static bool can_leave(const round *r, size_t i, int64_t now_us) {
   const slot *s = &r->slots[i];
-  const hrl_conn *conn = &r->client->masters[i].conn;
+  const hrl_conn *conn = &r->pool->conns[i];
   if (s->state == SLOT_CONNECTING) {
     return now_us < conn->connect_deadline_us;
   }
@@ -460,35 +447,36 @@ static bool can_leave(const round *r, size_t i, int64_t now_us) {
           r->lock->op.round_kind == HRL_OP_ACQUIRE);
 }
 
-/* Stops waiting for master i in this round (can_leave said it may). */
-static void leave(round *r, size_t i, const char *msg) {
+/* Stops waiting for master i in this round (can_leave said it may): the
+ * connection owes the replies to what it has out. */
+static void leave(round *r, size_t i) {
   slot *s = &r->slots[i];
   if (s->state == SLOT_READING) {
-    r->client->masters[i].conn.owed += s->inflight;
+    r->pool->conns[i].owed += s->inflight;
   }
-  hrl_proto_fail(r->lock, i, HRL_NODE_UNREACHABLE, msg);
   s->state = SLOT_DONE;
 }
 
 static void expire(round *r, size_t i, int64_t now_us) {
   slot *s = &r->slots[i];
   char msg[HRL_NODE_MSG_MAX];
-  r->client->masters[i].late = true;
   bool connecting = s->state == SLOT_CONNECTING;
   bool keep = can_leave(r, i, now_us);
   if (connecting && !keep) {
     hrl_detailf(msg, sizeof msg, "connect timeout after %u ms",
-                (unsigned)r->client->opts.connect_timeout_ms);
+                (unsigned)r->cfg->opts.connect_timeout_ms);
   } else {
     hrl_detailf(msg, sizeof msg,
                 connecting ? "timeout after %u ms (connecting)"
                            : "timeout after %u ms",
                 (unsigned)s->wait_ms);
   }
+  hrl_proto_missed(r->lock, i, msg);
   if (keep) {
-    leave(r, i, msg);
+    leave(r, i);
   } else {
-    fail(r, i, HRL_NODE_UNREACHABLE, msg);
+    hrl_conn_close(&r->pool->conns[i]);
+    s->state = SLOT_DONE;
   }
 }
 
@@ -509,7 +497,9 @@ static bool leave_late(round *r, size_t i, int64_t now_us) {
     }
   }
   if (can_leave(r, i, now_us)) {
-    leave(r, i, "not waited for: late since an earlier round");
+    hrl_proto_fail(r->lock, i, HRL_NODE_UNREACHABLE,
+                   "not waited for: late since an earlier round");
+    leave(r, i);
     return true;
   }
   if (s->state == SLOT_READING && s->handshake_left == 0) {
@@ -526,7 +516,7 @@ static bool leave_late(round *r, size_t i, int64_t now_us) {
  * a blocking recv() that ends WAIT_GUARD_MS before its deadline; false when
  * that is not possible here (poll() then waits). */
 static bool wait_last(round *r, size_t i, int64_t now_us) {
-  hrl_conn *conn = &r->client->masters[i].conn;
+  hrl_conn *conn = &r->pool->conns[i];
   slot *s = &r->slots[i];
   if (!conn->blocking || s->state != SLOT_READING) {
     return false;
@@ -551,25 +541,24 @@ static bool wait_last(round *r, size_t i, int64_t now_us) {
   return true;
 }
 
-void hrl_fanout_round(hrl_client *client, hrl_lock *lock, uint32_t timeout_ms) {
+void hrl_driver_round(hrl_pool *pool, hrl_lock *lock, uint32_t timeout_ms) {
   round r;
-  r.client = client;
+  r.pool = pool;
+  r.cfg = lock->cfg;
   r.lock = lock;
   r.timeout_ms = timeout_ms;
   /* Connections inherited through fork() are the parent's: close them
    * (never write to them) and open our own. The canary page says so
    * without a system call; without it, every connection's owner_pid. */
-  volatile unsigned char *canary = client->fork_canary;
+  volatile unsigned char *canary = pool->fork_canary;
   r.pid = 0;
   if (canary == NULL) {
     r.pid = getpid();
   } else if (*canary == 0) {
-    for (size_t i = 0; i < client->n; i++) {
-      hrl_conn_close(&client->masters[i].conn);
-    }
+    hrl_pool_after_fork(pool);
     *canary = 1;
   }
-  size_t n = client->n;
+  size_t n = pool->n;
   int64_t now = hrl_now_us();
   for (size_t i = 0; i < n; i++) {
     start(&r, i, now);
@@ -578,11 +567,6 @@ void hrl_fanout_round(hrl_client *client, hrl_lock *lock, uint32_t timeout_ms) {
   size_t which[HRL_MASTERS_MAX];
   for (;;) {
     now = hrl_now_us();
-    bool any_late = false;
-    for (size_t i = 0; i < n; i++) {
-      any_late |= r.slots[i].state != SLOT_DONE && client->masters[i].late;
-    }
-    bool settled = any_late && hrl_proto_settled(lock);
     nfds_t nfds = 0;
     int64_t first_deadline = INT64_MAX;
     for (size_t i = 0; i < n; i++) {
@@ -594,7 +578,7 @@ void hrl_fanout_round(hrl_client *client, hrl_lock *lock, uint32_t timeout_ms) {
         expire(&r, i, now);
         continue;
       }
-      if (settled && client->masters[i].late && leave_late(&r, i, now)) {
+      if (hrl_proto_skippable(lock, i) && leave_late(&r, i, now)) {
         continue;
       }
       fds[nfds].fd = ctx_of(&r, i)->fd;

@@ -1,64 +1,39 @@
-/* The handles behind the opaque types, shared by the core's files. */
-#ifndef HRL_INTERNAL_H
-#define HRL_INTERNAL_H
+/* The protocol's state: a client's configuration (its masters and options,
+ * and which masters are late) and the lock object with the operation in
+ * progress. No I/O here: drivers and the public API build on it. */
+#ifndef HRL_PROTO_STATE_H
+#define HRL_PROTO_STATE_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 #include "hiredlock.h"
+#include "hiredlock/proto.h"
 #include "url.h"
 
 /* A master's message in a round: "timeout after 50 ms", "READONLY ...". */
 #define HRL_NODE_MSG_MAX 96
 
-struct redisContext;
-
-/* One connection per master, opened lazily; owner_pid tells a forked child
- * that the socket is its parent's. Once connected, the socket is in
- * blocking mode (every call but one passes MSG_DONTWAIT) so that the last
- * reply of a round can be awaited in recv() itself, bounded by SO_RCVTIMEO
- * (rcvtimeo_ms, 0 while unset). owed counts the replies still due for
- * commands of earlier rounds that timed out: they are read and dropped
- * before the current round's reply. See fanout.c. */
-typedef struct hrl_conn {
-  struct redisContext *ctx;
-  pid_t owner_pid;
-  bool blocking;
-  uint32_t rcvtimeo_ms;
-  uint32_t owed;
-  /* A connect in progress carries over to later rounds until this
-   * deadline (connect_timeout after it began); see fanout.c. */
-  bool connecting;
-  int64_t connect_deadline_us;
-} hrl_conn;
-
-typedef struct hrl_master {
+typedef struct hrl_master_cfg {
   hrl_endpoint ep;
   char *handshake; /* AUTH / SELECT commands for a new connection, or NULL */
   size_t handshake_len;
   int handshake_replies;
-  hrl_conn conn;
   /* Missed a round's deadline and has not answered a command since: once a
-   * round's outcome is settled, it is not waited for (see fanout.c). */
+   * round's outcome is settled, it is not waited for (hrl_proto_skippable).
+   * Shared by the client's locks, so guarded like the connections. */
   bool late;
-} hrl_master;
+} hrl_master_cfg;
 
-struct hrl_client {
+/* What a client was made with: validated options and parsed masters. */
+typedef struct hrl_config {
   hrl_options opts; /* key_prefix points into prefix below */
   char *prefix;
   size_t n;
   size_t quorum;
-  hrl_master *masters;
-  pthread_mutex_t mu; /* held while a round uses the connections */
-  /* A page the kernel zeroes in a forked child (MADV_WIPEONFORK): while
-   * *fork_canary is non-zero, the connections are this process's own, and
-   * a round needs no getpid(). NULL where the kernel cannot: owner_pid and
-   * getpid() tell instead. */
-  volatile unsigned char *fork_canary;
-};
+  hrl_master_cfg *masters;
+} hrl_config;
 
 /* A master's state in the current round. */
 typedef struct hrl_node {
@@ -98,8 +73,9 @@ typedef struct hrl_op {
 } hrl_op;
 
 struct hrl_lock {
-  hrl_client *client;
-  char *key; /* prefix + name */
+  hrl_config *cfg;
+  hrl_client *client; /* the owner, for the API layer; never read here */
+  char *key;          /* prefix + name */
   size_t key_len;
   size_t prefix_len;
   uint32_t ttl_ms;
@@ -112,18 +88,35 @@ struct hrl_lock {
   hrl_op op;
 };
 
+/* config.c: parses the URLs and checks the options into cfg (zeroed by the
+ * caller); on failure cfg holds nothing to free and detail says why. */
+hrl_status hrl_config_init(hrl_config *cfg, const char *const *urls, size_t n,
+                           const hrl_options *opts, char *detail,
+                           size_t detail_size);
+void hrl_config_clear(hrl_config *cfg);
+
+/* config.c: hrl_proto_handshake() and hrl_proto_handshake_reply() on the
+ * configuration (see hiredlock/proto.h). */
+const char *hrl_config_handshake(const hrl_config *cfg, size_t i, size_t *len,
+                                 int *replies);
+hrl_node_result hrl_config_handshake_reply(const hrl_config *cfg, size_t i,
+                                           int k, const hrl_reply *reply,
+                                           char *message, size_t message_size);
+
+/* options.c: checks every field of opts against the option table. */
+hrl_status hrl_options_check(const hrl_options *opts, char *detail,
+                             size_t detail_size);
+
+/* lock_state.c: a lock object on cfg, owned by client (no I/O). */
+hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
+                           const void *name, size_t name_len, uint32_t ttl_ms,
+                           hrl_lock **out, char *detail, size_t detail_size);
+void hrl_lock_destroy(hrl_lock *lock);
+
+/* redlock.c: whether lock is held with validity left at now_us. */
+bool hrl_lock_held_at(const hrl_lock *lock, int64_t now_us);
+
 /* redlock.c: ends an acquire that is sleeping between attempts. */
 void hrl_proto_cancel(hrl_lock *lock);
-
-/* fanout.c: runs the current round of lock's operation on every master at
- * once through the client's connections; the caller holds client->mu. */
-void hrl_fanout_round(hrl_client *client, hrl_lock *lock, uint32_t timeout_ms);
-
-/* fanout.c: closes master's connection without writing to it. */
-void hrl_conn_close(hrl_conn *conn);
-
-/* client.c: the fork canary's page (NULL when unsupported), and its end. */
-volatile unsigned char *hrl_fork_canary_new(void);
-void hrl_fork_canary_free(volatile unsigned char *canary);
 
 #endif

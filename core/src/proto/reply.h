@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "hiredlock.h"
+#include "hiredlock/proto.h"
 
 /* Meaning of a reply to SET NX PX (acquire) or to the release / extend
  * script. *noscript is set when the script must be sent again with EVAL.

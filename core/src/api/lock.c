@@ -1,11 +1,7 @@
-/* Lock objects and the blocking driver loop over the sans-I/O protocol. */
-#include <stdlib.h>
-#include <string.h>
-
-#include "clock.h"
-#include "detail.h"
-#include "internal.h"
-#include "resp.h"
+/* hrl_lock: the blocking calls, which run the protocol's operations with
+ * the built-in driver, and the lock's accessors. */
+#include "api.h"
+#include "proto/detail.h"
 
 /* Longest single sleep between cancellation checks. */
 #define CANCEL_POLL_MS 50
@@ -17,59 +13,12 @@ hrl_status hrl_lock_new(hrl_client *c, const void *name, size_t name_len,
     hrl_detailf(detail, detail_size, "client and out must not be NULL");
     return HRL_EINVAL;
   }
-  *out = NULL;
-  if (name_len == 0 || name_len > HRL_NAME_MAX || name == NULL) {
-    hrl_detailf(detail, detail_size, "name must be 1 to %d bytes, got %zu",
-                HRL_NAME_MAX, name == NULL ? (size_t)0 : name_len);
-    return HRL_EINVAL;
-  }
-  if (ttl_ms == 0 || ttl_ms > HRL_TTL_MAX_MS) {
-    hrl_detailf(detail, detail_size, "ttl_ms must be between 1 and %d, got %u",
-                HRL_TTL_MAX_MS, (unsigned)ttl_ms);
-    return HRL_EINVAL;
-  }
-  /* Two allocations per lock: the handle, and one buffer for its
-   * per-master round states, the key and the two command buffers. Bindings
-   * make a lock per acquisition (Lua's API does), so this is on their hot
-   * path. Not one block: at N = 1 each part stays under glibc's per-thread
-   * cache limit (1032 bytes) where the whole would not, and a garbage
-   * collector freeing a batch of larger blocks makes malloc trim and regrow
-   * the heap, a brk() every few cycles under LuaJIT. */
-  size_t prefix_len = c->opts.key_prefix_len;
-  size_t key_len = prefix_len + name_len;
-  size_t cap = hrl_resp_command_capacity(key_len);
-  size_t nodes_size = c->n * sizeof(hrl_node);
-  hrl_lock *lk = calloc(1, sizeof *lk);
-  char *buf = malloc(2 * nodes_size + key_len + 2 * cap);
-  if (lk == NULL || buf == NULL) {
-    free(lk);
-    free(buf);
-    hrl_detailf(detail, detail_size, "out of memory");
-    return HRL_ENOMEM;
-  }
-  memset(buf, 0, 2 * nodes_size); /* the commands are written before use */
-  lk->client = c;
-  lk->op.nodes = (hrl_node *)(void *)buf;
-  lk->op.decided = (hrl_node *)(void *)(buf + nodes_size);
-  lk->key = buf + 2 * nodes_size;
-  lk->op.cmd = lk->key + key_len;
-  lk->op.cmd_eval = lk->op.cmd + cap;
-  memcpy(lk->key, c->prefix, prefix_len);
-  memcpy(lk->key + prefix_len, name, name_len);
-  lk->key_len = key_len;
-  lk->prefix_len = prefix_len;
-  lk->ttl_ms = ttl_ms;
-  lk->op.phase = HRL_PHASE_IDLE;
-  *out = lk;
-  return HRL_OK;
+  return hrl_lock_create(&c->cfg, c, name, name_len, ttl_ms, out, detail,
+                         detail_size);
 }
 
 void hrl_lock_free(hrl_lock *lk) {
-  if (lk == NULL) {
-    return;
-  }
-  free(lk->op.nodes); /* the buffer: see hrl_lock_new */
-  free(lk);
+  hrl_lock_destroy(lk);
 }
 
 /* Sleeps ms, checking cancel at least every CANCEL_POLL_MS. */
@@ -105,7 +54,7 @@ static hrl_status run(hrl_lock *lk, hrl_cancel_fn cancel, void *ud) {
       break;
     case HRL_STEP_ROUND:
       pthread_mutex_lock(&lk->client->mu);
-      hrl_fanout_round(lk->client, lk, s.timeout_ms);
+      hrl_driver_round(&lk->client->pool, lk, s.timeout_ms);
       pthread_mutex_unlock(&lk->client->mu);
       break;
     }
@@ -133,7 +82,7 @@ hrl_status hrl_lock_extend(hrl_lock *lk, uint32_t ttl_ms) {
 }
 
 bool hrl_lock_held(const hrl_lock *lk) {
-  return lk->held && lk->valid_until_us > hrl_now_us();
+  return hrl_lock_held_at(lk, hrl_now_us());
 }
 
 int64_t hrl_lock_validity_ms(const hrl_lock *lk) {
@@ -168,6 +117,6 @@ const char *hrl_lock_error(const hrl_lock *lk) {
 
 void hrl_lock_counts(const hrl_lock *lk, hrl_counts *out) {
   *out = lk->op.counts;
-  out->masters = (uint32_t)lk->client->n;
-  out->quorum = (uint32_t)lk->client->quorum;
+  out->masters = (uint32_t)lk->cfg->n;
+  out->quorum = (uint32_t)lk->cfg->quorum;
 }

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hiredlock.h"
+#include "hiredlock/proto.h"
 
 /* The compare scripts, byte for byte as every runtime sends them, and their
  * SHA1 digests (checked against SCRIPT LOAD by the tests). */

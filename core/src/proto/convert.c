@@ -3,7 +3,7 @@
 #include <math.h>
 
 #include "detail.h"
-#include "hiredlock.h"
+#include "hiredlock/binding.h"
 
 hrl_status hrl_seconds_to_ms(const char *what, double seconds, int64_t min_ms,
                              int64_t max_ms, int64_t *out_ms, char *detail,

@@ -1,0 +1,84 @@
+/*
+ * hiredlock for language bindings: the one table of options (their names,
+ * units, bounds and defaults) and the argument conversions every runtime
+ * shares, so that Python, Lua and C accept the same values, reject the
+ * others with the same words, and name the option or argument that was
+ * wrong. A binding reads the table instead of keeping its own list.
+ */
+#ifndef HIREDLOCK_BINDING_H
+#define HIREDLOCK_BINDING_H
+
+#include "hiredlock.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** What an option holds, and so how a binding takes it from its users. */
+typedef enum hrl_option_kind {
+  HRL_OPTION_DURATION, /**< seconds in Python and Lua, milliseconds in C */
+  HRL_OPTION_NUMBER,   /**< a plain number (drift_factor) */
+  HRL_OPTION_BYTES     /**< a byte string (key_prefix); str or bytes */
+} hrl_option_kind;
+
+/** Where an option is given. */
+typedef enum hrl_option_scope {
+  HRL_SCOPE_CLIENT, /**< to the client: a field of hrl_options */
+  HRL_SCOPE_LOCK    /**< to each lock: an argument of hrl_lock_new() */
+} hrl_option_scope;
+
+/** One option. Bounds and default are in C units: milliseconds for a
+ *  duration, the value for a number, the length in bytes for bytes. */
+typedef struct hrl_option {
+  const char *name; /**< spelled the same in every runtime */
+  hrl_option_kind kind;
+  hrl_option_scope scope;
+  double min;      /**< smallest value accepted */
+  double max;      /**< largest value accepted (excluded when max_open) */
+  bool max_open;   /**< max itself is out of range */
+  double def;      /**< the default (bytes: always empty) */
+  const char *doc; /**< one line for help texts */
+} hrl_option;
+
+/** The option table, in the order help texts list it; *count its size. */
+HRL_API const hrl_option *hrl_options_table(size_t *count);
+
+/** The option called name, or NULL when there is none. */
+HRL_API const hrl_option *hrl_option_find(const char *name);
+
+/**
+ * Converts a duration option given in seconds to milliseconds within the
+ * option's bounds (hrl_seconds_to_ms with the option's name and bounds).
+ */
+HRL_API hrl_status hrl_option_seconds(const hrl_option *opt, double seconds,
+                                      int64_t *out_ms, char *detail,
+                                      size_t detail_size);
+
+/**
+ * Checks a client option's value and stores it in opts: a duration as
+ * seconds in `number`, a number in `number`, bytes in bytes/len (which
+ * opts then points to: keep them alive until hrl_client_new() copied
+ * them). HRL_EINVAL with detail naming the option when the value is out
+ * of range or opt is not a client option.
+ */
+HRL_API hrl_status hrl_options_set(hrl_options *opts, const hrl_option *opt,
+                                   double number, const char *bytes, size_t len,
+                                   char *detail, size_t detail_size);
+
+/**
+ * Seconds (Python, Lua) to wire milliseconds for arguments that are not
+ * options (an acquire's wait, an extend's TTL): finite seconds in
+ * [min_ms/1000, max_ms/1000], rounded to the nearest millisecond; a
+ * positive value that rounds below min_ms is rejected too. NaN, infinities
+ * and out-of-range values give HRL_EINVAL with a message naming `what`.
+ */
+HRL_API hrl_status hrl_seconds_to_ms(const char *what, double seconds,
+                                     int64_t min_ms, int64_t max_ms,
+                                     int64_t *out_ms, char *detail,
+                                     size_t detail_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HIREDLOCK_BINDING_H */

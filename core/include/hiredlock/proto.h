@@ -1,0 +1,206 @@
+/*
+ * hiredlock's sans-I/O protocol, for drivers: code that moves the bytes of
+ * a lock operation itself (the OpenResty cosocket driver, the asyncio
+ * driver) instead of calling hrl_lock_acquire() and friends, which run the
+ * built-in poll()/hiredis driver. docs/DESIGN.md describes the seam.
+ *
+ * The algorithm (commands, reply meaning, quorum, validity, drift, cleanup,
+ * retry and jitter, which masters are late) lives behind these calls; a
+ * driver only connects, writes what it is given, feeds back what it reads
+ * and sleeps when told to. A driver runs one operation so:
+ *
+ *   hrl_proto_begin(lock, HRL_OP_ACQUIRE, wait_ms, hrl_now_us());
+ *   for (;;) {
+ *     hrl_step_info s;
+ *     hrl_step step = hrl_proto_step(lock, hrl_now_us(), &s);
+ *     if (step == HRL_STEP_DONE) return s.status;
+ *     if (step == HRL_STEP_SLEEP) { sleep(s.sleep_ms); continue; }
+ *     // HRL_STEP_ROUND: for every master i at once, within s.timeout_ms:
+ *     //   connect if needed (then send hrl_proto_handshake() on a new
+ *     //   connection and check its replies with hrl_proto_handshake_reply),
+ *     //   send hrl_proto_command(lock, i), feed each reply to
+ *     //   hrl_proto_reply(lock, i, reply): HRL_NODE_RESEND means send
+ *     //   hrl_proto_command(lock, i) again and read one more reply.
+ *     //   A master that fails: hrl_proto_fail(lock, i, ...), and close that
+ *     //   connection. One that misses the deadline: hrl_proto_missed(), and
+ *     //   close it or remember that it owes a reply. Once
+ *     //   hrl_proto_skippable(lock, i), stop waiting for master i.
+ *   }
+ *
+ * One operation runs on a lock at a time, and the calls for one client's
+ * locks must not run in two threads at once (the built-in driver holds the
+ * client's mutex during a round): a round updates the client's record of
+ * late masters.
+ */
+#ifndef HIREDLOCK_PROTO_H
+#define HIREDLOCK_PROTO_H
+
+#include "hiredlock.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum hrl_op_kind {
+  HRL_OP_ACQUIRE,
+  HRL_OP_RELEASE,
+  HRL_OP_EXTEND
+} hrl_op_kind;
+
+typedef enum hrl_step {
+  HRL_STEP_ROUND,
+  HRL_STEP_SLEEP,
+  HRL_STEP_DONE
+} hrl_step;
+
+typedef struct hrl_step_info {
+  uint32_t timeout_ms; /**< ROUND: each master's reply deadline */
+  uint32_t sleep_ms;   /**< SLEEP: pause before the next step */
+  hrl_status status;   /**< DONE: the operation's result */
+} hrl_step_info;
+
+/** What a master did in a round (also the `why` of hrl_proto_fail). */
+typedef enum hrl_node_result {
+  HRL_NODE_PENDING = 0,
+  HRL_NODE_OK,          /**< acquired / released / extended */
+  HRL_NODE_REFUSED,     /**< held by another token / not ours */
+  HRL_NODE_UNREACHABLE, /**< connect failure, I/O error, timeout */
+  HRL_NODE_AUTH,        /**< AUTH refused, NOAUTH, NOPERM */
+  HRL_NODE_SERVER,      /**< other error replies: READONLY, OOM, ... */
+  HRL_NODE_PROTOCOL,    /**< a reply that makes no sense for the command */
+  HRL_NODE_RESEND       /**< hrl_proto_reply only: send the command again */
+} hrl_node_result;
+
+typedef enum hrl_reply_type {
+  HRL_REPLY_STATUS,
+  HRL_REPLY_ERROR,
+  HRL_REPLY_INTEGER,
+  HRL_REPLY_NIL,
+  HRL_REPLY_STRING,
+  HRL_REPLY_OTHER /**< arrays and RESP3 types: never expected */
+} hrl_reply_type;
+
+/** A view of one reply; str/len for STATUS, ERROR and STRING. */
+typedef struct hrl_reply {
+  hrl_reply_type type;
+  long long integer;
+  const char *str;
+  size_t len;
+} hrl_reply;
+
+/**
+ * Starts an operation on lock. arg_ms: ACQUIRE the wait (as in
+ * hrl_lock_acquire), EXTEND the new TTL (0: the lock's), RELEASE ignored.
+ * Returns HRL_EHELD / HRL_ENOTHELD / HRL_EINVAL when the operation cannot
+ * start; the lock's state is then unchanged.
+ */
+HRL_API hrl_status hrl_proto_begin(hrl_lock *lock, hrl_op_kind op,
+                                   int64_t arg_ms, int64_t now_us);
+
+/** Decides what comes next; see the driver loop above. */
+HRL_API hrl_step hrl_proto_step(hrl_lock *lock, int64_t now_us,
+                                hrl_step_info *info);
+
+/** Bytes (RESP) to send to master i in the current round; *len their size. */
+HRL_API const char *hrl_proto_command(const hrl_lock *lock, size_t i,
+                                      size_t *len);
+
+/**
+ * Feeds master i's reply to the current round's command. Returns the
+ * master's result, or HRL_NODE_RESEND (NOSCRIPT: the script is sent again in
+ * full with EVAL). Replies after a master's result are ignored.
+ */
+HRL_API hrl_node_result hrl_proto_reply(hrl_lock *lock, size_t i,
+                                        const hrl_reply *reply);
+
+/** Records that master i failed in this round; message may be NULL. */
+HRL_API void hrl_proto_fail(hrl_lock *lock, size_t i, hrl_node_result why,
+                            const char *message);
+
+/**
+ * True once the current round's outcome can no longer change: a quorum of
+ * masters said OK (to an acquire, release or extend), or the round is the
+ * release that cleans up after a failed attempt, whose replies decide
+ * nothing. A driver may then stop waiting for masters it knows to be late
+ * (they missed a deadline in an earlier round and have not answered since)
+ * and report them with hrl_proto_fail; masters not known to be late should
+ * still be waited for, so that a healthy round's counts stay exact.
+ */
+HRL_API bool hrl_proto_settled(const hrl_lock *lock);
+
+/**
+ * Records that master i missed the current round's deadline: it counts as
+ * unreachable (message may be NULL) and is known to be late until it
+ * answers a command of a later round (hrl_proto_reply). Use this rather
+ * than hrl_proto_fail for a timeout, so that later rounds can stop waiting
+ * for it once settled (hrl_proto_skippable).
+ */
+HRL_API void hrl_proto_missed(hrl_lock *lock, size_t i, const char *message);
+
+/**
+ * True when the driver may stop waiting for master i in the current round:
+ * the round is settled (hrl_proto_settled) and master i is known to be late
+ * (it missed a deadline in an earlier round and has not answered since).
+ * Report it with hrl_proto_fail(lock, i, HRL_NODE_UNREACHABLE, ...); its
+ * command may still be in flight, so its connection then owes a reply.
+ */
+HRL_API bool hrl_proto_skippable(const hrl_lock *lock, size_t i);
+
+/**
+ * The commands a new connection to master i needs first (AUTH, SELECT),
+ * pipelined; *len their size (0 when none) and *replies how many replies
+ * they produce. The bytes live as long as the client.
+ */
+HRL_API const char *hrl_proto_handshake(const hrl_client *client, size_t i,
+                                        size_t *len, int *replies);
+
+/**
+ * Checks reply number k (0-based) to master i's handshake: HRL_NODE_OK, or
+ * HRL_NODE_AUTH / HRL_NODE_SERVER / HRL_NODE_PROTOCOL with a message written
+ * to message (when not NULL).
+ */
+HRL_API hrl_node_result hrl_proto_handshake_reply(const hrl_client *client,
+                                                  size_t i, int k,
+                                                  const hrl_reply *reply,
+                                                  char *message,
+                                                  size_t message_size);
+
+/** Incremental RESP reader for byte-stream transports. */
+typedef struct hrl_parser hrl_parser;
+
+/** A new reader, or NULL when out of memory. */
+HRL_API hrl_parser *hrl_parser_new(void);
+HRL_API void hrl_parser_free(hrl_parser *parser);
+
+/** Appends received bytes. HRL_ENOMEM or HRL_EPROTOCOL on failure. */
+HRL_API hrl_status hrl_parser_feed(hrl_parser *parser, const char *buf,
+                                   size_t len);
+
+/**
+ * Takes the next complete reply: 1 and *out filled (valid until the next
+ * call on this parser), 0 when more bytes are needed, -1 on a protocol error
+ * (the stream is then unusable: close the connection).
+ */
+HRL_API int hrl_parser_next(hrl_parser *parser, hrl_reply *out);
+
+/** Where master i is, for transports that open their own connections. */
+typedef struct hrl_master_info {
+  const char *host; /**< TCP host (IPv6 without brackets), NULL for unix */
+  int port;         /**< TCP port, 0 for unix */
+  const char *path; /**< unix socket path, NULL for TCP */
+  long db;          /**< database selected by the handshake (0: none) */
+} hrl_master_info;
+
+/**
+ * Fills *out for master i; false when i is out of range. The strings live
+ * as long as the client. Credentials are not exposed: the handshake bytes
+ * (hrl_proto_handshake) carry them.
+ */
+HRL_API bool hrl_client_master_info(const hrl_client *client, size_t i,
+                                    hrl_master_info *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HIREDLOCK_PROTO_H */

@@ -1,0 +1,97 @@
+/* hrl_client: the masters and settings locks are taken on, and the
+ * connections the built-in driver keeps to them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "proto/detail.h"
+
+hrl_status hrl_client_new(const char *const *urls, size_t n_urls,
+                          const hrl_options *opts, hrl_client **out,
+                          char *detail, size_t detail_size) {
+  hrl_options defaults;
+  if (out == NULL) {
+    hrl_detailf(detail, detail_size, "out must not be NULL");
+    return HRL_EINVAL;
+  }
+  *out = NULL;
+  if (opts == NULL) {
+    hrl_options_init(&defaults);
+    opts = &defaults;
+  }
+  hrl_client *c = calloc(1, sizeof *c);
+  if (c == NULL) {
+    hrl_detailf(detail, detail_size, "out of memory");
+    return HRL_ENOMEM;
+  }
+  hrl_status st =
+      hrl_config_init(&c->cfg, urls, n_urls, opts, detail, detail_size);
+  if (st != HRL_OK) {
+    free(c);
+    return st;
+  }
+  if (hrl_pool_init(&c->pool, c->cfg.n) != HRL_OK ||
+      pthread_mutex_init(&c->mu, NULL) != 0) {
+    hrl_pool_clear(&c->pool);
+    hrl_config_clear(&c->cfg);
+    free(c);
+    hrl_detailf(detail, detail_size, "out of memory");
+    return HRL_ENOMEM;
+  }
+  *out = c;
+  return HRL_OK;
+}
+
+void hrl_client_free(hrl_client *c) {
+  if (c == NULL) {
+    return;
+  }
+  hrl_pool_clear(&c->pool);
+  pthread_mutex_destroy(&c->mu);
+  hrl_config_clear(&c->cfg);
+  free(c);
+}
+
+size_t hrl_client_masters(const hrl_client *c) {
+  return c->cfg.n;
+}
+
+size_t hrl_client_quorum(const hrl_client *c) {
+  return c->cfg.quorum;
+}
+
+const char *hrl_client_master_label(const hrl_client *c, size_t i) {
+  return i < c->cfg.n ? c->cfg.masters[i].ep.label : NULL;
+}
+
+bool hrl_client_master_info(const hrl_client *c, size_t i,
+                            hrl_master_info *out) {
+  if (i >= c->cfg.n) {
+    return false;
+  }
+  const hrl_endpoint *ep = &c->cfg.masters[i].ep;
+  out->host = ep->is_unix ? NULL : ep->host;
+  out->port = ep->is_unix ? 0 : ep->port;
+  out->path = ep->is_unix ? ep->path : NULL;
+  out->db = ep->db;
+  return true;
+}
+
+void hrl_client_after_fork(hrl_client *c) {
+  /* Only the forking thread exists in the child: re-creating the mutex is
+   * safe, and the parent's sockets are closed here, never written to. */
+  pthread_mutex_init(&c->mu, NULL);
+  hrl_pool_after_fork(&c->pool);
+}
+
+const char *hrl_proto_handshake(const hrl_client *c, size_t i, size_t *len,
+                                int *replies) {
+  return hrl_config_handshake(&c->cfg, i, len, replies);
+}
+
+hrl_node_result hrl_proto_handshake_reply(const hrl_client *c, size_t i, int k,
+                                          const hrl_reply *reply, char *message,
+                                          size_t message_size) {
+  return hrl_config_handshake_reply(&c->cfg, i, k, reply, message,
+                                    message_size);
+}

@@ -1,0 +1,73 @@
+/* The built-in driver's connections: one per master, and the fork canary
+ * that tells a forked child its inherited sockets are its parent's. */
+#define _GNU_SOURCE
+#include <hiredis/hiredis.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "driver.h"
+
+#define CANARY_PAGE 4096
+
+static volatile unsigned char *fork_canary_new(void) {
+#ifdef MADV_WIPEONFORK
+  void *p = mmap(NULL, CANARY_PAGE, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    return NULL;
+  }
+  if (madvise(p, CANARY_PAGE, MADV_WIPEONFORK) != 0) {
+    munmap(p, CANARY_PAGE); /* Linux < 4.14: getpid() it is */
+    return NULL;
+  }
+  return p;
+#else
+  return NULL;
+#endif
+}
+
+static void fork_canary_free(volatile unsigned char *canary) {
+  if (canary != NULL) {
+    munmap((void *)canary, CANARY_PAGE);
+  }
+}
+
+void hrl_conn_close(hrl_conn *conn) {
+  if (conn->ctx != NULL) {
+    /* redisFree() only close()s the socket: nothing reaches the server, so
+     * this is also safe on a socket inherited from a parent process. */
+    redisFree(conn->ctx);
+    conn->ctx = NULL;
+  }
+  conn->blocking = false;
+  conn->rcvtimeo_ms = 0;
+  conn->owed = 0;
+  conn->connecting = false;
+}
+
+hrl_status hrl_pool_init(hrl_pool *pool, size_t n) {
+  pool->n = n;
+  pool->conns = calloc(n, sizeof *pool->conns);
+  if (pool->conns == NULL) {
+    return HRL_ENOMEM;
+  }
+  pool->fork_canary = fork_canary_new();
+  return HRL_OK;
+}
+
+void hrl_pool_clear(hrl_pool *pool) {
+  for (size_t i = 0; pool->conns != NULL && i < pool->n; i++) {
+    hrl_conn_close(&pool->conns[i]);
+  }
+  free(pool->conns);
+  fork_canary_free(pool->fork_canary);
+  pool->conns = NULL;
+  pool->fork_canary = NULL;
+  pool->n = 0;
+}
+
+void hrl_pool_after_fork(hrl_pool *pool) {
+  for (size_t i = 0; i < pool->n; i++) {
+    hrl_conn_close(&pool->conns[i]);
+  }
+}

@@ -1,0 +1,67 @@
+/* The built-in driver: runs the protocol's rounds on every master at once
+ * over non-blocking sockets and one poll() loop, with hiredis to connect
+ * and to read replies. It owns the client's connections; everything it
+ * decides about locks, it asks the protocol (proto/). */
+#ifndef HRL_DRIVER_H
+#define HRL_DRIVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "proto/state.h"
+
+struct redisContext;
+
+/* One connection per master, opened lazily; owner_pid tells a forked child
+ * that the socket is its parent's. Once connected, the socket is in
+ * blocking mode (every call but one passes MSG_DONTWAIT) so that the last
+ * reply of a round can be awaited in recv() itself, bounded by SO_RCVTIMEO
+ * (rcvtimeo_ms, 0 while unset). owed counts the replies still due for
+ * commands of earlier rounds that timed out: they are read and dropped
+ * before the current round's reply. See fanout.c. */
+typedef struct hrl_conn {
+  struct redisContext *ctx;
+  pid_t owner_pid;
+  bool blocking;
+  uint32_t rcvtimeo_ms;
+  uint32_t owed;
+  /* A connect in progress carries over to later rounds until this
+   * deadline (connect_timeout after it began); see fanout.c. */
+  bool connecting;
+  int64_t connect_deadline_us;
+} hrl_conn;
+
+/* A client's connections. */
+typedef struct hrl_pool {
+  size_t n;
+  hrl_conn *conns;
+  /* A page the kernel zeroes in a forked child (MADV_WIPEONFORK): while
+   * *fork_canary is non-zero, the connections are this process's own, and
+   * a round needs no getpid(). NULL where the kernel cannot: owner_pid and
+   * getpid() tell instead. */
+  volatile unsigned char *fork_canary;
+} hrl_pool;
+
+/* conn.c: n closed connections; HRL_ENOMEM when out of memory. */
+hrl_status hrl_pool_init(hrl_pool *pool, size_t n);
+
+/* conn.c: closes every connection (writing nothing) and frees the pool. */
+void hrl_pool_clear(hrl_pool *pool);
+
+/* conn.c: in a forked child, drops the parent's connections unwritten. */
+void hrl_pool_after_fork(hrl_pool *pool);
+
+/* conn.c: closes a connection without writing to it. */
+void hrl_conn_close(hrl_conn *conn);
+
+/* fanout.c: runs the current round of lock's operation on every master at
+ * once through pool's connections, each master within timeout_ms. The
+ * caller keeps other threads off the pool and the lock's client for the
+ * whole round. */
+void hrl_driver_round(hrl_pool *pool, hrl_lock *lock, uint32_t timeout_ms);
+
+/* sleep.c: sleeps for ms milliseconds, resuming after signals. */
+void hrl_sleep_ms(uint32_t ms);
+
+#endif

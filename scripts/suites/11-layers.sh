@@ -1,0 +1,6 @@
+# The C core's layers include one way, api -> driver -> proto, and proto/
+# includes no socket, poll or hiredis header (scripts/check-layers.py).
+suite_summary='^layers: '
+suite_run() {
+  python3 scripts/check-layers.py
+}

@@ -76,14 +76,26 @@ local function callable(f)
   return type(mt) == "table" and mt.__call ~= nil
 end
 
--- Releases, then re-raises fn's error or returns its results. A lock that
--- fn released itself (or whose loss fn was told about) is "not held".
-local function finish(lock, ok, ...)
+-- The policy of every scoped hold (with, <close>), once: release on the way
+-- out; "not held" is nothing to report (the body released it, or was told
+-- it was lost); a failed release is reported only when the body did not
+-- fail, so it never masks the body's own error. Returns the message to
+-- report, or nil.
+local function release_on_exit(lock, body_failed)
   local released, err = lock:release()
+  if released or err == "not held" or body_failed then
+    return nil
+  end
+  return err
+end
+
+-- Re-raises fn's error, or returns its results unless the release failed.
+local function finish(lock, ok, ...)
+  local err = release_on_exit(lock, not ok)
   if not ok then
     error((...), 0)
   end
-  if not released and err ~= "not held" then
+  if err then
     return nil, err
   end
   return true, ...
@@ -161,8 +173,8 @@ end
 -- exit. A failed release is raised when the scope ends normally (the work
 -- may not have been protected), never over the error the scope unwinds with.
 function Lock:__close(err)
-  local released, rerr = self:release()
-  if not released and rerr ~= "not held" and err == nil then
+  local rerr = release_on_exit(self, err ~= nil)
+  if rerr then
     error(rerr, 2)
   end
 end

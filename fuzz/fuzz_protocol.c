@@ -63,7 +63,7 @@ static void answer(hrl_lock *lk, size_t i, input *in, hrl_parser *p) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   input in = {data, size};
   size_t n = (size_t)(take(&in) % 5) + 1;
-  uint32_t ttl = (uint32_t)take(&in) * 100 + 1;
+  uint32_t ttl = (uint32_t)take(&in) * 100 + 5; /* 5 ms: the smallest */
   hrl_options o;
   hrl_options_init(&o);
   o.retry_jitter_ms = take(&in);

@@ -52,24 +52,26 @@ int64_t hrlua_check_seconds(lua_State *L, const hrlua_arg *arg,
   return ms;
 }
 
-int64_t hrlua_check_option_ms(lua_State *L, const hrlua_arg *arg,
-                              const hrl_option *opt, int64_t def_ms) {
+int64_t hrlua_check_ttl(lua_State *L, const hrlua_arg *arg,
+                        const hrl_client *client, int64_t def_ms) {
   if (lua_isnoneornil(L, arg->idx) && def_ms >= 0) {
     return def_ms;
   }
-  double seconds = seconds_at(L, arg->idx, arg, opt->name);
+  double seconds = seconds_at(L, arg->idx, arg, "ttl");
   int64_t ms = 0;
   char detail[HRL_DETAIL_MAX];
-  if (hrl_option_seconds(opt, seconds, &ms, detail, sizeof detail) != HRL_OK) {
+  if (hrl_client_ttl_seconds(client, seconds, &ms, detail, sizeof detail) !=
+      HRL_OK) {
     hrlua_argerror(L, arg, detail);
   }
   return ms;
 }
 
-int64_t hrlua_check_extend_ttl(lua_State *L, int idx) {
+int64_t hrlua_check_extend_ttl(lua_State *L, int idx,
+                               const hrl_client *client) {
   hrlua_arg arg = {idx, "extend", 1};
   /* 0 asks the core for the lock's own TTL; it is never a user value. */
-  return hrlua_check_option_ms(L, &arg, hrl_option_find("ttl"), 0);
+  return hrlua_check_ttl(L, &arg, client, 0);
 }
 
 /* Whether key is one of the table's options of `scope`, or in extra. */
@@ -142,19 +144,6 @@ int hrlua_check_options(lua_State *L, const hrlua_arg *arg,
     }
   }
   return 1;
-}
-
-void hrlua_opt_option_ms(lua_State *L, const hrlua_arg *arg,
-                         const hrl_option *opt, int64_t *ms) {
-  if (lua_isnoneornil(L, arg->idx)) {
-    return;
-  }
-  lua_getfield(L, arg->idx, opt->name);
-  if (!lua_isnil(L, -1)) {
-    hrlua_arg field = {lua_gettop(L), arg->func, arg->pos};
-    *ms = hrlua_check_option_ms(L, &field, opt, -1);
-  }
-  lua_pop(L, 1);
 }
 
 void hrlua_opt_seconds(lua_State *L, const hrlua_arg *arg, const char *name,

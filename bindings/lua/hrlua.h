@@ -83,26 +83,22 @@ int64_t hrlua_check_seconds(lua_State *L, const hrlua_arg *arg,
                             const char *what, int64_t min_ms, int64_t max_ms,
                             int64_t def_ms);
 
-/* The duration option opt at arg, in seconds, as milliseconds within the
- * table's bounds; def_ms when nil or absent and def_ms >= 0. */
-int64_t hrlua_check_option_ms(lua_State *L, const hrlua_arg *arg,
-                              const hrl_option *opt, int64_t def_ms);
+/* A lock's TTL at arg, in seconds, as milliseconds within what client
+ * accepts (hrl_client_ttl_seconds); def_ms when nil or absent and
+ * def_ms >= 0. */
+int64_t hrlua_check_ttl(lua_State *L, const hrlua_arg *arg,
+                        const hrl_client *client, int64_t def_ms);
 
-/* extend([ttl])'s argument at stack index idx: the new TTL in
- * milliseconds, 0 (the lock's own) when nil or absent. Errors name
- * argument #1 of 'extend', whichever driver checks it. */
-int64_t hrlua_check_extend_ttl(lua_State *L, int idx);
+/* extend([ttl])'s argument at stack index idx for a lock of client: the
+ * new TTL in milliseconds, 0 (the lock's own) when nil or absent. Errors
+ * name argument #1 of 'extend', whichever driver checks it. */
+int64_t hrlua_check_extend_ttl(lua_State *L, int idx, const hrl_client *client);
 
 /* Checks that arg is nil, absent or a table whose keys are all options of
  * the core's table of that scope, or in extra (NULL terminated, may be
  * NULL); returns whether it is a table. */
 int hrlua_check_options(lua_State *L, const hrlua_arg *arg,
                         hrl_option_scope scope, const char *const extra[]);
-
-/* options[opt->name] of the options table at arg, like
- * hrlua_check_option_ms; *ms is left alone when the option is absent. */
-void hrlua_opt_option_ms(lua_State *L, const hrlua_arg *arg,
-                         const hrl_option *opt, int64_t *ms);
 
 /* options[name] of the options table at arg as seconds, like
  * hrlua_check_seconds; *ms is left alone when the option is absent. */

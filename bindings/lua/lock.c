@@ -75,16 +75,20 @@ hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
   return lk;
 }
 
-/* Reads the acquire options {ttl, timeout} at arg. */
+/* Reads the acquire options {ttl, timeout} at arg, for a lock of client. */
 static void read_acquire_options(lua_State *L, const hrlua_arg *arg,
-                                 int64_t *ttl_ms, int64_t *wait_ms) {
-  const hrl_option *ttl = hrl_option_find("ttl");
-  *ttl_ms = (int64_t)ttl->def;
+                                 const hrl_client *client, int64_t *ttl_ms,
+                                 int64_t *wait_ms) {
+  *ttl_ms = (int64_t)hrl_option_find("ttl")->def;
   *wait_ms = HRLUA_DEFAULT_WAIT_MS;
-  if (hrlua_check_options(L, arg, HRL_SCOPE_LOCK, wait_option)) {
-    hrlua_opt_option_ms(L, arg, ttl, ttl_ms);
-    hrlua_opt_seconds(L, arg, "timeout", 0, HRL_TTL_MAX_MS, wait_ms);
+  if (!hrlua_check_options(L, arg, HRL_SCOPE_LOCK, wait_option)) {
+    return;
   }
+  lua_getfield(L, arg->idx, "ttl");
+  hrlua_arg ttl_arg = {lua_gettop(L), arg->func, arg->pos};
+  *ttl_ms = hrlua_check_ttl(L, &ttl_arg, client, *ttl_ms);
+  lua_pop(L, 1);
+  hrlua_opt_seconds(L, arg, "timeout", 0, HRL_TTL_MAX_MS, wait_ms);
 }
 
 /* Checks client:acquire(name, opts)'s arguments (at stack 2 and 3, the
@@ -94,10 +98,10 @@ static hrlua_lock *new_lock_for_acquire(lua_State *L, int64_t *wait_ms) {
   static const hrlua_arg name_arg = {2, "acquire", 1};
   static const hrlua_arg options_arg = {3, "acquire", 2};
   int64_t ttl_ms;
-  hrlua_check_client(L, 1);
+  hrlua_client *c = hrlua_check_client(L, 1);
   size_t len;
   const char *name = hrlua_check_name(L, &name_arg, &len);
-  read_acquire_options(L, &options_arg, &ttl_ms, wait_ms);
+  read_acquire_options(L, &options_arg, c->client, &ttl_ms, wait_ms);
   lua_settop(L, 3);
   return hrlua_push_lock(L, 1, &name_arg, name, len, ttl_ms);
 }
@@ -146,7 +150,7 @@ static int lock_release(lua_State *L) {
  * without ttl, the lock's own TTL. */
 static int lock_extend(lua_State *L) {
   hrlua_lock *lk = hrlua_check_lock_io(L, 1);
-  int64_t ttl_ms = hrlua_check_extend_ttl(L, 2);
+  int64_t ttl_ms = hrlua_check_extend_ttl(L, 2, lk->owner->client);
   hrl_status st = hrl_lock_extend(lk->lock, (uint32_t)ttl_ms);
   return hrlua_push_status(L, st, hrl_lock_error(lk->lock));
 }

@@ -15,6 +15,7 @@
  *   lock:command(i)                -> bytes to send to master i
  *   lock:reply(i, kind, value)     -> "ok" | "refused" | ... | "resend"
  *   lock:fail(i, why, message)
+ *   lock:missed(i, message)        -> bytes to send too | nil
  *   client:handshake(i)            -> bytes ("" when none), replies
  *   client:handshake_reply(i, k, kind, value) -> result, message
  *   client:master_info(i)          -> {host, port | path, db, label,
@@ -45,7 +46,7 @@ static int lock_begin(lua_State *L) {
     arg_ms = hrlua_check_seconds(L, &timeout_arg, "timeout", 0, HRL_TTL_MAX_MS,
                                  HRLUA_DEFAULT_WAIT_MS);
   } else if (op == HRL_OP_EXTEND) {
-    arg_ms = hrlua_check_extend_ttl(L, 3);
+    arg_ms = hrlua_check_extend_ttl(L, 3, lk->owner->client);
   }
   hrl_status st = hrl_proto_begin(lk->lock, op, arg_ms, hrl_now_us());
   return hrlua_push_status(L, st, hrl_lock_error(lk->lock));
@@ -98,6 +99,23 @@ static int lock_fail(lua_State *L) {
   hrl_node_result why = hrlua_check_node_result(L, 3);
   hrl_proto_fail(lk->lock, i, why, luaL_optstring(L, 4, NULL));
   return 0;
+}
+
+/* lock:missed(i, message) -> bytes | nil: master i missed the round's
+ * deadline (hrl_proto_missed); the bytes, when any, are to be sent behind
+ * its unanswered command (hrl_proto_late_command). */
+static int lock_missed(lua_State *L) {
+  hrlua_lock *lk = hrlua_check_lock_io(L, 1);
+  size_t i = check_master(L, 2, lk->owner->client);
+  hrl_proto_missed(lk->lock, i, luaL_optstring(L, 3, NULL));
+  size_t len = 0;
+  const char *late = hrl_proto_late_command(lk->lock, i, &len);
+  if (late == NULL) {
+    lua_pushnil(L);
+  } else {
+    lua_pushlstring(L, late, len);
+  }
+  return 1;
 }
 
 static int lock_client(lua_State *L) {
@@ -165,7 +183,8 @@ static int client_master_info(lua_State *L) {
   return 1;
 }
 
-/* core.now() -> seconds of CLOCK_MONOTONIC, the protocol's clock. */
+/* core.now() -> seconds of the protocol's clock (hrl_now_us: CLOCK_BOOTTIME).
+ */
 static int core_now(lua_State *L) {
   lua_pushnumber(L, (lua_Number)hrl_now_us() / 1e6);
   return 1;
@@ -173,9 +192,9 @@ static int core_now(lua_State *L) {
 
 void hrlua_open_proto(lua_State *L) {
   static const luaL_Reg lock_methods[] = {
-      {"begin", lock_begin}, {"step", lock_step}, {"command", lock_command},
-      {"reply", lock_reply}, {"fail", lock_fail}, {"client", lock_client},
-      {NULL, NULL}};
+      {"begin", lock_begin},   {"step", lock_step}, {"command", lock_command},
+      {"reply", lock_reply},   {"fail", lock_fail}, {"missed", lock_missed},
+      {"client", lock_client}, {NULL, NULL}};
   static const luaL_Reg client_methods[] = {
       {"handshake", client_handshake},
       {"handshake_reply", client_handshake_reply},

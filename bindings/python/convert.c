@@ -54,13 +54,13 @@ static int checked_ms(double seconds, const char *what, int64_t min_ms,
   return 0;
 }
 
-int hrlpy_option_ms(PyObject *obj, const hrl_option *opt, int64_t *out_ms) {
+int hrlpy_ttl_ms(PyObject *obj, const hrl_client *client, int64_t *out_ms) {
   double seconds;
-  if (hrlpy_seconds(obj, opt->name, &seconds) < 0) {
+  if (hrlpy_seconds(obj, "ttl", &seconds) < 0) {
     return -1;
   }
   char detail[HRL_DETAIL_MAX];
-  if (hrl_option_seconds(opt, seconds, out_ms, detail, sizeof detail) !=
+  if (hrl_client_ttl_seconds(client, seconds, out_ms, detail, sizeof detail) !=
       HRL_OK) {
     hrlpy_raise_invalid("%s", detail);
     return -1;

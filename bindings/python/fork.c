@@ -1,8 +1,9 @@
 /*
  * fork() support. The core already notices a new process id and never
- * writes to its parent's sockets; this hook also resets what the parent's
- * other threads may have left locked: each client's mutex (the core's
- * hrl_client_after_fork) and each Lock object's gate. A Lock that another
+ * writes to its parent's sockets; these hooks also keep every client out of
+ * the middle of a round while the process is copied (the core's fork
+ * hooks), and reset what the parent's other threads may have left locked
+ * in the child: each Lock object's gate. A Lock that another
  * thread was using at the fork holds nothing in the child, and its core
  * handle, frozen mid-operation, is replaced by a fresh one.
  */
@@ -40,6 +41,28 @@ static void renew_lock(hrlpy_lock *self) {
   }
 }
 
+/* os.register_at_fork(before=...): no client may be in the middle of a
+ * round while the process is copied. A round in another thread runs
+ * without the GIL and needs none to finish, so waiting for it here, GIL
+ * held, cannot deadlock. */
+PyObject *hrlpy_before_fork(PyObject *module, PyObject *unused) {
+  (void)unused;
+  hrlpy_state *st = PyModule_GetState(module);
+  for (hrlpy_link *l = st->clients.next; l != &st->clients; l = l->next) {
+    hrl_client_fork_prepare(CONTAINER(l, hrlpy_client)->client);
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject *hrlpy_after_fork_in_parent(PyObject *module, PyObject *unused) {
+  (void)unused;
+  hrlpy_state *st = PyModule_GetState(module);
+  for (hrlpy_link *l = st->clients.next; l != &st->clients; l = l->next) {
+    hrl_client_fork_parent(CONTAINER(l, hrlpy_client)->client);
+  }
+  Py_RETURN_NONE;
+}
+
 PyObject *hrlpy_after_fork_in_child(PyObject *module, PyObject *unused) {
   (void)unused;
   hrlpy_state *st = PyModule_GetState(module);
@@ -65,16 +88,23 @@ int hrlpy_fork_register(PyObject *module) {
   if (reg == NULL) {
     return -1;
   }
-  PyObject *hook = PyObject_GetAttrString(module, "_after_fork_in_child");
+  PyObject *before = PyObject_GetAttrString(module, "_before_fork");
+  PyObject *parent = PyObject_GetAttrString(module, "_after_fork_in_parent");
+  PyObject *child = PyObject_GetAttrString(module, "_after_fork_in_child");
   PyObject *kwargs =
-      hook == NULL ? NULL : Py_BuildValue("{sO}", "after_in_child", hook);
+      before == NULL || parent == NULL || child == NULL
+          ? NULL
+          : Py_BuildValue("{sOsOsO}", "before", before, "after_in_parent",
+                          parent, "after_in_child", child);
   PyObject *empty = PyTuple_New(0);
   PyObject *res = kwargs != NULL && empty != NULL
                       ? PyObject_Call(reg, empty, kwargs)
                       : NULL;
   Py_XDECREF(empty);
   Py_XDECREF(kwargs);
-  Py_XDECREF(hook);
+  Py_XDECREF(before);
+  Py_XDECREF(parent);
+  Py_XDECREF(child);
   Py_DECREF(reg);
   if (res == NULL) {
     return -1;

@@ -124,9 +124,17 @@ static int64_t wake_time(hrlpy_lock *self, hrlpy_busy op, int64_t now,
   return wake;
 }
 
+/* wake_us is on the core's clock (CLOCK_BOOTTIME), which a condition
+ * variable cannot wait on: the wait is converted to CLOCK_MONOTONIC as a
+ * span from now. */
 static void wait_until(hrlpy_lock *self, int64_t wake_us) {
-  struct timespec ts = {.tv_sec = (time_t)(wake_us / 1000000),
-                        .tv_nsec = (long)(wake_us % 1000000) * 1000};
+  int64_t span_us = wake_us - hrl_now_us();
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  int64_t until_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 +
+                     (span_us > 0 ? span_us : 0);
+  ts.tv_sec = (time_t)(until_us / 1000000);
+  ts.tv_nsec = (long)(until_us % 1000000) * 1000;
   pthread_cond_timedwait(&self->cv, &self->mu, &ts);
 }
 

@@ -39,7 +39,7 @@ typedef struct hrlpy_state {
   PyObject *not_acquired;     /* NotAcquired(LockError, TimeoutError) */
   PyObject *not_owned;        /* NotOwned(LockError) */
   PyObject *connection_error; /* ConnectionError(LockError, ConnectionError) */
-  const hrl_option *ttl;      /* the lock option "ttl" of the core's table */
+  const hrl_option *ttl;      /* the lock option "ttl": its default */
   hrlpy_link clients;         /* live Client objects, for after_fork */
   hrlpy_link locks;           /* live Lock objects, for after_fork */
 } hrlpy_state;
@@ -113,9 +113,9 @@ int hrlpy_parse_args(const char *func, const char *const *names,
 int hrlpy_seconds(PyObject *obj, const char *what, double *out);
 /* The same for a plain number (drift_factor). */
 int hrlpy_number(PyObject *obj, const char *what, double *out);
-/* A duration option's value in seconds as milliseconds, within the bounds
- * of the core's option table. Returns 0 or -1 (TypeError, ValueError). */
-int hrlpy_option_ms(PyObject *obj, const hrl_option *opt, int64_t *out_ms);
+/* A lock's TTL in seconds as milliseconds, within what client accepts
+ * (hrl_client_ttl_seconds). Returns 0 or -1 (TypeError, ValueError). */
+int hrlpy_ttl_ms(PyObject *obj, const hrl_client *client, int64_t *out_ms);
 /* str (UTF-8) or bytes: a view of the bytes, valid while obj lives. */
 int hrlpy_bytes_view(PyObject *obj, const char *what, const char **data,
                      Py_ssize_t *len);
@@ -161,7 +161,10 @@ void hrlpy_gate_view(hrlpy_lock *self, hrlpy_view *out);
 void hrlpy_link_init(hrlpy_link *head);
 void hrlpy_link_add(hrlpy_link *head, hrlpy_link *node);
 void hrlpy_link_remove(hrlpy_link *node);
-/* Module function: os.register_at_fork(after_in_child=...) calls it. */
+/* Module functions: os.register_at_fork(before=..., after_in_parent=...,
+ * after_in_child=...) calls them. */
+PyObject *hrlpy_before_fork(PyObject *module, PyObject *unused);
+PyObject *hrlpy_after_fork_in_parent(PyObject *module, PyObject *unused);
 PyObject *hrlpy_after_fork_in_child(PyObject *module, PyObject *unused);
 int hrlpy_fork_register(PyObject *module);
 

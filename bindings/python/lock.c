@@ -36,7 +36,8 @@ static PyObject *lock_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     return NULL;
   }
   int64_t ttl_ms = (int64_t)st->ttl->def, wait_ms;
-  if (ttl != NULL && hrlpy_option_ms(ttl, st->ttl, &ttl_ms) < 0) {
+  if (ttl != NULL &&
+      hrlpy_ttl_ms(ttl, ((hrlpy_client *)client)->client, &ttl_ms) < 0) {
     return NULL;
   }
   if (hrlpy_wait_ms(timeout, blocking, &wait_ms) < 0) {
@@ -200,7 +201,7 @@ static PyObject *lock_extend(PyObject *op, PyObject *const *args,
   }
   int64_t ttl_ms = 0; /* the lock's own TTL */
   if (a[0] != NULL && a[0] != Py_None &&
-      hrlpy_option_ms(a[0], self->state->ttl, &ttl_ms) < 0) {
+      hrlpy_ttl_ms(a[0], self->client->client, &ttl_ms) < 0) {
     return NULL;
   }
   if (enter_held_op(self, HRLPY_EXTENDING) < 0) {

@@ -113,6 +113,11 @@ static void core_free(void *module) {
 }
 
 static PyMethodDef core_functions[] = {
+    {"_before_fork", hrlpy_before_fork, METH_NOARGS,
+     "Keep every client out of a round while the process forks (registered "
+     "with os.register_at_fork)."},
+    {"_after_fork_in_parent", hrlpy_after_fork_in_parent, METH_NOARGS,
+     "Let the clients run rounds again in the parent after a fork."},
     {"_after_fork_in_child", hrlpy_after_fork_in_child, METH_NOARGS,
      "Reset every client and lock in a forked child (registered with "
      "os.register_at_fork)."},

@@ -151,16 +151,47 @@ HRL_API size_t hrl_client_masters(const hrl_client *client);
 HRL_API size_t hrl_client_quorum(const hrl_client *client);
 
 /**
+ * The smallest TTL locks of this client accept, in milliseconds: one that
+ * leaves validity after a round at its per-master deadline (a tenth of the
+ * TTL) and the drift allowance (drift_factor; 5 ms at the default). A
+ * shorter TTL could never be held, so hrl_lock_new() and
+ * hrl_lock_extend() refuse it.
+ */
+HRL_API uint32_t hrl_client_min_ttl_ms(const hrl_client *client);
+
+/**
  * Label of master i ("host:port" or the socket path) for messages; NULL when
  * i is out of range.
  */
 HRL_API const char *hrl_client_master_label(const hrl_client *client, size_t i);
 
+/*
+ * fork() in a program whose other threads use a client. A thread may be in
+ * the middle of a round (connecting, closing a connection) when another one
+ * forks; the child would inherit that half-done state. Call these around
+ * fork() (from pthread_atfork handlers, or os.register_at_fork, as the
+ * Python binding does): prepare waits for a round in progress to end and
+ * keeps the next one out until the fork is over.
+ *
+ *   hrl_client_fork_prepare(c);   pid = fork();
+ *   if (pid == 0) hrl_client_after_fork(c); else hrl_client_fork_parent(c);
+ *
+ * Without them a single-threaded program is still safe: the client notices
+ * the new process on its next round and opens its own connections, never
+ * writing to its parent's.
+ */
+
+/** Before fork(): takes the client's mutex (waits for a round to end). */
+HRL_API void hrl_client_fork_prepare(hrl_client *client);
+
+/** In the parent after fork(): releases what hrl_client_fork_prepare took. */
+HRL_API void hrl_client_fork_parent(hrl_client *client);
+
 /**
- * Call in the child after fork() when another thread of the parent may have
- * been inside the client at the time: resets the client's mutex and drops
- * the inherited connections without writing to them. Without this call the
- * client still notices the new process id on its next round and reconnects.
+ * In the child after fork(): releases the client's mutex (or, when
+ * hrl_client_fork_prepare was not called, makes a new one: the thread that
+ * held it does not exist here) and drops the inherited connections without
+ * writing to them.
  */
 HRL_API void hrl_client_after_fork(hrl_client *client);
 
@@ -178,7 +209,8 @@ typedef struct hrl_counts {
 
 /**
  * Creates a lock object for name (1 to HRL_NAME_MAX bytes, binary safe) with
- * ttl_ms in [1, HRL_TTL_MAX_MS]. No I/O: the lock is not held yet.
+ * ttl_ms in [hrl_client_min_ttl_ms(), HRL_TTL_MAX_MS]. No I/O: the lock is
+ * not held yet.
  * On failure *out is NULL and detail (when not NULL) names the argument.
  */
 HRL_API hrl_status hrl_lock_new(hrl_client *client, const void *name,
@@ -219,14 +251,18 @@ HRL_API hrl_status hrl_lock_acquire_cancellable(hrl_lock *lock, int64_t wait_ms,
                                                 void *user_data);
 
 /**
- * Releases the lock on every master by compare-and-delete.
+ * Releases the lock on every master by compare-and-delete. Whatever the
+ * outcome, the hold is over: the lock is not held afterwards.
  * HRL_OK: deleted on a quorum. HRL_ENOTOWNED: fewer than a quorum of the
  * masters that granted the hold (at acquire or the last extend) still had
- * our key (expired, or taken since); the lock is then not held. A master
- * that never granted it says nothing about it. HRL_ECONNECT and the other
- * transport errors: neither could be told; the lock stays held locally so
- * release can be retried, and it expires anyway.
- * HRL_ENOTHELD: this object does not hold the lock (no I/O is done).
+ * our key (expired, or taken since). A master that never granted it says
+ * nothing about it. HRL_ECONNECT and the other transport errors: too few
+ * masters confirmed to tell; our keys expire with their TTL, and calling
+ * hrl_lock_release() again may finish the job: it keeps the token, counts
+ * the masters that confirmed before, and takes "no such key" from a master
+ * that got the first release but never answered as that release's doing,
+ * never as "not owned".
+ * HRL_ENOTHELD: nothing to release (never held, or released); no I/O.
  */
 HRL_API hrl_status hrl_lock_release(hrl_lock *lock);
 
@@ -262,8 +298,10 @@ HRL_API const char *hrl_lock_error(const hrl_lock *lock);
 /** Per-master counts of the last acquire, release or extend. */
 HRL_API void hrl_lock_counts(const hrl_lock *lock, hrl_counts *out);
 
-/** The clock validity is judged by, in microseconds (CLOCK_MONOTONIC): the
- *  one to compare with hrl_lock_validity_ms() and to time a lock's work. */
+/** The clock validity is judged by, in microseconds: CLOCK_BOOTTIME, which
+ *  keeps counting while the machine is suspended (as the TTLs on the
+ *  masters do) and never jumps with the wall clock. The one to compare
+ *  with hrl_lock_validity_ms() and to time a lock's work. */
 HRL_API int64_t hrl_now_us(void);
 
 #ifdef __cplusplus

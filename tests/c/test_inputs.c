@@ -239,6 +239,7 @@ static void test_lock_arguments(void) {
   char d[HRL_DETAIL_MAX];
   CHECK_STATUS(hrl_client_new(one, 1, NULL, &c, d, sizeof d), HRL_OK);
   hrl_lock *lk = NULL;
+  int64_t ms = 0;
   CHECK_STATUS(hrl_lock_new(c, "", 0, 1000, &lk, d, sizeof d), HRL_EINVAL);
   CHECK_STR(d, "name must be 1 to 512 bytes, got 0");
   CHECK(lk == NULL);
@@ -249,7 +250,27 @@ static void test_lock_arguments(void) {
   CHECK_STR(d, "name must be 1 to 512 bytes, got 513");
   CHECK_STATUS(hrl_lock_new(c, NULL, 3, 1000, &lk, d, sizeof d), HRL_EINVAL);
   CHECK_STATUS(hrl_lock_new(c, "x", 1, 0, &lk, d, sizeof d), HRL_EINVAL);
-  CHECK_STR(d, "ttl_ms must be between 1 and 2147483647, got 0");
+  CHECK_STR(d, "ttl_ms must be between 5 and 2147483647, got 0");
+  /* No round could leave validity in 4 ms (ttl/10 for the round, 2 ms and
+   * 1 % drift): refused, naming the smallest TTL accepted. */
+  CHECK_INT(hrl_client_min_ttl_ms(c), 5);
+  CHECK_STATUS(hrl_lock_new(c, "x", 1, 4, &lk, d, sizeof d), HRL_EINVAL);
+  CHECK_STR(d, "ttl_ms must be between 5 and 2147483647, got 4");
+  CHECK_STATUS(hrl_lock_new(c, "x", 1, 5, &lk, d, sizeof d), HRL_OK);
+  hrl_lock_free(lk);
+  lk = NULL;
+  CHECK_STATUS(hrl_client_ttl_seconds(c, 0.002, &ms, d, sizeof d), HRL_EINVAL);
+  CHECK_STR(d, "ttl must be between 0.005 and 2147483.647 seconds, got 0.002");
+  CHECK_STATUS(hrl_client_ttl_seconds(c, 0.005, &ms, d, sizeof d), HRL_OK);
+  CHECK_INT(ms, 5);
+  /* The smallest TTL grows with the drift allowance. */
+  hrl_options o;
+  hrl_options_init(&o);
+  o.drift_factor = 0.49;
+  hrl_client *drifty = NULL;
+  CHECK_STATUS(hrl_client_new(one, 1, &o, &drifty, d, sizeof d), HRL_OK);
+  CHECK_INT(hrl_client_min_ttl_ms(drifty), 8);
+  hrl_client_free(drifty);
   CHECK_STATUS(hrl_lock_new(c, "x", 1, 0x80000000u, &lk, d, sizeof d),
                HRL_EINVAL);
   CHECK_STATUS(hrl_lock_new(NULL, "x", 1, 10, &lk, d, sizeof d), HRL_EINVAL);

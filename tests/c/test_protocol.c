@@ -353,12 +353,28 @@ static void test_release_outcomes(void) {
   }
   CHECK_INT(hrl_proto_step(e.lk, t + 10, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_ECONNECT);
-  CHECK(hrl_lock_held(e.lk)); /* may still be ours: release can be retried */
+  /* The hold is over (nobody may rely on it now), but the release can be
+   * retried with the same token. */
+  CHECK(!hrl_lock_held(e.lk));
+  CHECK_INT(hrl_lock_validity_ms(e.lk), 0);
   hrl_counts cnt;
   hrl_lock_counts(e.lk, &cnt);
   CHECK_INT(cnt.ok, 1);
   CHECK_INT(cnt.refused, 1);
   CHECK_INT(cnt.unreachable, 3);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_EXTEND, 0, t), HRL_ENOTHELD);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  /* Master 0 deleted our key the first time: its 0 now is that same
+   * confirmation, not "not owned". Two more confirm: 3 of 5. */
+  hrl_reply retry[5] = {int_reply(0), int_reply(0), int_reply(1), int_reply(1),
+                        int_reply(0)};
+  answer_all(e, 5, retry);
+  CHECK_INT(hrl_proto_step(e.lk, t + 10, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK);
+  hrl_lock_counts(e.lk, &cnt);
+  CHECK_INT(cnt.ok, 3);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_ENOTHELD);
   free_env(e);
 }
 
@@ -390,10 +406,21 @@ static void test_release_judged_on_granting_masters(void) {
   CHECK_STATUS(s.status, HRL_ECONNECT);
   CHECK_STR(hrl_lock_error(e.lk), "2 of 5 masters confirmed (3 needed); "
                                   "127.0.0.1:3: timeout after 50 ms");
-  CHECK(hrl_lock_held(e.lk));
+  CHECK(!hrl_lock_held(e.lk));
+
+  /* The retry: the two that deleted it say 0 (they did), the slow one now
+   * deletes it: 3 of 3 granting masters confirmed, never "not owned". */
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  hrl_reply retry[5] = {int_reply(0), int_reply(0), int_reply(1), int_reply(0),
+                        int_reply(0)};
+  answer_all(e, 5, retry);
+  CHECK_INT(hrl_proto_step(e.lk, t + 10, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK);
 
   /* A granting master that says 0 leaves only 2 of 3 that can hold it:
    * lost for sure. */
+  hold(e, 3, t);
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
   hrl_proto_reply(e.lk, 0, &(hrl_reply){HRL_REPLY_INTEGER, 0, NULL, 0});

@@ -83,7 +83,7 @@ describe("bad input", function()
     end
 
     it("names the range in seconds", function()
-      raises("bad argument #2 to 'acquire' (ttl must be between 0.001 and "
+      raises("bad argument #2 to 'acquire' (ttl must be between 0.005 and "
         .. "2147483.647 seconds, got -1)", client.acquire, client, "x",
         { ttl = -1 })
       raises("bad argument #2 to 'acquire' (timeout must be between 0.000 and "
@@ -94,7 +94,7 @@ describe("bad input", function()
     end)
 
     it("rejects a ttl of zero or one that rounds below a millisecond", function()
-      raises("(ttl must be between 0.001 and 2147483.647 seconds, got 0)",
+      raises("(ttl must be between 0.005 and 2147483.647 seconds, got 0)",
         client.acquire, client, "x", { ttl = 0 })
       raises("got 0.0004)", client.acquire, client, "x", { ttl = 0.0004 })
     end)
@@ -206,13 +206,13 @@ describe("bad input", function()
   describe("extend", function()
     it("checks its ttl", function()
       local lock = assert(client:acquire("ext:bad", { timeout = 0 }))
-      raises("bad argument #1 to 'extend' (ttl must be between 0.001 and "
+      raises("bad argument #1 to 'extend' (ttl must be between 0.005 and "
         .. "2147483.647 seconds, got -1)", lock.extend, lock, -1)
       raises("bad argument #1 to 'extend' (ttl must be a number of seconds, "
         .. "got nan)", lock.extend, lock, 0 / 0)
-      raises("(ttl must be between 0.001 and 2147483.647 seconds, got inf)",
+      raises("(ttl must be between 0.005 and 2147483.647 seconds, got inf)",
         lock.extend, lock, math.huge)
-      raises("(ttl must be between 0.001 and 2147483.647 seconds, got 0)",
+      raises("(ttl must be between 0.005 and 2147483.647 seconds, got 0)",
         lock.extend, lock, 0)
       raises("(ttl must be a number of seconds, got string)", lock.extend, lock,
         "5")

@@ -223,7 +223,7 @@ describe("sans-I/O protocol", function()
       local _ = lock:begin("fly")
     end)
     -- begin's argument is the operation's own: its errors name it.
-    raises("bad argument #1 to 'extend' (ttl must be between 0.001 and "
+    raises("bad argument #1 to 'extend' (ttl must be between 0.005 and "
       .. "2147483.647 seconds, got -1)", function()
       local _ = lock:begin("extend", -1)
     end)

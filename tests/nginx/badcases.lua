@@ -9,6 +9,8 @@ B.long_name = function(c) return c:acquire(("n"):rep(513)) end
 B.nil_name = function(c) return c:acquire(nil) end
 B.number_name = function(c) return c:acquire(42) end
 B.negative_ttl = function(c) return c:acquire("bad", { ttl = -1 }) end
+-- too short for a round to leave any validity (issue 13)
+B.short_ttl = function(c) return c:acquire("bad", { ttl = 0.002 }) end
 B.string_ttl = function(c) return c:acquire("bad", { ttl = "10" }) end
 B.nan_timeout = function(c) return c:acquire("bad", { timeout = 0 / 0 }) end
 B.unknown_option = function(c) return c:acquire("bad", { tll = 10 }) end

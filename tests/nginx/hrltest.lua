@@ -60,6 +60,22 @@ local CONFIGS = {
   end,
   -- the same masters over unix sockets
   unix3 = function() return split(os.getenv("HRL_NGX_UNIX3")), TOLERANT end,
+  -- handshakes the masters refuse: a database out of range, a password
+  -- for servers that have none
+  db99 = function()
+    local urls = split(os.getenv("HRL_NGX_URLS3"))
+    for i, url in ipairs(urls) do
+      urls[i] = url .. "/99"
+    end
+    return urls, TOLERANT
+  end,
+  nopw = function()
+    local urls = split(os.getenv("HRL_NGX_URLS3"))
+    for i, url in ipairs(urls) do
+      urls[i] = url:gsub("^redis://", "redis://:nopass@")
+    end
+    return urls, TOLERANT
+  end,
 }
 
 local clients = {}
@@ -142,6 +158,27 @@ function T.lock()
     end
   end
   return reply(200, "ok", lock, elapsed)
+end
+
+--- /release_twice?c=NAME&name=N&ttl=S&pause=S: acquires, sleeps `pause`
+-- seconds (the test stops a master meanwhile), releases, sleeps `pause`
+-- again (the test resumes it), and releases again: "first|second", each
+-- "true" or the error.
+function T.release_twice()
+  local args = ngx.req.get_uri_args()
+  local lock, err = T.client(args.c or "r5"):acquire(args.name,
+    { ttl = arg_number(args.ttl) or 10, timeout = 0 })
+  if not lock then
+    return reply(409, err)
+  end
+  local pause = arg_number(args.pause) or 0.5
+  ngx.sleep(pause)
+  local ok1, err1 = lock:release()
+  local held = lock:held()
+  ngx.sleep(pause)
+  local ok2, err2 = lock:release()
+  return reply(200, ("%s|%s|%s"):format(ok1 and "true" or err1,
+    held and "held" or "not held", ok2 and "true" or err2), lock)
 end
 
 --- /with?name=N&raise=1: client:with; fn returns the token, or raises.

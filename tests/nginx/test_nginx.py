@@ -331,6 +331,73 @@ def test_extend_release_and_their_errors(ngx, servers3):
     assert servers3.values(name) == [b"thief"] * 3
 
 
+@pytest.mark.parametrize(
+    "config, text",
+    [("db99", "server error: .*DB index is out of range"),
+     ("nopw", "authentication failed: .*AUTH")],
+)
+def test_a_refused_handshake_leaves_no_key(ngx, servers3, config, text):
+    # The command waits for the handshake's replies: pipelined behind a
+    # refused AUTH or SELECT, it would run anyway, in db 0.
+    name = unique("handshake")
+    r = ngx.get("/lock", c=config, name=name)
+    assert r.status == 409
+    assert re.match(text, r.body), r.body
+    assert servers3.values(name) == [None] * 3
+
+
+def test_an_unfinished_release_ends_the_hold_and_a_retry_finishes_it(
+    ngx, servers5
+):
+    # Granted by 3 of 5 (masters 4 and 5 hold another token); master 3 is
+    # stopped while the release runs: 2 of 3 needed confirmations. The
+    # stopped master gets the release late, when it wakes up; its "no key"
+    # to the retry is that release's doing, not "not owned".
+    name = unique("partial")
+    for i in (4, 5):
+        servers5.redis(i).set(name, "someone else", ex=30)
+    t = threading.Timer(0.25, servers5.ctl, ("pause", 3))
+    t.start()
+    resume = threading.Timer(0.75, servers5.ctl, ("resume", 3))
+    resume.start()
+    try:
+        r = ngx.get("/release_twice", c="r5", name=name, ttl=30, pause=0.5)
+    finally:
+        t.join()
+        resume.join()
+        servers5.ctl("resume", 3)
+    assert r.status == 200, r.body
+    first, held, second = r.body.split("|")
+    assert re.match(r"connection failed: 2 of 5 masters confirmed \(3 needed\)",
+                    first), first
+    assert held == "not held"
+    assert second == "true"
+    assert servers5.values(name)[:3] == [None] * 3
+
+
+def test_a_late_master_without_its_scripts_still_releases(ngx, servers5):
+    name = unique("noscript")
+    r = ngx.get("/lock", c="r5", name=name)  # the scripts are loaded
+    assert r.status == 200, r.body
+
+    def stop_master_5():
+        servers5.redis(5).script_flush()
+        servers5.ctl("pause", 5)
+
+    t = threading.Timer(0.2, stop_master_5)
+    t.start()
+    try:
+        r = ngx.get("/lock", c="r5", name=name, ttl=60, hold=0.5)
+        assert r.status == 200, r.body  # 4 of 5 confirmed the release
+    finally:
+        t.join()
+        servers5.ctl("resume", 5)
+    deadline = time.monotonic() + 2
+    while servers5.get(5, name) is not None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert servers5.get(5, name) is None
+
+
 def test_with_releases_also_when_fn_raises(ngx, servers3):
     name = unique("with")
     r = ngx.get("/with", name=name)
@@ -479,6 +546,7 @@ BAD_CASES = [
     "nil_name",
     "number_name",
     "negative_ttl",
+    "short_ttl",
     "string_ttl",
     "nan_timeout",
     "unknown_option",

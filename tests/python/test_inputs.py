@@ -57,7 +57,7 @@ def test_ttl_out_of_range(c, bad, got):
         pattern = r"^invalid argument: ttl must be a number of seconds, got nan$"
     else:
         pattern = (
-            r"^invalid argument: ttl must be between 0\.001 and 2147483\.647 "
+            r"^invalid argument: ttl must be between 0\.005 and 2147483\.647 "
             rf"seconds, {got}$"
         )
     with pytest.raises(ValueError, match=pattern):

@@ -159,7 +159,7 @@ ROWS = [
     ("name", "name None", lambda: lock(None), "TypeError", "name must be str or bytes"),
     ("name", "name 5", lambda: lock(5), "TypeError", "name must be str or bytes"),
     ("name", "name bytearray", lambda: lock(bytearray(b"x")), "TypeError", "bytearray"),
-    ("ttl", "ttl=0", lambda: lock(ttl=0), "ValueError", "ttl must be between 0.001"),
+    ("ttl", "ttl=0", lambda: lock(ttl=0), "ValueError", "ttl must be between 0.005"),
     ("ttl", "ttl=-1", lambda: lock(ttl=-1), "ValueError", "got -1"),
     ("ttl", "ttl=nan", lambda: lock(ttl=math.nan), "ValueError", "got nan"),
     ("ttl", "ttl=inf", lambda: lock(ttl=math.inf), "ValueError", "got inf"),

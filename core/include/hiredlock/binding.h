@@ -66,6 +66,15 @@ HRL_API hrl_status hrl_options_set(hrl_options *opts, const hrl_option *opt,
                                    char *detail, size_t detail_size);
 
 /**
+ * A lock's TTL given in seconds (to a new lock or an extend), as
+ * milliseconds within what client accepts: [hrl_client_min_ttl_ms(),
+ * HRL_TTL_MAX_MS]. The message names "ttl" and the smallest TTL accepted.
+ */
+HRL_API hrl_status hrl_client_ttl_seconds(const hrl_client *client,
+                                          double seconds, int64_t *out_ms,
+                                          char *detail, size_t detail_size);
+
+/**
  * Seconds (Python, Lua) to wire milliseconds for arguments that are not
  * options (an acquire's wait, an extend's TTL): finite seconds in
  * [min_ms/1000, max_ms/1000], rounded to the nearest millisecond; a

@@ -16,15 +16,18 @@
  *     if (step == HRL_STEP_DONE) return s.status;
  *     if (step == HRL_STEP_SLEEP) { sleep(s.sleep_ms); continue; }
  *     // HRL_STEP_ROUND: for every master i at once, within s.timeout_ms:
- *     //   connect if needed (then send hrl_proto_handshake() on a new
- *     //   connection and check its replies with hrl_proto_handshake_reply),
- *     //   send hrl_proto_command(lock, i), feed each reply to
+ *     //   connect if needed; on a new connection send hrl_proto_handshake()
+ *     //   alone and check each reply with hrl_proto_handshake_reply: only
+ *     //   when all said OK may the command follow (pipelined behind a
+ *     //   refused AUTH or SELECT it would run anyway, in the wrong place).
+ *     //   Send hrl_proto_command(lock, i), feed each reply to
  *     //   hrl_proto_reply(lock, i, reply): HRL_NODE_RESEND means send
  *     //   hrl_proto_command(lock, i) again and read one more reply.
  *     //   A master that fails: hrl_proto_fail(lock, i, ...), and close that
  *     //   connection. One that misses the deadline: hrl_proto_missed(), and
- *     //   close it or remember that it owes a reply. Once
- *     //   hrl_proto_skippable(lock, i), stop waiting for master i.
+ *     //   send hrl_proto_late_command() too, and close the connection or
+ *     //   remember that it owes replies. Once hrl_proto_skippable(lock, i),
+ *     //   stop waiting for master i (report it with hrl_proto_missed).
  *   }
  *
  * One operation runs on a lock at a time, and the calls for one client's
@@ -101,9 +104,12 @@ HRL_API hrl_status hrl_proto_begin(hrl_lock *lock, hrl_op_kind op,
 HRL_API hrl_step hrl_proto_step(hrl_lock *lock, int64_t now_us,
                                 hrl_step_info *info);
 
-/** Bytes (RESP) to send to master i in the current round; *len their size. */
-HRL_API const char *hrl_proto_command(const hrl_lock *lock, size_t i,
-                                      size_t *len);
+/**
+ * Bytes (RESP) to send to master i in the current round; *len their size.
+ * Taking them records that the command may have reached the master (what
+ * a retried release needs to know); NULL when no round is out.
+ */
+HRL_API const char *hrl_proto_command(hrl_lock *lock, size_t i, size_t *len);
 
 /**
  * Feeds master i's reply to the current round's command. Returns the
@@ -129,20 +135,35 @@ HRL_API void hrl_proto_fail(hrl_lock *lock, size_t i, hrl_node_result why,
 HRL_API bool hrl_proto_settled(const hrl_lock *lock);
 
 /**
- * Records that master i missed the current round's deadline: it counts as
- * unreachable (message may be NULL) and is known to be late until it
- * answers a command of a later round (hrl_proto_reply). Use this rather
- * than hrl_proto_fail for a timeout, so that later rounds can stop waiting
- * for it once settled (hrl_proto_skippable).
+ * Records that master i missed the current round's deadline, or was left
+ * unanswered once skippable: it counts as unreachable (message may be
+ * NULL) and is known to be late until it answers a command of a later
+ * round (hrl_proto_reply). Use this rather than hrl_proto_fail for a
+ * timeout: later rounds can then stop waiting for it once settled
+ * (hrl_proto_skippable), and a command of ours it got may still run there,
+ * which a retried release needs to know.
  */
 HRL_API void hrl_proto_missed(hrl_lock *lock, size_t i, const char *message);
+
+/**
+ * After hrl_proto_missed(): bytes to send to master i as well, behind the
+ * command it did not answer, when its connection is kept (their reply is
+ * then owed too) or is about to be closed with the command unanswered.
+ * For a release or extend this is the same command with the full script
+ * (EVAL): should the master have lost its script cache, its NOSCRIPT to
+ * the EVALSHA is never read, and without this the release would never run
+ * there. Running it twice is harmless (compare-and-delete, compare-and-
+ * expire). NULL (*len 0) when nothing more is needed.
+ */
+HRL_API const char *hrl_proto_late_command(const hrl_lock *lock, size_t i,
+                                           size_t *len);
 
 /**
  * True when the driver may stop waiting for master i in the current round:
  * the round is settled (hrl_proto_settled) and master i is known to be late
  * (it missed a deadline in an earlier round and has not answered since).
- * Report it with hrl_proto_fail(lock, i, HRL_NODE_UNREACHABLE, ...); its
- * command may still be in flight, so its connection then owes a reply.
+ * Report it with hrl_proto_missed(); its command may still be in flight,
+ * so its connection then owes a reply.
  */
 HRL_API bool hrl_proto_skippable(const hrl_lock *lock, size_t i);
 

@@ -13,6 +13,7 @@ struct hrl_client {
   hrl_config cfg;
   hrl_pool pool;
   pthread_mutex_t mu; /* held while a round uses the connections */
+  bool fork_prepared; /* mu is held by hrl_client_fork_prepare */
 };
 
 #endif

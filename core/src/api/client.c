@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "hiredlock/binding.h"
 #include "proto/detail.h"
 
 hrl_status hrl_client_new(const char *const *urls, size_t n_urls,
@@ -60,6 +61,17 @@ size_t hrl_client_quorum(const hrl_client *c) {
   return c->cfg.quorum;
 }
 
+uint32_t hrl_client_min_ttl_ms(const hrl_client *c) {
+  return c->cfg.min_ttl_ms;
+}
+
+hrl_status hrl_client_ttl_seconds(const hrl_client *c, double seconds,
+                                  int64_t *out_ms, char *detail,
+                                  size_t detail_size) {
+  return hrl_seconds_to_ms("ttl", seconds, c->cfg.min_ttl_ms, HRL_TTL_MAX_MS,
+                           out_ms, detail, detail_size);
+}
+
 const char *hrl_client_master_label(const hrl_client *c, size_t i) {
   return i < c->cfg.n ? c->cfg.masters[i].ep.label : NULL;
 }
@@ -77,10 +89,29 @@ bool hrl_client_master_info(const hrl_client *c, size_t i,
   return true;
 }
 
+void hrl_client_fork_prepare(hrl_client *c) {
+  pthread_mutex_lock(&c->mu);
+  c->fork_prepared = true;
+}
+
+void hrl_client_fork_parent(hrl_client *c) {
+  if (c->fork_prepared) {
+    c->fork_prepared = false;
+    pthread_mutex_unlock(&c->mu);
+  }
+}
+
 void hrl_client_after_fork(hrl_client *c) {
-  /* Only the forking thread exists in the child: re-creating the mutex is
-   * safe, and the parent's sockets are closed here, never written to. */
-  pthread_mutex_init(&c->mu, NULL);
+  /* Only the forking thread exists in the child. With the mutex taken
+   * before the fork, no round was half done: release it. Without, another
+   * thread may have held it: a new one is the only safe choice. Either
+   * way the parent's sockets are closed here, never written to. */
+  if (c->fork_prepared) {
+    c->fork_prepared = false;
+    pthread_mutex_unlock(&c->mu);
+  } else {
+    pthread_mutex_init(&c->mu, NULL);
+  }
   hrl_pool_after_fork(&c->pool);
 }
 

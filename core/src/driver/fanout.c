@@ -31,7 +31,7 @@
  * A server that accepts no connection (stopped, or its backlog full) thus
  * costs a round the per-master timeout, not the connect timeout.
  *
- * hiredis connects and parses replies; writes go out through sendmsg() with
+ * hiredis connects and parses replies; writes go out through send() with
  * MSG_NOSIGNAL so a master that went away cannot raise SIGPIPE in the host
  * program (Lua and C programs do not ignore it as CPython does), and reads
  * through recv() into hiredis's reader.
@@ -53,7 +53,6 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "driver.h"
@@ -87,7 +86,8 @@ typedef struct slot {
   uint32_t inflight;   /* this round's commands written, not answered */
   bool carried;        /* a connect begun in an earlier round */
   bool retried;        /* a stale connection was already replaced */
-  struct iovec out[2]; /* handshake, then the command: bytes not yet sent */
+  const char *out;     /* the handshake or the command: bytes not yet sent */
+  size_t out_len;
 } slot;
 
 typedef struct round {
@@ -130,11 +130,8 @@ static bool replace_stale(round *r, size_t i);
  * them are out. */
 static void flush(round *r, size_t i) {
   slot *s = &r->slots[i];
-  struct msghdr mh;
-  memset(&mh, 0, sizeof mh);
-  mh.msg_iov = s->out[0].iov_len > 0 ? &s->out[0] : &s->out[1];
-  mh.msg_iovlen = s->out[0].iov_len > 0 ? 2 : 1;
-  ssize_t n = sendmsg(ctx_of(r, i)->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+  ssize_t n =
+      send(ctx_of(r, i)->fd, s->out, s->out_len, MSG_NOSIGNAL | MSG_DONTWAIT);
   if (n < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
       s->state = SLOT_SENDING;
@@ -146,35 +143,34 @@ static void flush(round *r, size_t i) {
     }
     return;
   }
-  for (int k = 0; k < 2 && n > 0; k++) {
-    size_t used = (size_t)n < s->out[k].iov_len ? (size_t)n : s->out[k].iov_len;
-    s->out[k].iov_base = (char *)s->out[k].iov_base + used;
-    s->out[k].iov_len -= used;
-    n -= (ssize_t)used;
-  }
-  s->state =
-      s->out[0].iov_len + s->out[1].iov_len > 0 ? SLOT_SENDING : SLOT_READING;
+  s->out += n;
+  s->out_len -= (size_t)n;
+  s->state = s->out_len > 0 ? SLOT_SENDING : SLOT_READING;
 }
 
-/* Queues the protocol's command for master i (after the handshake on a new
- * connection) and starts sending it. */
-static void send_command(round *r, size_t i, bool with_handshake) {
+/* Queues the protocol's command for master i and starts sending it. */
+static void send_command(round *r, size_t i) {
   slot *s = &r->slots[i];
-  size_t len = 0;
-  const char *cmd = hrl_proto_command(r->lock, i, &len);
-  s->out[0].iov_len = 0;
-  if (with_handshake) {
-    size_t hs_len = 0;
-    int replies = 0;
-    const char *hs = hrl_config_handshake(r->cfg, i, &hs_len, &replies);
-    s->out[0].iov_base = (void *)hs;
-    s->out[0].iov_len = hs_len;
-    s->handshake_left = replies;
-    s->handshake_total = replies;
-  }
-  s->out[1].iov_base = (void *)cmd;
-  s->out[1].iov_len = len;
+  s->out = hrl_proto_command(r->lock, i, &s->out_len);
   s->inflight++;
+  flush(r, i);
+}
+
+/* A new connection sends its handshake (AUTH, SELECT) alone and the
+ * command only once every handshake reply said OK: pipelined together, a
+ * refused AUTH or SELECT would still let the command run, as the default
+ * user in database 0, and leave a key the caller never asked for. This
+ * costs a round trip on new connections only. */
+static void send_handshake(round *r, size_t i) {
+  slot *s = &r->slots[i];
+  int replies = 0;
+  s->out = hrl_config_handshake(r->cfg, i, &s->out_len, &replies);
+  if (replies == 0) {
+    send_command(r, i);
+    return;
+  }
+  s->handshake_left = replies;
+  s->handshake_total = replies;
   flush(r, i);
 }
 
@@ -240,7 +236,7 @@ static void start(round *r, size_t i, int64_t now_us) {
   s->reused = conn->ctx != NULL;
   if (s->reused) {
     set_deadline(r, i, now_us, r->timeout_ms);
-    send_command(r, i, false);
+    send_command(r, i);
     return;
   }
   open_conn(r, i, now_us);
@@ -320,7 +316,7 @@ static void connected(round *r, size_t i, int64_t now_us) {
   int flags = fcntl(fd, F_GETFL);
   conn->blocking = flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0;
   set_deadline(r, i, now_us, r->timeout_ms);
-  send_command(r, i, true);
+  send_handshake(r, i);
 }
 
 static hrl_reply view_of(const redisReply *rep) {
@@ -373,12 +369,16 @@ static bool take_reply(round *r, size_t i, const redisReply *rep) {
       fail(r, i, res, msg);
       return false;
     }
+    if (s->handshake_left == 0) {
+      send_command(r, i); /* the handshake went through: now the command */
+      return false;
+    }
     return true;
   }
   s->inflight--;
   hrl_node_result res = hrl_proto_reply(r->lock, i, &v);
   if (res == HRL_NODE_RESEND) {
-    send_command(r, i, false);
+    send_command(r, i);
     return false;
   }
   if (res == HRL_NODE_PROTOCOL) {
@@ -457,6 +457,21 @@ static void leave(round *r, size_t i) {
   s->state = SLOT_DONE;
 }
 
+typedef enum late_send { LATE_NONE, LATE_SENT, LATE_BROKEN } late_send;
+
+/* Sends hrl_proto_late_command()'s bytes behind the unanswered command
+ * (see there), whole or not at all: LATE_BROKEN when a part went out,
+ * which leaves the stream out of step. */
+static late_send send_late_command(round *r, size_t i) {
+  size_t len = 0;
+  const char *late = hrl_proto_late_command(r->lock, i, &len);
+  if (late == NULL) {
+    return LATE_NONE;
+  }
+  ssize_t n = send(ctx_of(r, i)->fd, late, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+  return n == (ssize_t)len ? LATE_SENT : n > 0 ? LATE_BROKEN : LATE_NONE;
+}
+
 static void expire(round *r, size_t i, int64_t now_us) {
   slot *s = &r->slots[i];
   char msg[HRL_NODE_MSG_MAX];
@@ -472,8 +487,13 @@ static void expire(round *r, size_t i, int64_t now_us) {
                 (unsigned)s->wait_ms);
   }
   hrl_proto_missed(r->lock, i, msg);
-  if (keep) {
+  late_send late = LATE_NONE;
+  if (s->state == SLOT_READING && s->handshake_left == 0 && s->inflight > 0) {
+    late = send_late_command(r, i);
+  }
+  if (keep && late != LATE_BROKEN) {
     leave(r, i);
+    r->pool->conns[i].owed += late == LATE_SENT; /* its answer is owed too */
   } else {
     hrl_conn_close(&r->pool->conns[i]);
     s->state = SLOT_DONE;
@@ -497,8 +517,7 @@ static bool leave_late(round *r, size_t i, int64_t now_us) {
     }
   }
   if (can_leave(r, i, now_us)) {
-    hrl_proto_fail(r->lock, i, HRL_NODE_UNREACHABLE,
-                   "not waited for: late since an earlier round");
+    hrl_proto_missed(r->lock, i, "not waited for: late since an earlier round");
     leave(r, i);
     return true;
   }

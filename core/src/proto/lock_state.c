@@ -16,9 +16,9 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
                 HRL_NAME_MAX, name == NULL ? (size_t)0 : name_len);
     return HRL_EINVAL;
   }
-  if (ttl_ms == 0 || ttl_ms > HRL_TTL_MAX_MS) {
-    hrl_detailf(detail, detail_size, "ttl_ms must be between 1 and %d, got %u",
-                HRL_TTL_MAX_MS, (unsigned)ttl_ms);
+  if (ttl_ms < cfg->min_ttl_ms || ttl_ms > HRL_TTL_MAX_MS) {
+    hrl_detailf(detail, detail_size, "ttl_ms must be between %u and %d, got %u",
+                (unsigned)cfg->min_ttl_ms, HRL_TTL_MAX_MS, (unsigned)ttl_ms);
     return HRL_EINVAL;
   }
   /* Two allocations per lock: the handle, and one buffer for its

@@ -48,6 +48,15 @@ static hrl_step finish(hrl_lock *lk, hrl_status status, hrl_step_info *info) {
   return HRL_STEP_DONE;
 }
 
+/* The EVAL form of the round's script command, built once per round. */
+static void build_eval(hrl_lock *lk) {
+  hrl_op *op = &lk->op;
+  if (op->cmd_eval_len == 0) {
+    op->cmd_eval_len = hrl_resp_script(op->cmd_eval, op->round_kind, 0, lk->key,
+                                       lk->key_len, op->token, op->ttl_ms);
+  }
+}
+
 static hrl_step start_round(hrl_lock *lk, hrl_op_kind round_kind,
                             uint32_t timeout_ms, int64_t now_us,
                             hrl_step_info *info) {
@@ -58,6 +67,8 @@ static hrl_step start_round(hrl_lock *lk, hrl_op_kind round_kind,
   for (size_t i = 0; i < lk->cfg->n; i++) {
     op->nodes[i].result = HRL_NODE_PENDING;
     op->nodes[i].eval_sent = false;
+    op->nodes[i].sent = false;
+    op->nodes[i].missed = false;
     op->nodes[i].msg[0] = '\0';
   }
   if (round_kind == HRL_OP_ACQUIRE) {
@@ -66,6 +77,16 @@ static hrl_step start_round(hrl_lock *lk, hrl_op_kind round_kind,
   } else {
     op->cmd_len = hrl_resp_script(op->cmd, round_kind, 1, lk->key, lk->key_len,
                                   op->token, op->ttl_ms);
+    /* A late master answers after the round has stopped listening, so a
+     * NOSCRIPT from it (its script cache flushed while it was away) would
+     * go unread and the release or extend would never run there: it gets
+     * the full script at once. */
+    for (size_t i = 0; i < lk->cfg->n; i++) {
+      if (lk->cfg->masters[i].late) {
+        build_eval(lk);
+        op->nodes[i].eval_sent = true;
+      }
+    }
   }
   info->timeout_ms = timeout_ms;
   return HRL_STEP_ROUND;
@@ -251,23 +272,58 @@ static bool lost_on_granting_masters(const hrl_lock *lk) {
   return granting < c->quorum || refused > granting - c->quorum;
 }
 
+/* A release ends the hold whatever it finds: once it was asked for, the
+ * lock is not ours to use, even when too few masters confirmed (another
+ * client may hold it as soon as our keys expire). What a retry needs stays:
+ * the token, which masters deleted our key already, and which got the
+ * release but never answered (it may run there yet). Their "no key" to the
+ * retry is the earlier call's doing, counted as the confirmation it is and
+ * never read as "not owned". */
+static hrl_step judge_release(hrl_lock *lk, hrl_step_info *info) {
+  hrl_op *op = &lk->op;
+  const hrl_config *c = lk->cfg;
+  uint64_t unsure = 0;
+  for (size_t i = 0; i < c->n; i++) {
+    hrl_node *node = &op->nodes[i];
+    uint64_t bit = (uint64_t)1 << i;
+    bool earlier = (lk->released & bit) || ((lk->release_unsure & bit) &&
+                                            node->result == HRL_NODE_REFUSED);
+    if (earlier && node->result != HRL_NODE_OK) {
+      node->result = HRL_NODE_OK;
+      hrl_detailf(node->msg, sizeof node->msg, "released by an earlier call");
+    }
+    bool no_answer = node->result == HRL_NODE_PENDING ||
+                     node->result == HRL_NODE_UNREACHABLE;
+    if (no_answer &&
+        ((node->sent && node->missed) || (lk->release_unsure & bit))) {
+      unsure |= bit;
+    }
+  }
+  tally t = count_nodes(op->nodes, c->n);
+  record_counts(lk, t);
+  lk->held = false;
+  lk->release_pending = false;
+  if (t.ok >= c->quorum) {
+    return finish(lk, HRL_OK, info);
+  }
+  if (lost_on_granting_masters(lk)) {
+    return finish(lk, HRL_ENOTOWNED, info);
+  }
+  lk->release_pending = true;
+  lk->released = ok_mask(op->nodes, c->n);
+  lk->release_unsure = unsure;
+  return fail_unreachable(lk, op->nodes, t.ok, "confirmed", info);
+}
+
 static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
                              hrl_step_info *info) {
   hrl_op *op = &lk->op;
   const hrl_config *c = lk->cfg;
+  if (op->kind == HRL_OP_RELEASE) {
+    return judge_release(lk, info);
+  }
   tally t = count_nodes(op->nodes, c->n);
   record_counts(lk, t);
-  if (op->kind == HRL_OP_RELEASE) {
-    if (t.ok >= c->quorum) {
-      lk->held = false;
-      return finish(lk, HRL_OK, info);
-    }
-    if (lost_on_granting_masters(lk)) {
-      lk->held = false;
-      return finish(lk, HRL_ENOTOWNED, info);
-    }
-    return fail_unreachable(lk, op->nodes, t.ok, "confirmed", info);
-  }
   int64_t drift = drift_us(c, op->ttl_ms);
   int64_t new_until =
       op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS - drift;
@@ -317,6 +373,9 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
       return HRL_EINVAL;
     }
     lk->held = false;
+    lk->release_pending = false;
+    lk->released = 0;
+    lk->release_unsure = 0;
     op->deadline_us =
         arg_ms == HRL_WAIT_FOREVER ? INT64_MAX : now_us + arg_ms * US_PER_MS;
     op->ttl_ms = lk->ttl_ms;
@@ -324,14 +383,19 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
     break;
   case HRL_OP_RELEASE:
   case HRL_OP_EXTEND:
-    if (!lk->held) {
+    /* A release that did not finish may be retried; nothing else may run
+     * on a hold that is over. */
+    if (!lk->held && !(kind == HRL_OP_RELEASE && lk->release_pending)) {
       lk->detail[0] = '\0';
       return HRL_ENOTHELD;
     }
-    if (kind == HRL_OP_EXTEND && (arg_ms < 0 || arg_ms > HRL_TTL_MAX_MS)) {
+    if (kind == HRL_OP_EXTEND &&
+        (arg_ms < 0 || (arg_ms > 0 && arg_ms < lk->cfg->min_ttl_ms) ||
+         arg_ms > HRL_TTL_MAX_MS)) {
       hrl_detailf(lk->detail, sizeof lk->detail,
-                  "ttl_ms must be between 1 and %d (0: the lock's), got %lld",
-                  HRL_TTL_MAX_MS, (long long)arg_ms);
+                  "ttl_ms must be between %u and %d (0: the lock's), got %lld",
+                  (unsigned)lk->cfg->min_ttl_ms, HRL_TTL_MAX_MS,
+                  (long long)arg_ms);
       return HRL_EINVAL;
     }
     op->ttl_ms = arg_ms > 0 ? (uint32_t)arg_ms : lk->ttl_ms;
@@ -396,12 +460,13 @@ static bool in_round(const hrl_lock *lk, size_t i) {
           ph == HRL_PHASE_SCRIPTING);
 }
 
-const char *hrl_proto_command(const hrl_lock *lk, size_t i, size_t *len) {
+const char *hrl_proto_command(hrl_lock *lk, size_t i, size_t *len) {
   if (!in_round(lk, i)) {
     *len = 0;
     return NULL;
   }
-  const hrl_op *op = &lk->op;
+  hrl_op *op = &lk->op;
+  op->nodes[i].sent = true;
   if (op->nodes[i].eval_sent) {
     *len = op->cmd_eval_len;
     return op->cmd_eval;
@@ -430,11 +495,7 @@ hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
       node->result = HRL_NODE_PROTOCOL;
       return node->result;
     }
-    if (op->cmd_eval_len == 0) {
-      op->cmd_eval_len =
-          hrl_resp_script(op->cmd_eval, op->round_kind, 0, lk->key, lk->key_len,
-                          op->token, op->ttl_ms);
-    }
+    build_eval(lk);
     node->eval_sent = true;
     return HRL_NODE_RESEND;
   }
@@ -476,16 +537,47 @@ void hrl_proto_fail(hrl_lock *lk, size_t i, hrl_node_result why,
 }
 
 void hrl_proto_missed(hrl_lock *lk, size_t i, const char *message) {
-  if (i >= lk->cfg->n) {
+  if (!in_round(lk, i)) {
     return;
   }
   lk->cfg->masters[i].late = true;
+  lk->op.nodes[i].missed = true;
+  if (lk->op.round_kind != HRL_OP_ACQUIRE) {
+    build_eval(lk); /* for hrl_proto_late_command */
+  }
   hrl_proto_fail(lk, i, HRL_NODE_UNREACHABLE, message);
+}
+
+const char *hrl_proto_late_command(const hrl_lock *lk, size_t i, size_t *len) {
+  const hrl_op *op = &lk->op;
+  if (!in_round(lk, i) || op->round_kind == HRL_OP_ACQUIRE ||
+      op->nodes[i].eval_sent || op->cmd_eval_len == 0) {
+    *len = 0;
+    return NULL;
+  }
+  *len = op->cmd_eval_len;
+  return op->cmd_eval;
 }
 
 bool hrl_proto_skippable(const hrl_lock *lk, size_t i) {
   return in_round(lk, i) && lk->op.nodes[i].result == HRL_NODE_PENDING &&
          lk->cfg->masters[i].late && hrl_proto_settled(lk);
+}
+
+uint32_t hrl_min_ttl_ms(const hrl_config *c) {
+  /* The smallest TTL that leaves a millisecond of validity after a round
+   * that used its whole per-master deadline (a tenth of the TTL, at least
+   * 1 ms) and the drift allowance: below it no attempt could ever be valid,
+   * so an acquire would only time out (or spin forever). A handful of
+   * milliseconds for any drift_factor in [0, 0.5). */
+  for (uint32_t ttl = 1; ttl < 1000; ttl++) {
+    uint32_t round_ms = ttl / 10 > 0 ? ttl / 10 : 1;
+    int64_t left_us = ((int64_t)ttl - round_ms) * US_PER_MS - drift_us(c, ttl);
+    if (left_us >= US_PER_MS) {
+      return ttl;
+    }
+  }
+  return 1000;
 }
 
 bool hrl_lock_held_at(const hrl_lock *lk, int64_t now_us) {

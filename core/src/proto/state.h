@@ -32,6 +32,7 @@ typedef struct hrl_config {
   char *prefix;
   size_t n;
   size_t quorum;
+  uint32_t min_ttl_ms; /* the smallest TTL a round leaves validity in */
   hrl_master_cfg *masters;
 } hrl_config;
 
@@ -39,6 +40,8 @@ typedef struct hrl_config {
 typedef struct hrl_node {
   hrl_node_result result;
   bool eval_sent; /* NOSCRIPT came back once: the full script was sent */
+  bool sent;      /* the driver took the command */
+  bool missed;    /* ... and it went unanswered: it may run there yet */
   char msg[HRL_NODE_MSG_MAX];
 } hrl_node;
 
@@ -80,6 +83,15 @@ struct hrl_lock {
   size_t prefix_len;
   uint32_t ttl_ms;
   bool held;
+  /* A release that reached fewer than a quorum: the hold is over, but a
+   * retry of the release may finish it; released has a bit for each master
+   * that confirmed (deleted our key) in an earlier call. */
+  bool release_pending;
+  uint64_t released;
+  /* Masters that got that release but never answered: it may still run
+   * there (a stopped master wakes up), so a "no key" from them later is
+   * no news either. */
+  uint64_t release_unsure;
   uint64_t granted; /* bit i: master i holds (held) our token, as far as we
                        know: its OK to the acquire or the last extend */
   int64_t valid_until_us;
@@ -112,6 +124,9 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
                            const void *name, size_t name_len, uint32_t ttl_ms,
                            hrl_lock **out, char *detail, size_t detail_size);
 void hrl_lock_destroy(hrl_lock *lock);
+
+/* redlock.c: the smallest TTL with room for a round (see there). */
+uint32_t hrl_min_ttl_ms(const hrl_config *cfg);
 
 /* redlock.c: whether lock is held with validity left at now_us. */
 bool hrl_lock_held_at(const hrl_lock *lock, int64_t now_us);

@@ -174,6 +174,37 @@ local function send(sock, data, deadline, timeout_ms)
   return true
 end
 
+-- A new connection's handshake (AUTH, SELECT), alone: the command goes
+-- only after every reply said OK, so that a refused AUTH or SELECT cannot
+-- let it run as the default user or in database 0 and leave a key there.
+-- True, or nil after reporting the failure to the protocol.
+local function handshake(client, lock, i, t, sock, parser, deadline,
+                         timeout_ms)
+  local ok, err = send(sock, t.handshake, deadline, timeout_ms)
+  if not ok then
+    lock:fail(i, "unreachable", err)
+    return nil
+  end
+  for k = 1, t.replies do
+    local kind, value, rerr, timed_out = read_reply(sock, parser, deadline,
+      timeout_ms)
+    if not kind then
+      if timed_out then
+        lock:missed(i, rerr)
+      else
+        lock:fail(i, value, rerr)
+      end
+      return nil
+    end
+    local result, message = client:handshake_reply(i, k, kind, value)
+    if result ~= "ok" then
+      lock:fail(i, result, message)
+      return nil
+    end
+  end
+  return true
+end
+
 -- Master i's part of a round on one connection. Returns "pool" when the
 -- connection may be kept, "close" when it must not, or "stale" when a pooled
 -- connection broke before it answered anything (the server closed it while
@@ -181,31 +212,17 @@ end
 local function converse(client, lock, i, t, sock, reused, timeout_ms)
   local deadline = now() + timeout_ms / 1000
   local parser = core.parser()
-  local data = lock:command(i)
-  if not reused and t.replies > 0 then
-    data = { t.handshake, data }
+  if not reused and t.replies > 0 and not handshake(client, lock, i, t, sock,
+      parser, deadline, timeout_ms) then
+    return "close"
   end
-  local ok, err = send(sock, data, deadline, timeout_ms)
+  local ok, err = send(sock, lock:command(i), deadline, timeout_ms)
   if not ok then
     if reused then
       return "stale"
     end
     lock:fail(i, "unreachable", err)
     return "close"
-  end
-  if not reused then
-    for k = 1, t.replies do
-      local kind, value, rerr = read_reply(sock, parser, deadline, timeout_ms)
-      if not kind then
-        lock:fail(i, value, rerr)
-        return "close"
-      end
-      local result, message = client:handshake_reply(i, k, kind, value)
-      if result ~= "ok" then
-        lock:fail(i, result, message)
-        return "close"
-      end
-    end
   end
   local answered = false
   while true do
@@ -216,7 +233,19 @@ local function converse(client, lock, i, t, sock, reused, timeout_ms)
       then
         return "stale"
       end
-      lock:fail(i, value, rerr)
+      if timed_out then
+        -- The connection is closed unanswered: whatever the master does
+        -- with the command when it wakes up, the full script goes too (see
+        -- hrl_proto_late_command), so a lost script cache cannot keep a
+        -- release from running there.
+        local late = lock:missed(i, rerr)
+        if late then
+          sock:settimeout(timeout_ms)
+          sock:send(late)
+        end
+      else
+        lock:fail(i, value, rerr)
+      end
       return "close"
     end
     answered = true

@@ -561,7 +561,7 @@ static const row rows[] = {
      "ok, key of 7 bytes stored=1"},
     {"name", "name \"\\xff\\xfe\" (invalid UTF-8)", name_utf8, VALUE,
      "ok, key of 6 bytes stored=1"},
-    {"ttl", "ttl_ms 0", ttl_0, HRL_EINVAL, "ttl_ms must be between 1 and"},
+    {"ttl", "ttl_ms 0", ttl_0, HRL_EINVAL, "ttl_ms must be between 5 and"},
     {"ttl", "ttl_ms 2^31 (overflow)", ttl_big, HRL_EINVAL, "got 2147483648"},
     {"ttl", "ttl_ms UINT32_MAX", ttl_max, HRL_EINVAL, "got 4294967295"},
     {"ttl", "extend(2^31)", ext_big, HRL_EINVAL, "got 2147483648"},

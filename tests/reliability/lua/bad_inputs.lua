@@ -98,7 +98,7 @@ local ROWS = {
   { "name", "name print (a function)", function() return c:with(print, nil, print) end,
     "raises", "got function" },
   { "ttl", "ttl = 0", function() return c:acquire(X, { ttl = 0 }) end, "raises",
-    "ttl must be between 0.001 and 2147483.647 seconds, got 0" },
+    "ttl must be between 0.005 and 2147483.647 seconds, got 0" },
   { "ttl", "ttl = -1", function() return c:acquire(X, { ttl = -1 }) end, "raises", "got -1" },
   { "ttl", "ttl = nan", function() return c:acquire(X, { ttl = NAN }) end, "raises", "nan" },
   { "ttl", "ttl = inf", function() return c:acquire(X, { ttl = INF }) end, "raises",

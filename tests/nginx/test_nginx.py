@@ -19,16 +19,11 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from pytest_redis import TOLERANT
 
 import hiredlock
 from conftest import HERE
 
-TOLERANT = {
-    "connect_timeout": 1.0,
-    "timeout": 0.5,
-    "retry_delay": 0.01,
-    "retry_jitter": 0.005,
-}
 R5_TIMEOUT = 0.2  # the r5 client's per-master timeout (hrltest.lua)
 PHASE_ERROR = (
     "cosockets unavailable in the {} phase (lock from rewrite, access, "

@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from hrlrel import BUILD, HERE
 from hrlrel.badenv import bad_env
-from hrlrel.workload import runtime_env
+from hrlrel.workers import runtime_env
 
 COMMANDS = {
     "c": lambda out: [os.path.join(BUILD, "c", "bad_inputs"), out],

@@ -1,57 +1,54 @@
-"""A Python workload worker: loops "acquire; read the shared counter and set
-(on the data server, never faulted); sleep 0-20 ms (+ hold); write them back
-plus one element; [extend;] release" until its time is up, logging every
-step as one JSON line with CLOCK_MONOTONIC nanoseconds (time.monotonic_ns,
-the clock the core and the Lua workers read too).
+"""workload: the reliability workload loop. Loops "acquire; read the
+shared counter and set (on the data server, never faulted); sleep 0-20 ms
+(+ hold); write them back plus one element; [extend;] release" until its
+time is up, logging every step as one JSON line with CLOCK_MONOTONIC
+nanoseconds (time.monotonic_ns, the clock the core and the Lua worker read
+too). Answers {"done": true} at the end.
 
-  python3 worker.py CONFIG_JSON
+    workload id=ID lock=NAME ttl=S wait=S duration=S hold_ms=MS extend_p=P
+             seed=N log=PATH start_at=NS data=SOCKET [client options]
 
-CONFIG: id, urls, data (unix socket of the data server), lock, ttl, wait,
-timeout, connect_timeout, retry_delay, retry_jitter, duration, hold_ms,
-extend_p, seed, log, start_at (monotonic ns to start at).
 The "set" is one string value of "element," items so that its write-back
 is a real read-modify-write: an overlap loses elements, as it loses
 increments of the counter.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import random
 import select
-import sys
 import time
 
-import redis
-
-import hiredlock
+from .wire import CLIENT_OPTIONS, seconds
 
 
-def pause(seconds: float) -> None:
+def pause(secs: float) -> None:
     """time.sleep without clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME),
     which libfaketime 0.9.10 breaks (EINVAL) when it leaves the monotonic
-    clock alone, as case 8 has it do."""
-    select.select([], [], [], seconds)
+    clock alone, as reliability case 8 has it do."""
+    select.select([], [], [], secs)
 
 
-def main() -> None:
-    cfg = json.loads(sys.argv[1])
-    rnd = random.Random(cfg["seed"])
-    wid = cfg["id"]
-    log = open(cfg["log"], "a", buffering=1)  # noqa: SIM115 (for the process's life)
+def workload(urls: list[str], opts: dict[str, str]) -> dict:
+    import redis
+
+    import hiredlock
+
+    rnd = random.Random(int(opts["seed"]))
+    wid = opts["id"]
+    ttl, wait = float(opts["ttl"]), float(opts["wait"])
+    hold_ms, extend_p = float(opts["hold_ms"]), float(opts["extend_p"])
+    log = open(opts["log"], "a", buffering=1)  # noqa: SIM115 (for the loop's life)
 
     def emit(ev: dict) -> None:
         ev["w"] = wid
         log.write(json.dumps(ev, separators=(",", ":")) + "\n")
 
-    data = redis.Redis(unix_socket_path=cfg["data"], socket_timeout=30)
-    client = hiredlock.Client(
-        cfg["urls"],
-        connect_timeout=cfg["connect_timeout"],
-        timeout=cfg["timeout"],
-        retry_delay=cfg["retry_delay"],
-        retry_jitter=cfg["retry_jitter"],
-    )
-    lk = client.lock(cfg["lock"], ttl=cfg["ttl"])
+    data = redis.Redis(unix_socket_path=opts["data"], socket_timeout=30)
+    client = hiredlock.Client(urls, **seconds(opts, *CLIENT_OPTIONS))
+    lk = client.lock(opts["lock"], ttl=ttl)
     emit(
         {
             "ev": "start",
@@ -61,16 +58,16 @@ def main() -> None:
             "wall": time.time(),
         }
     )
-    while time.monotonic_ns() < cfg["start_at"]:
+    while time.monotonic_ns() < int(opts["start_at"]):
         pause(0.001)
-    end = time.monotonic_ns() + int(cfg["duration"] * 1e9)
+    end = time.monotonic_ns() + int(float(opts["duration"]) * 1e9)
     seq = 0
     while time.monotonic_ns() < end:
         t0 = time.monotonic_ns()
         wall = time.time()
         err = None
         try:
-            ok = lk.acquire(timeout=cfg["wait"])
+            ok = lk.acquire(timeout=wait)
             if not ok:
                 err = "timeout"
         except hiredlock.LockError as e:
@@ -92,7 +89,7 @@ def main() -> None:
         counter = int(data.get("counter") or 0)
         blob = data.get("set") or b""
         emit({"ev": "read", "t": time.monotonic_ns(), "c": counter})
-        pause(rnd.uniform(0, 0.02) + cfg["hold_ms"] / 1000)
+        pause(rnd.uniform(0, 0.02) + hold_ms / 1000)
         t0 = time.monotonic_ns()
         pipe = data.pipeline(transaction=True)
         pipe.set("counter", counter + 1)
@@ -107,7 +104,7 @@ def main() -> None:
                 "e": elem,
             }
         )
-        if rnd.random() < cfg["extend_p"]:
+        if rnd.random() < extend_p:
             t0 = time.monotonic_ns()
             try:
                 lk.extend()
@@ -128,9 +125,7 @@ def main() -> None:
         if not ok:
             # A transport failure keeps it held locally (it expires with
             # its TTL): the next cycle uses a new Lock object.
-            lk = client.lock(cfg["lock"], ttl=cfg["ttl"])
+            lk = client.lock(opts["lock"], ttl=ttl)
     emit({"ev": "end", "t": time.monotonic_ns()})
-
-
-if __name__ == "__main__":
-    main()
+    log.close()
+    return {"done": True, "acquired": seq}

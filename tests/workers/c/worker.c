@@ -1,8 +1,9 @@
 /*
- * The C side of bench/harness.py: a long-lived process that runs one
- * benchmark slice per command read on stdin and answers with one JSON line,
- * so the harness can interleave it with the Python, Lua and Node workers on
- * the same servers. Connections stay open between commands.
+ * The C worker (tests/workers/README.md): a long-lived process that answers
+ * each command read on stdin with one JSON line, so the benchmark can
+ * interleave it with the Python, Lua and Node workers on the same servers
+ * and the reliability cases can drive it like the others. Connections stay
+ * open between commands.
  *
  *   run CASE SECONDS  back-to-back uncontended acquire+release cycles for
  *                     SECONDS; answers the cycles, the elapsed time, this
@@ -12,36 +13,25 @@
  *                     them (the memory case reads this process's RSS)
  *   unhold            releases and frees them
  *   cycles K          K cycles, a new lock object each (the RSS drift case)
+ *   client ..., cancel ...   reliability case 7 (cancel.c)
+ *   quit
  *
  * Cases:
- *   raw          blocking hiredis on master 1: SET key token NX PX 30000,
- *                then EVALSHA of the release script, both formatted once
- *                and the token fixed: the two round trips every lock cycle
- *                needs, with nothing else (the floor)
- *   fanK         the same two commands written to K masters before any
- *                reply is read, then every reply read (the floor at N = K)
+ *   raw, fanK    the floor: raw hiredis round trips (floor.c)
  *   c-nK         hiredlock's C API on K masters, one lock object reused
  *   c-new-n1     hiredlock's C API, a new lock object per cycle
  *
- * Usage: hrl-bench-worker URL1,URL2,... (redis://127.0.0.1:PORT only)
+ * Usage: hrl-worker URL1,URL2,... (redis://127.0.0.1:PORT only for the
+ * floor cases)
  */
 #define _GNU_SOURCE
-#include <hiredis.h>
-#include <stdbool.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "hiredlock.h"
-
-#define RELEASE_SHA "b70c2384248f88e6b75b9f89241a180f856ad852"
-#define RELEASE_SCRIPT                                                         \
-  "if redis.call(\"get\",KEYS[1]) == ARGV[1] then return "                     \
-  "redis.call(\"del\",KEYS[1]) else return 0 end"
-#define TOKEN "0123456789abcdef0123456789abcdef"
-#define MASTERS_MAX 7
-#define TTL_MS 30000
+#include "worker.h"
 
 static const int client_sizes[] = {1, 3, 5, 7};
 enum { N_CLIENTS = sizeof client_sizes / sizeof client_sizes[0] };
@@ -49,13 +39,14 @@ enum { N_CLIENTS = sizeof client_sizes / sizeof client_sizes[0] };
 typedef struct worker {
   size_t n_urls;
   const char *urls[MASTERS_MAX];
-  redisContext *conns[MASTERS_MAX];
+  redisContext *conns[MASTERS_MAX]; /* the floor's, opened on first use */
   hrl_client *clients[N_CLIENTS];
   hrl_lock *locks[N_CLIENTS];
   hrl_lock **held;
   long n_held;
   double *lat;
   size_t lat_cap;
+  hrl_options cancel_options; /* set by "client" */
 } worker;
 
 static double cpu_us(void) {
@@ -64,94 +55,36 @@ static double cpu_us(void) {
   return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-static void die(const char *what) {
-  fprintf(stderr, "hrl-bench-worker: %s\n", what);
+void die(const char *what) {
+  fprintf(stderr, "hrl-worker: %s\n", what);
   exit(1);
 }
 
-static redisContext *connect_url(const char *url) {
-  char host[64];
-  int port;
-  if (sscanf(url, "redis://%63[^:]:%d", host, &port) != 2) {
-    die("cannot parse a master URL (redis://host:port expected)");
-  }
-  redisContext *c = redisConnect(host, port);
-  if (c == NULL || c->err) {
-    die("cannot connect to a master");
-  }
-  redisReply *r = redisCommand(c, "SCRIPT LOAD %s", RELEASE_SCRIPT);
-  if (r == NULL || r->type != REDIS_REPLY_STRING) {
-    die("SCRIPT LOAD failed");
-  }
-  freeReplyObject(r);
-  return c;
+void answer(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  va_end(ap);
+  putchar('\n');
+  fflush(stdout);
 }
 
-static void expect(void *reply, int type, const char *what) {
-  redisReply *r = reply;
-  if (r == NULL || r->type != type) {
-    die(what);
-  }
-  freeReplyObject(r);
-}
-
-static void flush_all(redisContext **c, int n) {
-  for (int i = 0; i < n; i++) {
-    int done = 0;
-    while (!done) {
-      if (redisBufferWrite(c[i], &done) != REDIS_OK) {
-        die("write failed");
-      }
+bool option(const char *line, const char *key, char *out, size_t size) {
+  size_t klen = strlen(key);
+  for (const char *p = line; (p = strstr(p, key)) != NULL; p += klen) {
+    if ((p == line || p[-1] == ' ') && p[klen] == '=') {
+      const char *v = p + klen + 1;
+      size_t n = strcspn(v, " \t\r\n");
+      snprintf(out, size, "%.*s", (int)n, v);
+      return true;
     }
   }
-}
-
-static void read_all(redisContext **c, int n, int type, const char *what) {
-  for (int i = 0; i < n; i++) {
-    void *r = NULL;
-    if (redisGetReply(c[i], &r) != REDIS_OK) {
-      r = NULL;
-    }
-    expect(r, type, what);
-  }
-}
-
-/* The floor's two commands, formatted once: the loop only moves bytes. */
-static char *set_cmd, *evalsha_cmd;
-static int set_len, evalsha_len;
-
-static void format_floor_commands(void) {
-  set_len =
-      redisFormatCommand(&set_cmd, "SET bench:raw %s NX PX %d", TOKEN, TTL_MS);
-  evalsha_len = redisFormatCommand(
-      &evalsha_cmd, "EVALSHA " RELEASE_SHA " 1 bench:raw %s", TOKEN);
-  if (set_len < 0 || evalsha_len < 0) {
-    die("out of memory");
-  }
-}
-
-/* One floor cycle on n connections: each command is written to every
- * master before any reply is read (n = 1: a plain blocking round trip).
- * Returns the acquire's latency (us). */
-static double raw_cycle(redisContext **c, int n) {
-  int64_t t0 = hrl_now_us();
-  for (int i = 0; i < n; i++) {
-    redisAppendFormattedCommand(c[i], set_cmd, (size_t)set_len);
-  }
-  flush_all(c, n);
-  read_all(c, n, REDIS_REPLY_STATUS, "floor SET failed");
-  int64_t t1 = hrl_now_us();
-  for (int i = 0; i < n; i++) {
-    redisAppendFormattedCommand(c[i], evalsha_cmd, (size_t)evalsha_len);
-  }
-  flush_all(c, n);
-  read_all(c, n, REDIS_REPLY_INTEGER, "floor EVALSHA failed");
-  return (double)(t1 - t0);
+  return false;
 }
 
 static void check(hrl_status st, hrl_lock *lk, const char *what) {
   if (st != HRL_OK) {
-    fprintf(stderr, "hrl-bench-worker: %s: %s: %s\n", what, hrl_strerror(st),
+    fprintf(stderr, "hrl-worker: %s: %s: %s\n", what, hrl_strerror(st),
             lk != NULL ? hrl_lock_error(lk) : "");
     exit(1);
   }
@@ -209,6 +142,11 @@ static plan resolve(worker *w, const char *name) {
   } else if (strcmp(name, "c-new-n1") == 0) {
     p.kind = K_NEW_LOCK;
   }
+  for (int i = 0; p.kind == K_FLOOR && i < p.masters; i++) {
+    if (w->conns[i] == NULL) {
+      w->conns[i] = floor_connect(w->urls[i]);
+    }
+  }
   return p;
 }
 
@@ -216,7 +154,7 @@ static plan resolve(worker *w, const char *name) {
 static double cycle(worker *w, const plan *p) {
   switch (p->kind) {
   case K_FLOOR:
-    return raw_cycle(w->conns, p->masters);
+    return floor_cycle(w->conns, p->masters);
   case K_LOCK:
     return hiredlock_cycle(p->lock);
   case K_NEW_LOCK:
@@ -320,18 +258,15 @@ static void cycles(worker *w, long k) {
 
 int main(int argc, char **argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: hrl-bench-worker URL1,URL2,...\n");
+    fprintf(stderr, "usage: hrl-worker URL1,URL2,...\n");
     return 2;
   }
   static worker w;
-  format_floor_commands();
+  floor_init();
   char *copy = strdup(argv[1]);
   for (char *u = strtok(copy, ","); u != NULL && w.n_urls < MASTERS_MAX;
        u = strtok(NULL, ",")) {
     w.urls[w.n_urls++] = u;
-  }
-  for (size_t i = 0; i < w.n_urls; i++) {
-    w.conns[i] = connect_url(w.urls[i]);
   }
   for (int i = 0; i < N_CLIENTS; i++) {
     size_t n = (size_t)client_sizes[i];
@@ -348,7 +283,8 @@ int main(int argc, char **argv) {
       die(detail);
     }
   }
-  char line[256], cmd[32], name[32];
+  hrl_options_init(&w.cancel_options);
+  char line[1024], cmd[32], name[32];
   double arg;
   hrl_options o;
   hrl_options_init(&o);
@@ -371,6 +307,10 @@ int main(int argc, char **argv) {
       unhold(&w);
     } else if (got >= 2 && strcmp(cmd, "cycles") == 0) {
       cycles(&w, atol(name));
+    } else if (got >= 1 && strcmp(cmd, "client") == 0) {
+      client_command(&w.cancel_options, line);
+    } else if (got >= 1 && strcmp(cmd, "cancel") == 0) {
+      cancel_command(w.urls, w.n_urls, &w.cancel_options, line);
     } else if (got >= 1 && strcmp(cmd, "quit") == 0) {
       break;
     } else {
@@ -383,11 +323,12 @@ int main(int argc, char **argv) {
     hrl_client_free(w.clients[i]);
   }
   for (size_t i = 0; i < w.n_urls; i++) {
-    redisFree(w.conns[i]);
+    if (w.conns[i] != NULL) {
+      redisFree(w.conns[i]);
+    }
   }
   free(w.lat);
-  redisFreeCommand(set_cmd);
-  redisFreeCommand(evalsha_cmd);
+  floor_free();
   free(copy);
   return 0;
 }

@@ -1,7 +1,7 @@
-// The Node.js side of bench/harness.py: node-redlock (v5 API) on ioredis,
-// one benchmark slice per command on stdin, one JSON line out (the commands
-// of bench/c/worker.c: run CASE SECONDS, hold K, unhold, quit).
-//   node bench/node/worker.js URL1,URL2,...    (the harness starts it)
+// The Node.js worker (tests/workers/README.md): node-redlock (v5 API) on
+// ioredis for the benchmark, one JSON line out per command on stdin (the
+// benchmark commands of the C worker: run CASE SECONDS, hold K, unhold, quit).
+//   node tests/workers/node/worker.js URL1,URL2,...   (the harness starts it)
 // Cases: node-nK, node-redlock on K masters: redlock.acquire([key], 30000)
 // with retryCount 0 (one attempt, as every other case), then lock.release().
 // ioredis gets hiredlock's default per-master deadlines (connect 100 ms,

@@ -1,33 +1,25 @@
-"""Case 7, the Python side: "hold" keeps the lock busy (acquire, hold
-150 ms, release); "cancel" loops on acquires that the harness interrupts
-with SIGINT (KeyboardInterrupt) at random moments. Prints its counts as
-one JSON line at the end.
+"""cancel: reliability case 7, the Python side.
 
-  python3 canceller.py hold|cancel SECONDS LOCK URLS
+    cancel mode=hold|cancel seconds=S name=NAME
+
+"hold" keeps the lock busy (acquire, hold 150 ms, release); "cancel" loops
+on acquires that the harness interrupts with SIGINT (KeyboardInterrupt) at
+random moments. Answers {"ready": true} once interrupts are expected, then
+its counts when the time is up. The client comes from "client".
 """
 
-import json
+from __future__ import annotations
+
 import select
-import sys
 import time
 
-import hiredlock
+from .wire import out
 
 
-def main() -> None:
-    mode, seconds, name, urls = (
-        sys.argv[1],
-        float(sys.argv[2]),
-        sys.argv[3],
-        sys.argv[4],
-    )
-    client = hiredlock.Client(
-        urls.split(","),
-        timeout=0.2,
-        connect_timeout=0.5,
-        retry_delay=0.02,
-        retry_jitter=0.01,
-    )
+def cancel(client, opts: dict[str, str]) -> dict:
+    import hiredlock
+
+    mode, name = opts["mode"], opts["name"]
     counts = {
         "acquired": 0,
         "timeout": 0,
@@ -35,8 +27,8 @@ def main() -> None:
         "interrupted_elsewhere": 0,
         "errors": 0,
     }
-    end = time.monotonic() + seconds
-    print("ready", flush=True)  # the harness interrupts only from now on
+    end = time.monotonic() + float(opts["seconds"])
+    out({"ready": True})  # the harness interrupts only from now on
     while True:
         stage = "other"
         try:
@@ -61,8 +53,4 @@ def main() -> None:
             counts[key] += 1
         except hiredlock.LockError:
             counts["errors"] += 1
-    print(json.dumps(counts), flush=True)
-
-
-if __name__ == "__main__":
-    main()
+    return counts

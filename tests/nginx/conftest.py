@@ -105,6 +105,7 @@ class Nginx:
             "@PORT@": str(self.port),
             "@TREE@": tree,
             "@HERE@": str(HERE),
+            "@LUA_TESTS@": str(REPO / "tests" / "lua"),
         }
         for key, value in values.items():
             text = text.replace(key, value)

@@ -42,7 +42,7 @@ def plain_lua(interp: str, *args: str) -> str:
     env = {
         **os.environ,
         "LUA_PATH": f"{tree}/share/lua/5.1/?.lua;{tree}/share/lua/5.1/?/init.lua;"
-        f"{HERE}/?.lua;;",
+        f"{HERE}/?.lua;{HERE.parent}/lua/?.lua;;",
         "LUA_CPATH": f"{tree}/lib/lua/5.1/?.so;;",
     }
     out = subprocess.run(
@@ -468,6 +468,7 @@ def test_a_timer_from_init_worker_can_lock(ngx):
     assert got.startswith("ok "), got
 
 
+# Rows of the Lua bad-input table (tests/lua/helpers/bad_inputs.lua), by id.
 BAD_CASES = [
     "empty_name",
     "long_name",

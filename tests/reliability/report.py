@@ -500,8 +500,9 @@ def main() -> int:
     lines += [
         "## Bad inputs",
         "",
-        "One table-driven test per runtime (`c/bad_inputs.c`, `bad_inputs.py`, "
-        "`lua/bad_inputs.lua`, run by `run_bad.py` against servers that really say "
+        "One table per runtime (`tests/c/bad_inputs*.c`, `tests/python/bad_inputs/`, "
+        "`tests/lua/helpers/bad_inputs*.lua`), the same one each runtime's own "
+        "suite runs, run here by `run_bad.py` against servers that really say "
         "READONLY, OOM, BUSY, NOAUTH, WRONGPASS and WRONGTYPE; LOADING comes from our "
         "proxy as a scripted reply, a reset from the proxy too). Every row is checked "
         "against the error it must give and runs in `make test`; the texts below are "

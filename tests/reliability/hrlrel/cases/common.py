@@ -126,6 +126,20 @@ def workload_run(
         data.stop()
 
 
+def one_attempt(lk) -> tuple[bool, str | None, float, float]:
+    """One acquire without waiting, timed: (acquired, error text, ms, and
+    when it began on the monotonic clock)."""
+    import hiredlock
+
+    err = None
+    t0 = time.monotonic()
+    try:
+        ok = lk.acquire(blocking=False)
+    except hiredlock.LockError as e:
+        ok, err = False, str(e)
+    return ok, err, (time.monotonic() - t0) * 1000, t0
+
+
 def clean(result: dict) -> dict:
     return {k: v for k, v in result.items() if not k.startswith("_")}
 

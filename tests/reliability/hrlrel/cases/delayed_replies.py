@@ -11,7 +11,7 @@ import time
 from ..fixture import Servers
 from ..inject import Injector
 from ..proxy import Proxy
-from .common import PROBE_EPSILON, clean, healthy, safe, workload_run
+from .common import PROBE_EPSILON, clean, healthy, one_attempt, safe, workload_run
 
 
 def watch_key(masters, nodes, name: str, seconds: float, t0: float) -> dict:
@@ -49,13 +49,7 @@ def case5(out: str, full: bool) -> dict:
                     px.set(i, "delay", delay_ms)
                 name = f"c5:probe:{k}:{len(delayed)}"
                 lk = client.lock(name, ttl=ttl)
-                err = None
-                t0 = time.monotonic()
-                try:
-                    ok = lk.acquire(blocking=False)
-                except hiredlock.LockError as e:
-                    ok, err = False, str(e)
-                ms = (time.monotonic() - t0) * 1000
+                ok, err, ms, t0 = one_attempt(lk)
                 if ok:
                     lk.release()
                 seen = watch_key(

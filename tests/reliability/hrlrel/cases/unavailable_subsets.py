@@ -8,7 +8,7 @@ import time
 from ..fixture import Servers
 from ..inject import Injector
 from ..proxy import Proxy
-from .common import PROBE_EPSILON
+from .common import PROBE_EPSILON, one_attempt
 
 MODES = ["refused", "killed", "paused", "blackholed"]
 
@@ -46,13 +46,7 @@ def case2(out: str, full: bool) -> dict:
                 inj.pause(groups["paused"])
             name = f"c2:{mode}:{mask}"
             lk = client.lock(name, ttl=ttl)
-            err = None
-            t0 = time.monotonic()
-            try:
-                ok = lk.acquire(blocking=False)
-            except hiredlock.LockError as e:
-                ok, err = False, str(e)
-            ms = (time.monotonic() - t0) * 1000
+            ok, err, ms, _ = one_attempt(lk)
             up = [i for i in range(1, 6) if i not in down]
             left = sum(1 for i in up if masters.redis(i).exists(name))
             if ok:

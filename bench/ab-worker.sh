@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Builds the C benchmark worker against the core of another revision, for
+# Builds the C worker (tests/workers/c) against the core of another revision, for
 # an A/B comparison of a core change in one run (same servers, same
 # repetitions, paired ratios):
-#   bench/ab-worker.sh REV             -> build/bench/ab/REV/hrl-bench-worker
-#   bench/run.sh --ab build/bench/ab/REV/hrl-bench-worker [--cases ab-c-n1,...]
+#   bench/ab-worker.sh REV             -> build/bench/ab/REV/hrl-worker
+#   bench/run.sh --ab build/bench/ab/REV/hrl-worker [--cases ab-c-n1,...]
 # adds the cases ab-c-n1, ab-c-n5, ab-c-new-n1 (that revision's core, this
 # checkout's worker) beside c-n1, c-n5, c-new-n1. Same flags as the CMake
 # RelWithDebInfo build: -O2 -g.
@@ -18,7 +18,7 @@ mkdir -p "$out"
 # shellcheck disable=SC2046
 cc -O2 -g -std=c11 -Wall -Wextra -Werror -fvisibility=hidden -DHRL_BUILDING \
   -I"$src/core/include" -I"$src/core/src" $(pkg-config --cflags hiredis) \
-  bench/c/worker.c $(find "$src/core/src" -name '*.c') \
-  -o "$out/hrl-bench-worker" \
+  tests/workers/c/*.c $(find "$src/core/src" -name '*.c') \
+  -o "$out/hrl-worker" \
   $(pkg-config --libs hiredis) -lpthread -lm
-echo "$out/hrl-bench-worker"
+echo "$out/hrl-worker"

@@ -5,6 +5,8 @@
 #   bench/run.sh --quick          a check in under 2 minutes (build/bench/)
 #   bench/run.sh                  the full run: bench/results/<date>.json,
 #                                 docs/PERFORMANCE.md, docs/performance.png
+#                                 (refused on a tree with uncommitted
+#                                 changes unless --allow-dirty)
 # bench/README.md describes the cases and the method.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,10 +15,9 @@ cd "$(dirname "$0")/.."
 # valgrind and strace (the profile phase).
 scripts/install-deps.sh core python lua bench
 
-# The C worker and bench_cycle, in the same tree as `make build`.
+# The C worker (tests/workers/c), in the same tree as `make build`.
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc)" --target hrl-bench-worker \
-  >/dev/null
+cmake --build build -j"$(nproc)" --target hrl-worker >/dev/null
 
 # True when nothing under the given sources is newer than file $1.
 fresh() {
@@ -76,12 +77,18 @@ for abi in 5.1 5.4; do
   done
 done
 
-# node-redlock and ioredis at the versions of bench/node/package-lock.json
-# (Node.js itself is not installed here: without it, no node-redlock case).
+# node-redlock and ioredis at the versions of
+# tests/workers/node/package-lock.json, installed into build/bench/node (the
+# harness points NODE_PATH there). Node.js itself is not installed here:
+# without it, no node-redlock case.
+node=build/bench/node
 if ! command -v npm >/dev/null; then
   echo "bench: no Node.js/npm on this machine: node-redlock is left out" >&2
-elif ! (cd bench/node && npm ls --omit=dev >/dev/null 2>&1); then
-  (cd bench/node && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+elif ! cmp -s tests/workers/node/package-lock.json "$node/package-lock.json" ||
+  ! (cd "$node" && npm ls --omit=dev >/dev/null 2>&1); then
+  mkdir -p "$node"
+  cp tests/workers/node/package.json tests/workers/node/package-lock.json "$node/"
+  (cd "$node" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 
 exec python3 bench/harness.py "$@"

@@ -4,23 +4,33 @@
 # C, Python and Lua, and the fuzzers at 10^6 executions per target; the
 # results go to tests/reliability/results/ and docs/RELIABILITY.md is
 # generated from them.
-#   scripts/reliability.sh [--cases 1,2,...] [--no-fuzz]
+#   scripts/reliability.sh [--cases 1,2,...] [--no-fuzz] [--allow-dirty]
+# Refused on a tree with uncommitted changes (the results are committed as
+# those of a commit) unless --allow-dirty.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 results=tests/reliability/results
 cases=()
 fuzz=1
+dirty=()
 while [ $# -gt 0 ]; do
   case $1 in
     --cases) cases=(--cases "$2"); shift 2 ;;
     --no-fuzz) fuzz=0; shift ;;
-    *) echo "usage: scripts/reliability.sh [--cases 1,2,...] [--no-fuzz]" >&2; exit 2 ;;
+    --allow-dirty) dirty=(--allow-dirty); shift ;;
+    *) echo "usage: scripts/reliability.sh [--cases 1,2,...] [--no-fuzz] [--allow-dirty]" >&2; exit 2 ;;
   esac
 done
+# Before anything is built: a full run on a dirty tree stops here.
+python3 -c 'import sys; sys.path.insert(0, "tests/fixtures")
+from treestate import refuse_dirty, tree_state
+refuse_dirty("reliability", tree_state(), "--allow-dirty" in sys.argv)' \
+  "${dirty[@]}" || exit 1
 tests/reliability/build.sh || exit 1
 mkdir -p "$results"
 rc=0
-python3 tests/reliability/run.py --full --bad --out "$results" "${cases[@]}" || rc=1
+python3 tests/reliability/run.py --full --bad --out "$results" "${cases[@]}" \
+  "${dirty[@]}" || rc=1
 if [ $fuzz -eq 1 ]; then
   scripts/fuzz.sh || rc=1
   python3 tests/reliability/fuzz_figures.py build-fuzz "$results/fuzz.json" || rc=1

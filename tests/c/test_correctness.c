@@ -234,19 +234,17 @@ static void test_clock_counts_suspended_time(void) {
  * every inherited connection once. */
 typedef struct churn {
   hrl_client *client;
+  hrl_lock *lock; /* the thread's, made here so a child can free its copy */
   atomic_bool stop;
 } churn;
 
 static void *churn_rounds(void *arg) {
   churn *ch = arg;
-  hrl_lock *lk = NULL;
-  hrl_lock_new(ch->client, "fork:churn", 10, 10000, &lk, NULL, 0);
   while (!atomic_load(&ch->stop)) {
-    if (hrl_lock_acquire(lk, 0) == HRL_OK) {
-      hrl_lock_release(lk);
+    if (hrl_lock_acquire(ch->lock, 0) == HRL_OK) {
+      hrl_lock_release(ch->lock);
     }
   }
-  hrl_lock_free(lk);
   return NULL;
 }
 
@@ -256,7 +254,8 @@ static void test_fork_while_another_thread_is_in_a_round(void) {
   /* Nothing listens on ports 1 and 2: a connect and a close each round. */
   const char *urls[] = {fx.url[0], "redis://127.0.0.1:1",
                         "redis://127.0.0.1:2"};
-  churn ch = {client_on(urls, 3, 50), false};
+  churn ch = {client_on(urls, 3, 50), NULL, false};
+  ch.lock = lock_on(ch.client, "fork:churn", 10000);
   pthread_t t;
   pthread_create(&t, NULL, churn_rounds, &ch);
   int bad = 0;
@@ -272,6 +271,7 @@ static void test_fork_while_another_thread_is_in_a_round(void) {
         hrl_lock_release(lk);
       }
       hrl_lock_free(lk);
+      hrl_lock_free(ch.lock); /* the thread's copy: no thread uses it here */
       hrl_client_free(ch.client);
       fixture_forget(&fx);
       _exit(st == HRL_ECONNECT ? 0 : 3); /* 1 of 3 masters answers */
@@ -284,6 +284,7 @@ static void test_fork_while_another_thread_is_in_a_round(void) {
   atomic_store(&ch.stop, true);
   pthread_join(t, NULL);
   CHECK_INT(bad, 0);
+  hrl_lock_free(ch.lock);
   hrl_client_free(ch.client);
   fixture_stop(&fx);
 }

@@ -1,5 +1,7 @@
-/* Unit tests without Redis: URLs, options, argument checks, tokens, the
- * message table. */
+/* Unit tests without Redis: URL parsing (url.h), tokens (random.h), the
+ * message table, and what valid options, names and seconds become. The bad
+ * inputs of the public API are in the C bad-input table (bad_inputs.h, run
+ * by test_bad_inputs and by the reliability suite). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -12,8 +14,6 @@ static void test_message_table(void) {
   CHECK_STR(hrl_strerror(HRL_ETIMEOUT), "timeout");
   CHECK_STR(hrl_strerror(HRL_ENOTOWNED), "not owned");
   CHECK_STR(hrl_strerror(HRL_ECONNECT), "connection failed");
-  CHECK_STR(hrl_strerror((hrl_status)999), "unknown status");
-  CHECK_STR(hrl_strerror((hrl_status)-1), "unknown status");
   for (int s = 0; s < HRL_STATUS_COUNT_; s++) {
     const char *t = hrl_strerror((hrl_status)s);
     CHECK(t[0] >= 'a' && t[0] <= 'z'); /* short lowercase texts */
@@ -164,18 +164,6 @@ static void test_client_config(void) {
                         "unix:///tmp/b.sock"};
   CHECK_STATUS(make_client(one, 1, NULL, d), HRL_OK);
   CHECK_STATUS(make_client(five, 5, NULL, d), HRL_OK);
-  CHECK_STATUS(make_client(one, 0, NULL, d), HRL_EINVAL);
-  CHECK_CONTAINS(d, "urls must list 1 to 63 masters, got 0");
-  CHECK_STATUS(make_client(NULL, 3, NULL, d), HRL_EINVAL);
-
-  const char *dup[] = {"redis://127.0.0.1:1", "redis://127.0.0.1:1/2"};
-  CHECK_STATUS(make_client(dup, 2, NULL, d), HRL_EINVAL);
-  CHECK_CONTAINS(d, "listed twice");
-  const char *dup_unix[] = {"unix:///tmp/a.sock", "unix:///tmp/a.sock?db=1"};
-  CHECK_STATUS(make_client(dup_unix, 2, NULL, d), HRL_EINVAL);
-  const char *bad[] = {"redis://127.0.0.1:1", "redis://h:x"};
-  CHECK_STATUS(make_client(bad, 2, NULL, d), HRL_EINVAL);
-  CHECK_CONTAINS(d, "port must be");
 
   hrl_options o;
   hrl_options_init(&o);
@@ -184,42 +172,12 @@ static void test_client_config(void) {
   CHECK_INT(o.retry_delay_ms, 200);
   CHECK_INT(o.retry_jitter_ms, 100);
   CHECK(o.drift_factor == 0.01);
-  o.drift_factor = 0.5;
-  CHECK_STATUS(make_client(one, 1, &o, d), HRL_EINVAL);
-  CHECK_CONTAINS(d, "drift_factor must be in [0, 0.5), got 0.5");
-  o.drift_factor = -0.1;
-  CHECK_STATUS(make_client(one, 1, &o, d), HRL_EINVAL);
-  o.drift_factor = NAN;
-  CHECK_STATUS(make_client(one, 1, &o, d), HRL_EINVAL);
-  o.drift_factor = 0.0;
-  CHECK_STATUS(make_client(one, 1, &o, d), HRL_OK);
-  o.timeout_ms = 0;
-  CHECK_STATUS(make_client(one, 1, &o, d), HRL_EINVAL);
-  CHECK_CONTAINS(d, "timeout must be between 1 and");
-  hrl_options_init(&o);
-  o.connect_timeout_ms = 0;
-  CHECK_STATUS(make_client(one, 1, &o, d), HRL_EINVAL);
-  hrl_options_init(&o);
-  o.retry_delay_ms = 0x80000000u;
-  CHECK_STATUS(make_client(one, 1, &o, d), HRL_EINVAL);
-  hrl_options_init(&o);
-  o.key_prefix = NULL;
-  o.key_prefix_len = 3;
-  CHECK_STATUS(make_client(one, 1, &o, d), HRL_EINVAL);
-  char big[HRL_PREFIX_MAX + 1];
-  memset(big, 'p', sizeof big);
-  o.key_prefix = big;
-  o.key_prefix_len = sizeof big;
-  CHECK_STATUS(make_client(one, 1, &o, d), HRL_EINVAL);
-  o.key_prefix_len = HRL_PREFIX_MAX;
-  CHECK_STATUS(make_client(one, 1, &o, d), HRL_OK);
 
   hrl_client *c = NULL;
   CHECK_STATUS(hrl_client_new(five, 5, NULL, &c, NULL, 0), HRL_OK);
   CHECK_INT(hrl_client_masters(c), 5);
   CHECK_INT(hrl_client_quorum(c), 3);
   CHECK_STR(hrl_client_master_label(c, 3), "/tmp/a.sock");
-  CHECK(hrl_client_master_label(c, 5) == NULL);
   hrl_master_info info;
   CHECK(hrl_client_master_info(c, 1, &info));
   CHECK_STR(info.host, "127.0.0.1");
@@ -228,54 +186,18 @@ static void test_client_config(void) {
   CHECK(hrl_client_master_info(c, 4, &info));
   CHECK(info.host == NULL && info.port == 0);
   CHECK_STR(info.path, "/tmp/b.sock");
-  CHECK(!hrl_client_master_info(c, 5, &info));
   hrl_client_free(c);
-  hrl_client_free(NULL);
 }
 
-static void test_lock_arguments(void) {
+static void test_lock_fields(void) {
   const char *one[] = {"redis://127.0.0.1:1"};
   hrl_client *c = NULL;
   char d[HRL_DETAIL_MAX];
   CHECK_STATUS(hrl_client_new(one, 1, NULL, &c, d, sizeof d), HRL_OK);
   hrl_lock *lk = NULL;
-  int64_t ms = 0;
-  CHECK_STATUS(hrl_lock_new(c, "", 0, 1000, &lk, d, sizeof d), HRL_EINVAL);
-  CHECK_STR(d, "name must be 1 to 512 bytes, got 0");
-  CHECK(lk == NULL);
-  char name[HRL_NAME_MAX + 1];
-  memset(name, 'n', sizeof name);
-  CHECK_STATUS(hrl_lock_new(c, name, sizeof name, 1000, &lk, d, sizeof d),
-               HRL_EINVAL);
-  CHECK_STR(d, "name must be 1 to 512 bytes, got 513");
-  CHECK_STATUS(hrl_lock_new(c, NULL, 3, 1000, &lk, d, sizeof d), HRL_EINVAL);
-  CHECK_STATUS(hrl_lock_new(c, "x", 1, 0, &lk, d, sizeof d), HRL_EINVAL);
-  CHECK_STR(d, "ttl_ms must be between 5 and 2147483647, got 0");
-  /* No round could leave validity in 4 ms (ttl/10 for the round, 2 ms and
-   * 1 % drift): refused, naming the smallest TTL accepted. */
-  CHECK_INT(hrl_client_min_ttl_ms(c), 5);
-  CHECK_STATUS(hrl_lock_new(c, "x", 1, 4, &lk, d, sizeof d), HRL_EINVAL);
-  CHECK_STR(d, "ttl_ms must be between 5 and 2147483647, got 4");
-  CHECK_STATUS(hrl_lock_new(c, "x", 1, 5, &lk, d, sizeof d), HRL_OK);
-  hrl_lock_free(lk);
-  lk = NULL;
-  CHECK_STATUS(hrl_client_ttl_seconds(c, 0.002, &ms, d, sizeof d), HRL_EINVAL);
-  CHECK_STR(d, "ttl must be between 0.005 and 2147483.647 seconds, got 0.002");
-  CHECK_STATUS(hrl_client_ttl_seconds(c, 0.005, &ms, d, sizeof d), HRL_OK);
-  CHECK_INT(ms, 5);
-  /* The smallest TTL grows with the drift allowance. */
-  hrl_options o;
-  hrl_options_init(&o);
-  o.drift_factor = 0.49;
-  hrl_client *drifty = NULL;
-  CHECK_STATUS(hrl_client_new(one, 1, &o, &drifty, d, sizeof d), HRL_OK);
-  CHECK_INT(hrl_client_min_ttl_ms(drifty), 8);
-  hrl_client_free(drifty);
-  CHECK_STATUS(hrl_lock_new(c, "x", 1, 0x80000000u, &lk, d, sizeof d),
-               HRL_EINVAL);
-  CHECK_STATUS(hrl_lock_new(NULL, "x", 1, 10, &lk, d, sizeof d), HRL_EINVAL);
-
   /* A name is binary safe and its full 512 bytes are accepted. */
+  char name[HRL_NAME_MAX];
+  memset(name, 'n', sizeof name);
   name[3] = '\0';
   CHECK_STATUS(hrl_lock_new(c, name, HRL_NAME_MAX, 1000, &lk, d, sizeof d),
                HRL_OK);
@@ -286,14 +208,7 @@ static void test_lock_arguments(void) {
   CHECK(!hrl_lock_held(lk));
   CHECK_INT(hrl_lock_validity_ms(lk), 0);
   CHECK_INT(hrl_lock_ttl_ms(lk), 1000);
-  /* Calls that need a held lock do no I/O when it is not. */
-  CHECK_STATUS(hrl_lock_release(lk), HRL_ENOTHELD);
-  CHECK_STATUS(hrl_lock_extend(lk, 0), HRL_ENOTHELD);
-  CHECK_STATUS(hrl_lock_acquire(lk, -2), HRL_EINVAL);
-  CHECK_CONTAINS(hrl_lock_error(lk), "wait_ms must be >= 0");
-  CHECK_STATUS(hrl_lock_acquire(lk, (int64_t)HRL_TTL_MAX_MS + 1), HRL_EINVAL);
   hrl_lock_free(lk);
-  hrl_lock_free(NULL);
   hrl_client_free(c);
 }
 
@@ -313,29 +228,10 @@ static void test_seconds_conversion(void) {
       hrl_seconds_to_ms("ttl", 2147483.647, 1, HRL_TTL_MAX_MS, &ms, d, 99),
       HRL_OK);
   CHECK_INT(ms, HRL_TTL_MAX_MS);
-  static const double bad[] = {0, -1, 0.0004, 2147483.648, 1e300, -0.0001};
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    d[0] = '\0';
-    CHECK_STATUS(
-        hrl_seconds_to_ms("ttl", bad[i], 1, HRL_TTL_MAX_MS, &ms, d, sizeof d),
-        HRL_EINVAL);
-    CHECK_CONTAINS(d, "ttl must be between 0.001 and 2147483.647 seconds");
-  }
-  CHECK_STATUS(
-      hrl_seconds_to_ms("ttl", INFINITY, 1, HRL_TTL_MAX_MS, &ms, d, sizeof d),
-      HRL_EINVAL);
-  CHECK_CONTAINS(d, "got inf");
-  CHECK_STATUS(
-      hrl_seconds_to_ms("timeout", NAN, 0, HRL_TTL_MAX_MS, &ms, d, sizeof d),
-      HRL_EINVAL);
-  CHECK_STR(d, "timeout must be a number of seconds, got nan");
   CHECK_STATUS(
       hrl_seconds_to_ms("timeout", 0, 0, HRL_TTL_MAX_MS, &ms, d, sizeof d),
       HRL_OK);
   CHECK_INT(ms, 0);
-  CHECK_STATUS(hrl_seconds_to_ms("timeout", -0.0001, 0, HRL_TTL_MAX_MS, &ms, d,
-                                 sizeof d),
-               HRL_EINVAL);
 }
 
 static bool is_token(const char *t) {
@@ -390,13 +286,38 @@ static void test_tokens(void) {
   CHECK_INT(hrl_random_upto(0), 0);
 }
 
+/* The smallest TTL a client accepts: one that leaves validity after a
+ * round at its per-master deadline (a tenth of the TTL) and the drift
+ * allowance. It grows with drift_factor. */
+static void test_smallest_ttl(void) {
+  const char *one[] = {"redis://127.0.0.1:1"};
+  char d[HRL_DETAIL_MAX];
+  hrl_client *c = NULL;
+  CHECK_STATUS(hrl_client_new(one, 1, NULL, &c, d, sizeof d), HRL_OK);
+  CHECK_INT(hrl_client_min_ttl_ms(c), 5);
+  hrl_lock *lk = NULL;
+  CHECK_STATUS(hrl_lock_new(c, "x", 1, 5, &lk, d, sizeof d), HRL_OK);
+  hrl_lock_free(lk);
+  int64_t ms = 0;
+  CHECK_STATUS(hrl_client_ttl_seconds(c, 0.005, &ms, d, sizeof d), HRL_OK);
+  CHECK_INT(ms, 5);
+  hrl_client_free(c);
+  hrl_options o;
+  hrl_options_init(&o);
+  o.drift_factor = 0.49;
+  CHECK_STATUS(hrl_client_new(one, 1, &o, &c, d, sizeof d), HRL_OK);
+  CHECK_INT(hrl_client_min_ttl_ms(c), 8);
+  hrl_client_free(c);
+}
+
 int main(void) {
+  RUN(test_smallest_ttl);
   RUN(test_message_table);
   RUN(test_url_good);
   RUN(test_url_bad);
   RUN(test_url_messages_hide_passwords);
   RUN(test_client_config);
-  RUN(test_lock_arguments);
+  RUN(test_lock_fields);
   RUN(test_seconds_conversion);
   RUN(test_tokens);
   return finish_tests("test_inputs");

@@ -7,26 +7,24 @@ build-lua/<abi>) run as child processes speaking a line protocol:
   new <prefix-hex> <url,url,...>      -> ok
   acquire <name-hex> <ttl> <timeout>  -> ok <token> | err <message>
   release | extend <ttl>              -> ok | err <message>
-Redis comes from the shared launcher through tests/python's Servers.
+Redis comes from the shared fixtures, tests/fixtures/pytest_redis.py.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import contextlib
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "fixtures"))
 
-_spec = importlib.util.spec_from_file_location(
-    "hrl_python_fixtures", REPO / "tests" / "python" / "conftest.py"
-)
-fixtures = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(fixtures)
-Servers = fixtures.Servers
+# servers1, servers3, ...: the Redis fixtures every suite shares.
+pytest_plugins = ["pytest_redis"]
 
 
 class PythonAgent:
@@ -113,10 +111,8 @@ class ProcessAgent:
         return self._ask(f"extend {ttl}")
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(AssertionError, BrokenPipeError):
             self._ask("quit")
-        except (AssertionError, BrokenPipeError):
-            pass
         self.proc.wait(timeout=10)
 
 
@@ -144,20 +140,6 @@ def make_agent(runtime: str):
     abi = "5.4" if runtime == "lua5.4" else "5.1"
     script = str(REPO / "tests" / "interop" / "agent.lua")
     return ProcessAgent(runtime, [runtime, script], lua_env(abi))
-
-
-@pytest.fixture(scope="session")
-def servers():
-    s = Servers(1)
-    yield s
-    s.stop()
-
-
-@pytest.fixture(scope="session")
-def servers3():
-    s = Servers(3)
-    yield s
-    s.stop()
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import time
 import uuid
 
 import pytest
+
 from conftest import RUNTIMES
 
 PAIRS = list(itertools.permutations(RUNTIMES, 2))
@@ -30,16 +31,16 @@ def token_of(answer: str) -> str:
 
 
 @pytest.mark.parametrize("holder,other", PAIRS, ids=[f"{a}-{b}" for a, b in PAIRS])
-def test_a_holder_excludes_the_other_runtime(agents, servers, holder, other):
+def test_a_holder_excludes_the_other_runtime(agents, servers1, holder, other):
     name = fresh_name()
-    a = agents(holder, servers.urls)
-    b = agents(other, servers.urls)
+    a = agents(holder, servers1.urls)
+    b = agents(other, servers1.urls)
     token_a = token_of(a.acquire(name, 10, 0))
-    assert servers.get(1, name) == token_a.encode()
+    assert servers1.get(1, name) == token_a.encode()
     assert b.acquire(name, 10, 0) == "err timeout"
     assert b.acquire(name, 10, 0.3) == "err timeout"  # retries, still held
     assert a.release() == "ok"
-    assert servers.get(1, name) is None
+    assert servers1.get(1, name) is None
     token_b = token_of(b.acquire(name, 10, 0))
     assert token_b != token_a
     assert a.acquire(name, 10, 0) == "err timeout"
@@ -48,11 +49,11 @@ def test_a_holder_excludes_the_other_runtime(agents, servers, holder, other):
 
 @pytest.mark.parametrize("stale,taker", PAIRS, ids=[f"{a}-{b}" for a, b in PAIRS])
 def test_a_stale_holder_cannot_touch_the_new_holders_lock(
-    agents, servers, stale, taker
+    agents, servers1, stale, taker
 ):
     name = fresh_name()
-    a = agents(stale, servers.urls)
-    b = agents(taker, servers.urls)
+    a = agents(stale, servers1.urls)
+    b = agents(taker, servers1.urls)
     # The stale holder's lock expires and the other runtime takes it; the
     # stale one still has its old token and tries to extend, then release.
     for attempt in ("extend", "release"):
@@ -64,18 +65,18 @@ def test_a_stale_holder_cannot_touch_the_new_holders_lock(
             assert a.release() == "err not held"  # lost, so no I/O at all
         else:
             assert a.release() == "err not owned"
-        assert servers.get(1, name) == token_b.encode()
-        assert 9000 < servers.redis(1).pttl(name) <= 10000
+        assert servers1.get(1, name) == token_b.encode()
+        assert 9000 < servers1.redis(1).pttl(name) <= 10000
         assert b.release() == "ok"
 
 
-def test_every_runtime_writes_the_same_key_and_token_format(agents, servers):
+def test_every_runtime_writes_the_same_key_and_token_format(agents, servers1):
     prefix = b"app:\x00\xff:"
     name = b"n\x00\r\n\xfe" + uuid.uuid4().hex[:6].encode()
-    r = servers.redis(1)
+    r = servers1.redis(1)
     keys = {}
     for runtime in RUNTIMES:
-        agent = agents(runtime, servers.urls, prefix)
+        agent = agents(runtime, servers1.urls, prefix)
         token = token_of(agent.acquire(name, 7, 0))
         found = list(r.scan_iter(match=b"app:*"))
         assert len(found) == 1, (runtime, found)
@@ -87,11 +88,11 @@ def test_every_runtime_writes_the_same_key_and_token_format(agents, servers):
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
-def test_every_runtime_sends_the_same_scripts(agents, servers, runtime):
+def test_every_runtime_sends_the_same_scripts(agents, servers1, runtime):
     """After SCRIPT FLUSH a release or extend falls back to EVAL of the full
     script text; Redis then knows it under the SHA every runtime uses."""
-    r = servers.redis(1)
-    agent = agents(runtime, servers.urls)
+    r = servers1.redis(1)
+    agent = agents(runtime, servers1.urls)
     name = fresh_name()
     token_of(agent.acquire(name, 10, 0))
     r.script_flush()
@@ -131,7 +132,7 @@ def test_failures_read_the_same_in_every_runtime(agents):
 
 
 def fixtures_servers_killed():
-    from conftest import Servers
+    from redis_fixture import Servers
 
     s = Servers(1)
     s.kill(1)

@@ -32,6 +32,9 @@ sys.path.insert(0, str(REPO / "tests" / "fixtures"))
 
 from redis_fixture import Servers  # noqa: E402  (the path above)
 
+# servers3, servers5, ...: the Redis fixtures every suite shares.
+pytest_plugins = ["pytest_redis"]
+
 NGINX = os.environ.get("HRL_NGINX", "/usr/sbin/nginx")
 WORKERS = 2
 
@@ -102,6 +105,7 @@ class Nginx:
             "@PORT@": str(self.port),
             "@TREE@": tree,
             "@HERE@": str(HERE),
+            "@LUA_TESTS@": str(REPO / "tests" / "lua"),
         }
         for key, value in values.items():
             text = text.replace(key, value)
@@ -193,20 +197,6 @@ class Nginx:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait(10)
-
-
-@pytest.fixture(scope="session")
-def servers3():
-    s = Servers(3)
-    yield s
-    s.stop()
-
-
-@pytest.fixture(scope="session")
-def servers5():
-    s = Servers(5)
-    yield s
-    s.stop()
 
 
 @pytest.fixture(scope="session")

@@ -267,21 +267,23 @@ function T.counter()
   return reply(200, "ok")
 end
 
--- Bad requests (tests/nginx/badcases.lua): guard=1 runs the case in the
--- pcall idiom the README shows (400 and the message), guard=0 lets the
--- error escape (ngx_lua answers 500 and logs it; the worker goes on).
-local BAD = require "badcases"
+-- Bad requests: the rows of the Lua bad-input table with an id
+-- (tests/lua/helpers/bad_inputs.lua, the table every Lua suite uses);
+-- guard=1 runs the row in the pcall idiom the README shows (400 and the
+-- message), guard=0 lets the error escape (ngx_lua answers 500 and logs it;
+-- the worker goes on).
+local BAD = require "helpers.bad_inputs"
 
---- /bad?case=NAME&guard=0|1
+--- /bad?case=ID&guard=0|1
 function T.bad()
   local args = ngx.req.get_uri_args()
-  local case = assert(BAD[args.case], "no such case")
-  local client = T.client("c3")
+  local row = assert(BAD.by_id(args.case), "no such case")
+  local ctx = { client = T.client("c3") }
   if args.guard == "0" then
-    case(client)
+    row[3](ctx)
     return reply(200, "no error")
   end
-  local ok, err = pcall(case, client)
+  local ok, err = pcall(row[3], ctx)
   if not ok then
     return reply(400, tostring(err))
   end

@@ -2,10 +2,11 @@
 -- interop and bad-input tests of tests/nginx:
 --   plain.lua acquire URLS NAME TTL TIMEOUT -> "ok TOKEN" (the lock is left
 --                                               to its TTL) | "err MESSAGE"
---   plain.lua bad CASE URLS                  -> "raised MESSAGE" | "no error"
+--   plain.lua bad ID URLS                    -> "raised MESSAGE" | "no error"
+--                                               (ID: a row of tests/lua/helpers/bad_inputs.lua)
 -- URLS is a comma-separated list.
 local hiredlock = require "hiredlock"
-local badcases = require "badcases"
+local bad = require "helpers.bad_inputs"
 
 local function split(list)
   local out = {}
@@ -31,7 +32,7 @@ if mode == "acquire" then
 elseif mode == "bad" then
   local client = hiredlock.new(split(arg[3]), { connect_timeout = 1,
     timeout = 0.5 })
-  local ok, err = pcall(badcases[arg[2]], client)
+  local ok, err = pcall(assert(bad.by_id(arg[2]), "no such case")[3], { client = client })
   print(ok and "no error" or "raised " .. tostring(err))
 else
   error("usage: plain.lua acquire|bad ...")

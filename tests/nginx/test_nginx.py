@@ -19,16 +19,11 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from pytest_redis import TOLERANT
 
 import hiredlock
 from conftest import HERE
 
-TOLERANT = {
-    "connect_timeout": 1.0,
-    "timeout": 0.5,
-    "retry_delay": 0.01,
-    "retry_jitter": 0.005,
-}
 R5_TIMEOUT = 0.2  # the r5 client's per-master timeout (hrltest.lua)
 PHASE_ERROR = (
     "cosockets unavailable in the {} phase (lock from rewrite, access, "
@@ -47,7 +42,7 @@ def plain_lua(interp: str, *args: str) -> str:
     env = {
         **os.environ,
         "LUA_PATH": f"{tree}/share/lua/5.1/?.lua;{tree}/share/lua/5.1/?/init.lua;"
-        f"{HERE}/?.lua;;",
+        f"{HERE}/?.lua;{HERE.parent}/lua/?.lua;;",
         "LUA_CPATH": f"{tree}/lib/lua/5.1/?.so;;",
     }
     out = subprocess.run(
@@ -540,6 +535,7 @@ def test_a_timer_from_init_worker_can_lock(ngx):
     assert got.startswith("ok "), got
 
 
+# Rows of the Lua bad-input table (tests/lua/helpers/bad_inputs.lua), by id.
 BAD_CASES = [
     "empty_name",
     "long_name",

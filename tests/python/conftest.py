@@ -1,17 +1,17 @@
-"""pytest fixtures over the shared Redis launcher, tests/fixtures/redis-fixture.
+"""The Python suite's own fixtures; the Redis ones (servers1, servers5,
+servers, fresh5, name, TOLERANT) come from tests/fixtures/pytest_redis.py,
+shared with tests/interop and tests/nginx.
 
-Every Redis server these tests touch is started by that launcher (with
---owner, so a crashed pytest still has its servers reaped); there is no
-second way to start Redis. Servers (tests/fixtures/redis_fixture.py, shared
-with the other Python suites) inspects them through their unix sockets with
-redis-py, independently of the code under test.
+Every Redis server these tests touch is started by the shared launcher
+(with --owner, so a crashed pytest still has its servers reaped); there is
+no second way to start Redis. Servers inspects them through their unix
+sockets with redis-py, independently of the code under test.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 import pytest
@@ -19,56 +19,14 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "fixtures"))
 
-from redis_fixture import Servers  # noqa: E402  (the path above)
-
-
-# Per-master deadlines for tests that are not about deadlines: 5 servers, 8
-# processes or 16 threads share 2 cores here, and a starved server can miss
-# the default 50 ms (which then fails the call at once, by design).
-TOLERANT = {
-    "connect_timeout": 1.0,
-    "timeout": 0.5,
-    "retry_delay": 0.01,
-    "retry_jitter": 0.005,
-}
-
-
-@pytest.fixture(scope="session")
-def servers1():
-    s = Servers(1)
-    yield s
-    s.stop()
-
-
-@pytest.fixture(scope="session")
-def servers5():
-    s = Servers(5)
-    yield s
-    s.stop()
-
-
-@pytest.fixture(params=[1, 5], ids=["n1", "n5"])
-def servers(request):
-    """The shared 1-master and 5-master sets: tests run on both."""
-    return request.getfixturevalue(f"servers{request.param}")
-
-
-@pytest.fixture
-def fresh5():
-    """Five masters of its own, for a test that kills or pauses some."""
-    s = Servers(5)
-    yield s
-    s.stop()
-
-
-@pytest.fixture
-def name(request) -> str:
-    """A lock name no other test uses."""
-    return f"t:{request.node.name}:{uuid.uuid4().hex[:8]}"
+# servers1, servers5, servers, fresh5, name: the fixtures every suite shares.
+pytest_plugins = ["pytest_redis"]
 
 
 @pytest.fixture
 def client(servers):
+    from pytest_redis import TOLERANT  # loaded by pytest_plugins above
+
     import hiredlock
 
     return hiredlock.Client(servers.urls, **TOLERANT)

@@ -6,9 +6,9 @@ import re
 import time
 
 import pytest
+from pytest_redis import TOLERANT
 
 import hiredlock
-from conftest import TOLERANT
 
 
 def make_client(servers, **options):
@@ -127,7 +127,7 @@ def test_error_replies_are_a_lock_error_not_a_connection_error(fresh5, name):
 
 
 def test_password_urls_and_a_wrong_password():
-    from conftest import Servers
+    from redis_fixture import Servers
 
     s = Servers(3, "--password", "s3cret")
     try:

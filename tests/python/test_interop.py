@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 import redis
+from pytest_redis import TOLERANT
 from redis.exceptions import LockNotOwnedError
 
 import hiredlock
-from conftest import TOLERANT
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ import sys
 import tracemalloc
 
 import pytest
+from pytest_redis import TOLERANT
 
 import hiredlock
-from conftest import TOLERANT
 
 
 def rss_kib():

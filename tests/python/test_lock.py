@@ -6,9 +6,9 @@ import re
 import time
 
 import pytest
+from pytest_redis import TOLERANT
 
 import hiredlock
-from conftest import TOLERANT
 
 
 def test_acquire_sets_the_token_with_the_ttl_on_every_master(servers, client, name):

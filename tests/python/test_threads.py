@@ -7,9 +7,9 @@ import threading
 import time
 
 import pytest
+from pytest_redis import TOLERANT
 
 import hiredlock
-from conftest import TOLERANT
 
 fast_retries = {**TOLERANT, "retry_delay": 0.002, "retry_jitter": 0.002}
 

@@ -390,8 +390,9 @@ bad-input table runs in `make test` (suite `reliability`,
 
 ## How it is measured
 
-- **Workload.** M = 16 worker processes, half Python (`tests/reliability/worker.py`),
-  half Lua (`lua/worker.lua`, spread over lua5.1, LuaJIT and lua5.4), loop on one
+- **Workload.** M = 16 worker processes (`tests/workers`, the workers the
+  benchmark drives too), half Python, half Lua (spread over lua5.1, LuaJIT
+  and lua5.4), each running the `workload` command, loop on one
   lock: acquire; read a shared counter and a shared set from a separate Redis that
   is never faulted; sleep a random 0-20 ms (plus a fixed hold in case 3); write both
   back plus one element (one MULTI); optionally extend; release. The set is one
@@ -478,7 +479,7 @@ def main() -> int:
         (load(p) for p in glob.glob(os.path.join(results, "case*.json"))),
         key=lambda r: r["case"],
     )
-    from hrlrel.cases import EPSILON, PROBE_EPSILON
+    from hrlrel.cases.common import EPSILON, PROBE_EPSILON
 
     lines = [INTRO.format(eps_workload=EPSILON * 1000, eps_probe=PROBE_EPSILON * 1000)]
     lines += [
@@ -499,8 +500,9 @@ def main() -> int:
     lines += [
         "## Bad inputs",
         "",
-        "One table-driven test per runtime (`c/bad_inputs.c`, `bad_inputs.py`, "
-        "`lua/bad_inputs.lua`, run by `run_bad.py` against servers that really say "
+        "One table per runtime (`tests/c/bad_inputs*.c`, `tests/python/bad_inputs/`, "
+        "`tests/lua/helpers/bad_inputs*.lua`), the same one each runtime's own "
+        "suite runs, run here by `run_bad.py` against servers that really say "
         "READONLY, OOM, BUSY, NOAUTH, WRONGPASS and WRONGTYPE; LOADING comes from our "
         "proxy as a scripted reply, a reset from the proxy too). Every row is checked "
         "against the error it must give and runs in `make test`; the texts below are "

@@ -7,7 +7,10 @@ all); with --full, the documented runs (make reliability). Prints one line
 per case and a summary line (with --bad, the bad-input tables of every
 runtime run first and their counts join it); exits non-zero when a case
 is not as expected.
-Needs tests/reliability/build.sh to have run.
+A full run (--full) refuses a tree with uncommitted changes unless
+--allow-dirty: its results are committed as those of a commit. Every result
+records the commit and what was dirty. Needs tests/reliability/build.sh to
+have run.
 """
 
 from __future__ import annotations
@@ -31,7 +34,11 @@ sys.path.insert(
     ),
 )
 
-from hrlrel import BUILD, cases
+from hrlrel import BUILD, ROOT, cases
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "fixtures"))
+
+from treestate import refuse_dirty, tree_state  # the path above
 
 ALL = [1, 2, 3, 4, 5, 6, 7, 8, 9]
 
@@ -42,7 +49,14 @@ def main() -> int:
     ap.add_argument("--cases", default=",".join(map(str, ALL)))
     ap.add_argument("--bad", action="store_true")
     ap.add_argument("--out", default=os.path.join(BUILD, "results"))
+    ap.add_argument(
+        "--allow-dirty",
+        action="store_true",
+        help="let a full run measure a tree with uncommitted changes",
+    )
     args = ap.parse_args()
+    tree = tree_state()
+    refuse_dirty("reliability", tree, args.allow_dirty or not args.full)
     bad_ok, bad_line = True, None
     if args.bad:
         from run_bad import run_bad
@@ -66,6 +80,7 @@ def main() -> int:
         res["mode"] = "full" if args.full else "short"
         res["took_s"] = round(time.monotonic() - t0, 1)
         res["finished"] = time.strftime("%Y-%m-%d %H:%M:%S")
+        res["tree"] = tree
         with open(os.path.join(args.out, f"case{c}.json"), "w") as f:
             json.dump(res, f, indent=1, sort_keys=True)
         results.append(res)

@@ -14,16 +14,23 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from hrlrel import BUILD, HERE
+from hrlrel import BUILD, HERE, ROOT
 from hrlrel.badenv import bad_env
-from hrlrel.workload import runtime_env
+from hrlrel.workers import runtime_env
 
+# One table per runtime, each beside that runtime's own suite, which runs
+# its rows that need no misbehaving server; here every row runs.
+PYTHON_TESTS = os.path.join(ROOT, "tests", "python")
+LUA_RUNNER = os.path.join(HERE, "lua", "run_bad_inputs.lua")
 COMMANDS = {
+    # tests/c/bad_inputs*.c, built by build.sh through c/bad_inputs.c
     "c": lambda out: [os.path.join(BUILD, "c", "bad_inputs"), out],
-    "python": lambda out: [sys.executable, os.path.join(HERE, "bad_inputs.py"), out],
-    "lua5.1": lambda out: ["lua5.1", os.path.join(HERE, "lua", "bad_inputs.lua"), out],
-    "luajit": lambda out: ["luajit", os.path.join(HERE, "lua", "bad_inputs.lua"), out],
-    "lua5.4": lambda out: ["lua5.4", os.path.join(HERE, "lua", "bad_inputs.lua"), out],
+    # tests/python/bad_inputs (python3 -m bad_inputs, from tests/python)
+    "python": lambda out: [sys.executable, "-m", "bad_inputs", out],
+    # tests/lua/helpers/bad_inputs*.lua
+    "lua5.1": lambda out: ["lua5.1", LUA_RUNNER, out],
+    "luajit": lambda out: ["luajit", LUA_RUNNER, out],
+    "lua5.4": lambda out: ["lua5.4", LUA_RUNNER, out],
 }
 
 
@@ -32,6 +39,7 @@ RUNTIMES = "c,python,lua5.1,luajit,lua5.4"
 
 def run_bad(out_dir: str, runtimes: str = RUNTIMES) -> tuple[bool, str]:
     """Runs the tables; returns (all as expected, summary text)."""
+    out_dir = os.path.abspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     failed = 0
     counts = []
@@ -44,6 +52,7 @@ def run_bad(out_dir: str, runtimes: str = RUNTIMES) -> tuple[bool, str]:
                 rc = subprocess.run(
                     COMMANDS[rt](out),
                     env=runtime_env("python" if rt == "c" else rt, env_rt),
+                    cwd=PYTHON_TESTS if rt == "python" else None,
                     timeout=300,
                 ).returncode
             finally:

@@ -11,7 +11,8 @@ from . import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "fixtures"))
 
-from redis_fixture import LAUNCHER, Servers as _Servers  # noqa: E402
+from redis_fixture import LAUNCHER
+from redis_fixture import Servers as _Servers
 
 __all__ = ["LAUNCHER", "Servers"]
 

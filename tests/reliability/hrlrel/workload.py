@@ -1,51 +1,17 @@
-"""Starts the workload: M worker processes, Python and Lua mixed, on one
-lock, and collects their logs (one JSON line per step)."""
+"""Starts the workload: M workers (tests/workers), Python and Lua mixed, each
+running the "workload" command on one lock, and collects their logs (one
+JSON line per step)."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-import sys
 import time
 
-from . import BUILD, HERE, ROOT, now_ns
+from . import now_ns, workers
 
 RUNTIMES = ["python", "lua5.1", "python", "luajit", "python", "lua5.4"]
-ABI = {"lua5.1": "5.1", "luajit": "5.1", "lua5.4": "5.4"}
-
-
-def lua_literal(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, str):
-        return json.dumps(v)  # a JSON string is a valid Lua string here
-    if isinstance(v, (list, tuple)):
-        return "{" + ", ".join(lua_literal(x) for x in v) + "}"
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{k} = {lua_literal(x)}" for k, x in v.items()) + "}"
-    raise TypeError(type(v))
-
-
-def runtime_env(runtime: str, extra: dict | None = None) -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.join(BUILD, "py")
-    if runtime != "python":
-        abi = ABI[runtime]
-        lpath = ";".join(
-            [
-                os.path.join(ROOT, "lua", "?.lua"),
-                os.path.join(ROOT, "lua", "?", "init.lua"),
-                "",
-            ]
-        )
-        cpath = os.path.join(BUILD, "lua", abi, "?.so") + ";;"
-        env["LUA_PATH"] = env["LUA_PATH_5_4"] = lpath + ";"
-        env["LUA_CPATH"] = env["LUA_CPATH_5_4"] = cpath
-    env.update(extra or {})
-    return env
 
 
 class Workload:
@@ -107,35 +73,30 @@ class Workload:
             wid = f"w{i:02d}{'py' if rt == 'python' else rt.replace('lua', 'l')}"
             log = os.path.join(self.run_dir, f"{wid}.jsonl")
             cfg = dict(
-                self.params,
+                {k: v for k, v in self.params.items() if k != "urls"},
                 id=wid,
                 seed=self.seed * 1000 + i,
                 log=log,
                 start_at=start_at,
                 runtime=rt,
+                data=data_sock,
+                data_port=self.data.ports[0],
             )
-            if rt == "python":
-                cfg["data"] = data_sock
-                argv = [
-                    sys.executable,
-                    os.path.join(HERE, "worker.py"),
-                    json.dumps(cfg),
-                ]
-            else:
-                cfg["data_port"] = self.data.ports[0]
-                path = os.path.join(self.run_dir, f"{wid}.cfg.lua")
-                with open(path, "w") as f:
-                    f.write("return " + lua_literal(cfg) + "\n")
-                argv = [rt, os.path.join(HERE, "lua", "worker.lua"), path]
-            # The worker's own stderr; it lives as long as the worker.
+            # The worker's own output; it lives as long as the worker.
             errf = open(os.path.join(self.run_dir, f"{wid}.stderr"), "w")  # noqa: SIM115
-            self.procs[wid] = subprocess.Popen(
-                argv,
-                env=runtime_env(rt, self.env_for(i)),
-                stderr=errf,
+            worker = workers.start(
+                rt,
+                self.params["urls"],
+                env=self.env_for(i),
                 stdout=errf,
+                stderr=errf,
                 cwd=self.run_dir,
             )
+            # One command, then end of input: the worker runs the loop and
+            # exits (the injector signals it meanwhile, by pid).
+            worker.send(workers.command("workload", **cfg))
+            worker.finish()
+            self.procs[wid] = worker.proc
             self.runtime_of[wid] = rt
             self.logs.append(log)
         return start_at

@@ -1,0 +1,286 @@
+"""The benchmark's cases and what it checks them against: every case of
+the main phase (who runs it, its floor), the targets of issue 7 and the
+floor's own ratios, and the cases the profile phase counts."""
+
+from __future__ import annotations
+
+from . import INTERPS
+
+
+def build_cases() -> dict[str, dict]:
+    """Every case of the main phase: id -> what it is and who runs it."""
+    cases: dict[str, dict] = {}
+
+    def add(cid, worker, wcase, library, runtime, n, kind, label):
+        cases[cid] = {
+            "worker": worker,
+            "wcase": wcase,
+            "library": library,
+            "runtime": runtime,
+            "n": n,
+            "kind": kind,
+            "label": label,
+            "floor": "raw" if n == 1 else f"fan{n}",
+        }
+
+    add(
+        "raw",
+        "c",
+        "raw",
+        "floor",
+        "C",
+        1,
+        "floor",
+        "hiredis, blocking: SET NX PX + EVALSHA",
+    )
+    for n in (3, 5, 7):
+        add(
+            f"fan{n}",
+            "c",
+            f"fan{n}",
+            "floor",
+            "C",
+            n,
+            "floor",
+            f"hiredis, both commands fanned out to {n} masters",
+        )
+    add(
+        "redis-benchmark",
+        "rb",
+        "",
+        "floor",
+        "redis-benchmark",
+        1,
+        "floor",
+        "redis-benchmark -c 1: SET NX PX, then EVALSHA",
+    )
+    for n in (1, 3, 5, 7):
+        add(
+            f"c-n{n}",
+            "c",
+            f"c-n{n}",
+            "hiredlock",
+            "C",
+            n,
+            "hiredlock",
+            "hiredlock C API, one lock object reused",
+        )
+        add(
+            f"py-n{n}",
+            "py",
+            f"py-n{n}",
+            "hiredlock",
+            "Python",
+            n,
+            "hiredlock",
+            "hiredlock from Python, one Lock reused",
+        )
+        for interp in INTERPS:
+            add(
+                f"{interp}-n{n}",
+                interp,
+                f"lua-n{n}",
+                "hiredlock",
+                interp,
+                n,
+                "hiredlock",
+                "hiredlock from Lua: client:acquire, release",
+            )
+    add(
+        "c-new-n1",
+        "c",
+        "c-new-n1",
+        "hiredlock",
+        "C",
+        1,
+        "diagnostic",
+        "hrl_lock_new + acquire + release + free per cycle",
+    )
+    add(
+        "py-with-n1",
+        "py",
+        "py-with-n1",
+        "hiredlock",
+        "Python",
+        1,
+        "diagnostic",
+        "with client.lock(name): a new Lock per cycle",
+    )
+    for interp in INTERPS:
+        add(
+            f"{interp}-core-reuse",
+            interp,
+            "core-reuse",
+            "hiredlock",
+            interp,
+            1,
+            "diagnostic",
+            "hiredlock.core: one lock handle reused",
+        )
+        add(
+            f"{interp}-core-n1",
+            interp,
+            "core-n1",
+            "hiredlock",
+            interp,
+            1,
+            "diagnostic",
+            "hiredlock.core client:acquire (no facade)",
+        )
+        add(
+            f"{interp}-lean-n1",
+            interp,
+            "lean-n1",
+            "hiredlock",
+            interp,
+            1,
+            "diagnostic",
+            "core-n1 + a leaner facade sketch (tests/workers/lua)",
+        )
+        add(
+            f"{interp}-lua-redis",
+            interp,
+            "lua-redis",
+            "lua-redis",
+            interp,
+            1,
+            "peer",
+            "lua-redis: SET NX PX + EVAL",
+        )
+    add("redis-py", "py", "redis-py", "redis-py", "Python", 1, "peer", "redis-py Lock")
+    add(
+        "redis-lock",
+        "py",
+        "redis-lock",
+        "python-redis-lock",
+        "Python",
+        1,
+        "peer",
+        "python-redis-lock",
+    )
+    for n in (1, 3, 5):
+        add(
+            f"pottery-n{n}",
+            "py",
+            f"pottery-n{n}",
+            "pottery",
+            "Python",
+            n,
+            "peer",
+            "pottery Redlock",
+        )
+        add(
+            f"node-n{n}",
+            "node",
+            f"node-n{n}",
+            "node-redlock",
+            "Node.js",
+            n,
+            "peer",
+            "node-redlock v5 on ioredis",
+        )
+    return cases
+
+
+# The targets of issue 7: (id, what, numerator, denominator, op, bound).
+# A ratio is time(numerator) / time(denominator), per repetition, median.
+TARGETS = [
+    ("c-floor", "C cycle time / raw loop time", "c-n1", "raw", "<=", 1.02),
+    ("py-floor", "Python cycle time / raw loop time", "py-n1", "raw", "<=", 1.05),
+    (
+        "lua5.1-floor",
+        "lua5.1 cycle time / raw loop time",
+        "lua5.1-n1",
+        "raw",
+        "<=",
+        1.05,
+    ),
+    (
+        "luajit-floor",
+        "LuaJIT cycle time / raw loop time",
+        "luajit-n1",
+        "raw",
+        "<=",
+        1.05,
+    ),
+    (
+        "lua5.4-floor",
+        "lua5.4 cycle time / raw loop time",
+        "lua5.4-n1",
+        "raw",
+        "<=",
+        1.05,
+    ),
+    (
+        "py-vs-redis-py",
+        "redis-py Lock time / Python N=1 time",
+        "redis-py",
+        "py-n1",
+        ">",
+        1.0,
+    ),
+    (
+        "py5-vs-pottery5",
+        "pottery N=5 time / Python N=5 time",
+        "pottery-n5",
+        "py-n5",
+        ">=",
+        3.0,
+    ),
+    (
+        "py5-vs-node5",
+        "node-redlock N=5 time / Python N=5 time",
+        "node-n5",
+        "py-n5",
+        ">",
+        1.0,
+    ),
+    ("c5-vs-c1", "C N=5 cycle time / C N=1 cycle time", "c-n5", "c-n1", "<=", 1.3),
+    (
+        "py5-vs-py1",
+        "Python N=5 cycle time / Python N=1 cycle time",
+        "py-n5",
+        "py-n1",
+        "<=",
+        1.3,
+    ),
+    (
+        "luajit5-vs-luajit1",
+        "LuaJIT N=5 cycle time / N=1 cycle time",
+        "luajit-n5",
+        "luajit-n1",
+        "<=",
+        1.3,
+    ),
+]
+# What the floor itself allows for the same comparisons.
+FLOOR_RATIOS = [
+    ("fan5-vs-raw", "fan-out N=5 time / raw N=1 time", "fan5", "raw"),
+    ("fan3-vs-raw", "fan-out N=3 time / raw N=1 time", "fan3", "raw"),
+    ("fan7-vs-raw", "fan-out N=7 time / raw N=1 time", "fan7", "raw"),
+    (
+        "rb-vs-raw",
+        "redis-benchmark cycle time / raw loop time",
+        "redis-benchmark",
+        "raw",
+    ),
+]
+
+
+PROFILE_CASES = [
+    "raw",
+    "c-n1",
+    "c-new-n1",
+    "fan5",
+    "c-n5",
+    "py-n1",
+    "py-with-n1",
+    "redis-py",
+] + [
+    f"{interp}-{case}"
+    for interp in INTERPS
+    for case in ("n1", "lean-n1", "core-n1", "core-reuse")
+]
+
+
+QUICK_PROFILE_CASES = ["raw", "c-n1", "py-n1", "luajit-n1"]

@@ -1,0 +1,119 @@
+"""Reading the targets: sentences generated from the numbers (the
+profile's counts explain a ratio), not typed in."""
+
+from __future__ import annotations
+
+from .fmt import DASH, TIMES
+
+
+def explain(d):
+    """Reading the targets: generated from the numbers, not typed in."""
+    main = d.get("main", {})
+    t = {x["id"]: x for x in main.get("targets", [])}
+    f = {x["id"]: x for x in main.get("floor_ratios", [])}
+    cases = main.get("cases", {})
+    prof = d.get("profile", {}).get("cases", {})
+    out = []
+
+    def vs_floor(cid):
+        q = cases.get(cid, {}).get("vs_floor")
+        return f"{q['median']:.3f}{TIMES}" if q else DASH
+
+    def calls(cid):
+        return prof.get(cid, {}).get("syscalls") or {}
+
+    if "raw" in prof and "c-n1" in prof and "c-floor" in t:
+        raw, c1 = prof["raw"], prof["c-n1"]
+        extra = {
+            k: calls("c-n1").get(k, 0) - calls("raw").get(k, 0)
+            for k in set(calls("c-n1")) | set(calls("raw"))
+        }
+        more = ", ".join(
+            f"{k} {v:+.2f}" for k, v in sorted(extra.items()) if abs(v) >= 0.05
+        )
+        out.append(
+            f"- C against the raw loop ({t['c-floor']['ratio']['median']:.3f}"
+            f"{TIMES}): per cycle hiredlock runs {c1['instructions']:,.0f} client "
+            f"instructions against the loop's {raw['instructions']:,.0f}, and "
+            f"{sum(calls('c-n1').values()):.2f} system calls against "
+            f"{sum(calls('raw').values()):.2f} (per cycle: {more}). The "
+            f"getrandom() is the fresh 128-bit token every acquire needs; "
+            f"the loop reuses one fixed token."
+        )
+    if "py-floor" in t:
+        line = (
+            f"- Python: one Lock reused is "
+            f"{t['py-floor']['ratio']['median']:.3f}{TIMES} the raw loop "
+            f"({vs_floor('c-n1')} for C in the same run)"
+        )
+        if "py-n1" in prof and "c-n1" in prof:
+            line += (
+                f"; the binding adds "
+                f"{prof['py-n1']['instructions'] - prof['c-n1']['instructions']:,.0f}"
+                f" instructions per cycle to the C API's"
+            )
+        if cases.get("py-with-n1", {}).get("vs_floor"):
+            line += (
+                f"; a `with client.lock(...)` block per cycle (a new "
+                f"Lock each time) is {vs_floor('py-with-n1')}"
+            )
+            if "py-with-n1" in prof:
+                line += (
+                    f" ({prof['py-with-n1']['instructions']:,.0f} "
+                    f"instructions per cycle)"
+                )
+        out.append(line + ".")
+    for interp in ("lua5.1", "luajit", "lua5.4"):
+        key = f"{interp}-floor"
+        if key not in t:
+            continue
+        line = (
+            f"- {interp}: the API as users call it (a lock object per "
+            f"acquire) is {t[key]['ratio']['median']:.3f}{TIMES} the raw loop; "
+            f"one `hiredlock.core` handle reused is "
+            f"{vs_floor(f'{interp}-core-reuse')}, a new core handle per "
+            f"acquire without the facade {vs_floor(f'{interp}-core-n1')}"
+        )
+        if cases.get(f"{interp}-lean-n1", {}).get("vs_floor"):
+            line += (
+                f", and with a leaner facade sketched in the benchmark "
+                f"(a one-field lock table, the token read when asked for) "
+                f"{vs_floor(f'{interp}-lean-n1')}"
+            )
+        n1, ln, cn, cr = (
+            prof.get(f"{interp}-{x}", {}).get("instructions")
+            for x in ("n1", "lean-n1", "core-n1", "core-reuse")
+        )
+        if None not in (n1, cn, cr):
+            line += (
+                f". Instructions per cycle: {cr:,.0f} with the handle "
+                f"reused, {cn - cr:+,.0f} for a new handle per acquire, "
+                f"{n1 - cn:+,.0f} more for the facade ({n1:,.0f} in all)"
+            )
+            if ln is not None:
+                line += f"; the leaner sketch {ln - cn:+,.0f} over the handle"
+        out.append(line + ".")
+    if "fan5-vs-raw" in f and "c5-vs-c1" in t:
+        fr = f["fan5-vs-raw"]["ratio"]["median"]
+        cr = t["c5-vs-c1"]["ratio"]["median"]
+        n5 = ", ".join(
+            f"{rt} {vs_floor(cid)}"
+            for rt, cid in (
+                ("C", "c-n5"),
+                ("Python", "py-n5"),
+                ("lua5.1", "lua5.1-n5"),
+                ("LuaJIT", "luajit-n5"),
+                ("lua5.4", "lua5.4-n5"),
+            )
+            if cid in cases
+        )
+        out.append(
+            f"- N = 5 against N = 1: the raw fan-out to five masters alone "
+            f"takes {fr:.2f}{TIMES} the raw N = 1 loop here, because the five "
+            f"servers and the client take turns on one CPU: no client can "
+            f"get N = 5 within {t['c5-vs-c1']['bound']:g}{TIMES} of N = 1 on this "
+            f"machine. hiredlock's C "
+            f"N = 5 cycle is {cr:.2f}{TIMES} its N = 1 cycle; against the N = 5 "
+            f"floor itself: {n5}."
+        )
+    return "\n".join(out)

@@ -1,0 +1,262 @@
+"""The other phases in PERFORMANCE.md: profile (instructions and system
+calls per cycle), one master paused, contention, memory."""
+
+from __future__ import annotations
+
+from .fmt import DASH, TIMES, fmt_us, md_table
+
+
+def profile(d) -> list[str]:
+    """Instructions and system calls per cycle."""
+    lines: list[str] = []
+    w = lines.append
+    prof = d.get("profile")
+    if prof:
+        w("## Where the time goes (deterministic counts)")
+        w("")
+        w(
+            f"Client-side instructions per cycle (valgrind callgrind) and "
+            f"system calls per cycle (strace -c), each the difference between "
+            f"a run of {prof['cycles_base']} and one of "
+            f"{prof['cycles_base'] + prof['cycles']} cycles, so start-up "
+            f"cancels out. Unlike the rates, these do not move with the "
+            f"machine's load."
+        )
+        w("")
+        rows = []
+        for cid, p in prof["cases"].items():
+            sc = p.get("syscalls") or {}
+            top = ", ".join(
+                f"{k} {x:.2f}"
+                for k, x in sorted(sc.items(), key=lambda kv: -kv[1])
+                if x >= 0.05
+            )
+            rows.append(
+                [
+                    f"`{cid}`",
+                    f"{p['instructions']:,.0f}"
+                    if p.get("instructions") is not None
+                    else DASH,
+                    f"{sum(sc.values()):.2f}" if sc else DASH,
+                    top,
+                ]
+            )
+        w(
+            md_table(
+                ["case", "instructions/cycle", "syscalls/cycle", "which"],
+                rows,
+                left={0, 3},
+            )
+        )
+        w("")
+    return lines
+
+
+def paused(d) -> list[str]:
+    """Acquire latency with one master of five paused."""
+    paused = d.get("paused", {}).get("cases", {})
+    s = d["settings"]
+    lines: list[str] = []
+    w = lines.append
+    if paused:
+        pd = d["paused"]
+        w("## One master of five paused")
+        w("")
+        w(
+            f"Master {pd['paused_node']} of the {pd['masters']} stopped with "
+            f"SIGSTOP (through the fixture's `pause`) for the whole phase; "
+            f"{s['paused_reps']} {TIMES} {s['paused_seconds']} s per case, shuffled. "
+            f"hiredlock waits for a master up to the per-master timeout "
+            f"({pd['timeout_ms']} ms) the first time it misses a reply; after "
+            f"that, until it answers again, a round no longer waits for it "
+            f"once a quorum said OK, and still sends it every command. "
+            f"pottery and node-redlock decide as soon as a quorum answered "
+            f"and leave the stopped master's reply behind."
+        )
+        w("")
+        rows = []
+        for cid, p in sorted(paused.items(), key=lambda r: r[1]["latency_us"]["p50"]):
+            lat = p["latency_us"]
+            rows.append(
+                [
+                    f"`{cid}`",
+                    p["label"],
+                    p["runtime"],
+                    f"{p['rate_median']:,.1f}",
+                    fmt_us(lat["p50"]),
+                    fmt_us(lat["p99"]),
+                    fmt_us(lat["p999"]),
+                    fmt_us(lat["max"]),
+                    str(lat["n"]),
+                    str(p["failed"]),
+                ]
+            )
+        w(
+            md_table(
+                [
+                    "case",
+                    "what",
+                    "runtime",
+                    "cycles/s",
+                    "p50 µs",
+                    "p99 µs",
+                    "p99.9 µs",
+                    "max µs",
+                    "acquires",
+                    "not acquired",
+                ],
+                rows,
+                left=3,
+            )
+        )
+        w("")
+    return lines
+
+
+def contention(d) -> list[str]:
+    """Eight processes on one name."""
+    lines: list[str] = []
+    w = lines.append
+    cont = d.get("contention")
+    if cont:
+        w("## Contention: 8 processes, one name")
+        w("")
+        c0 = cont[0]
+        w(
+            f"{len(c0['processes'])} processes ({', '.join(c0['processes'])}), "
+            f"all hiredlock, on one name for {c0['duration_s']:g} s per run: "
+            f"acquire (blocking), release at once, acquire again. Hand-off: "
+            f"from the moment a holder calls release to the moment the next "
+            f"holder's acquire returns (CLOCK_MONOTONIC, shared by all "
+            f"processes), over all consecutive holds, and over those where the "
+            f"next holder is another process. Wait: from an acquire call to "
+            f"its return. Overlaps counts holds that began before the previous "
+            f"one was released, as the clients saw it: mutual exclusion, it "
+            f"must be 0."
+        )
+        w("")
+        w(
+            "Waiters poll: one that finds the lock taken sleeps the retry "
+            "delay (± jitter) before it tries again, while the holder that "
+            "just released is awake and takes the lock again at once. So the "
+            "lock rarely changes hands with the default delay, and waiters "
+            "wait up to several retry delays; a short delay hands it over "
+            "more often, at the cost of waiters' round trips competing for "
+            "the one CPU. Waking waiters on release is later work (DESIGN.md "
+            "section 7)."
+        )
+        w("")
+        rows = []
+        for r in cont:
+            other = r["handoff_other_ms"]
+            rows.append(
+                [
+                    str(r["n"]),
+                    f"{r['retry']} ({r['retry_delay_ms']:g} ± "
+                    f"{r['retry_jitter_ms']:g} ms)",
+                    f"{r['holds_per_s']:,.0f}",
+                    f"{r['handoff_ms']['p50']:.2f}",
+                    f"{r['handoff_ms']['p99']:.2f}",
+                    f"{r['other_share'] * 100:.1f} %",
+                    f"{other['p50']:.2f}" if other["n"] else DASH,
+                    f"{other['p99']:.2f}" if other["n"] else DASH,
+                    f"{r['wait_ms']['p50']:.2f}" if "wait_ms" in r else DASH,
+                    f"{r['wait_ms']['p99']:.1f}" if "wait_ms" in r else DASH,
+                    f"{r['wait_ms']['max']:,.0f}" if "wait_ms" in r else DASH,
+                    f"{min(r['holds_per_process']):,}{DASH}{max(r['holds_per_process']):,}",
+                    str(r["overlaps"]),
+                ]
+            )
+        w(
+            md_table(
+                [
+                    "N",
+                    "retry delay",
+                    "holds/s",
+                    "hand-off p50 ms",
+                    "hand-off p99 ms",
+                    "to another process",
+                    "hand-off to another p50 ms",
+                    "to another p99 ms",
+                    "wait p50 ms",
+                    "wait p99 ms",
+                    "wait max ms",
+                    "holds per process",
+                    "overlaps",
+                ],
+                rows,
+                left=2,
+            )
+        )
+        w("")
+    return lines
+
+
+def memory(d) -> list[str]:
+    """RSS holding 10,000 locks, and over many cycles."""
+    lines: list[str] = []
+    w = lines.append
+    mem = d.get("memory")
+    if mem:
+        w("## Memory")
+        w("")
+        w(
+            f"A fresh process per runtime on master 1: RSS before, while "
+            f"holding {mem['hold_count']:,} locks on distinct names, and after "
+            f"releasing them; then {mem['drift_cycles']:,} cycles with a new "
+            f"lock object each, RSS read every tenth (drift: RSS at the end "
+            f"minus RSS after the first tenth)."
+        )
+        w("")
+        rows = []
+        for label, h in mem["hold"].items():
+            rows.append(
+                [
+                    label,
+                    f"{h['rss_before_kb']:,}",
+                    f"{h['rss_holding_kb']:,}",
+                    f"{h['rss_after_kb']:,}",
+                    f"{h['bytes_per_lock']:,.0f}",
+                ]
+            )
+        w(
+            md_table(
+                [
+                    "runtime",
+                    "RSS before kB",
+                    "RSS holding kB",
+                    "RSS after release kB",
+                    "bytes per held lock",
+                ],
+                rows,
+            )
+        )
+        w("")
+        rows = []
+        for label, x in mem["drift"].items():
+            pts = x["points"]
+            rows.append(
+                [
+                    label,
+                    f"{x['rss_after_first_chunk_kb']:,}",
+                    f"{x['rss_end_kb']:,}",
+                    f"{x['drift_kb']:+,}",
+                    " ".join(f"{p[1]:,}" for p in pts[1:]),
+                    f"{x['seconds']:.0f}",
+                ]
+            )
+        w(
+            md_table(
+                [
+                    "runtime",
+                    "RSS after first tenth kB",
+                    "RSS at end kB",
+                    "drift kB",
+                    "RSS at each tenth kB",
+                    "time s",
+                ],
+                rows,
+            )
+        )
+        w("")
+    return lines

@@ -1,0 +1,203 @@
+"""The benchmark cases of the Python worker: back-to-back uncontended
+acquire+release cycles of hiredlock and of the Python peers, and the memory
+commands (hold, unhold, cycles). bench/README.md describes the cases.
+
+Peers get the same per-master timeouts as hiredlock's defaults (connect
+0.1 s, reply 0.05 s), so a paused master costs them no more than us.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import logging
+import time
+
+TTL = 30.0
+CONNECT_TIMEOUT = 0.1
+REPLY_TIMEOUT = 0.05
+
+
+def make_cases(urls: list[str]) -> dict:
+    """Case name -> a factory of (acquire, release); each case is set up on
+    first use, so a worker running one case imports only what it needs."""
+    conns: list = []
+
+    def redis_conns():
+        import redis
+
+        if not conns:
+            conns.extend(
+                redis.Redis.from_url(
+                    u,
+                    socket_timeout=REPLY_TIMEOUT,
+                    socket_connect_timeout=CONNECT_TIMEOUT,
+                )
+                for u in urls
+            )
+        return conns
+
+    def hiredlock_n(n):
+        import hiredlock
+
+        lk = hiredlock.Client(urls[:n]).lock(f"bench:py-n{n}", ttl=TTL)
+        return (lambda: lk.acquire(False)), lk.release
+
+    def with_n1():
+        import hiredlock
+
+        client1 = hiredlock.Client(urls[:1])
+
+        def with_cycle():
+            # A with block on a new Lock per cycle: __enter__ (the acquire)
+            # is timed; run_case calls __exit__ (the release).
+            lk = client1.lock("bench:py-with", ttl=TTL, blocking=False)
+            lk.__enter__()
+            return lk
+
+        return with_cycle, None
+
+    def redis_py():
+        rp = redis_conns()[0].lock("bench:redis-py", timeout=TTL)
+        return (lambda: rp.acquire(blocking=False)), rp.release
+
+    def redis_lock_():
+        import redis_lock
+
+        rl = redis_lock.Lock(redis_conns()[0], "bench:redis-lock", expire=int(TTL))
+        return (lambda: rl.acquire(blocking=False)), rl.release
+
+    def pottery_n(n):
+        import pottery
+
+        logging.getLogger("pottery").setLevel(logging.CRITICAL)
+        pot = pottery.Redlock(
+            key=f"bench:pottery-n{n}",
+            masters=set(redis_conns()[:n]),
+            auto_release_time=TTL,
+        )
+        return (lambda: pot.acquire(blocking=False)), pot.release
+
+    factories = {
+        "py-with-n1": with_n1,
+        "redis-py": redis_py,
+        "redis-lock": redis_lock_,
+    }
+    for n in (1, 3, 5, 7):
+        if n <= len(urls):
+            factories[f"py-n{n}"] = functools.partial(hiredlock_n, n)
+    for n in (1, 3, 5):
+        if n <= len(urls):
+            factories[f"pottery-n{n}"] = functools.partial(pottery_n, n)
+    return factories
+
+
+def run_case(case, seconds: float) -> dict:
+    acquire, release = case
+    now_ns = time.perf_counter_ns
+    lat = []
+    append = lat.append
+    failed = 0
+    cpu0 = time.process_time()
+    start = now_ns()
+    end = start + int(seconds * 1e9)
+    t = start
+    while t < end or not lat:
+        t0 = now_ns()
+        got = acquire()
+        t1 = now_ns()
+        if release is None:  # the with-block case: got is the entered Lock
+            got.__exit__(None, None, None)
+        elif got:
+            release()
+        else:
+            failed += 1
+        append((t1 - t0) / 1000)
+        t = now_ns()
+    cpu = (time.process_time() - cpu0) * 1e6
+    return {
+        "cycles": len(lat) - failed,
+        "failed": failed,
+        "elapsed": (t - start) / 1e9,
+        "cpu_us": cpu,
+        "lat": [round(x, 1) for x in lat],
+    }
+
+
+def count_case(case, k: int) -> dict:
+    """Exactly k cycles, nothing timed (the profile phase's counts)."""
+    acquire, release = case
+    for _ in range(k):
+        got = acquire()
+        if release is None:
+            got.__exit__(None, None, None)
+        elif got:
+            release()
+        else:
+            raise RuntimeError("an uncontended acquire failed")
+    return {"cycles": k}
+
+
+class Bench:
+    """The state of the benchmark commands: cases set up so far, one
+    one-master client, the locks a hold command keeps."""
+
+    def __init__(self, urls: list[str]) -> None:
+        self.urls = urls
+        self.factories = make_cases(urls)
+        self.cases: dict = {}
+        self.held: list = []
+        self._client1 = None
+
+    def client1(self):
+        import hiredlock
+
+        if self._client1 is None:
+            self._client1 = hiredlock.Client(self.urls[:1])
+        return self._client1
+
+    def case(self, name: str):
+        if name not in self.cases:
+            self.cases[name] = self.factories[name]()
+        return self.cases[name]
+
+    def run(self, args: list[str]) -> dict:
+        if args[0] not in self.factories:
+            return {"error": f"unknown case {args[0]}"}
+        return run_case(self.case(args[0]), float(args[1]))
+
+    def count(self, args: list[str]) -> dict:
+        if args[0] not in self.factories:
+            return {"error": f"unknown case {args[0]}"}
+        return count_case(self.case(args[0]), int(args[1]))
+
+    def hold(self, k: int, redis_py: bool = False) -> dict:
+        import redis
+
+        conn = redis.Redis.from_url(self.urls[0])
+        for i in range(k):
+            if redis_py:
+                lk = conn.lock(f"bench:hold:redis-py:{i}", timeout=TTL)
+                ok = lk.acquire(blocking=False)
+            else:
+                lk = self.client1().lock(f"bench:hold:py:{i}", ttl=TTL)
+                ok = lk.acquire(False)
+            if not ok:
+                return {"error": "hold: an acquire failed"}
+            self.held.append(lk)
+        gc.collect()
+        return {"held": len(self.held)}
+
+    def unhold(self) -> dict:
+        for lk in self.held:
+            lk.release()
+        n = len(self.held)
+        self.held.clear()
+        gc.collect()
+        return {"released": n}
+
+    def cycles(self, k: int) -> dict:
+        for _ in range(k):
+            with self.client1().lock("bench:drift:py", ttl=TTL, blocking=False):
+                pass
+        return {"cycles": k}

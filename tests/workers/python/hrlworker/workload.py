@@ -1,0 +1,131 @@
+"""workload: the reliability workload loop. Loops "acquire; read the
+shared counter and set (on the data server, never faulted); sleep 0-20 ms
+(+ hold); write them back plus one element; [extend;] release" until its
+time is up, logging every step as one JSON line with CLOCK_MONOTONIC
+nanoseconds (time.monotonic_ns, the clock the core and the Lua worker read
+too). Answers {"done": true} at the end.
+
+    workload id=ID lock=NAME ttl=S wait=S duration=S hold_ms=MS extend_p=P
+             seed=N log=PATH start_at=NS data=SOCKET [client options]
+
+The "set" is one string value of "element," items so that its write-back
+is a real read-modify-write: an overlap loses elements, as it loses
+increments of the counter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import select
+import time
+
+from .wire import CLIENT_OPTIONS, seconds
+
+
+def pause(secs: float) -> None:
+    """time.sleep without clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME),
+    which libfaketime 0.9.10 breaks (EINVAL) when it leaves the monotonic
+    clock alone, as reliability case 8 has it do."""
+    select.select([], [], [], secs)
+
+
+def workload(urls: list[str], opts: dict[str, str]) -> dict:
+    import redis
+
+    import hiredlock
+
+    rnd = random.Random(int(opts["seed"]))
+    wid = opts["id"]
+    ttl, wait = float(opts["ttl"]), float(opts["wait"])
+    hold_ms, extend_p = float(opts["hold_ms"]), float(opts["extend_p"])
+    log = open(opts["log"], "a", buffering=1)  # noqa: SIM115 (for the loop's life)
+
+    def emit(ev: dict) -> None:
+        ev["w"] = wid
+        log.write(json.dumps(ev, separators=(",", ":")) + "\n")
+
+    data = redis.Redis(unix_socket_path=opts["data"], socket_timeout=30)
+    client = hiredlock.Client(urls, **seconds(opts, *CLIENT_OPTIONS))
+    lk = client.lock(opts["lock"], ttl=ttl)
+    emit(
+        {
+            "ev": "start",
+            "rt": "python",
+            "pid": os.getpid(),
+            "t": time.monotonic_ns(),
+            "wall": time.time(),
+        }
+    )
+    while time.monotonic_ns() < int(opts["start_at"]):
+        pause(0.001)
+    end = time.monotonic_ns() + int(float(opts["duration"]) * 1e9)
+    seq = 0
+    while time.monotonic_ns() < end:
+        t0 = time.monotonic_ns()
+        wall = time.time()
+        err = None
+        try:
+            ok = lk.acquire(timeout=wait)
+            if not ok:
+                err = "timeout"
+        except hiredlock.LockError as e:
+            ok, err = False, str(e)
+        t1 = time.monotonic_ns()
+        ev = {"ev": "acq", "t0": t0, "t1": t1, "ok": ok, "err": err, "wall": wall}
+        if ok:
+            v = lk.validity
+            tv = time.monotonic_ns()
+            # validity is whole ms, rounded down: vu is an upper bound.
+            ev.update(tok=lk.token, vu=tv + int(v * 1e9) + 1_000_000)
+        emit(ev)
+        if not ok:
+            if err != "timeout":
+                pause(0.01)  # no quorum: do not spin
+            continue
+        seq += 1
+        elem = f"{wid}:{seq}"
+        counter = int(data.get("counter") or 0)
+        blob = data.get("set") or b""
+        emit({"ev": "read", "t": time.monotonic_ns(), "c": counter})
+        pause(rnd.uniform(0, 0.02) + hold_ms / 1000)
+        t0 = time.monotonic_ns()
+        pipe = data.pipeline(transaction=True)
+        pipe.set("counter", counter + 1)
+        pipe.set("set", blob + elem.encode() + b",")
+        pipe.execute()
+        emit(
+            {
+                "ev": "write",
+                "t0": t0,
+                "t1": time.monotonic_ns(),
+                "c": counter + 1,
+                "e": elem,
+            }
+        )
+        if rnd.random() < extend_p:
+            t0 = time.monotonic_ns()
+            try:
+                lk.extend()
+                ev = {"ev": "ext", "ok": True, "err": None}
+                v = lk.validity
+                ev["vu"] = time.monotonic_ns() + int(v * 1e9) + 1_000_000
+            except hiredlock.LockError as e:
+                ev = {"ev": "ext", "ok": False, "err": str(e)}
+            ev.update(t0=t0, t1=time.monotonic_ns())
+            emit(ev)
+        t0 = time.monotonic_ns()
+        try:
+            lk.release()
+            ok, err = True, None
+        except hiredlock.LockError as e:
+            ok, err = False, str(e)
+        emit({"ev": "rel", "t0": t0, "t1": time.monotonic_ns(), "ok": ok, "err": err})
+        if not ok:
+            # A transport failure keeps it held locally (it expires with
+            # its TTL): the next cycle uses a new Lock object.
+            lk = client.lock(opts["lock"], ttl=ttl)
+    emit({"ev": "end", "t": time.monotonic_ns()})
+    log.close()
+    return {"done": True, "acquired": seq}

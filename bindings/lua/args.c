@@ -74,11 +74,19 @@ int64_t hrlua_check_extend_ttl(lua_State *L, int idx,
   return hrlua_check_ttl(L, &arg, client, 0);
 }
 
-/* Whether key is one of the table's options of `scope`, or in extra. */
-static int is_known(const char *key, hrl_option_scope scope,
+bool hrlua_client_option(const hrl_option *opt) {
+  return opt->scope == HRL_SCOPE_CLIENT || opt->scope == HRL_SCOPE_LOCK_DEFAULT;
+}
+
+bool hrlua_lock_option(const hrl_option *opt) {
+  return opt->scope == HRL_SCOPE_LOCK || opt->scope == HRL_SCOPE_LOCK_DEFAULT;
+}
+
+/* Whether key is one of the table's options accept() takes, or in extra. */
+static int is_known(const char *key, hrlua_accept_fn accept,
                     const char *const extra[]) {
   const hrl_option *opt = hrl_option_find(key);
-  if (opt != NULL && opt->scope == scope) {
+  if (opt != NULL && accept(opt)) {
     return 1;
   }
   for (int i = 0; extra != NULL && extra[i] != NULL; i++) {
@@ -89,9 +97,9 @@ static int is_known(const char *key, hrl_option_scope scope,
   return 0;
 }
 
-/* "ttl, timeout" for messages about unknown options: the table's options of
- * scope, then extra. */
-static const char *known_list(lua_State *L, hrl_option_scope scope,
+/* "ttl, timeout" for messages about unknown options: the table's options
+ * accept() takes, then extra. */
+static const char *known_list(lua_State *L, hrlua_accept_fn accept,
                               const char *const extra[]) {
   luaL_Buffer b;
   luaL_buffinit(L, &b);
@@ -99,7 +107,7 @@ static const char *known_list(lua_State *L, hrl_option_scope scope,
   const hrl_option *table = hrl_options_table(&count);
   const char *sep = "";
   for (size_t i = 0; i < count; i++) {
-    if (table[i].scope == scope) {
+    if (accept(&table[i])) {
       luaL_addstring(&b, sep);
       luaL_addstring(&b, table[i].name);
       sep = ", ";
@@ -115,7 +123,7 @@ static const char *known_list(lua_State *L, hrl_option_scope scope,
 }
 
 int hrlua_check_options(lua_State *L, const hrlua_arg *arg,
-                        hrl_option_scope scope, const char *const extra[]) {
+                        hrlua_accept_fn accept, const char *const extra[]) {
   int idx = arg->idx;
   if (lua_isnoneornil(L, idx)) {
     return 0;
@@ -130,14 +138,14 @@ int hrlua_check_options(lua_State *L, const hrlua_arg *arg,
     lua_pop(L, 1); /* the value */
     if (lua_type(L, -1) != LUA_TSTRING) {
       const char *type = luaL_typename(L, -1);
-      const char *list = known_list(L, scope, extra);
+      const char *list = known_list(L, accept, extra);
       hrlua_argerror(L, arg,
                      lua_pushfstring(L, "unknown option: a %s key (known: %s)",
                                      type, list));
     }
     const char *key = lua_tostring(L, -1);
-    if (strlen(key) != hrlua_rawlen(L, -1) || !is_known(key, scope, extra)) {
-      const char *list = known_list(L, scope, extra);
+    if (strlen(key) != hrlua_rawlen(L, -1) || !is_known(key, accept, extra)) {
+      const char *list = known_list(L, accept, extra);
       hrlua_argerror(
           L, arg,
           lua_pushfstring(L, "unknown option '%s' (known: %s)", key, list));
@@ -157,4 +165,48 @@ void hrlua_opt_seconds(lua_State *L, const hrlua_arg *arg, const char *name,
     *ms = hrlua_check_seconds(L, &field, name, min_ms, max_ms, -1);
   }
   lua_pop(L, 1);
+}
+
+bool hrlua_option_value(lua_State *L, int idx, const hrlua_arg *arg,
+                        const hrl_option *opt, double *number,
+                        const char **bytes, size_t *len) {
+  *number = 0;
+  *bytes = NULL;
+  *len = 0;
+  if (lua_isnil(L, idx)) {
+    return false;
+  }
+  int type = lua_type(L, idx);
+  switch (opt->kind) {
+  case HRL_OPTION_BYTES:
+    if (type != LUA_TSTRING) {
+      hrlua_argerror(L, arg,
+                     lua_pushfstring(L, "%s must be a string, got %s",
+                                     opt->name, luaL_typename(L, idx)));
+    }
+    *bytes = lua_tolstring(L, idx, len);
+    break;
+  case HRL_OPTION_FLAG:
+    if (type != LUA_TBOOLEAN) {
+      hrlua_argerror(L, arg,
+                     lua_pushfstring(L, "%s must be a boolean, got %s",
+                                     opt->name, luaL_typename(L, idx)));
+    }
+    *number = lua_toboolean(L, idx) ? 1 : 0;
+    break;
+  case HRL_OPTION_DURATION:
+  case HRL_OPTION_NUMBER:
+    if (type != LUA_TNUMBER) {
+      hrlua_argerror(
+          L, arg,
+          lua_pushfstring(L,
+                          opt->kind == HRL_OPTION_DURATION
+                              ? "%s must be a number of seconds, got %s"
+                              : "%s must be a number, got %s",
+                          opt->name, luaL_typename(L, idx)));
+    }
+    *number = (double)lua_tonumber(L, idx);
+    break;
+  }
+  return true;
 }

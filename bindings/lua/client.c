@@ -17,47 +17,26 @@ hrlua_client *hrlua_check_client(lua_State *L, int idx) {
  * names the option when the value is out of range. */
 static void read_options(lua_State *L, const hrlua_arg *arg, hrl_options *o) {
   hrl_options_init(o);
-  if (!hrlua_check_options(L, arg, HRL_SCOPE_CLIENT, NULL)) {
+  if (!hrlua_check_options(L, arg, hrlua_client_option, NULL)) {
     return;
   }
   size_t count;
   const hrl_option *table = hrl_options_table(&count);
   for (size_t i = 0; i < count; i++) {
     const hrl_option *opt = &table[i];
-    if (opt->scope != HRL_SCOPE_CLIENT) {
+    if (!hrlua_client_option(opt)) {
       continue;
     }
+    /* A string stays referenced by the options table during the call; the
+     * core keeps its own copy. */
     lua_getfield(L, arg->idx, opt->name);
-    if (lua_isnil(L, -1)) {
-      lua_pop(L, 1);
-      continue;
-    }
-    double number = 0;
-    const char *bytes = NULL;
-    size_t len = 0;
-    if (opt->kind == HRL_OPTION_BYTES) {
-      if (lua_type(L, -1) != LUA_TSTRING) {
-        hrlua_argerror(L, arg,
-                       lua_pushfstring(L, "%s must be a string, got %s",
-                                       opt->name, luaL_typename(L, -1)));
-      }
-      /* The string stays referenced by the options table during the call;
-       * the core keeps its own copy. */
-      bytes = lua_tolstring(L, -1, &len);
-    } else if (lua_type(L, -1) != LUA_TNUMBER) {
-      hrlua_argerror(L, arg,
-                     lua_pushfstring(L,
-                                     opt->kind == HRL_OPTION_DURATION
-                                         ? "%s must be a number of seconds, "
-                                           "got %s"
-                                         : "%s must be a number, got %s",
-                                     opt->name, luaL_typename(L, -1)));
-    } else {
-      number = (double)lua_tonumber(L, -1);
-    }
+    double number;
+    const char *bytes;
+    size_t len;
     char detail[HRL_DETAIL_MAX];
-    if (hrl_options_set(o, opt, number, bytes, len, detail, sizeof detail) !=
-        HRL_OK) {
+    if (hrlua_option_value(L, -1, arg, opt, &number, &bytes, &len) &&
+        hrl_options_set(o, opt, number, bytes, len, detail, sizeof detail) !=
+            HRL_OK) {
       hrlua_argerror(L, arg, detail);
     }
     lua_pop(L, 1);

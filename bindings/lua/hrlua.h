@@ -4,6 +4,7 @@
 #ifndef HRLUA_H
 #define HRLUA_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "compat.h"
@@ -63,7 +64,7 @@ hrlua_lock *hrlua_check_lock_io(lua_State *L, int idx);
  * client_idx; errors about the name point at name_arg. */
 hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
                             const hrlua_arg *name_arg, const char *name,
-                            size_t len, int64_t ttl_ms);
+                            size_t len, const hrl_lock_options *lo);
 
 /* args.c: argument checks. They raise with the core's message, naming the
  * user's function and argument (hrlua_arg), so every runtime rejects the
@@ -94,11 +95,25 @@ int64_t hrlua_check_ttl(lua_State *L, const hrlua_arg *arg,
  * name argument #1 of 'extend', whichever driver checks it. */
 int64_t hrlua_check_extend_ttl(lua_State *L, int idx, const hrl_client *client);
 
+/* Which options of the core's table a call takes. */
+typedef bool (*hrlua_accept_fn)(const hrl_option *opt);
+/* new(): the client's own, and the defaults of its locks. */
+bool hrlua_client_option(const hrl_option *opt);
+/* acquire(): the lock options. */
+bool hrlua_lock_option(const hrl_option *opt);
+
 /* Checks that arg is nil, absent or a table whose keys are all options of
- * the core's table of that scope, or in extra (NULL terminated, may be
- * NULL); returns whether it is a table. */
+ * the core's table that accept() takes, or in extra (NULL terminated, may
+ * be NULL); returns whether it is a table. */
 int hrlua_check_options(lua_State *L, const hrlua_arg *arg,
-                        hrl_option_scope scope, const char *const extra[]);
+                        hrlua_accept_fn accept, const char *const extra[]);
+
+/* The value at idx for option opt, converted by its kind (seconds, number,
+ * string, boolean) for hrl_options_set / hrl_lock_options_set; raises
+ * naming arg on a wrong type. false when it is nil (not given). */
+bool hrlua_option_value(lua_State *L, int idx, const hrlua_arg *arg,
+                        const hrl_option *opt, double *number,
+                        const char **bytes, size_t *len);
 
 /* options[name] of the options table at arg as seconds, like
  * hrlua_check_seconds; *ms is left alone when the option is absent. */

@@ -5,6 +5,8 @@
  * A lock handle keeps its client alive through the shared anchor table (see
  * hrlua.h). Finalizing a handle frees the C lock but never does network I/O:
  * a lock dropped while held is left to expire with its TTL. */
+#include <string.h>
+
 #include "hrlua.h"
 
 /* Acquire's options: the lock options of the core's table, and the wait. */
@@ -53,7 +55,7 @@ hrlua_lock *hrlua_check_lock_io(lua_State *L, int idx) {
 
 hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
                             const hrlua_arg *name_arg, const char *name,
-                            size_t len, int64_t ttl_ms) {
+                            size_t len, const hrl_lock_options *lo) {
   hrlua_client *c = hrlua_check_client(L, client_idx);
   hrlua_lock *lk = hrlua_newuserdata(L, sizeof *lk);
   lk->lock = NULL;
@@ -64,8 +66,8 @@ hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
   hrlua_getuservalue(L, client_idx);
   hrlua_setuservalue(L, self);
   char detail[HRL_DETAIL_MAX];
-  hrl_status st = hrl_lock_new(c->client, name, len, (uint32_t)ttl_ms,
-                               &lk->lock, detail, sizeof detail);
+  hrl_status st = hrl_lock_new_with(c->client, name, len, lo, &lk->lock, detail,
+                                    sizeof detail);
   if (st == HRL_EINVAL) {
     /* The TTL was checked already: the name is what the core refused. */
     hrlua_argerror(L, name_arg, detail);
@@ -75,19 +77,42 @@ hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
   return lk;
 }
 
-/* Reads the acquire options {ttl, timeout} at arg, for a lock of client. */
+/* Reads the acquire options at arg, for a lock of client: the lock options
+ * of the core's table (ttl checked against the client's bounds) and the
+ * wait (timeout). */
 static void read_acquire_options(lua_State *L, const hrlua_arg *arg,
-                                 const hrl_client *client, int64_t *ttl_ms,
+                                 const hrl_client *client, hrl_lock_options *lo,
                                  int64_t *wait_ms) {
-  *ttl_ms = (int64_t)hrl_option_find("ttl")->def;
+  hrl_lock_options_init(client, lo);
+  lo->ttl_ms = (uint32_t)hrl_option_find("ttl")->def;
   *wait_ms = HRLUA_DEFAULT_WAIT_MS;
-  if (!hrlua_check_options(L, arg, HRL_SCOPE_LOCK, wait_option)) {
+  if (!hrlua_check_options(L, arg, hrlua_lock_option, wait_option)) {
     return;
   }
-  lua_getfield(L, arg->idx, "ttl");
-  hrlua_arg ttl_arg = {lua_gettop(L), arg->func, arg->pos};
-  *ttl_ms = hrlua_check_ttl(L, &ttl_arg, client, *ttl_ms);
-  lua_pop(L, 1);
+  size_t count;
+  const hrl_option *table = hrl_options_table(&count);
+  for (size_t i = 0; i < count; i++) {
+    const hrl_option *opt = &table[i];
+    if (!hrlua_lock_option(opt)) {
+      continue;
+    }
+    lua_getfield(L, arg->idx, opt->name);
+    if (strcmp(opt->name, "ttl") == 0) {
+      hrlua_arg ttl_arg = {lua_gettop(L), arg->func, arg->pos};
+      lo->ttl_ms = (uint32_t)hrlua_check_ttl(L, &ttl_arg, client, lo->ttl_ms);
+    } else {
+      double number;
+      const char *bytes;
+      size_t len;
+      char detail[HRL_DETAIL_MAX];
+      if (hrlua_option_value(L, -1, arg, opt, &number, &bytes, &len) &&
+          hrl_lock_options_set(lo, opt, number, detail, sizeof detail) !=
+              HRL_OK) {
+        hrlua_argerror(L, arg, detail);
+      }
+    }
+    lua_pop(L, 1);
+  }
   hrlua_opt_seconds(L, arg, "timeout", 0, HRL_TTL_MAX_MS, wait_ms);
 }
 
@@ -97,13 +122,13 @@ static void read_acquire_options(lua_State *L, const hrlua_arg *arg,
 static hrlua_lock *new_lock_for_acquire(lua_State *L, int64_t *wait_ms) {
   static const hrlua_arg name_arg = {2, "acquire", 1};
   static const hrlua_arg options_arg = {3, "acquire", 2};
-  int64_t ttl_ms;
+  hrl_lock_options lo;
   hrlua_client *c = hrlua_check_client(L, 1);
   size_t len;
   const char *name = hrlua_check_name(L, &name_arg, &len);
-  read_acquire_options(L, &options_arg, c->client, &ttl_ms, wait_ms);
+  read_acquire_options(L, &options_arg, c->client, &lo, wait_ms);
   lua_settop(L, 3);
-  return hrlua_push_lock(L, 1, &name_arg, name, len, ttl_ms);
+  return hrlua_push_lock(L, 1, &name_arg, name, len, &lo);
 }
 
 /* client:acquire(name, {ttl = 30, timeout = 5}) -> lock | nil, err.

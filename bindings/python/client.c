@@ -53,66 +53,43 @@ static int url_list(PyObject *urls, PyObject **seq, const char **items,
   return 0;
 }
 
-/* One option's Python value into opts, converted by the option's kind and
- * checked against the core's table (which names the option when it is out
- * of range). */
-static int set_option(hrl_options *opts, const hrl_option *opt,
-                      PyObject *value) {
-  double number = 0;
-  const char *bytes = NULL;
-  Py_ssize_t len = 0;
-  int rc = 0;
-  switch (opt->kind) {
-  case HRL_OPTION_DURATION:
-    rc = hrlpy_seconds(value, opt->name, &number);
-    break;
-  case HRL_OPTION_NUMBER:
-    rc = hrlpy_number(value, opt->name, &number);
-    break;
-  case HRL_OPTION_BYTES:
-    rc = hrlpy_bytes_view(value, opt->name, &bytes, &len);
-    break;
-  }
-  if (rc < 0) {
-    return -1;
-  }
-  char detail[HRL_DETAIL_MAX];
-  if (hrl_options_set(opts, opt, number, bytes, (size_t)len, detail,
-                      sizeof detail) != HRL_OK) {
-    hrlpy_raise_invalid("%s", detail);
-    return -1;
-  }
-  return 0;
+/* Options a Client takes: its own, and the defaults of its locks. */
+static bool client_option(const hrl_option *opt) {
+  return opt->scope == HRL_SCOPE_CLIENT || opt->scope == HRL_SCOPE_LOCK_DEFAULT;
 }
 
 /* The keyword arguments as client options: every key must name one (else a
  * TypeError, before any value is looked at, as CPython's own calls do);
- * values are taken in the table's order. kwds may be NULL. */
+ * values are taken in the table's order, converted by their kind and
+ * checked by the core, which names the option when one is out of range.
+ * kwds may be NULL. */
 static int parse_options(PyObject *kwds, hrl_options *opts) {
   hrl_options_init(opts);
   if (kwds == NULL) {
     return 0;
   }
-  PyObject *key, *value;
-  Py_ssize_t pos = 0;
-  while (PyDict_Next(kwds, &pos, &key, &value)) {
-    const char *name = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
-    const hrl_option *opt = name != NULL ? hrl_option_find(name) : NULL;
-    if (opt == NULL || opt->scope != HRL_SCOPE_CLIENT) {
-      PyErr_Clear();
-      PyErr_Format(PyExc_TypeError,
-                   "Client() got an unexpected keyword argument '%S'", key);
-      return -1;
-    }
+  if (hrlpy_check_option_keys(kwds, "Client", client_option) < 0) {
+    return -1;
   }
   size_t count;
   const hrl_option *table = hrl_options_table(&count);
   for (size_t i = 0; i < count; i++) {
-    if (table[i].scope != HRL_SCOPE_CLIENT) {
+    PyObject *value = client_option(&table[i])
+                          ? PyDict_GetItemString(kwds, table[i].name)
+                          : NULL;
+    if (value == NULL) {
       continue;
     }
-    value = PyDict_GetItemString(kwds, table[i].name);
-    if (value != NULL && set_option(opts, &table[i], value) < 0) {
+    double number;
+    const char *bytes;
+    Py_ssize_t len;
+    char detail[HRL_DETAIL_MAX];
+    if (hrlpy_option_value(value, &table[i], &number, &bytes, &len) < 0) {
+      return -1;
+    }
+    if (hrl_options_set(opts, &table[i], number, bytes, (size_t)len, detail,
+                        sizeof detail) != HRL_OK) {
+      hrlpy_raise_invalid("%s", detail);
       return -1;
     }
   }

@@ -102,3 +102,44 @@ int hrlpy_wait_ms(PyObject *timeout, bool blocking, int64_t *wait_ms) {
   }
   return checked_ms(seconds, "timeout", 0, HRL_TTL_MAX_MS, wait_ms);
 }
+
+int hrlpy_option_value(PyObject *value, const hrl_option *opt, double *number,
+                       const char **bytes, Py_ssize_t *len) {
+  *number = 0;
+  *bytes = NULL;
+  *len = 0;
+  switch (opt->kind) {
+  case HRL_OPTION_DURATION:
+    return hrlpy_seconds(value, opt->name, number);
+  case HRL_OPTION_NUMBER:
+    return hrlpy_number(value, opt->name, number);
+  case HRL_OPTION_BYTES:
+    return hrlpy_bytes_view(value, opt->name, bytes, len);
+  case HRL_OPTION_FLAG:
+    if (!PyBool_Check(value)) {
+      PyErr_Format(PyExc_TypeError, "%s must be a bool, not %.100s", opt->name,
+                   Py_TYPE(value)->tp_name);
+      return -1;
+    }
+    *number = value == Py_True ? 1 : 0;
+    return 0;
+  }
+  return 0;
+}
+
+int hrlpy_check_option_keys(PyObject *kwds, const char *func,
+                            bool (*accept)(const hrl_option *opt)) {
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (kwds != NULL && PyDict_Next(kwds, &pos, &key, &value)) {
+    const char *name = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+    const hrl_option *opt = name != NULL ? hrl_option_find(name) : NULL;
+    if (opt == NULL || !accept(opt)) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError,
+                   "%s() got an unexpected keyword argument '%S'", func, key);
+      return -1;
+    }
+  }
+  return 0;
+}

@@ -33,9 +33,12 @@ void hrlpy_link_remove(hrlpy_link *node) {
 static void renew_lock(hrlpy_lock *self) {
   size_t len;
   const void *name = hrl_lock_name(self->lock, &len);
+  hrl_lock_options lo;
+  hrl_lock_get_options(self->lock, &lo);
+  lo.ttl_ms = hrl_lock_ttl_ms(self->lock);
   hrl_lock *fresh = NULL;
-  if (hrl_lock_new(self->client->client, name, len, hrl_lock_ttl_ms(self->lock),
-                   &fresh, NULL, 0) == HRL_OK) {
+  if (hrl_lock_new_with(self->client->client, name, len, &lo, &fresh, NULL,
+                        0) == HRL_OK) {
     hrl_lock_free(self->lock);
     self->lock = fresh;
   }

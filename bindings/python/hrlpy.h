@@ -116,6 +116,15 @@ int hrlpy_number(PyObject *obj, const char *what, double *out);
 /* A lock's TTL in seconds as milliseconds, within what client accepts
  * (hrl_client_ttl_seconds). Returns 0 or -1 (TypeError, ValueError). */
 int hrlpy_ttl_ms(PyObject *obj, const hrl_client *client, int64_t *out_ms);
+/* An option's Python value converted by its kind (seconds, number, bytes,
+ * bool) for hrl_options_set / hrl_lock_options_set. Returns 0 or -1
+ * (TypeError naming the option). */
+int hrlpy_option_value(PyObject *value, const hrl_option *opt, double *number,
+                       const char **bytes, Py_ssize_t *len);
+/* Every key of kwds (may be NULL) must name an option accept() takes; else
+ * "<func>() got an unexpected keyword argument '<key>'". 0 or -1. */
+int hrlpy_check_option_keys(PyObject *kwds, const char *func,
+                            bool (*accept)(const hrl_option *opt));
 /* str (UTF-8) or bytes: a view of the bytes, valid while obj lives. */
 int hrlpy_bytes_view(PyObject *obj, const char *what, const char **data,
                      Py_ssize_t *len);

@@ -12,7 +12,75 @@
 
 #include <string.h>
 
-static PyObject *lock_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+/* Options a Lock takes by keyword besides its own arguments: the lock
+ * options of the core's table (the TTL is an argument of its own). */
+static bool lock_option(const hrl_option *opt) {
+  return (opt->scope == HRL_SCOPE_LOCK ||
+          opt->scope == HRL_SCOPE_LOCK_DEFAULT) &&
+         strcmp(opt->name, "ttl") != 0;
+}
+
+/* Splits kwds into the arguments Lock() parses itself and the lock options
+ * (new references in *own and *options, either may be NULL). */
+static int split_kwds(PyObject *kwds, PyObject **own, PyObject **options) {
+  static const char *const names[] = {"client", "name", "ttl", "timeout",
+                                      "blocking"};
+  *own = NULL;
+  *options = NULL;
+  if (kwds == NULL || PyDict_GET_SIZE(kwds) == 0) {
+    return 0;
+  }
+  *own = PyDict_New();
+  *options = PyDict_Copy(kwds);
+  if (*own == NULL || *options == NULL) {
+    return -1;
+  }
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    PyObject *v = PyDict_GetItemString(*options, names[i]);
+    if (v != NULL && (PyDict_SetItemString(*own, names[i], v) < 0 ||
+                      PyDict_DelItemString(*options, names[i]) < 0)) {
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* The lock options given by keyword into lo, converted and checked by the
+ * core's table. */
+static int parse_lock_options(PyObject *options, hrl_lock_options *lo) {
+  if (options == NULL) {
+    return 0;
+  }
+  if (hrlpy_check_option_keys(options, "Lock", lock_option) < 0) {
+    return -1;
+  }
+  size_t count;
+  const hrl_option *table = hrl_options_table(&count);
+  for (size_t i = 0; i < count; i++) {
+    PyObject *value = lock_option(&table[i])
+                          ? PyDict_GetItemString(options, table[i].name)
+                          : NULL;
+    if (value == NULL || value == Py_None) { /* None: the client's default */
+      continue;
+    }
+    double number;
+    const char *bytes;
+    Py_ssize_t len;
+    char detail[HRL_DETAIL_MAX];
+    if (hrlpy_option_value(value, &table[i], &number, &bytes, &len) < 0) {
+      return -1;
+    }
+    if (hrl_lock_options_set(lo, &table[i], number, detail, sizeof detail) !=
+        HRL_OK) {
+      hrlpy_raise_invalid("%s", detail);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
+                           PyObject *options) {
   static char *kwlist[] = {"client",  "name",     "ttl",
                            "timeout", "blocking", NULL};
   PyObject *client, *name, *ttl = NULL, *timeout = NULL;
@@ -30,17 +98,24 @@ static PyObject *lock_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
                         "client must be a hiredlock.Client, not %.100s",
                         Py_TYPE(client)->tp_name);
   }
+  hrl_client *core_client = ((hrlpy_client *)client)->client;
   const char *data;
   Py_ssize_t len;
   if (hrlpy_bytes_view(name, "name", &data, &len) < 0) {
     return NULL;
   }
-  int64_t ttl_ms = (int64_t)st->ttl->def, wait_ms;
-  if (ttl != NULL &&
-      hrlpy_ttl_ms(ttl, ((hrlpy_client *)client)->client, &ttl_ms) < 0) {
-    return NULL;
+  hrl_lock_options lo;
+  hrl_lock_options_init(core_client, &lo);
+  lo.ttl_ms = (uint32_t)st->ttl->def;
+  int64_t ttl_ms, wait_ms;
+  if (ttl != NULL) {
+    if (hrlpy_ttl_ms(ttl, core_client, &ttl_ms) < 0) {
+      return NULL;
+    }
+    lo.ttl_ms = (uint32_t)ttl_ms;
   }
-  if (hrlpy_wait_ms(timeout, blocking, &wait_ms) < 0) {
+  if (hrlpy_wait_ms(timeout, blocking, &wait_ms) < 0 ||
+      parse_lock_options(options, &lo) < 0) {
     return NULL;
   }
   hrlpy_lock *self = (hrlpy_lock *)type->tp_alloc(type, 0);
@@ -55,18 +130,30 @@ static PyObject *lock_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     return NULL;
   }
   char detail[HRL_DETAIL_MAX];
-  hrl_status rc =
-      hrl_lock_new(((hrlpy_client *)client)->client, data, (size_t)len,
-                   (uint32_t)ttl_ms, &self->lock, detail, sizeof detail);
+  hrl_status rc = hrl_lock_new_with(core_client, data, (size_t)len, &lo,
+                                    &self->lock, detail, sizeof detail);
   if (rc != HRL_OK) {
     Py_DECREF(self);
     return hrlpy_raise_status(st, rc, detail);
   }
   self->client = (hrlpy_client *)Py_NewRef(client);
   self->name = Py_NewRef(name);
-  self->ttl_ms = (uint32_t)ttl_ms;
+  self->ttl_ms = lo.ttl_ms;
   hrlpy_link_add(&st->locks, &self->link);
   return (PyObject *)self;
+}
+
+/* Lock(client, name, ttl=30, *, timeout=-1, blocking=True, **options):
+ * the options are the lock options of the core's table. */
+static PyObject *lock_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+  PyObject *own = NULL, *options = NULL;
+  PyObject *self = NULL;
+  if (split_kwds(kwds, &own, &options) == 0) {
+    self = lock_make(type, args, own, options);
+  }
+  Py_XDECREF(own);
+  Py_XDECREF(options);
+  return self;
 }
 
 static int lock_traverse(PyObject *op, visitproc visit, void *arg) {

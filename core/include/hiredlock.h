@@ -105,6 +105,14 @@ HRL_API char *hrl_format_error(hrl_status status, const char *detail, char *buf,
 typedef struct hrl_client hrl_client;
 typedef struct hrl_lock hrl_lock;
 
+/** A lock's settings. Start from hrl_lock_options_init(), which gives the
+ *  client's defaults (hrl_options.lock), and change what you need. */
+typedef struct hrl_lock_options {
+  /** How long the lock lives on the masters. Default 30000; at least
+   *  hrl_client_min_ttl_ms(). */
+  uint32_t ttl_ms;
+} hrl_lock_options;
+
 /** Client settings. Start from hrl_options_init() and change what you need. */
 typedef struct hrl_options {
   /** Time to establish a TCP/unix connection to one master. Default 100. */
@@ -123,6 +131,8 @@ typedef struct hrl_options {
    *  any bytes. Default empty. The client keeps its own copy. */
   const char *key_prefix;
   size_t key_prefix_len;
+  /** The defaults of this client's locks (hrl_lock_options_init()). */
+  hrl_lock_options lock;
 } hrl_options;
 
 /** Fills opts with the defaults listed in hrl_options. */
@@ -218,6 +228,20 @@ HRL_API hrl_status hrl_lock_new(hrl_client *client, const void *name,
                                 hrl_lock **out, char *detail,
                                 size_t detail_size);
 
+/** Fills *out with client's defaults for its locks (hrl_options.lock). */
+HRL_API void hrl_lock_options_init(const hrl_client *client,
+                                   hrl_lock_options *out);
+
+/**
+ * hrl_lock_new() with every lock setting: opts NULL means the client's
+ * defaults. On failure *out is NULL and detail names the bad setting.
+ */
+HRL_API hrl_status hrl_lock_new_with(hrl_client *client, const void *name,
+                                     size_t name_len,
+                                     const hrl_lock_options *opts,
+                                     hrl_lock **out, char *detail,
+                                     size_t detail_size);
+
 /** Frees the lock object. It does not release a held lock. NULL is a no-op. */
 HRL_API void hrl_lock_free(hrl_lock *lock);
 
@@ -288,6 +312,9 @@ HRL_API const void *hrl_lock_name(const hrl_lock *lock, size_t *len);
 
 /** The Redis key: key prefix followed by the name; *len its length. */
 HRL_API const void *hrl_lock_key(const hrl_lock *lock, size_t *len);
+
+/** The settings the lock was made with (hrl_lock_new_with). */
+HRL_API void hrl_lock_get_options(const hrl_lock *lock, hrl_lock_options *out);
 
 /** The lock's TTL in milliseconds. */
 HRL_API uint32_t hrl_lock_ttl_ms(const hrl_lock *lock);

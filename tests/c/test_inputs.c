@@ -301,6 +301,16 @@ static void test_smallest_ttl(void) {
   int64_t ms = 0;
   CHECK_STATUS(hrl_client_ttl_seconds(c, 0.005, &ms, d, sizeof d), HRL_OK);
   CHECK_INT(ms, 5);
+  /* A lock's settings start from the client's defaults. */
+  hrl_lock_options lo;
+  hrl_lock_options_init(c, &lo);
+  CHECK_INT(lo.ttl_ms, 30000);
+  CHECK_STATUS(hrl_lock_new_with(c, "x", 1, NULL, &lk, d, sizeof d), HRL_OK);
+  CHECK_INT(hrl_lock_ttl_ms(lk), 30000);
+  hrl_lock_free(lk);
+  lo.ttl_ms = 4;
+  CHECK_STATUS(hrl_lock_new_with(c, "x", 1, &lo, &lk, d, sizeof d), HRL_EINVAL);
+  CHECK_STR(d, "ttl_ms must be between 5 and 2147483647, got 4");
   hrl_client_free(c);
   hrl_options o;
   hrl_options_init(&o);

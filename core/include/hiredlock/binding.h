@@ -18,13 +18,17 @@ extern "C" {
 typedef enum hrl_option_kind {
   HRL_OPTION_DURATION, /**< seconds in Python and Lua, milliseconds in C */
   HRL_OPTION_NUMBER,   /**< a plain number (drift_factor) */
-  HRL_OPTION_BYTES     /**< a byte string (key_prefix); str or bytes */
+  HRL_OPTION_BYTES,    /**< a byte string (key_prefix); str or bytes */
+  HRL_OPTION_FLAG      /**< true or false (a bool in Python and Lua) */
 } hrl_option_kind;
 
 /** Where an option is given. */
 typedef enum hrl_option_scope {
-  HRL_SCOPE_CLIENT, /**< to the client: a field of hrl_options */
-  HRL_SCOPE_LOCK    /**< to each lock: an argument of hrl_lock_new() */
+  HRL_SCOPE_CLIENT, /**< to the client only: a field of hrl_options */
+  HRL_SCOPE_LOCK,   /**< to each lock only: a field of hrl_lock_options */
+  /** To each lock, with a default the client may set for all its locks:
+   *  a field of hrl_lock_options, and of hrl_options.lock. */
+  HRL_SCOPE_LOCK_DEFAULT
 } hrl_option_scope;
 
 /** One option. Bounds and default are in C units: milliseconds for a
@@ -59,11 +63,23 @@ HRL_API hrl_status hrl_option_seconds(const hrl_option *opt, double seconds,
  * seconds in `number`, a number in `number`, bytes in bytes/len (which
  * opts then points to: keep them alive until hrl_client_new() copied
  * them). HRL_EINVAL with detail naming the option when the value is out
- * of range or opt is not a client option.
+ * of range or opt is not a client option. Options of scope
+ * HRL_SCOPE_LOCK_DEFAULT set the default of the client's locks.
  */
 HRL_API hrl_status hrl_options_set(hrl_options *opts, const hrl_option *opt,
                                    double number, const char *bytes, size_t len,
                                    char *detail, size_t detail_size);
+
+/**
+ * Checks a lock option's value (scope HRL_SCOPE_LOCK or
+ * HRL_SCOPE_LOCK_DEFAULT) and stores it in lock_opts, as hrl_options_set
+ * does for client options (a flag: number non-zero). A client's default
+ * for its locks is set with hrl_options_set on the same option. Not for
+ * "ttl", whose bounds depend on the client: hrl_client_ttl_seconds.
+ */
+HRL_API hrl_status hrl_lock_options_set(hrl_lock_options *lock_opts,
+                                        const hrl_option *opt, double number,
+                                        char *detail, size_t detail_size);
 
 /**
  * A lock's TTL given in seconds (to a new lock or an extend), as

@@ -6,6 +6,22 @@
 /* Longest single sleep between cancellation checks. */
 #define CANCEL_POLL_MS 50
 
+void hrl_lock_options_init(const hrl_client *c, hrl_lock_options *out) {
+  *out = c->cfg.opts.lock;
+}
+
+hrl_status hrl_lock_new_with(hrl_client *c, const void *name, size_t name_len,
+                             const hrl_lock_options *opts, hrl_lock **out,
+                             char *detail, size_t detail_size) {
+  if (out == NULL || c == NULL) {
+    hrl_detailf(detail, detail_size, "client and out must not be NULL");
+    return HRL_EINVAL;
+  }
+  return hrl_lock_create(&c->cfg, c, name, name_len,
+                         opts != NULL ? opts : &c->cfg.opts.lock, out, detail,
+                         detail_size);
+}
+
 hrl_status hrl_lock_new(hrl_client *c, const void *name, size_t name_len,
                         uint32_t ttl_ms, hrl_lock **out, char *detail,
                         size_t detail_size) {
@@ -13,7 +29,9 @@ hrl_status hrl_lock_new(hrl_client *c, const void *name, size_t name_len,
     hrl_detailf(detail, detail_size, "client and out must not be NULL");
     return HRL_EINVAL;
   }
-  return hrl_lock_create(&c->cfg, c, name, name_len, ttl_ms, out, detail,
+  hrl_lock_options lo = c->cfg.opts.lock;
+  lo.ttl_ms = ttl_ms;
+  return hrl_lock_create(&c->cfg, c, name, name_len, &lo, out, detail,
                          detail_size);
 }
 
@@ -105,6 +123,10 @@ const void *hrl_lock_name(const hrl_lock *lk, size_t *len) {
 const void *hrl_lock_key(const hrl_lock *lk, size_t *len) {
   *len = lk->key_len;
   return lk->key;
+}
+
+void hrl_lock_get_options(const hrl_lock *lk, hrl_lock_options *out) {
+  *out = lk->opts;
 }
 
 uint32_t hrl_lock_ttl_ms(const hrl_lock *lk) {

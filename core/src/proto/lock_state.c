@@ -8,9 +8,11 @@
 #include "state.h"
 
 hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
-                           const void *name, size_t name_len, uint32_t ttl_ms,
-                           hrl_lock **out, char *detail, size_t detail_size) {
+                           const void *name, size_t name_len,
+                           const hrl_lock_options *lo, hrl_lock **out,
+                           char *detail, size_t detail_size) {
   *out = NULL;
+  uint32_t ttl_ms = lo->ttl_ms;
   if (name_len == 0 || name_len > HRL_NAME_MAX || name == NULL) {
     hrl_detailf(detail, detail_size, "name must be 1 to %d bytes, got %zu",
                 HRL_NAME_MAX, name == NULL ? (size_t)0 : name_len);
@@ -20,6 +22,10 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
     hrl_detailf(detail, detail_size, "ttl_ms must be between %u and %d, got %u",
                 (unsigned)cfg->min_ttl_ms, HRL_TTL_MAX_MS, (unsigned)ttl_ms);
     return HRL_EINVAL;
+  }
+  hrl_status st = hrl_lock_options_check(lo, detail, detail_size);
+  if (st != HRL_OK) {
+    return st;
   }
   /* Two allocations per lock: the handle, and one buffer for its
    * per-master round states, the key and the two command buffers. Bindings
@@ -52,6 +58,7 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
   memcpy(lk->key + prefix_len, name, name_len);
   lk->key_len = key_len;
   lk->prefix_len = prefix_len;
+  lk->opts = *lo;
   lk->ttl_ms = ttl_ms;
   lk->op.phase = HRL_PHASE_IDLE;
   *out = lk;

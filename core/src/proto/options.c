@@ -12,8 +12,11 @@
 #include "state.h"
 
 #define MAX_MS ((double)HRL_TTL_MAX_MS)
-/* Where a client option lives in hrl_options; lock options have no field. */
+/* Where an option lives in hrl_options. A lock option's field is in
+ * hrl_options.lock, an hrl_lock_options: the same offset, less that of
+ * `lock`, finds it in a lock's own hrl_lock_options. */
 #define FIELD(f) offsetof(hrl_options, f)
+#define LOCK_FIELD(f) offsetof(hrl_options, lock.f)
 #define NO_FIELD ((size_t)-1)
 
 /* X(name, kind, scope, min, max, max_open, default, field, doc) */
@@ -33,7 +36,7 @@
   X("key_prefix", HRL_OPTION_BYTES, HRL_SCOPE_CLIENT, 0, HRL_PREFIX_MAX,       \
     false, 0, FIELD(key_prefix), "bytes put in front of every lock name")      \
   X("ttl", HRL_OPTION_DURATION, HRL_SCOPE_LOCK, 1, MAX_MS, false, 30000,       \
-    NO_FIELD, "how long a lock lives on the masters")
+    LOCK_FIELD(ttl_ms), "how long a lock lives on the masters")
 
 static const hrl_option table[] = {
 #define AS_OPTION_(name, kind, scope, min, max, open, def, field, doc)         \
@@ -69,37 +72,41 @@ static size_t field_of(const hrl_option *opt) {
                                                     : NO_FIELD;
 }
 
-static uint32_t *ms_field(hrl_options *o, size_t field) {
-  return (uint32_t *)(void *)((char *)o + field);
+static bool is_lock_option(const hrl_option *opt) {
+  return opt->scope == HRL_SCOPE_LOCK || opt->scope == HRL_SCOPE_LOCK_DEFAULT;
 }
 
-static double *number_field(hrl_options *o, size_t field) {
-  return (double *)(void *)((char *)o + field);
+/* A field of kind `kind` at `field` bytes into the settings at base. */
+static void *field_at(void *base, size_t field) {
+  return (char *)base + field;
 }
 
-static uint32_t ms_value(const hrl_options *o, size_t field) {
-  return *(const uint32_t *)(const void *)((const char *)o + field);
+static const void *const_field_at(const void *base, size_t field) {
+  return (const char *)base + field;
 }
 
-static double number_value(const hrl_options *o, size_t field) {
-  return *(const double *)(const void *)((const char *)o + field);
+/* Stores a checked value into the field (duration ms, number, flag). */
+static void store(void *base, size_t field, hrl_option_kind kind, double v) {
+  switch (kind) {
+  case HRL_OPTION_DURATION:
+    *(uint32_t *)field_at(base, field) = (uint32_t)v;
+    break;
+  case HRL_OPTION_NUMBER:
+    *(double *)field_at(base, field) = v;
+    break;
+  case HRL_OPTION_FLAG:
+    *(bool *)field_at(base, field) = v != 0;
+    break;
+  case HRL_OPTION_BYTES:
+    break;
+  }
 }
 
 void hrl_options_init(hrl_options *o) {
   memset(o, 0, sizeof *o);
   for (size_t i = 0; i < OPTION_COUNT; i++) {
-    if (fields[i] == NO_FIELD) {
-      continue;
-    }
-    switch (table[i].kind) {
-    case HRL_OPTION_DURATION:
-      *ms_field(o, fields[i]) = (uint32_t)table[i].def;
-      break;
-    case HRL_OPTION_NUMBER:
-      *number_field(o, fields[i]) = table[i].def;
-      break;
-    case HRL_OPTION_BYTES:
-      break;
+    if (fields[i] != NO_FIELD) {
+      store(o, fields[i], table[i].kind, table[i].def);
     }
   }
   o->key_prefix = "";
@@ -142,37 +149,67 @@ static hrl_status check_bytes(const hrl_option *opt, const char *bytes,
   return HRL_OK;
 }
 
+/* A value in the binding's units (seconds for a duration) checked and
+ * converted to what its field holds (milliseconds). */
+static hrl_status checked_value(const hrl_option *opt, double number,
+                                double *out, char *detail, size_t size) {
+  int64_t ms = 0;
+  hrl_status st = HRL_OK;
+  switch (opt->kind) {
+  case HRL_OPTION_DURATION:
+    st = hrl_option_seconds(opt, number, &ms, detail, size);
+    *out = (double)ms;
+    break;
+  case HRL_OPTION_NUMBER:
+    st = check_number(opt, number, detail, size);
+    *out = number;
+    break;
+  case HRL_OPTION_FLAG:
+  case HRL_OPTION_BYTES:
+    *out = number;
+    break;
+  }
+  return st;
+}
+
 hrl_status hrl_options_set(hrl_options *o, const hrl_option *opt, double number,
                            const char *bytes, size_t len, char *detail,
                            size_t size) {
   size_t field = field_of(opt);
-  if (field == NO_FIELD) {
+  if (field == NO_FIELD || opt->scope == HRL_SCOPE_LOCK) {
     hrl_detailf(detail, size, "%s is not a client option",
                 opt != NULL ? opt->name : "(null)");
     return HRL_EINVAL;
   }
-  hrl_status st = HRL_OK;
-  int64_t ms = 0;
-  switch (opt->kind) {
-  case HRL_OPTION_DURATION:
-    st = hrl_option_seconds(opt, number, &ms, detail, size);
-    if (st == HRL_OK) {
-      *ms_field(o, field) = (uint32_t)ms;
-    }
-    break;
-  case HRL_OPTION_NUMBER:
-    st = check_number(opt, number, detail, size);
-    if (st == HRL_OK) {
-      *number_field(o, field) = number;
-    }
-    break;
-  case HRL_OPTION_BYTES:
-    st = check_bytes(opt, bytes, len, detail, size);
+  if (opt->kind == HRL_OPTION_BYTES) {
+    hrl_status st = check_bytes(opt, bytes, len, detail, size);
     if (st == HRL_OK) {
       o->key_prefix = bytes != NULL ? bytes : "";
       o->key_prefix_len = len;
     }
-    break;
+    return st;
+  }
+  double v = 0;
+  hrl_status st = checked_value(opt, number, &v, detail, size);
+  if (st == HRL_OK) {
+    store(o, field, opt->kind, v);
+  }
+  return st;
+}
+
+hrl_status hrl_lock_options_set(hrl_lock_options *lo, const hrl_option *opt,
+                                double number, char *detail, size_t size) {
+  size_t field = field_of(opt);
+  if (field == NO_FIELD || !is_lock_option(opt) ||
+      opt->kind == HRL_OPTION_BYTES) {
+    hrl_detailf(detail, size, "%s is not a lock option",
+                opt != NULL ? opt->name : "(null)");
+    return HRL_EINVAL;
+  }
+  double v = 0;
+  hrl_status st = checked_value(opt, number, &v, detail, size);
+  if (st == HRL_OK) {
+    store(lo, field - offsetof(hrl_options, lock), opt->kind, v);
   }
   return st;
 }
@@ -188,24 +225,49 @@ static hrl_status check_ms(const hrl_option *opt, uint32_t v, char *detail,
   return HRL_OK;
 }
 
+/* Checks one field of settings at base (hrl_options, or a lock's
+ * hrl_lock_options with field already shifted). */
+static hrl_status check_field(const hrl_option *opt, const void *base,
+                              size_t field, char *detail, size_t size) {
+  switch (opt->kind) {
+  case HRL_OPTION_DURATION:
+    return check_ms(opt, *(const uint32_t *)const_field_at(base, field), detail,
+                    size);
+  case HRL_OPTION_NUMBER:
+    return check_number(opt, *(const double *)const_field_at(base, field),
+                        detail, size);
+  case HRL_OPTION_FLAG:
+  case HRL_OPTION_BYTES:
+    return HRL_OK;
+  }
+  return HRL_OK;
+}
+
 hrl_status hrl_options_check(const hrl_options *o, char *detail, size_t size) {
   for (size_t i = 0; i < OPTION_COUNT; i++) {
-    if (fields[i] == NO_FIELD) {
-      continue;
+    if (fields[i] == NO_FIELD || table[i].scope == HRL_SCOPE_LOCK) {
+      continue; /* a lock-only option's default is the table's */
     }
-    hrl_status st = HRL_OK;
-    switch (table[i].kind) {
-    case HRL_OPTION_DURATION:
-      st = check_ms(&table[i], ms_value(o, fields[i]), detail, size);
-      break;
-    case HRL_OPTION_NUMBER:
-      st = check_number(&table[i], number_value(o, fields[i]), detail, size);
-      break;
-    case HRL_OPTION_BYTES:
-      st = check_bytes(&table[i], o->key_prefix, o->key_prefix_len, detail,
-                       size);
-      break;
+    hrl_status st = table[i].kind == HRL_OPTION_BYTES
+                        ? check_bytes(&table[i], o->key_prefix,
+                                      o->key_prefix_len, detail, size)
+                        : check_field(&table[i], o, fields[i], detail, size);
+    if (st != HRL_OK) {
+      return st;
     }
+  }
+  return HRL_OK;
+}
+
+hrl_status hrl_lock_options_check(const hrl_lock_options *lo, char *detail,
+                                  size_t size) {
+  for (size_t i = 0; i < OPTION_COUNT; i++) {
+    if (fields[i] == NO_FIELD || !is_lock_option(&table[i]) ||
+        strcmp(table[i].name, "ttl") == 0) {
+      continue; /* the TTL's bounds are the client's: hrl_lock_create */
+    }
+    hrl_status st = check_field(
+        &table[i], lo, fields[i] - offsetof(hrl_options, lock), detail, size);
     if (st != HRL_OK) {
       return st;
     }

@@ -81,7 +81,8 @@ struct hrl_lock {
   char *key;          /* prefix + name */
   size_t key_len;
   size_t prefix_len;
-  uint32_t ttl_ms;
+  hrl_lock_options opts; /* as made; opts.ttl_ms is the TTL it was made with */
+  uint32_t ttl_ms;       /* the TTL now (extend may change it) */
   bool held;
   /* A release that reached fewer than a quorum: the hold is over, but a
    * retry of the release may finish it; released has a bit for each master
@@ -119,10 +120,17 @@ hrl_node_result hrl_config_handshake_reply(const hrl_config *cfg, size_t i,
 hrl_status hrl_options_check(const hrl_options *opts, char *detail,
                              size_t detail_size);
 
-/* lock_state.c: a lock object on cfg, owned by client (no I/O). */
+/* options.c: checks a lock's settings against the option table (all but
+ * the TTL, whose bounds are the client's: hrl_lock_create checks it). */
+hrl_status hrl_lock_options_check(const hrl_lock_options *lock_opts,
+                                  char *detail, size_t detail_size);
+
+/* lock_state.c: a lock object on cfg with settings lo, owned by client
+ * (no I/O). */
 hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
-                           const void *name, size_t name_len, uint32_t ttl_ms,
-                           hrl_lock **out, char *detail, size_t detail_size);
+                           const void *name, size_t name_len,
+                           const hrl_lock_options *lo, hrl_lock **out,
+                           char *detail, size_t detail_size);
 void hrl_lock_destroy(hrl_lock *lock);
 
 /* redlock.c: the smallest TTL with room for a round (see there). */

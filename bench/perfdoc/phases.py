@@ -142,8 +142,7 @@ def contention(d) -> list[str]:
             "lock rarely changes hands with the default delay, and waiters "
             "wait up to several retry delays; a short delay hands it over "
             "more often, at the cost of waiters' round trips competing for "
-            "the one CPU. Waking waiters on release is later work (DESIGN.md "
-            "section 7)."
+            "the one CPU. Waking waiters on release is later work."
         )
         w("")
         rows = []

@@ -1,4 +1,4 @@
--- The wire format every runtime shares (DESIGN.md section 2), checked in
+-- The wire format every runtime shares (docs/DESIGN.md, section 3), checked in
 -- Redis: key = key_prefix .. name, value = a fresh 32-lowercase-hex token,
 -- SET NX PX for the TTL, and the compare scripts by their digests.
 local fixture = require "helpers.fixture"

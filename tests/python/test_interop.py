@@ -1,4 +1,4 @@
-"""Interoperability with redis-py's Lock on the same key (DESIGN section 2)."""
+"""Interoperability with redis-py's Lock on the same key (docs/DESIGN.md, section 3)."""
 
 from __future__ import annotations
 

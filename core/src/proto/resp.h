@@ -1,5 +1,5 @@
 /* The wire format: RESP commands for acquire, release, extend and the
- * connection handshake (DESIGN.md section 2). */
+ * connection handshake (docs/DESIGN.md, section 3). */
 #ifndef HRL_RESP_H
 #define HRL_RESP_H
 

@@ -10,8 +10,8 @@ set -euo pipefail
 
 group_packages() {
   case "$1" in
-    core) echo build-essential cmake pkg-config libhiredis-dev redis-server \
-               redis-tools valgrind clang-format ;;
+    core) echo build-essential cmake pkg-config libhiredis-dev libssl-dev openssl \
+               redis-server redis-sentinel redis-tools valgrind clang-format ;;
     fuzz) echo clang-14 libclang-rt-14-dev ;;
     python) echo python3-dev ;;
     lua) echo lua5.1 liblua5.1-0-dev lua5.4 liblua5.4-dev luajit2 \

@@ -83,6 +83,29 @@ void fixture_start(fixture *f, int n, const char *options) {
       }
     } else if (strcmp(line, "HRL_FIXTURE_N") == 0) {
       f->n = atoi(val);
+    } else if (strcmp(line, "HRL_FIXTURE_TLS_URLS") == 0) {
+      split_list(val, ',', items, 256, HRL_MASTERS_MAX, &count);
+      for (int i = 0; i < count; i++) {
+        copy_str(f->tls_url[i], sizeof f->tls_url[i], items[i]);
+        f->tls_urls[i] = f->tls_url[i];
+      }
+    } else if (strcmp(line, "HRL_FIXTURE_TLS_PORTS") == 0) {
+      split_list(val, ' ', items, 256, HRL_MASTERS_MAX, &count);
+      for (int i = 0; i < count; i++) {
+        f->tls_port[i] = atoi(items[i]);
+      }
+    } else if (strcmp(line, "HRL_FIXTURE_TLS_DIR") == 0) {
+      copy_str(f->tls_dir, sizeof f->tls_dir, val);
+    } else if (strcmp(line, "HRL_FIXTURE_CLUSTER_URL") == 0) {
+      copy_str(f->cluster_url, sizeof f->cluster_url, val);
+    } else if (strcmp(line, "HRL_FIXTURE_SENTINEL_URL") == 0) {
+      copy_str(f->sentinel_url, sizeof f->sentinel_url, val);
+    } else if (strcmp(line, "HRL_FIXTURE_SENTINEL_PORTS") == 0) {
+      split_list(val, ' ', items, 256, HRL_MASTERS_MAX, &count);
+      for (int i = 0; i < count; i++) {
+        f->sentinel_port[i] = atoi(items[i]);
+      }
+      f->sentinels = count;
     }
   }
   int rc = pclose(p);
@@ -127,6 +150,39 @@ bool fixture_ctl(fixture *f, const char *verb, int node, const char *extra) {
     fprintf(stderr, "fixture: `%s` failed (status %d)\n", cmd, rc);
   }
   return rc == 0;
+}
+
+bool fixture_run(fixture *f, const char *verb, const char *args, char *out,
+                 size_t size) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "%s %s %s %s", launcher(), verb, f->dir,
+           args != NULL ? args : "");
+  FILE *p = popen(cmd, "r");
+  if (p == NULL) {
+    perror("popen");
+    return false;
+  }
+  char line[1024] = "";
+  if (fgets(line, sizeof line, p) == NULL) {
+    line[0] = '\0';
+  }
+  while (fgetc(p) != EOF) {
+  }
+  int rc = pclose(p);
+  line[strcspn(line, "\n")] = '\0';
+  if (out != NULL && size > 0) {
+    copy_str(out, size, line);
+  }
+  if (rc != 0) {
+    fprintf(stderr, "fixture: `%s` failed (status %d)\n", cmd, rc);
+  }
+  return rc == 0;
+}
+
+const char *fixture_tls_file(const fixture *f, const char *name) {
+  static char path[512];
+  snprintf(path, sizeof path, "%s/%s", f->tls_dir, name);
+  return path;
 }
 
 static redisContext *inspector(fixture *f, int node) {

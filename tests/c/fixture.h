@@ -18,11 +18,30 @@ typedef struct fixture {
   const char *unix_urls[HRL_MASTERS_MAX];
   int port[HRL_MASTERS_MAX];
   redisContext *inspect[HRL_MASTERS_MAX]; /* cached inspection connections */
+  /* --tls / --mtls: rediss:// URLs, their ports, the certificates' dir */
+  char tls_url[HRL_MASTERS_MAX][256];
+  const char *tls_urls[HRL_MASTERS_MAX];
+  int tls_port[HRL_MASTERS_MAX];
+  char tls_dir[256];
+  char cluster_url[1024];  /* --cluster: redis+cluster://seeds */
+  char sentinel_url[1024]; /* --sentinels K: redis+sentinel://.../hrl */
+  int sentinel_port[HRL_MASTERS_MAX];
+  int sentinels;
 } fixture;
 
 /* Starts n servers; options are extra launcher flags ("--password pw").
  * Aborts the test program when the launcher fails: nothing can be tested. */
 void fixture_start(fixture *f, int n, const char *options);
+
+/* Runs `redis-fixture VERB DIR ARGS` (args: one string of words, may be
+ * NULL) and writes its first line of output to out; false when it failed.
+ * For the verbs that print (slot, primary, failover, url). */
+bool fixture_run(fixture *f, const char *verb, const char *args, char *out,
+                 size_t size);
+
+/* The path of a file of the --tls certificates' dir ("ca.crt", ...), in a
+ * static buffer (the next call overwrites it). */
+const char *fixture_tls_file(const fixture *f, const char *name);
 
 /* Stops the servers and removes their directory. */
 void fixture_stop(fixture *f);

@@ -40,7 +40,18 @@ local function split(list, sep)
   return out
 end
 
+local function numbers(list)
+  local out = split(list or "", " ")
+  for i, v in ipairs(out) do
+    out[i] = tonumber(v)
+  end
+  return out
+end
+
 --- Starts n servers; extra: more launcher options ("--password pw").
+-- With --tls/--mtls the fixture also has tls_urls, tls_ports and tls_dir
+-- (the certificates: tests/fixtures/README.md), with --cluster
+-- cluster_url, with --sentinels K sentinel_url, sentinel_ports, service.
 function F.start(n, extra)
   local cmd = ("%s start -n %d --owner %d %s"):format(shell_quote(F.launcher),
     n, F.pid(), extra or "")
@@ -60,13 +71,63 @@ function F.start(n, extra)
     n = n,
     urls = split(vars.HRL_FIXTURE_URLS, ","),
     unix_urls = split(vars.HRL_FIXTURE_UNIX_URLS, ","),
-    ports = split(vars.HRL_FIXTURE_PORTS, " "),
+    ports = numbers(vars.HRL_FIXTURE_PORTS),
+    tls_urls = split(vars.HRL_FIXTURE_TLS_URLS or "", ","),
+    tls_ports = numbers(vars.HRL_FIXTURE_TLS_PORTS),
+    tls_dir = vars.HRL_FIXTURE_TLS_DIR,
+    cluster_url = vars.HRL_FIXTURE_CLUSTER_URL,
+    sentinel_url = vars.HRL_FIXTURE_SENTINEL_URL,
+    sentinel_ports = numbers(vars.HRL_FIXTURE_SENTINEL_PORTS),
+    service = vars.HRL_FIXTURE_SENTINEL_SERVICE,
     conns = {},
   }, F)
-  for i, port in ipairs(fx.ports) do
-    fx.ports[i] = tonumber(port)
-  end
   return fx
+end
+
+--- `redis-fixture VERB DIR ARGS...`: its output, without the last newline;
+-- raises when it fails.
+function F:run(verb, ...)
+  local words = { shell_quote(F.launcher), verb, shell_quote(self.dir) }
+  for _, arg in ipairs({ ... }) do
+    words[#words + 1] = shell_quote(arg)
+  end
+  local cmd = table.concat(words, " ") .. "; echo \"exit:$?\""
+  local p = assert(io.popen(cmd))
+  local out = p:read("*a")
+  p:close()
+  local text, rc = out:match("^(.-)\n?exit:(%d+)\n$")
+  assert(rc == "0", "failed: " .. cmd .. ": " .. tostring(out))
+  return text
+end
+
+--- --cluster: the key's hash slot and the node serving it.
+function F:slot(key)
+  local slot, owner = self:run("slot", key):match("^(%d+) (%d+)$")
+  return tonumber(slot), tonumber(owner)
+end
+
+--- --cluster: moves slot to node `to` (or one stage: begin, keys, end).
+function F:migrate(slot, to, stage)
+  self:run("migrate", tostring(slot), tostring(to), stage or "all")
+end
+
+--- --sentinels: the node the sentinels name as the primary.
+function F:primary()
+  return tonumber(self:run("primary"))
+end
+
+--- --sentinels: SENTINEL FAILOVER; the new primary once it is one (and,
+-- with demoted, once the old one is its replica).
+function F:failover(demoted)
+  if demoted then
+    return tonumber(self:run("failover", "--demoted"))
+  end
+  return tonumber(self:run("failover"))
+end
+
+--- The path of one of the --tls certificates ("ca.crt", ...).
+function F:tls_file(name)
+  return self.tls_dir .. "/" .. name
 end
 
 local function succeeded(a, b, c)

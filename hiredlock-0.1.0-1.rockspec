@@ -2,7 +2,8 @@
 -- luarocks --lua-version 5.4 make        (Lua 5.4)
 -- Builds the C module hiredlock.core from bindings/lua/*.c and the C core
 -- (core/src/*/*.c) in one shared object, linked with the system's hiredis, and
--- installs the Lua facade. The file lists below must follow core/src.
+-- installs the Lua facade. The file lists below must follow core/src. TLS
+-- (rediss://) links OpenSSL's libssl and libcrypto.
 rockspec_format = "3.0"
 package = "hiredlock"
 version = "0.1.0-1"
@@ -31,6 +32,7 @@ dependencies = {
 
 external_dependencies = {
   HIREDIS = { header = "hiredis/hiredis.h" },
+  OPENSSL = { header = "openssl/ssl.h" },
 }
 
 build = {
@@ -52,8 +54,10 @@ build = {
         "core/src/api/client.c",
         "core/src/api/lock.c",
         "core/src/driver/conn.c",
+        "core/src/driver/connect.c",
         "core/src/driver/fanout.c",
         "core/src/driver/sleep.c",
+        "core/src/driver/tls.c",
         "core/src/proto/clock.c",
         "core/src/proto/config.c",
         "core/src/proto/convert.c",
@@ -66,14 +70,16 @@ build = {
         "core/src/proto/resp.c",
         "core/src/proto/status.c",
         "core/src/proto/url.c",
+        "core/src/proto/url_tls.c",
       },
       incdirs = {
         "core/include",
         "core/src",
         "$(HIREDIS_INCDIR)",
+        "$(OPENSSL_INCDIR)",
       },
-      libdirs = { "$(HIREDIS_LIBDIR)" },
-      libraries = { "hiredis", "pthread", "m" },
+      libdirs = { "$(HIREDIS_LIBDIR)", "$(OPENSSL_LIBDIR)" },
+      libraries = { "hiredis", "ssl", "crypto", "pthread", "m" },
     },
   },
 }

@@ -1,8 +1,9 @@
 """Builds hiredlock: the Python package over the hiredlock C core.
 
 The extension hiredlock._core is compiled from bindings/python/*.c with the
-core's sources (core/src/*/*.c) compiled in, so nothing but hiredis needs to be
-installed; hiredis is found with pkg-config. The version is read from the
+core's sources (core/src/*/*.c) compiled in, so nothing but hiredis and
+OpenSSL (TLS, rediss://) needs to be installed; both are found with
+pkg-config. The version is read from the
 one public header, core/include/hiredlock.h.
 """
 
@@ -33,19 +34,20 @@ def read_version():
 
 
 def pkg_config(option):
-    """The words pkg-config prints for hiredis, or exit with what to do."""
+    """The words pkg-config prints for hiredis and OpenSSL, or exit with
+    what to do."""
     try:
         out = subprocess.run(
-            ["pkg-config", option, "hiredis"],
+            ["pkg-config", option, "hiredis", "openssl"],
             check=True,
             capture_output=True,
             text=True,
         ).stdout
     except (OSError, subprocess.CalledProcessError) as err:
         sys.exit(
-            "setup.py: hiredis was not found with pkg-config "
-            f"({err}); install it first (Debian: "
-            "apt-get install libhiredis-dev pkg-config python3-dev)"
+            "setup.py: hiredis or OpenSSL was not found with pkg-config "
+            f"({err}); install them first (Debian: apt-get install "
+            "libhiredis-dev libssl-dev pkg-config python3-dev)"
         )
     return shlex.split(out)
 

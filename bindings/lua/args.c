@@ -179,6 +179,8 @@ bool hrlua_option_value(lua_State *L, int idx, const hrlua_arg *arg,
   int type = lua_type(L, idx);
   switch (opt->kind) {
   case HRL_OPTION_BYTES:
+  case HRL_OPTION_STRING:
+  case HRL_OPTION_CHOICE:
     if (type != LUA_TSTRING) {
       hrlua_argerror(L, arg,
                      lua_pushfstring(L, "%s must be a string, got %s",

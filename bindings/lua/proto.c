@@ -19,7 +19,8 @@
  *   client:handshake(i)            -> bytes ("" when none), replies
  *   client:handshake_reply(i, k, kind, value) -> result, message
  *   client:master_info(i)          -> {host, port | path, db, label,
- *                                      connect_timeout_ms}
+ *                                      connect_timeout_ms, tls and the
+ *                                      ssl_* settings of a rediss:// one}
  */
 #include <string.h>
 
@@ -151,12 +152,38 @@ static int client_handshake_reply(lua_State *L) {
   return 2;
 }
 
+/* A rediss:// master's TLS settings into the table on top: tls = true and
+ * the ssl_* options, named as the client options (paths absent when
+ * unset, ssl_cert_reqs by name). */
+static void push_tls(lua_State *L, const hrl_tls_settings *t) {
+  const struct {
+    const char *name, *value;
+  } paths[] = {{"ssl_ca_certs", t->ca_certs},
+               {"ssl_ca_path", t->ca_path},
+               {"ssl_certfile", t->certfile},
+               {"ssl_keyfile", t->keyfile}};
+  lua_pushboolean(L, 1);
+  lua_setfield(L, -2, "tls");
+  for (size_t k = 0; k < sizeof paths / sizeof paths[0]; k++) {
+    if (paths[k].value != NULL) {
+      lua_pushstring(L, paths[k].value);
+      lua_setfield(L, -2, paths[k].name);
+    }
+  }
+  const hrl_option *reqs = hrl_option_find("ssl_cert_reqs");
+  lua_pushstring(L, reqs->choices[t->cert_reqs]);
+  lua_setfield(L, -2, "ssl_cert_reqs");
+  lua_pushboolean(L, t->check_hostname);
+  lua_setfield(L, -2, "ssl_check_hostname");
+}
+
 /* client:master_info(i) -> where master i is, for drivers that open their
  * own connections: {host = "127.0.0.1", port = 6379} for TCP (an IPv6 host
  * without brackets) or {path = "/run/redis.sock"} for unix, and for both
  * db (0 when the handshake selects none), label (for messages) and
- * connect_timeout_ms (the client's connect_timeout). Credentials are not
- * here: the handshake bytes carry them. */
+ * connect_timeout_ms (the client's connect_timeout); for a rediss:// one
+ * tls = true and its ssl_* settings. Credentials are not here: the
+ * handshake bytes carry them. */
 static int client_master_info(lua_State *L) {
   hrlua_client *c = hrlua_check_client(L, 1);
   size_t i = check_master(L, 2, c->client);
@@ -180,6 +207,9 @@ static int client_master_info(lua_State *L) {
   lua_setfield(L, -2, "label");
   lua_pushinteger(L, (lua_Integer)c->connect_timeout_ms);
   lua_setfield(L, -2, "connect_timeout_ms");
+  if (info.tls) {
+    push_tls(L, &info.tls_settings);
+  }
   return 1;
 }
 

@@ -62,7 +62,7 @@ static bool client_option(const hrl_option *opt) {
  * TypeError, before any value is looked at, as CPython's own calls do);
  * values are taken in the table's order, converted by their kind and
  * checked by the core, which names the option when one is out of range.
- * kwds may be NULL. */
+ * kwds may be NULL; it is the caller's own copy, which may be changed. */
 static int parse_options(PyObject *kwds, hrl_options *opts) {
   hrl_options_init(opts);
   if (kwds == NULL) {
@@ -79,6 +79,24 @@ static int parse_options(PyObject *kwds, hrl_options *opts) {
                           : NULL;
     if (value == NULL) {
       continue;
+    }
+    if (table[i].kind == HRL_OPTION_STRING) {
+      /* None leaves a path unset; an os.PathLike gives its str, kept alive
+       * in kwds (the caller's copy) until hrl_client_new() copied it. */
+      if (value == Py_None) {
+        continue;
+      }
+      if (!PyUnicode_Check(value) &&
+          PyObject_HasAttrString(value, "__fspath__")) {
+        PyObject *path = PyOS_FSPath(value);
+        int stored =
+            path == NULL ? -1 : PyDict_SetItemString(kwds, table[i].name, path);
+        Py_XDECREF(path);
+        if (stored < 0) {
+          return -1;
+        }
+        value = PyDict_GetItemString(kwds, table[i].name);
+      }
     }
     double number;
     const char *bytes;

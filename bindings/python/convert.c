@@ -4,6 +4,7 @@
 #include "hrlpy.h"
 
 #include <math.h>
+#include <string.h>
 
 /* An int or float (not bool) as a double; huge ints become +/-inf so the
  * range check that follows reports them with the argument's name. */
@@ -103,6 +104,45 @@ int hrlpy_wait_ms(PyObject *timeout, bool blocking, int64_t *wait_ms) {
   return checked_ms(seconds, "timeout", 0, HRL_TTL_MAX_MS, wait_ms);
 }
 
+/* A choice by name (str), or by its index as an int: ssl_cert_reqs takes
+ * ssl.CERT_NONE, CERT_OPTIONAL and CERT_REQUIRED (0, 1, 2: the choices'
+ * order) as redis-py does. */
+static int choice_value(PyObject *value, const hrl_option *opt,
+                        const char **bytes, Py_ssize_t *len) {
+  if (PyUnicode_Check(value)) {
+    *bytes = PyUnicode_AsUTF8AndSize(value, len);
+    return *bytes == NULL ? -1 : 0;
+  }
+  if (PyLong_Check(value) && !PyBool_Check(value)) {
+    long index = PyLong_AsLong(value);
+    if (index == -1 && PyErr_Occurred()) {
+      return -1; /* too big for a long: OverflowError */
+    }
+    for (long i = 0; opt->choices[i] != NULL; i++) {
+      if (i == index) {
+        *bytes = opt->choices[i];
+        *len = (Py_ssize_t)strlen(opt->choices[i]);
+        return 0;
+      }
+    }
+    /* The core's words for a C enum out of range ("got 7"). */
+    char list[128] = "";
+    for (int i = 0; opt->choices[i] != NULL; i++) {
+      size_t used = strlen(list);
+      snprintf(list + used, sizeof list - used, "%s%s", i > 0 ? ", " : "",
+               opt->choices[i]);
+    }
+    if (!PyErr_Occurred()) {
+      hrlpy_raise_invalid("%s must be one of %s, got %ld", opt->name, list,
+                          index);
+    }
+    return -1;
+  }
+  PyErr_Format(PyExc_TypeError, "%s must be str or ssl.VerifyMode, not %.100s",
+               opt->name, Py_TYPE(value)->tp_name);
+  return -1;
+}
+
 int hrlpy_option_value(PyObject *value, const hrl_option *opt, double *number,
                        const char **bytes, Py_ssize_t *len) {
   *number = 0;
@@ -123,6 +163,17 @@ int hrlpy_option_value(PyObject *value, const hrl_option *opt, double *number,
     }
     *number = value == Py_True ? 1 : 0;
     return 0;
+  case HRL_OPTION_STRING:
+    if (!PyUnicode_Check(value)) {
+      PyErr_Format(PyExc_TypeError,
+                   "%s must be str, os.PathLike or None, not %.100s", opt->name,
+                   Py_TYPE(value)->tp_name);
+      return -1;
+    }
+    *bytes = PyUnicode_AsUTF8AndSize(value, len);
+    return *bytes == NULL ? -1 : 0;
+  case HRL_OPTION_CHOICE:
+    return choice_value(value, opt, bytes, len);
   }
   return 0;
 }

@@ -30,6 +30,26 @@ hrlpy_state *hrlpy_state_of_type(PyTypeObject *type) {
 #endif
 }
 
+/* An option's default as Python users give it: seconds for a duration,
+ * "" for bytes, None for an unset string, a bool, or a choice's name. */
+static PyObject *default_of(const hrl_option *opt) {
+  switch (opt->kind) {
+  case HRL_OPTION_BYTES:
+    return PyUnicode_FromString("");
+  case HRL_OPTION_DURATION:
+    return PyFloat_FromDouble(opt->def / 1000.0);
+  case HRL_OPTION_STRING:
+    return Py_NewRef(Py_None);
+  case HRL_OPTION_FLAG:
+    return PyBool_FromLong(opt->def != 0);
+  case HRL_OPTION_CHOICE:
+    return PyUnicode_FromString(opt->choices[(int)opt->def]);
+  case HRL_OPTION_NUMBER:
+    break;
+  }
+  return PyFloat_FromDouble(opt->def);
+}
+
 /* OPTIONS: every option of the core's table and its default, in the units
  * Python users give it (seconds for durations), so the facade and the docs
  * read the defaults from the one table. */
@@ -38,10 +58,7 @@ static int add_options(PyObject *module) {
   const hrl_option *table = hrl_options_table(&count);
   PyObject *options = PyDict_New();
   for (size_t i = 0; options != NULL && i < count; i++) {
-    PyObject *def = table[i].kind == HRL_OPTION_BYTES ? PyUnicode_FromString("")
-                    : table[i].kind == HRL_OPTION_DURATION
-                        ? PyFloat_FromDouble(table[i].def / 1000.0)
-                        : PyFloat_FromDouble(table[i].def);
+    PyObject *def = default_of(&table[i]);
     if (def == NULL || PyDict_SetItemString(options, table[i].name, def) < 0) {
       Py_XDECREF(def);
       Py_CLEAR(options);

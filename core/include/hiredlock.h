@@ -113,6 +113,18 @@ typedef struct hrl_lock_options {
   uint32_t ttl_ms;
 } hrl_lock_options;
 
+/** How a rediss:// master's certificate is checked (ssl_cert_reqs). */
+typedef enum hrl_cert_reqs {
+  /** No check at all: anyone on the path can pose as the master. An
+   *  explicit opt-out for tests; never the default. */
+  HRL_CERT_NONE,
+  /** As HRL_CERT_REQUIRED: a server always presents a certificate, so a
+   *  client has nothing to make optional (as in Python's ssl module). */
+  HRL_CERT_OPTIONAL,
+  /** The certificate must chain to a trusted CA (the default). */
+  HRL_CERT_REQUIRED
+} hrl_cert_reqs;
+
 /** Client settings. Start from hrl_options_init() and change what you need. */
 typedef struct hrl_options {
   /** Time to establish a TCP/unix connection to one master. Default 100. */
@@ -133,6 +145,26 @@ typedef struct hrl_options {
   size_t key_prefix_len;
   /** The defaults of this client's locks (hrl_lock_options_init()). */
   hrl_lock_options lock;
+  /*
+   * TLS, for rediss:// masters (named as redis-py names them; a URL's query
+   * may set each one for its master: rediss://host?ssl_cert_reqs=none).
+   * Paths are copied by hrl_client_new(); NULL means unset.
+   */
+  /** CA certificates (PEM file) to verify masters with. Default NULL: the
+   *  system's store, unless ssl_ca_path is set. */
+  const char *ssl_ca_certs;
+  /** A directory of CA certificates (c_rehash layout). Default NULL. */
+  const char *ssl_ca_path;
+  /** A client certificate (PEM) for mutual TLS. Default NULL: none. */
+  const char *ssl_certfile;
+  /** Its private key (PEM). Default NULL: the key is in ssl_certfile. */
+  const char *ssl_keyfile;
+  /** Whether the master's certificate is verified. Default
+   *  HRL_CERT_REQUIRED; HRL_CERT_NONE turns every check off. */
+  hrl_cert_reqs ssl_cert_reqs;
+  /** Whether the certificate must name the URL's host (a DNS name or an
+   *  IP address). Default true. */
+  bool ssl_check_hostname;
 } hrl_options;
 
 /** Fills opts with the defaults listed in hrl_options. */
@@ -140,8 +172,11 @@ HRL_API void hrl_options_init(hrl_options *opts);
 
 /**
  * Creates a client for n_urls masters (1 to HRL_MASTERS_MAX, distinct).
- * URLs: redis://[[user]:pass@]host[:port][/db] and
- * unix://[[user]:pass@]/path[?db=N]. opts may be NULL for the defaults.
+ * URLs: redis://[[user]:pass@]host[:port][/db],
+ * rediss://[[user]:pass@]host[:port][/db][?ssl_option=value&...] (TLS; the
+ * options are the ssl_* fields of hrl_options, which they override for
+ * that master) and unix://[[user]:pass@]/path[?db=N]. opts may be NULL for
+ * the defaults.
  * No connection is made here: masters are connected on first use and
  * reconnected lazily when a connection breaks.
  * On failure *out is NULL and, when detail is not NULL, a message naming

@@ -38,10 +38,14 @@ local Lock = {}
 Lock.__index = Lock
 
 --- hiredlock.new(urls, opts) -> client
--- urls: one URL or a list of them, redis://[[user]:pass@]host[:port][/db]
--- or unix://[[user]:pass@]/path[?db=N]. opts (all optional, seconds):
+-- urls: one URL or a list of them, redis://[[user]:pass@]host[:port][/db],
+-- rediss://...[?ssl_option=value&...] (TLS) or
+-- unix://[[user]:pass@]/path[?db=N]. opts (all optional, seconds):
 -- connect_timeout (0.1), timeout (per master, 0.05), retry_delay (0.2),
--- retry_jitter (0.1), drift_factor (0.01), key_prefix ("").
+-- retry_jitter (0.1), drift_factor (0.01), key_prefix (""), and for
+-- rediss:// masters ssl_ca_certs, ssl_ca_path, ssl_certfile, ssl_keyfile
+-- (paths), ssl_cert_reqs ("required", "optional" or "none") and
+-- ssl_check_hostname (true).
 -- No connection is made until the first lock needs one.
 function M.new(urls, opts)
   local handle = core.new(urls, opts)

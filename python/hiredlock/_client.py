@@ -17,12 +17,18 @@ class Client(_core.Client):
     """The Redis masters locks are taken on.
 
     ``Client(urls, *, connect_timeout=0.1, timeout=0.05, retry_delay=0.2,
-    retry_jitter=0.1, drift_factor=0.01, key_prefix="")``
+    retry_jitter=0.1, drift_factor=0.01, key_prefix="", ssl_ca_certs=None,
+    ssl_ca_path=None, ssl_certfile=None, ssl_keyfile=None,
+    ssl_cert_reqs="required", ssl_check_hostname=True)``
 
     ``urls`` is one URL or a sequence of N URLs of independent masters
-    (``redis://[[user]:password@]host[:port][/db]`` or
+    (``redis://[[user]:password@]host[:port][/db]``,
+    ``rediss://...[?ssl_option=value&...]`` for TLS, or
     ``unix://[[user]:password@]/path[?db=N]``); a lock is held when a quorum
-    (N/2 + 1) granted it. Times are in seconds. No connection is made here:
+    (N/2 + 1) granted it. Times are in seconds. The ``ssl_*`` options (named
+    as redis-py names them) apply to ``rediss://`` masters, whose URL query
+    may set them per master; the server's certificate is verified and must
+    name the host unless told otherwise. No connection is made here:
     masters are connected on first use. A Client may be shared by threads
     and survives ``fork()`` (the child opens its own connections).
     """

@@ -1,11 +1,13 @@
 # Type stubs for the C extension hiredlock._core (bindings/python/*.c).
 import builtins
+import os
+import ssl
 from collections.abc import Sequence
 
 __version__: str
 NAME_MAX: int
 MASTERS_MAX: int
-OPTIONS: dict[str, float | str]
+OPTIONS: dict[str, float | str | bool | None]
 
 class LockError(Exception): ...
 class NotAcquired(LockError, builtins.TimeoutError): ...
@@ -23,6 +25,12 @@ class Client:
         retry_jitter: float = ...,
         drift_factor: float = ...,
         key_prefix: str | bytes = ...,
+        ssl_ca_certs: str | os.PathLike[str] | None = ...,
+        ssl_ca_path: str | os.PathLike[str] | None = ...,
+        ssl_certfile: str | os.PathLike[str] | None = ...,
+        ssl_keyfile: str | os.PathLike[str] | None = ...,
+        ssl_cert_reqs: str | ssl.VerifyMode = ...,
+        ssl_check_hostname: bool = ...,
     ) -> Client: ...
     @property
     def masters(self) -> tuple[str, ...]: ...

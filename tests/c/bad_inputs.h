@@ -40,10 +40,12 @@ typedef struct bad_row {
   bad_need need;
 } bad_row;
 
-/* The table, in two parts: arguments (bad_inputs_args.c) and states,
- * servers and networks (bad_inputs_state.c). */
-extern const bad_row bad_rows_args[], bad_rows_state[];
-extern const size_t bad_rows_args_count, bad_rows_state_count;
+/* The table, in three parts: arguments (bad_inputs_args.c), states,
+ * servers and networks (bad_inputs_state.c), and TLS, cluster and sentinel
+ * options and URLs (bad_inputs_deploy.c). */
+extern const bad_row bad_rows_args[], bad_rows_state[], bad_rows_deploy[];
+extern const size_t bad_rows_args_count, bad_rows_state_count,
+    bad_rows_deploy_count;
 
 /* Helpers for the rows (bad_inputs_run.c). */
 const char *bad_env(const char *name);

@@ -141,7 +141,8 @@ int bad_inputs_run(bad_need max_need, FILE *json) {
     const bad_row *rows;
     size_t n;
   } parts[] = {{bad_rows_args, bad_rows_args_count},
-               {bad_rows_state, bad_rows_state_count}};
+               {bad_rows_state, bad_rows_state_count},
+               {bad_rows_deploy, bad_rows_deploy_count}};
   size_t run = 0, bad = 0;
   if (json != NULL) {
     fprintf(json, "{\"runtime\": \"c\", \"rows\": [");

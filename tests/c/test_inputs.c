@@ -70,6 +70,41 @@ static void test_url_good(void) {
   CHECK_STR(ep.label, "/tmp/redis.sock");
   hrl_endpoint_clear(&ep);
 
+  CHECK_STATUS(parse("rediss://u:pw@redis.example:6380/2", &ep, d), HRL_OK);
+  CHECK(ep.tls);
+  CHECK_STR(ep.host, "redis.example");
+  CHECK_INT(ep.port, 6380);
+  CHECK_INT(ep.db, 2);
+  CHECK_STR(ep.label, "redis.example:6380");
+  CHECK(ep.tls_query.ca_certs == NULL && !ep.tls_query.has_cert_reqs);
+  hrl_endpoint_clear(&ep);
+
+  /* The query: the TLS options of this master, percent-decoded. */
+  CHECK_STATUS(parse("REDISS://h?ssl_ca_certs=/etc/my%20ca.pem&ssl_ca_path=/d"
+                     "&ssl_certfile=/c&ssl_keyfile=/k&ssl_cert_reqs=optional"
+                     "&ssl_check_hostname=False",
+                     &ep, d),
+               HRL_OK);
+  CHECK(ep.tls && ep.db == 0 && ep.port == 6379);
+  CHECK_STR(ep.tls_query.ca_certs, "/etc/my ca.pem");
+  CHECK_STR(ep.tls_query.ca_path, "/d");
+  CHECK_STR(ep.tls_query.certfile, "/c");
+  CHECK_STR(ep.tls_query.keyfile, "/k");
+  CHECK(ep.tls_query.has_cert_reqs &&
+        ep.tls_query.cert_reqs == HRL_CERT_OPTIONAL);
+  CHECK(ep.tls_query.has_check_hostname && !ep.tls_query.check_hostname);
+  hrl_endpoint_clear(&ep);
+
+  CHECK_STATUS(parse("rediss://[::1]:7000/0?ssl_cert_reqs=none", &ep, d),
+               HRL_OK);
+  CHECK_STR(ep.host, "::1");
+  CHECK(ep.tls_query.cert_reqs == HRL_CERT_NONE);
+  hrl_endpoint_clear(&ep);
+
+  CHECK_STATUS(parse("redis://h", &ep, d), HRL_OK);
+  CHECK(!ep.tls);
+  hrl_endpoint_clear(&ep);
+
   CHECK_STATUS(parse("unix://u:pw@/run/r.sock?db=12", &ep, d), HRL_OK);
   CHECK_STR(ep.user, "u");
   CHECK_STR(ep.pass, "pw");
@@ -84,8 +119,25 @@ static void test_url_bad(void) {
     const char *why;
   } cases[] = {
       {"", "must not be empty"},
-      {"http://x", "scheme must be redis:// or unix://"},
-      {"rediss://x", "TLS"},
+      {"http://x", "scheme must be redis://, rediss:// or unix://"},
+      {"redis://x?ssl_cert_reqs=none", "TLS options (ssl_*) need a rediss://"},
+      {"rediss://x?", "empty query"},
+      {"rediss://x?ssl_ca_certs", "name=value pairs"},
+      {"rediss://x?ssl_ca_certs=", "name=value pairs"},
+      {"rediss://x?=a", "name=value pairs"},
+      {"rediss://x?ssl_ca_certs=a&", "empty query after '&'"},
+      {"rediss://x?timeout=1", "unknown TLS option 'timeout'"},
+      {"rediss://x?ssl_verify=1", "unknown TLS option 'ssl_verify'"},
+      {"rediss://x?ssl_cert_reqs=maybe",
+       "ssl_cert_reqs must be one of none, optional, required, got 'maybe'"},
+      {"rediss://x?ssl_check_hostname=perhaps",
+       "ssl_check_hostname must be true or false, got 'perhaps'"},
+      {"rediss://x?ssl_ca_certs=a&ssl_ca_certs=b",
+       "ssl_ca_certs is given twice"},
+      {"rediss://x?ssl_ca_certs=%zz", "bad %-escape in the query"},
+      {"rediss://x?ssl_ca_certs=a%00b", "bad %-escape in the query"},
+      {"rediss://x?ssl_cert_reqs=none#frag", "unexpected fragment"},
+      {"rediss://x/1x?ssl_cert_reqs=none", "database must be a number"},
       {"redis://", "missing host"},
       {"redis://:6379", "missing host"},
       {"redis://h:0", "port must be a number from 1 to 65535"},

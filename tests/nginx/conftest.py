@@ -17,9 +17,11 @@ import http.client
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 from pathlib import Path
@@ -78,8 +80,61 @@ def readme_location() -> str:
     return readme[start : end + 1]
 
 
+class Resolver:
+    """A DNS server on 127.0.0.1 that knows one name, localhost (A
+    127.0.0.1), for nginx's `resolver`: cosockets resolve host names
+    through it, and TLS masters are named by host name so that nginx can
+    check their certificates (it checks DNS names only). Every other name
+    is NXDOMAIN."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.queries = 0
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    @staticmethod
+    def answer(query: bytes) -> bytes:
+        qid = query[:2]
+        end = 12
+        labels = []
+        while query[end]:
+            labels.append(query[end + 1 : end + 1 + query[end]].decode().lower())
+            end += 1 + query[end]
+        qtype = struct.unpack(">H", query[end + 1 : end + 3])[0]
+        question = query[12 : end + 5]
+        known = labels == ["localhost"]
+        answers = b""
+        if known and qtype == 1:  # A
+            answers = b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 60, 4) + bytes(
+                [127, 0, 0, 1]
+            )
+        flags = 0x8180 if known else 0x8183  # a response; NXDOMAIN if unknown
+        header = qid + struct.pack(">HHHHH", flags, 1, 1 if answers else 0, 0, 0)
+        return header + question + answers
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                query, peer = self.sock.recvfrom(512)
+            except OSError:
+                return
+            self.queries += 1
+            with contextlib.suppress(Exception):  # a malformed query: no answer
+                self.sock.sendto(self.answer(query), peer)
+
+    def stop(self) -> None:
+        self.sock.close()
+
+
 class Nginx:
-    def __init__(self, tree: str, env: dict[str, str]) -> None:
+    def __init__(
+        self, tree: str, env: dict[str, str], resolver: int = 0, trusted: str = ""
+    ) -> None:
+        self.resolver = resolver
+        self.trusted = trusted
         self.prefix = tempfile.mkdtemp(
             prefix="hrlngx.", dir=os.environ.get("HRL_NGX_TMP")
         )
@@ -106,6 +161,8 @@ class Nginx:
             "@TREE@": tree,
             "@HERE@": str(HERE),
             "@LUA_TESTS@": str(REPO / "tests" / "lua"),
+            "@RESOLVER@": f"127.0.0.1:{self.resolver}",
+            "@TRUSTED@": self.trusted,
         }
         for key, value in values.items():
             text = text.replace(key, value)
@@ -207,10 +264,43 @@ def servers_pw():
 
 
 @pytest.fixture(scope="session")
-def ngx(servers3, servers5, servers_pw):
+def tls_untrusted():
+    """A TLS master whose CA nginx does not trust (the wrong CA)."""
+    s = Servers(1, "--tls")
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="session")
+def resolver():
+    r = Resolver()
+    yield r
+    r.stop()
+
+
+def by_name(url: str) -> str:
+    return url.replace("127.0.0.1", "localhost")
+
+
+@pytest.fixture(scope="session")
+def ngx(servers3, servers5, servers_pw, tls1, mtls1, tls_wrong_host,
+        tls_untrusted, resolver):  # fmt: skip
     tree = os.environ.get("HRL_NGX_TREE")
     if not tree:
         pytest.fail("HRL_NGX_TREE is not set: run tests/nginx/run.sh")
+    # What lua_ssl_trusted_certificate names: the CAs of every TLS fixture
+    # but tls_untrusted's.
+    trusted = Path(
+        tempfile.mkdtemp(prefix="hrlngx-ca.", dir=os.environ.get("HRL_NGX_TMP"))
+    )
+    bundle = trusted / "trusted.pem"
+    bundle.write_text(
+        "".join(
+            (Path(s.tls_dir) / "ca.crt").read_text()
+            for s in (tls1, mtls1, tls_wrong_host)
+        )
+    )
+    os.chmod(trusted, 0o755)
     server = Nginx(
         tree,
         {
@@ -218,7 +308,15 @@ def ngx(servers3, servers5, servers_pw):
             "HRL_NGX_URLS5": ",".join(servers5.urls),
             "HRL_NGX_URLS_PW": ",".join(servers_pw.urls),
             "HRL_NGX_UNIX3": ",".join(servers3.unix_urls),
+            "HRL_NGX_TLS": by_name(tls1.tls_urls[0]),
+            "HRL_NGX_TLS_IP": tls1.tls_urls[0],
+            "HRL_NGX_TLS_UNTRUSTED": by_name(tls_untrusted.tls_urls[0]),
+            "HRL_NGX_TLS_WRONG_HOST": by_name(tls_wrong_host.tls_urls[0]),
+            "HRL_NGX_MTLS": by_name(mtls1.tls_urls[0]),
+            "HRL_NGX_MTLS_DIR": mtls1.tls_dir,
         },
+        resolver=resolver.port,
+        trusted=str(bundle),
     )
     server.initial_workers = server.workers()
     try:

@@ -22,6 +22,25 @@ end
 local TOLERANT = { connect_timeout = 1, timeout = 0.5, retry_delay = 0.01,
   retry_jitter = 0.005 }
 
+-- A copy of options with more.
+local function with(options, more)
+  local out = {}
+  for k, v in pairs(options) do
+    out[k] = v
+  end
+  for k, v in pairs(more) do
+    out[k] = v
+  end
+  return out
+end
+
+-- TOLERANT and a client certificate of the mTLS fixture (name.crt/.key).
+local function client_cert(name)
+  local dir = os.getenv("HRL_NGX_MTLS_DIR")
+  return with(TOLERANT, { ssl_certfile = ("%s/%s.crt"):format(dir, name),
+    ssl_keyfile = ("%s/%s.key"):format(dir, name) })
+end
+
 -- Client configurations by name: which masters, which options.
 local CONFIGS = {
   -- three masters, for the counter, interop, keepalive and waits
@@ -75,6 +94,29 @@ local CONFIGS = {
       urls[i] = url:gsub("^redis://", "redis://:nopass@")
     end
     return urls, TOLERANT
+  end,
+  -- TLS (tests/nginx/test_tls.py): masters named localhost, their CAs in
+  -- lua_ssl_trusted_certificate, but tls_untrusted's
+  tls = function() return { os.getenv("HRL_NGX_TLS") }, TOLERANT end,
+  tls_ip = function() return { os.getenv("HRL_NGX_TLS_IP") }, TOLERANT end,
+  tls_ip_nocheck = function()
+    return { os.getenv("HRL_NGX_TLS_IP") .. "?ssl_check_hostname=false" }, TOLERANT
+  end,
+  tls_untrusted = function() return { os.getenv("HRL_NGX_TLS_UNTRUSTED") }, TOLERANT end,
+  tls_none = function()
+    return { os.getenv("HRL_NGX_TLS_UNTRUSTED") .. "?ssl_cert_reqs=none" }, TOLERANT
+  end,
+  tls_wrong_host = function() return { os.getenv("HRL_NGX_TLS_WRONG_HOST") }, TOLERANT end,
+  tls_wrong_host_nocheck = function()
+    return { os.getenv("HRL_NGX_TLS_WRONG_HOST") }, with(TOLERANT,
+      { ssl_check_hostname = false })
+  end,
+  mtls = function() return { os.getenv("HRL_NGX_MTLS") }, client_cert("client") end,
+  mtls_nocert = function() return { os.getenv("HRL_NGX_MTLS") }, TOLERANT end,
+  mtls_other = function() return { os.getenv("HRL_NGX_MTLS") }, client_cert("other-client") end,
+  mtls_missing = function()
+    return { os.getenv("HRL_NGX_MTLS") }, with(TOLERANT,
+      { ssl_certfile = "/nonexistent/client.crt" })
   end,
 }
 

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.."
 out=build-reliability
 mkdir -p "$out/c" "$out/lua/5.1/hiredlock" "$out/lua/5.4/hiredlock"
 cflags=(-std=c11 -O2 -g -Wall -Wextra -Werror -Wshadow)
-read -r -a hiredis <<<"$(pkg-config --cflags --libs hiredis)"
+read -r -a hiredis <<<"$(pkg-config --cflags --libs hiredis openssl)"
 core=(core/src/*/*.c)
 
 log=$(mktemp)

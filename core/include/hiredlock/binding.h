@@ -19,7 +19,12 @@ typedef enum hrl_option_kind {
   HRL_OPTION_DURATION, /**< seconds in Python and Lua, milliseconds in C */
   HRL_OPTION_NUMBER,   /**< a plain number (drift_factor) */
   HRL_OPTION_BYTES,    /**< a byte string (key_prefix); str or bytes */
-  HRL_OPTION_FLAG      /**< true or false (a bool in Python and Lua) */
+  HRL_OPTION_FLAG,     /**< true or false (a bool in Python and Lua) */
+  HRL_OPTION_STRING,   /**< text without NUL, a path (ssl_ca_certs); a
+                            const char * in C, NULL when unset */
+  HRL_OPTION_CHOICE    /**< one of the option's choices, given by name
+                            (ssl_cert_reqs); an enum in C, whose value is
+                            the choice's index */
 } hrl_option_kind;
 
 /** Where an option is given. */
@@ -40,8 +45,10 @@ typedef struct hrl_option {
   double min;      /**< smallest value accepted */
   double max;      /**< largest value accepted (excluded when max_open) */
   bool max_open;   /**< max itself is out of range */
-  double def;      /**< the default (bytes: always empty) */
+  double def;      /**< the default (bytes: always empty; string: unset;
+                        choice: the index of the default choice) */
   const char *doc; /**< one line for help texts */
+  const char *const *choices; /**< CHOICE: the names, NULL-terminated */
 } hrl_option;
 
 /** The option table, in the order help texts list it; *count its size. */
@@ -49,6 +56,10 @@ HRL_API const hrl_option *hrl_options_table(size_t *count);
 
 /** The option called name, or NULL when there is none. */
 HRL_API const hrl_option *hrl_option_find(const char *name);
+
+/** The index of the choice called name of a CHOICE option, or -1. */
+HRL_API int hrl_option_choice(const hrl_option *opt, const char *name,
+                              size_t len);
 
 /**
  * Converts a duration option given in seconds to milliseconds within the
@@ -60,11 +71,12 @@ HRL_API hrl_status hrl_option_seconds(const hrl_option *opt, double seconds,
 
 /**
  * Checks a client option's value and stores it in opts: a duration as
- * seconds in `number`, a number in `number`, bytes in bytes/len (which
- * opts then points to: keep them alive until hrl_client_new() copied
- * them). HRL_EINVAL with detail naming the option when the value is out
- * of range or opt is not a client option. Options of scope
- * HRL_SCOPE_LOCK_DEFAULT set the default of the client's locks.
+ * seconds in `number`, a number in `number`, a flag as non-zero `number`,
+ * bytes, a string or a choice's name in bytes/len (which opts then points
+ * to: keep them alive until hrl_client_new() copied them; a string must
+ * be NUL-terminated at len). HRL_EINVAL with detail naming the option when
+ * the value is out of range or opt is not a client option. Options of
+ * scope HRL_SCOPE_LOCK_DEFAULT set the default of the client's locks.
  */
 HRL_API hrl_status hrl_options_set(hrl_options *opts, const hrl_option *opt,
                                    double number, const char *bytes, size_t len,

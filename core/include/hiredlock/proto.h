@@ -204,12 +204,28 @@ HRL_API hrl_status hrl_parser_feed(hrl_parser *parser, const char *buf,
  */
 HRL_API int hrl_parser_next(hrl_parser *parser, hrl_reply *out);
 
+/** How to speak TLS to a rediss:// master: the client's ssl_* options,
+ *  or its URL's where the URL gives them. Paths are NULL when unset. */
+typedef struct hrl_tls_settings {
+  const char *ca_certs; /**< CA file; NULL with ca_path NULL: the system's */
+  const char *ca_path;  /**< CA directory */
+  const char *certfile; /**< client certificate, for mutual TLS */
+  const char *keyfile;  /**< its key (NULL: in certfile) */
+  hrl_cert_reqs cert_reqs;
+  bool check_hostname; /**< the certificate must name host (DNS or IP) */
+} hrl_tls_settings;
+
 /** Where master i is, for transports that open their own connections. */
 typedef struct hrl_master_info {
   const char *host; /**< TCP host (IPv6 without brackets), NULL for unix */
   int port;         /**< TCP port, 0 for unix */
   const char *path; /**< unix socket path, NULL for TCP */
   long db;          /**< database selected by the handshake (0: none) */
+  /** rediss://: shake hands over TLS (tls_settings) once connected and
+   *  before the handshake bytes, within the connect timeout; send host as
+   *  SNI when it is a name, and check the certificate against host. */
+  bool tls;
+  hrl_tls_settings tls_settings;
 } hrl_master_info;
 
 /**

@@ -86,6 +86,11 @@ bool hrl_client_master_info(const hrl_client *c, size_t i,
   out->port = ep->is_unix ? 0 : ep->port;
   out->path = ep->is_unix ? ep->path : NULL;
   out->db = ep->db;
+  out->tls = ep->tls;
+  memset(&out->tls_settings, 0, sizeof out->tls_settings);
+  if (ep->tls) {
+    out->tls_settings = c->cfg.masters[i].tls;
+  }
   return true;
 }
 

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 
 #include "driver.h"
+#include "tls.h"
 
 #define CANARY_PAGE 4096
 
@@ -33,6 +34,8 @@ static void fork_canary_free(volatile unsigned char *canary) {
 }
 
 void hrl_conn_close(hrl_conn *conn) {
+  hrl_tls_free(conn->tls); /* no close_notify: nothing is written */
+  conn->tls = NULL;
   if (conn->ctx != NULL) {
     /* redisFree() only close()s the socket: nothing reaches the server, so
      * this is also safe on a socket inherited from a parent process. */
@@ -43,12 +46,14 @@ void hrl_conn_close(hrl_conn *conn) {
   conn->rcvtimeo_ms = 0;
   conn->owed = 0;
   conn->connecting = false;
+  conn->handshaking = false;
 }
 
 hrl_status hrl_pool_init(hrl_pool *pool, size_t n) {
   pool->n = n;
   pool->conns = calloc(n, sizeof *pool->conns);
-  if (pool->conns == NULL) {
+  pool->tls_ctx = calloc(n, sizeof *pool->tls_ctx);
+  if (pool->conns == NULL || pool->tls_ctx == NULL) {
     return HRL_ENOMEM;
   }
   pool->fork_canary = fork_canary_new();
@@ -59,11 +64,32 @@ void hrl_pool_clear(hrl_pool *pool) {
   for (size_t i = 0; pool->conns != NULL && i < pool->n; i++) {
     hrl_conn_close(&pool->conns[i]);
   }
+  for (size_t i = 0; pool->tls_ctx != NULL && i < pool->n; i++) {
+    hrl_tls_ctx_unref(pool->tls_ctx[i]);
+  }
   free(pool->conns);
+  free(pool->tls_ctx);
+  pool->tls_ctx = NULL;
   fork_canary_free(pool->fork_canary);
   pool->conns = NULL;
   pool->fork_canary = NULL;
   pool->n = 0;
+}
+
+hrl_tls_ctx *hrl_pool_tls_ctx(hrl_pool *pool, const hrl_config *cfg, size_t i,
+                              char *msg, size_t size) {
+  if (pool->tls_ctx[i] != NULL) {
+    return pool->tls_ctx[i];
+  }
+  const hrl_tls_settings *s = &cfg->masters[i].tls;
+  for (size_t j = 0; j < pool->n; j++) {
+    if (pool->tls_ctx[j] != NULL && hrl_tls_ctx_fits(pool->tls_ctx[j], s)) {
+      pool->tls_ctx[i] = hrl_tls_ctx_ref(pool->tls_ctx[j]);
+      return pool->tls_ctx[i];
+    }
+  }
+  pool->tls_ctx[i] = hrl_tls_ctx_new(s, msg, size);
+  return pool->tls_ctx[i];
 }
 
 void hrl_pool_after_fork(hrl_pool *pool) {

@@ -12,6 +12,8 @@
 #include "proto/state.h"
 
 struct redisContext;
+struct hrl_tls;
+struct hrl_tls_ctx;
 
 /* One connection per master, opened lazily; owner_pid tells a forked child
  * that the socket is its parent's. Once connected, the socket is in
@@ -19,16 +21,20 @@ struct redisContext;
  * reply of a round can be awaited in recv() itself, bounded by SO_RCVTIMEO
  * (rcvtimeo_ms, 0 while unset). owed counts the replies still due for
  * commands of earlier rounds that timed out: they are read and dropped
- * before the current round's reply. See fanout.c. */
+ * before the current round's reply. tls is the TLS state of a rediss://
+ * master's connection (NULL for plain TCP and unix). See fanout.c. */
 typedef struct hrl_conn {
   struct redisContext *ctx;
+  struct hrl_tls *tls;
   pid_t owner_pid;
   bool blocking;
   uint32_t rcvtimeo_ms;
   uint32_t owed;
-  /* A connect in progress carries over to later rounds until this
-   * deadline (connect_timeout after it began); see fanout.c. */
+  /* A connect in progress (and a rediss:// master's TLS handshake after
+   * it: handshaking) carries over to later rounds until this deadline
+   * (connect_timeout after it began); see connect.c. */
   bool connecting;
+  bool handshaking;
   int64_t connect_deadline_us;
 } hrl_conn;
 
@@ -36,6 +42,9 @@ typedef struct hrl_conn {
 typedef struct hrl_pool {
   size_t n;
   hrl_conn *conns;
+  /* Per master, a rediss:// master's TLS context, made at its first
+   * connect and shared by masters with the same settings (tls.h). */
+  struct hrl_tls_ctx **tls_ctx;
   /* A page the kernel zeroes in a forked child (MADV_WIPEONFORK): while
    * *fork_canary is non-zero, the connections are this process's own, and
    * a round needs no getpid(). NULL where the kernel cannot: owner_pid and
@@ -54,6 +63,11 @@ void hrl_pool_after_fork(hrl_pool *pool);
 
 /* conn.c: closes a connection without writing to it. */
 void hrl_conn_close(hrl_conn *conn);
+
+/* conn.c: master i's TLS context, made (or shared) at its first use; NULL
+ * with msg when its certificates cannot be loaded. */
+struct hrl_tls_ctx *hrl_pool_tls_ctx(hrl_pool *pool, const hrl_config *cfg,
+                                     size_t i, char *msg, size_t size);
 
 /* fanout.c: runs the current round of lock's operation on every master at
  * once through pool's connections, each master within timeout_ms. The

@@ -25,16 +25,16 @@
  * of thousands (docs/PERFORMANCE.md). The first round after a master stops
  * still waits for it, so every master gets its full timeout once.
  *
- * A round waits for a master no longer than its per-master timeout, also
- * while connecting: a connect that takes longer stays in progress and the
- * next round goes on waiting for it, until connect_timeout after it began.
- * A server that accepts no connection (stopped, or its backlog full) thus
- * costs a round the per-master timeout, not the connect timeout.
+ * Connects (and a rediss:// master's TLS handshake) are connect.c's: a
+ * round waits for one no longer than the per-master timeout, and a connect
+ * still in progress carries over to the next round.
  *
  * hiredis connects and parses replies; writes go out through send() with
  * MSG_NOSIGNAL so a master that went away cannot raise SIGPIPE in the host
  * program (Lua and C programs do not ignore it as CPython does), and reads
- * through recv() into hiredis's reader.
+ * through recv() into hiredis's reader. A TLS connection's go through
+ * OpenSSL over the same calls (tls.c); conn_send and conn_recv choose, so
+ * a plain connection pays one predictable branch for it.
  *
  * The last reply of a round (at N = 1, every reply) is awaited in a
  * blocking recv() instead of poll() and then recv(): on a loopback round
@@ -47,16 +47,12 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <hiredis/hiredis.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
-#include "driver.h"
 #include "proto/detail.h"
+#include "round.h"
 
 /* A blocking recv() ends at least this long before the master's deadline:
  * more than a kernel tick (4 ms at HZ = 250, 10 ms at HZ = 100), which is
@@ -67,53 +63,27 @@
 /* Most replies a connection may owe (see the top of this file). */
 #define OWED_MAX 64
 
-typedef enum slot_state {
-  SLOT_DONE,
-  SLOT_CONNECTING,
-  SLOT_SENDING,
-  SLOT_READING
-} slot_state;
-
-/* A master's progress in this round. */
-typedef struct slot {
-  slot_state state;
-  int64_t deadline_us;
-  uint32_t wait_ms;    /* what the deadline allowed, for the message */
-  int handshake_left;  /* handshake replies still to read */
-  int handshake_total; /* handshake replies expected on this connection */
-  bool reused;         /* the connection was open before this round */
-  bool replied;        /* a reply arrived on it in this round */
-  uint32_t inflight;   /* this round's commands written, not answered */
-  bool carried;        /* a connect begun in an earlier round */
-  bool retried;        /* a stale connection was already replaced */
-  const char *out;     /* the handshake or the command: bytes not yet sent */
-  size_t out_len;
-} slot;
-
-typedef struct round {
-  hrl_pool *pool;
-  const hrl_config *cfg;
-  hrl_lock *lock;
-  uint32_t timeout_ms;
-  pid_t pid; /* 0 when the fork canary vouches for every connection */
-  slot slots[HRL_MASTERS_MAX];
-} round;
+typedef hrl_round round;
+typedef hrl_slot slot;
 
 static redisContext *ctx_of(round *r, size_t i) {
   return r->pool->conns[i].ctx;
 }
 
-static void fail(round *r, size_t i, hrl_node_result why, const char *msg) {
+void hrl_round_fail(round *r, size_t i, hrl_node_result why, const char *msg) {
   hrl_proto_fail(r->lock, i, why, msg);
   hrl_conn_close(&r->pool->conns[i]);
   r->slots[i].state = SLOT_DONE;
 }
 
-static void fail_errno(round *r, size_t i, int err) {
+void hrl_round_fail_io(round *r, size_t i, int err) {
   char msg[HRL_NODE_MSG_MAX];
-  const char *text = strerror(err);
+  const hrl_conn *conn = conn_of(r, i);
+  const char *text = conn->tls != NULL && hrl_tls_error(conn->tls)[0] != '\0'
+                         ? hrl_tls_error(conn->tls)
+                         : strerror(err);
   hrl_detail_copy_text(msg, sizeof msg, text, strlen(text));
-  fail(r, i, HRL_NODE_UNREACHABLE, msg);
+  hrl_round_fail(r, i, HRL_NODE_UNREACHABLE, msg);
 }
 
 static void fail_ctx(round *r, size_t i, hrl_node_result why) {
@@ -121,35 +91,34 @@ static void fail_ctx(round *r, size_t i, hrl_node_result why) {
   const redisContext *ctx = ctx_of(r, i);
   const char *text = ctx->errstr[0] != '\0' ? ctx->errstr : "connection error";
   hrl_detail_copy_text(msg, sizeof msg, text, strlen(text));
-  fail(r, i, why, msg);
+  hrl_round_fail(r, i, why, msg);
 }
-
-static bool replace_stale(round *r, size_t i);
 
 /* Sends what is left of the slot's bytes; moves on to reading when all of
  * them are out. */
 static void flush(round *r, size_t i) {
   slot *s = &r->slots[i];
-  ssize_t n =
-      send(ctx_of(r, i)->fd, s->out, s->out_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+  hrl_conn *conn = conn_of(r, i);
+  ssize_t n = conn_send(conn, s->out, s->out_len);
   if (n < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
       s->state = SLOT_SENDING;
+      s->tls_want = conn->tls != NULL ? hrl_tls_want(conn->tls) : 0;
       return;
     }
     int err = errno;
-    if (!replace_stale(r, i)) {
-      fail_errno(r, i, err);
+    if (!hrl_round_replace_stale(r, i)) {
+      hrl_round_fail_io(r, i, err);
     }
     return;
   }
+  s->tls_want = 0;
   s->out += n;
   s->out_len -= (size_t)n;
   s->state = s->out_len > 0 ? SLOT_SENDING : SLOT_READING;
 }
 
-/* Queues the protocol's command for master i and starts sending it. */
-static void send_command(round *r, size_t i) {
+void hrl_round_send_command(round *r, size_t i) {
   slot *s = &r->slots[i];
   s->out = hrl_proto_command(r->lock, i, &s->out_len);
   s->inflight++;
@@ -161,12 +130,12 @@ static void send_command(round *r, size_t i) {
  * refused AUTH or SELECT would still let the command run, as the default
  * user in database 0, and leave a key the caller never asked for. This
  * costs a round trip on new connections only. */
-static void send_handshake(round *r, size_t i) {
+void hrl_round_send_handshake(round *r, size_t i) {
   slot *s = &r->slots[i];
   int replies = 0;
   s->out = hrl_config_handshake(r->cfg, i, &s->out_len, &replies);
   if (replies == 0) {
-    send_command(r, i);
+    hrl_round_send_command(r, i);
     return;
   }
   s->handshake_left = replies;
@@ -174,149 +143,9 @@ static void send_handshake(round *r, size_t i) {
   flush(r, i);
 }
 
-static void set_deadline(round *r, size_t i, int64_t now_us, uint32_t ms) {
+void hrl_round_set_deadline(round *r, size_t i, int64_t now_us, uint32_t ms) {
   r->slots[i].deadline_us = now_us + (int64_t)ms * 1000;
   r->slots[i].wait_ms = ms;
-}
-
-/* Waits in this round for master i's connect in progress: until the round's
- * per-master timeout, or the connect's own deadline if that comes first. */
-static void wait_connect(round *r, size_t i, int64_t now_us) {
-  int64_t left_us = r->pool->conns[i].connect_deadline_us - now_us;
-  int64_t ms = (left_us + 999) / 1000;
-  r->slots[i].state = SLOT_CONNECTING;
-  set_deadline(r, i, now_us,
-               ms < (int64_t)r->timeout_ms ? (uint32_t)(ms > 0 ? ms : 0)
-                                           : r->timeout_ms);
-}
-
-/* Opens a new connection to master i; the command follows once it is up. */
-static void open_conn(round *r, size_t i, int64_t now_us) {
-  const hrl_endpoint *ep = &r->cfg->masters[i].ep;
-  hrl_conn *conn = &r->pool->conns[i];
-  slot *s = &r->slots[i];
-  redisContext *ctx = ep->is_unix ? redisConnectUnixNonBlock(ep->path)
-                                  : redisConnectNonBlock(ep->host, ep->port);
-  if (ctx == NULL) {
-    hrl_proto_fail(r->lock, i, HRL_NODE_UNREACHABLE, "out of memory");
-    s->state = SLOT_DONE;
-    return;
-  }
-  conn->ctx = ctx;
-  conn->owner_pid = r->pid;
-  if (ctx->err != 0) {
-    fail_ctx(r, i, HRL_NODE_UNREACHABLE);
-    return;
-  }
-  conn->connecting = true;
-  conn->connect_deadline_us =
-      now_us + (int64_t)r->cfg->opts.connect_timeout_ms * 1000;
-  wait_connect(r, i, now_us);
-}
-
-/* Starts master i's part of the round: reuse the connection, or open one. */
-static void start(round *r, size_t i, int64_t now_us) {
-  hrl_conn *conn = &r->pool->conns[i];
-  slot *s = &r->slots[i];
-  if (conn->ctx != NULL && r->pid != 0 && conn->owner_pid != r->pid) {
-    hrl_conn_close(conn); /* forked: the socket is the parent's */
-  }
-  s->handshake_left = 0;
-  s->handshake_total = 0;
-  s->inflight = 0;
-  s->replied = false;
-  s->retried = false;
-  s->carried = false;
-  if (conn->ctx != NULL && conn->connecting) {
-    s->reused = false; /* not up yet: a connect of an earlier round */
-    s->carried = true;
-    wait_connect(r, i, now_us);
-    return;
-  }
-  s->reused = conn->ctx != NULL;
-  if (s->reused) {
-    set_deadline(r, i, now_us, r->timeout_ms);
-    send_command(r, i);
-    return;
-  }
-  open_conn(r, i, now_us);
-}
-
-/* An I/O error on a connection that was idle since the last round, before
- * any reply: the server closed it (restart, idle timeout) while we were
- * away, so the command never ran. Likewise a connect begun in an earlier
- * round that failed meanwhile: its error is old news about a server that
- * may be back. Replace it once instead of failing. */
-static bool replace_stale(round *r, size_t i) {
-  slot *s = &r->slots[i];
-  if ((!s->reused && !s->carried) || s->replied || s->retried) {
-    return false;
-  }
-  s->retried = true;
-  s->reused = false;
-  s->carried = false;
-  hrl_conn_close(&r->pool->conns[i]);
-  open_conn(r, i, hrl_now_us());
-  return true;
-}
-
-/* A connect to a local port nobody listens on can be given that very port
- * as its own and connect to itself (TCP simultaneous open): the launcher's
- * or anyone's master port may lie in the kernel's ephemeral range. Such a
- * "master" echoes our commands back, and its TIME_WAIT would keep the real
- * server from binding the port again for a minute. */
-static bool self_connected(int fd) {
-  struct sockaddr_storage me, peer;
-  socklen_t me_len = sizeof me, peer_len = sizeof peer;
-  if (getsockname(fd, (struct sockaddr *)&me, &me_len) != 0 ||
-      getpeername(fd, (struct sockaddr *)&peer, &peer_len) != 0 ||
-      me_len != peer_len || me.ss_family != peer.ss_family) {
-    return false;
-  }
-  if (me.ss_family == AF_INET) {
-    const struct sockaddr_in *a = (const struct sockaddr_in *)&me;
-    const struct sockaddr_in *b = (const struct sockaddr_in *)&peer;
-    return a->sin_port == b->sin_port &&
-           a->sin_addr.s_addr == b->sin_addr.s_addr;
-  }
-  if (me.ss_family == AF_INET6) {
-    const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&me;
-    const struct sockaddr_in6 *b = (const struct sockaddr_in6 *)&peer;
-    return a->sin6_port == b->sin6_port &&
-           memcmp(&a->sin6_addr, &b->sin6_addr, sizeof a->sin6_addr) == 0;
-  }
-  return false;
-}
-
-static void connected(round *r, size_t i, int64_t now_us) {
-  int err = 0;
-  socklen_t len = sizeof err;
-  int fd = ctx_of(r, i)->fd;
-  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
-    err = errno;
-  }
-  r->pool->conns[i].connecting = false;
-  if (err != 0) {
-    if (!replace_stale(r, i)) {
-      fail_errno(r, i, err);
-    }
-    return;
-  }
-  if (self_connected(fd)) {
-    /* Close with a reset, so no TIME_WAIT holds the master's port. */
-    struct linger reset = {1, 0};
-    setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
-    fail(r, i, HRL_NODE_UNREACHABLE,
-         "connection refused (connected to itself)");
-    return;
-  }
-  /* Blocking mode for the one blocking recv() of a round (see the top of
-   * this file); if it cannot be set, every wait goes through poll(). */
-  hrl_conn *conn = &r->pool->conns[i];
-  int flags = fcntl(fd, F_GETFL);
-  conn->blocking = flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0;
-  set_deadline(r, i, now_us, r->timeout_ms);
-  send_handshake(r, i);
 }
 
 static hrl_reply view_of(const redisReply *rep) {
@@ -366,11 +195,11 @@ static bool take_reply(round *r, size_t i, const redisReply *rep) {
         hrl_config_handshake_reply(r->cfg, i, k, &v, msg, sizeof msg);
     s->handshake_left--;
     if (res != HRL_NODE_OK) {
-      fail(r, i, res, msg);
+      hrl_round_fail(r, i, res, msg);
       return false;
     }
     if (s->handshake_left == 0) {
-      send_command(r, i); /* the handshake went through: now the command */
+      hrl_round_send_command(r, i); /* the handshake went through */
       return false;
     }
     return true;
@@ -378,7 +207,7 @@ static bool take_reply(round *r, size_t i, const redisReply *rep) {
   s->inflight--;
   hrl_node_result res = hrl_proto_reply(r->lock, i, &v);
   if (res == HRL_NODE_RESEND) {
-    send_command(r, i);
+    hrl_round_send_command(r, i);
     return false;
   }
   if (res == HRL_NODE_PROTOCOL) {
@@ -389,44 +218,65 @@ static bool take_reply(round *r, size_t i, const redisReply *rep) {
   return false;
 }
 
-/* Reads what master i sent (waiting for it when flags is 0, up to the
- * socket's SO_RCVTIMEO) and handles every complete reply in it. */
-static void readable(round *r, size_t i, int flags) {
+/* Feeds n bytes read from master i to its reader and handles every
+ * complete reply in them; false when the slot is finished or must send
+ * again before reading more. */
+static bool take_bytes(round *r, size_t i, const char *buf, ssize_t n) {
   redisContext *ctx = ctx_of(r, i);
-  char buf[16 * 1024];
-  ssize_t n = recv(ctx->fd, buf, sizeof buf, flags);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-    return; /* nothing yet: the caller's loop checks the deadline */
-  }
-  if (n <= 0) {
-    int err = n == 0 ? 0 : errno;
-    if (!replace_stale(r, i)) {
-      if (err == 0) {
-        fail(r, i, HRL_NODE_UNREACHABLE, "Server closed the connection");
-      } else {
-        fail_errno(r, i, err);
-      }
-    }
-    return;
-  }
   if (redisReaderFeed(ctx->reader, buf, (size_t)n) != REDIS_OK) {
-    fail(r, i, HRL_NODE_PROTOCOL, "out of memory");
-    return;
+    hrl_round_fail(r, i, HRL_NODE_PROTOCOL, "out of memory");
+    return false;
   }
   for (;;) {
     void *rep = NULL;
     if (redisGetReply(ctx, &rep) != REDIS_OK) {
       fail_ctx(r, i, HRL_NODE_PROTOCOL);
-      return;
+      return false;
     }
     if (rep == NULL) {
-      return; /* the rest has not arrived yet */
+      return true; /* the rest has not arrived yet */
     }
     bool more = take_reply(r, i, rep);
     freeReplyObject(rep);
     if (!more) {
+      return false;
+    }
+  }
+}
+
+/* Reads what master i sent (waiting for it when flags is 0, up to the
+ * socket's SO_RCVTIMEO) and handles every complete reply in it. A TLS
+ * connection may hold decrypted bytes poll() cannot see: those are read
+ * too, without waiting. */
+static void readable(round *r, size_t i, int flags) {
+  hrl_conn *conn = conn_of(r, i);
+  char buf[16 * 1024];
+  for (;;) {
+    ssize_t n = conn_recv(conn, buf, sizeof buf, flags);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+      if (conn->tls != NULL) {
+        r->slots[i].tls_want = hrl_tls_want(conn->tls);
+      }
+      return; /* nothing yet: the caller's loop checks the deadline */
+    }
+    if (n <= 0) {
+      int err = n == 0 ? 0 : errno;
+      if (!hrl_round_replace_stale(r, i)) {
+        if (err == 0) {
+          hrl_round_fail(r, i, HRL_NODE_UNREACHABLE,
+                         "Server closed the connection");
+        } else {
+          hrl_round_fail_io(r, i, err);
+        }
+      }
       return;
     }
+    r->slots[i].tls_want = 0;
+    if (!take_bytes(r, i, buf, n) || conn->tls == NULL ||
+        hrl_tls_pending(conn->tls) == 0) {
+      return;
+    }
+    flags = MSG_DONTWAIT;
   }
 }
 
@@ -439,7 +289,7 @@ static void readable(round *r, size_t i, int flags) {
 static bool can_leave(const round *r, size_t i, int64_t now_us) {
   const slot *s = &r->slots[i];
   const hrl_conn *conn = &r->pool->conns[i];
-  if (s->state == SLOT_CONNECTING) {
+  if (s->state == SLOT_CONNECTING || s->state == SLOT_HANDSHAKE) {
     return now_us < conn->connect_deadline_us;
   }
   return s->state == SLOT_READING && s->handshake_left == 0 &&
@@ -468,23 +318,25 @@ static late_send send_late_command(round *r, size_t i) {
   if (late == NULL) {
     return LATE_NONE;
   }
-  ssize_t n = send(ctx_of(r, i)->fd, late, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+  ssize_t n = conn_send(conn_of(r, i), late, len);
   return n == (ssize_t)len ? LATE_SENT : n > 0 ? LATE_BROKEN : LATE_NONE;
 }
 
 static void expire(round *r, size_t i, int64_t now_us) {
   slot *s = &r->slots[i];
   char msg[HRL_NODE_MSG_MAX];
-  bool connecting = s->state == SLOT_CONNECTING;
+  bool connecting = s->state == SLOT_CONNECTING || s->state == SLOT_HANDSHAKE;
   bool keep = can_leave(r, i, now_us);
+  const char *stage = s->state == SLOT_HANDSHAKE ? " (TLS handshake)" : "";
   if (connecting && !keep) {
-    hrl_detailf(msg, sizeof msg, "connect timeout after %u ms",
-                (unsigned)r->cfg->opts.connect_timeout_ms);
+    hrl_detailf(msg, sizeof msg, "connect timeout after %u ms%s",
+                (unsigned)r->cfg->opts.connect_timeout_ms, stage);
+  } else if (connecting) {
+    hrl_detailf(msg, sizeof msg, "timeout after %u ms (%s)",
+                (unsigned)s->wait_ms,
+                stage[0] != '\0' ? "TLS handshake" : "connecting");
   } else {
-    hrl_detailf(msg, sizeof msg,
-                connecting ? "timeout after %u ms (connecting)"
-                           : "timeout after %u ms",
-                (unsigned)s->wait_ms);
+    hrl_detailf(msg, sizeof msg, "timeout after %u ms", (unsigned)s->wait_ms);
   }
   hrl_proto_missed(r->lock, i, msg);
   late_send late = LATE_NONE;
@@ -524,8 +376,8 @@ static bool leave_late(round *r, size_t i, int64_t now_us) {
   if (s->state == SLOT_READING && s->handshake_left == 0) {
     /* A release or extend went out whole, but the connection owes too
      * much: close it now rather than wait the timeout out first. */
-    fail(r, i, HRL_NODE_UNREACHABLE,
-         "not waited for: late since an earlier round (closed)");
+    hrl_round_fail(r, i, HRL_NODE_UNREACHABLE,
+                   "not waited for: late since an earlier round (closed)");
     return true;
   }
   return false;
@@ -580,7 +432,9 @@ void hrl_driver_round(hrl_pool *pool, hrl_lock *lock, uint32_t timeout_ms) {
   size_t n = pool->n;
   int64_t now = hrl_now_us();
   for (size_t i = 0; i < n; i++) {
-    start(&r, i, now);
+    if (hrl_round_start(&r, i, now)) {
+      now = hrl_now_us();
+    }
   }
   struct pollfd fds[HRL_MASTERS_MAX];
   size_t which[HRL_MASTERS_MAX];
@@ -601,7 +455,9 @@ void hrl_driver_round(hrl_pool *pool, hrl_lock *lock, uint32_t timeout_ms) {
         continue;
       }
       fds[nfds].fd = ctx_of(&r, i)->fd;
-      fds[nfds].events = s->state == SLOT_READING ? POLLIN : POLLOUT;
+      fds[nfds].events = s->tls_want != 0           ? s->tls_want
+                         : s->state == SLOT_READING ? POLLIN
+                                                    : POLLOUT;
       fds[nfds].revents = 0;
       which[nfds++] = i;
       if (s->deadline_us < first_deadline) {
@@ -626,7 +482,7 @@ void hrl_driver_round(hrl_pool *pool, hrl_lock *lock, uint32_t timeout_ms) {
       }
       int err = errno;
       for (nfds_t k = 0; k < nfds; k++) {
-        fail_errno(&r, which[k], err);
+        hrl_round_fail_io(&r, which[k], err);
       }
       return;
     }
@@ -639,7 +495,10 @@ void hrl_driver_round(hrl_pool *pool, hrl_lock *lock, uint32_t timeout_ms) {
       size_t i = which[k];
       switch (r.slots[i].state) {
       case SLOT_CONNECTING:
-        connected(&r, i, now);
+        hrl_round_connected(&r, i, now);
+        break;
+      case SLOT_HANDSHAKE:
+        hrl_round_handshake(&r, i, now);
         break;
       case SLOT_SENDING:
         flush(&r, i);

@@ -66,6 +66,48 @@ static hrl_status build_handshake(hrl_master_cfg *m) {
   return HRL_OK;
 }
 
+/* A TLS master's settings: each from its URL's query where given, else
+ * the client's option. */
+static hrl_status settle_tls(const hrl_config *cfg, hrl_master_cfg *m,
+                             char *detail, size_t size) {
+  const hrl_url_tls *q = &m->ep.tls_query;
+  const hrl_options *o = &cfg->opts;
+  hrl_tls_settings *t = &m->tls;
+  t->ca_certs = q->ca_certs != NULL ? q->ca_certs : o->ssl_ca_certs;
+  t->ca_path = q->ca_path != NULL ? q->ca_path : o->ssl_ca_path;
+  t->certfile = q->certfile != NULL ? q->certfile : o->ssl_certfile;
+  t->keyfile = q->keyfile != NULL ? q->keyfile : o->ssl_keyfile;
+  t->cert_reqs = q->has_cert_reqs ? q->cert_reqs : o->ssl_cert_reqs;
+  t->check_hostname =
+      q->has_check_hostname ? q->check_hostname : o->ssl_check_hostname;
+  if (t->keyfile != NULL && t->certfile == NULL) {
+    hrl_detailf(detail, size,
+                "master %s: ssl_keyfile is given without ssl_certfile",
+                m->ep.label);
+    return HRL_EINVAL;
+  }
+  return HRL_OK;
+}
+
+/* The client's ssl_* paths, copied so the caller's may go. */
+static hrl_status copy_ssl_paths(hrl_config *cfg) {
+  const char **fields[4] = {&cfg->opts.ssl_ca_certs, &cfg->opts.ssl_ca_path,
+                            &cfg->opts.ssl_certfile, &cfg->opts.ssl_keyfile};
+  for (size_t k = 0; k < 4; k++) {
+    if (*fields[k] == NULL) {
+      continue;
+    }
+    size_t len = strlen(*fields[k]);
+    cfg->ssl_paths[k] = malloc(len + 1);
+    if (cfg->ssl_paths[k] == NULL) {
+      return HRL_ENOMEM;
+    }
+    memcpy(cfg->ssl_paths[k], *fields[k], len + 1);
+    *fields[k] = cfg->ssl_paths[k];
+  }
+  return HRL_OK;
+}
+
 static hrl_status add_masters(hrl_config *cfg, const char *const *urls,
                               char *detail, size_t size) {
   for (size_t i = 0; i < cfg->n; i++) {
@@ -82,6 +124,9 @@ static hrl_status add_masters(hrl_config *cfg, const char *const *urls,
                     m->ep.label);
         return HRL_EINVAL;
       }
+    }
+    if (m->ep.tls && (st = settle_tls(cfg, m, detail, size)) != HRL_OK) {
+      return st;
     }
     if (build_handshake(m) != HRL_OK) {
       hrl_detailf(detail, size, "out of memory");
@@ -109,7 +154,8 @@ hrl_status hrl_config_init(hrl_config *cfg, const char *const *urls, size_t n,
   cfg->min_ttl_ms = hrl_min_ttl_ms(cfg);
   cfg->prefix = malloc(opts->key_prefix_len + 1);
   cfg->masters = calloc(n, sizeof *cfg->masters);
-  if (cfg->prefix == NULL || cfg->masters == NULL) {
+  if (cfg->prefix == NULL || cfg->masters == NULL ||
+      copy_ssl_paths(cfg) != HRL_OK) {
     hrl_config_clear(cfg);
     hrl_detailf(detail, detail_size, "out of memory");
     return HRL_ENOMEM;
@@ -137,6 +183,9 @@ void hrl_config_clear(hrl_config *cfg) {
   }
   free(cfg->masters);
   free(cfg->prefix);
+  for (size_t k = 0; k < 4; k++) {
+    free(cfg->ssl_paths[k]);
+  }
   memset(cfg, 0, sizeof *cfg);
 }
 

@@ -3,6 +3,7 @@
  * C caller's settings against it, and the bindings read it to take options
  * from their users, so a value is accepted or refused, with the same words,
  * in every runtime. */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -18,35 +19,69 @@
 #define FIELD(f) offsetof(hrl_options, f)
 #define LOCK_FIELD(f) offsetof(hrl_options, lock.f)
 #define NO_FIELD ((size_t)-1)
+/* The longest path a string option takes (Linux's PATH_MAX). */
+#define PATH_BYTES 4096
 
-/* X(name, kind, scope, min, max, max_open, default, field, doc) */
+/* A choice is stored in its enum field as an int. */
+_Static_assert(sizeof(hrl_cert_reqs) == sizeof(int), "enum stored as int");
+static const char *const cert_reqs_choices[] = {"none", "optional", "required",
+                                                NULL};
+
+/* X(name, kind, scope, min, max, max_open, default, field, doc, choices):
+ * for a string, min and max bound its length; for a choice, default is the
+ * index of the default choice. */
 #define OPTION_LIST(X)                                                         \
   X("connect_timeout", HRL_OPTION_DURATION, HRL_SCOPE_CLIENT, 1, MAX_MS,       \
-    false, 100, FIELD(connect_timeout_ms), "time to connect to one master")    \
+    false, 100, FIELD(connect_timeout_ms),                                     \
+    "time to connect to one master (and shake hands over TLS)", NULL)          \
   X("timeout", HRL_OPTION_DURATION, HRL_SCOPE_CLIENT, 1, MAX_MS, false, 50,    \
     FIELD(timeout_ms),                                                         \
-    "per-master reply deadline of one round (never more than ttl/10)")         \
+    "per-master reply deadline of one round (never more than ttl/10)", NULL)   \
   X("retry_delay", HRL_OPTION_DURATION, HRL_SCOPE_CLIENT, 0, MAX_MS, false,    \
-    200, FIELD(retry_delay_ms), "pause between acquire attempts")              \
+    200, FIELD(retry_delay_ms), "pause between acquire attempts", NULL)        \
   X("retry_jitter", HRL_OPTION_DURATION, HRL_SCOPE_CLIENT, 0, MAX_MS, false,   \
-    100, FIELD(retry_jitter_ms), "random +/- spread added to each pause")      \
+    100, FIELD(retry_jitter_ms), "random +/- spread added to each pause",      \
+    NULL)                                                                      \
   X("drift_factor", HRL_OPTION_NUMBER, HRL_SCOPE_CLIENT, 0, 0.5, true, 0.01,   \
     FIELD(drift_factor),                                                       \
-    "clock drift allowance as a fraction of the TTL (2 ms are added)")         \
+    "clock drift allowance as a fraction of the TTL (2 ms are added)", NULL)   \
   X("key_prefix", HRL_OPTION_BYTES, HRL_SCOPE_CLIENT, 0, HRL_PREFIX_MAX,       \
-    false, 0, FIELD(key_prefix), "bytes put in front of every lock name")      \
+    false, 0, FIELD(key_prefix), "bytes put in front of every lock name",      \
+    NULL)                                                                      \
   X("ttl", HRL_OPTION_DURATION, HRL_SCOPE_LOCK, 1, MAX_MS, false, 30000,       \
-    LOCK_FIELD(ttl_ms), "how long a lock lives on the masters")
+    LOCK_FIELD(ttl_ms), "how long a lock lives on the masters", NULL)          \
+  X("ssl_ca_certs", HRL_OPTION_STRING, HRL_SCOPE_CLIENT, 1, PATH_BYTES, false, \
+    0, FIELD(ssl_ca_certs),                                                    \
+    "rediss://: CA certificates (PEM file) to verify masters with "            \
+    "(default: the system's)",                                                 \
+    NULL)                                                                      \
+  X("ssl_ca_path", HRL_OPTION_STRING, HRL_SCOPE_CLIENT, 1, PATH_BYTES, false,  \
+    0, FIELD(ssl_ca_path),                                                     \
+    "rediss://: a directory of CA certificates (c_rehash layout)", NULL)       \
+  X("ssl_certfile", HRL_OPTION_STRING, HRL_SCOPE_CLIENT, 1, PATH_BYTES, false, \
+    0, FIELD(ssl_certfile),                                                    \
+    "rediss://: client certificate (PEM) for mutual TLS", NULL)                \
+  X("ssl_keyfile", HRL_OPTION_STRING, HRL_SCOPE_CLIENT, 1, PATH_BYTES, false,  \
+    0, FIELD(ssl_keyfile),                                                     \
+    "rediss://: the client certificate's key (default: in ssl_certfile)",      \
+    NULL)                                                                      \
+  X("ssl_cert_reqs", HRL_OPTION_CHOICE, HRL_SCOPE_CLIENT, 0, 2, false,         \
+    HRL_CERT_REQUIRED, FIELD(ssl_cert_reqs),                                   \
+    "rediss://: verify masters' certificates (none turns every check off)",    \
+    cert_reqs_choices)                                                         \
+  X("ssl_check_hostname", HRL_OPTION_FLAG, HRL_SCOPE_CLIENT, 0, 1, false, 1,   \
+    FIELD(ssl_check_hostname),                                                 \
+    "rediss://: a master's certificate must name the URL's host", NULL)
 
 static const hrl_option table[] = {
-#define AS_OPTION_(name, kind, scope, min, max, open, def, field, doc)         \
-  {name, kind, scope, min, max, open, def, doc},
+#define AS_OPTION_(name, kind, scope, min, max, open, def, field, doc, ch)     \
+  {name, kind, scope, min, max, open, def, doc, ch},
     OPTION_LIST(AS_OPTION_)
 #undef AS_OPTION_
 };
 
 static const size_t fields[] = {
-#define AS_FIELD_(name, kind, scope, min, max, open, def, field, doc) field,
+#define AS_FIELD_(name, kind, scope, min, max, open, def, field, doc, ch) field,
     OPTION_LIST(AS_FIELD_)
 #undef AS_FIELD_
 };
@@ -67,6 +102,19 @@ const hrl_option *hrl_option_find(const char *name) {
   return NULL;
 }
 
+int hrl_option_choice(const hrl_option *opt, const char *name, size_t len) {
+  if (opt == NULL || opt->kind != HRL_OPTION_CHOICE || name == NULL) {
+    return -1;
+  }
+  for (int i = 0; opt->choices[i] != NULL; i++) {
+    if (strlen(opt->choices[i]) == len &&
+        memcmp(opt->choices[i], name, len) == 0) {
+      return i;
+    }
+  }
+  return -1;
+}
+
 static size_t field_of(const hrl_option *opt) {
   return opt >= table && opt < table + OPTION_COUNT ? fields[opt - table]
                                                     : NO_FIELD;
@@ -85,7 +133,8 @@ static const void *const_field_at(const void *base, size_t field) {
   return (const char *)base + field;
 }
 
-/* Stores a checked value into the field (duration ms, number, flag). */
+/* Stores a checked value into the field (duration ms, number, flag,
+ * choice index; a string's default, which is NULL). */
 static void store(void *base, size_t field, hrl_option_kind kind, double v) {
   switch (kind) {
   case HRL_OPTION_DURATION:
@@ -96,6 +145,12 @@ static void store(void *base, size_t field, hrl_option_kind kind, double v) {
     break;
   case HRL_OPTION_FLAG:
     *(bool *)field_at(base, field) = v != 0;
+    break;
+  case HRL_OPTION_CHOICE:
+    *(int *)field_at(base, field) = (int)v;
+    break;
+  case HRL_OPTION_STRING:
+    *(const char **)field_at(base, field) = NULL;
     break;
   case HRL_OPTION_BYTES:
     break;
@@ -166,8 +221,74 @@ static hrl_status checked_value(const hrl_option *opt, double number,
     break;
   case HRL_OPTION_FLAG:
   case HRL_OPTION_BYTES:
+  case HRL_OPTION_STRING:
+  case HRL_OPTION_CHOICE:
     *out = number;
     break;
+  }
+  return st;
+}
+
+/* A string option's value: text of min to max bytes without a NUL. */
+static hrl_status check_string(const hrl_option *opt, const char *s, size_t len,
+                               char *detail, size_t size) {
+  if (s == NULL) {
+    return HRL_OK; /* unset */
+  }
+  if (strnlen(s, len + 1) != len) {
+    hrl_detailf(detail, size, "%s must not contain a NUL byte", opt->name);
+    return HRL_EINVAL;
+  }
+  if ((double)len < opt->min || (double)len > opt->max) {
+    hrl_detailf(detail, size, "%s must be %.0f to %.0f bytes, got %zu",
+                opt->name, opt->min, opt->max, len);
+    return HRL_EINVAL;
+  }
+  return HRL_OK;
+}
+
+/* "none, optional, required" for messages about a choice. */
+static void choice_list(const hrl_option *opt, char *out, size_t size) {
+  out[0] = '\0';
+  for (int i = 0; opt->choices[i] != NULL; i++) {
+    hrl_detail_append(out, size, "%s%s", i > 0 ? ", " : "", opt->choices[i]);
+  }
+}
+
+static hrl_status bad_choice(const hrl_option *opt, const char *got,
+                             char *detail, size_t size) {
+  char list[128];
+  choice_list(opt, list, sizeof list);
+  hrl_detailf(detail, size, "%s must be one of %s, got %s", opt->name, list,
+              got);
+  return HRL_EINVAL;
+}
+
+/* Stores a string, bytes or choice given by name into o. */
+static hrl_status set_text(hrl_options *o, const hrl_option *opt, size_t field,
+                           const char *text, size_t len, char *detail,
+                           size_t size) {
+  hrl_status st = HRL_OK;
+  if (opt->kind == HRL_OPTION_BYTES) {
+    st = check_bytes(opt, text, len, detail, size);
+    if (st == HRL_OK) {
+      o->key_prefix = text != NULL ? text : "";
+      o->key_prefix_len = len;
+    }
+  } else if (opt->kind == HRL_OPTION_STRING) {
+    st = check_string(opt, text, len, detail, size);
+    if (st == HRL_OK) {
+      *(const char **)field_at(o, field) = text;
+    }
+  } else {
+    int index = hrl_option_choice(opt, text, len);
+    if (index < 0) {
+      char got[64];
+      hrl_detailf(got, sizeof got, "'%.*s'", (int)(len < 40 ? len : 40),
+                  text != NULL ? text : "");
+      return bad_choice(opt, text != NULL ? got : "NULL", detail, size);
+    }
+    store(o, field, opt->kind, index);
   }
   return st;
 }
@@ -181,13 +302,9 @@ hrl_status hrl_options_set(hrl_options *o, const hrl_option *opt, double number,
                 opt != NULL ? opt->name : "(null)");
     return HRL_EINVAL;
   }
-  if (opt->kind == HRL_OPTION_BYTES) {
-    hrl_status st = check_bytes(opt, bytes, len, detail, size);
-    if (st == HRL_OK) {
-      o->key_prefix = bytes != NULL ? bytes : "";
-      o->key_prefix_len = len;
-    }
-    return st;
+  if (opt->kind == HRL_OPTION_BYTES || opt->kind == HRL_OPTION_STRING ||
+      opt->kind == HRL_OPTION_CHOICE) {
+    return set_text(o, opt, field, bytes, len, detail, size);
   }
   double v = 0;
   hrl_status st = checked_value(opt, number, &v, detail, size);
@@ -201,7 +318,8 @@ hrl_status hrl_lock_options_set(hrl_lock_options *lo, const hrl_option *opt,
                                 double number, char *detail, size_t size) {
   size_t field = field_of(opt);
   if (field == NO_FIELD || !is_lock_option(opt) ||
-      opt->kind == HRL_OPTION_BYTES) {
+      opt->kind == HRL_OPTION_BYTES || opt->kind == HRL_OPTION_STRING ||
+      opt->kind == HRL_OPTION_CHOICE) {
     hrl_detailf(detail, size, "%s is not a lock option",
                 opt != NULL ? opt->name : "(null)");
     return HRL_EINVAL;
@@ -236,6 +354,21 @@ static hrl_status check_field(const hrl_option *opt, const void *base,
   case HRL_OPTION_NUMBER:
     return check_number(opt, *(const double *)const_field_at(base, field),
                         detail, size);
+  case HRL_OPTION_STRING: {
+    const char *text = *(const char *const *)const_field_at(base, field);
+    return check_string(opt, text,
+                        text != NULL ? strnlen(text, PATH_BYTES + 1) : 0,
+                        detail, size);
+  }
+  case HRL_OPTION_CHOICE: {
+    int v = *(const int *)const_field_at(base, field);
+    if (v < opt->min || v > opt->max) {
+      char got[24];
+      hrl_detailf(got, sizeof got, "%d", v);
+      return bad_choice(opt, got, detail, size);
+    }
+    return HRL_OK;
+  }
   case HRL_OPTION_FLAG:
   case HRL_OPTION_BYTES:
     return HRL_OK;

@@ -17,6 +17,7 @@
 
 typedef struct hrl_master_cfg {
   hrl_endpoint ep;
+  hrl_tls_settings tls; /* ep.tls: the URL's settings, else the client's */
   char *handshake; /* AUTH / SELECT commands for a new connection, or NULL */
   size_t handshake_len;
   int handshake_replies;
@@ -28,8 +29,11 @@ typedef struct hrl_master_cfg {
 
 /* What a client was made with: validated options and parsed masters. */
 typedef struct hrl_config {
-  hrl_options opts; /* key_prefix points into prefix below */
+  hrl_options opts; /* key_prefix points into prefix below, the ssl_* paths
+                       into ssl_paths */
   char *prefix;
+  char
+      *ssl_paths[4]; /* copies of ssl_ca_certs, _ca_path, _certfile, _keyfile */
   size_t n;
   size_t quorum;
   uint32_t min_ttl_ms; /* the smallest TTL a round leaves validity in */

@@ -31,7 +31,7 @@ static int hex_value(char c) {
 
 /* Percent-decodes s[0..n) into a new string. *bad is set on a malformed
  * escape or a decoded NUL (an AUTH argument cannot carry one). */
-static char *decode_range(const char *s, size_t n, bool *bad) {
+char *hrl_url_decode(const char *s, size_t n, bool *bad) {
   char *out = malloc(n + 1);
   if (out == NULL) {
     return NULL;
@@ -69,8 +69,8 @@ void hrl_url_redact(const char *url, char *out, size_t size) {
   hrl_detailf(out, size, "%.*s***%s", (int)(colon + 1 - url), url, at);
 }
 
-static hrl_status fail(const char *url, char *detail, size_t size,
-                       const char *why) {
+hrl_status hrl_url_fail(const char *url, char *detail, size_t size,
+                        const char *why) {
   char shown[256];
   hrl_url_redact(url, shown, sizeof shown);
   hrl_detailf(detail, size, "url \"%s\": %s", shown, why);
@@ -114,33 +114,33 @@ static const char *parse_credentials(const char *url, const char *p,
   }
   const char *colon = memchr(p, ':', (size_t)(at - p));
   if (colon == NULL) {
-    *st = fail(url, detail, size,
-               "credentials must be [user]:password@ (missing ':')");
+    *st = hrl_url_fail(url, detail, size,
+                       "credentials must be [user]:password@ (missing ':')");
     return NULL;
   }
   bool bad = false;
   if (colon > p) {
-    ep->user = decode_range(p, (size_t)(colon - p), &bad);
+    ep->user = hrl_url_decode(p, (size_t)(colon - p), &bad);
   }
-  ep->pass = decode_range(colon + 1, (size_t)(at - colon - 1), &bad);
+  ep->pass = hrl_url_decode(colon + 1, (size_t)(at - colon - 1), &bad);
   if ((colon > p && ep->user == NULL) || ep->pass == NULL) {
     *st = HRL_ENOMEM;
     hrl_detailf(detail, size, "out of memory parsing a url");
     return NULL;
   }
   if (bad) {
-    *st = fail(url, detail, size, "bad %-escape in the credentials");
+    *st = hrl_url_fail(url, detail, size, "bad %-escape in the credentials");
     return NULL;
   }
   if (ep->pass[0] == '\0') {
-    *st = fail(url, detail, size, "empty password");
+    *st = hrl_url_fail(url, detail, size, "empty password");
     return NULL;
   }
   return at + 1;
 }
 
-static hrl_status parse_tcp(const char *url, const char *p, hrl_endpoint *ep,
-                            char *detail, size_t size) {
+static hrl_status parse_tcp(const char *url, const char *p, bool tls,
+                            hrl_endpoint *ep, char *detail, size_t size) {
   hrl_status st = HRL_OK;
   const char *end = p + strcspn(p, "/?#");
   p = parse_credentials(url, p, end, ep, detail, size, &st);
@@ -153,13 +153,13 @@ static hrl_status parse_tcp(const char *url, const char *p, hrl_endpoint *ep,
   if (*p == '[') {
     const char *close = memchr(p, ']', (size_t)(end - p));
     if (close == NULL) {
-      return fail(url, detail, size, "unterminated [ in the host");
+      return hrl_url_fail(url, detail, size, "unterminated [ in the host");
     }
     host = p + 1;
     host_end = close;
     if (close + 1 < end) {
       if (close[1] != ':') {
-        return fail(url, detail, size, "unexpected text after ]");
+        return hrl_url_fail(url, detail, size, "unexpected text after ]");
       }
       port_start = close + 2;
     }
@@ -169,31 +169,45 @@ static hrl_status parse_tcp(const char *url, const char *p, hrl_endpoint *ep,
     port_start = colon != NULL ? colon + 1 : NULL;
   }
   if (host_end == host) {
-    return fail(url, detail, size, "missing host");
+    return hrl_url_fail(url, detail, size, "missing host");
   }
   for (const char *q = host; q < host_end; q++) {
     unsigned char c = (unsigned char)*q;
     if (!(isalnum(c) || c == '.' || c == '-' || c == '_' ||
           (c == ':' && *p == '['))) {
-      return fail(url, detail, size, "bad character in the host");
+      return hrl_url_fail(url, detail, size, "bad character in the host");
     }
   }
   long port = 6379;
   if (port_start != NULL &&
       !parse_number(port_start, (size_t)(end - port_start), 1, 65535, &port)) {
-    return fail(url, detail, size, "port must be a number from 1 to 65535");
+    return hrl_url_fail(url, detail, size,
+                        "port must be a number from 1 to 65535");
   }
   long db = 0;
-  if (*end == '/') {
-    const char *db_start = end + 1;
-    size_t db_len = strlen(db_start);
+  const char *tail = end;
+  if (*tail == '/') {
+    const char *db_start = tail + 1;
+    size_t db_len = strcspn(db_start, "?#");
     if (db_len > 0 && !parse_number(db_start, db_len, 0, 2147483647L, &db)) {
-      return fail(url, detail, size,
-                  "database must be a number after the host (/0 to /N)");
+      return hrl_url_fail(
+          url, detail, size,
+          "database must be a number after the host (/0 to /N)");
     }
-  } else if (*end != '\0') {
-    return fail(url, detail, size, "unexpected query or fragment");
+    tail = db_start + db_len;
   }
+  if (*tail == '?' && tls) {
+    hrl_status st2 = hrl_url_tls_query(url, tail + 1, ep, detail, size);
+    if (st2 != HRL_OK) {
+      return st2;
+    }
+  } else if (*tail == '?' && strstr(tail, "ssl_") != NULL) {
+    return hrl_url_fail(url, detail, size,
+                        "TLS options (ssl_*) need a rediss:// url");
+  } else if (*tail != '\0') {
+    return hrl_url_fail(url, detail, size, "unexpected query or fragment");
+  }
+  ep->tls = tls;
   ep->host = dup_range(host, (size_t)(host_end - host));
   if (ep->host == NULL) {
     hrl_detailf(detail, size, "out of memory parsing a url");
@@ -211,32 +225,33 @@ static hrl_status parse_unix(const char *url, const char *p, hrl_endpoint *ep,
   hrl_status st = HRL_OK;
   const char *slash = strchr(p, '/');
   if (slash == NULL) {
-    return fail(url, detail, size, "unix socket path must be absolute");
+    return hrl_url_fail(url, detail, size, "unix socket path must be absolute");
   }
   if (slash > p && memchr(p, '@', (size_t)(slash - p)) == NULL) {
-    return fail(url, detail, size,
-                "unix socket path must be absolute (unix:///path)");
+    return hrl_url_fail(url, detail, size,
+                        "unix socket path must be absolute (unix:///path)");
   }
   if (slash > p) {
     if (parse_credentials(url, p, slash, ep, detail, size, &st) != slash) {
-      return st != HRL_OK
-                 ? st
-                 : fail(url, detail, size, "unexpected text before the path");
+      return st != HRL_OK ? st
+                          : hrl_url_fail(url, detail, size,
+                                         "unexpected text before the path");
     }
   }
   const char *query = strchr(slash, '?');
   size_t path_len = query != NULL ? (size_t)(query - slash) : strlen(slash);
   if (path_len > HRL_UNIX_PATH_MAX) {
-    return fail(url, detail, size, "unix socket path longer than 107 bytes");
+    return hrl_url_fail(url, detail, size,
+                        "unix socket path longer than 107 bytes");
   }
   if (path_len < 2) {
-    return fail(url, detail, size, "missing unix socket path");
+    return hrl_url_fail(url, detail, size, "missing unix socket path");
   }
   long db = 0;
   if (query != NULL) {
     if (strncmp(query, "?db=", 4) != 0 ||
         !parse_number(query + 4, strlen(query + 4), 0, 2147483647L, &db)) {
-      return fail(url, detail, size, "the only query allowed is ?db=N");
+      return hrl_url_fail(url, detail, size, "the only query allowed is ?db=N");
     }
   }
   ep->is_unix = true;
@@ -268,19 +283,21 @@ hrl_status hrl_url_parse(const char *url, hrl_endpoint *ep, char *detail,
   for (size_t i = 0; i < len; i++) {
     unsigned char c = (unsigned char)url[i];
     if (c <= 0x20 || c >= 0x7f) {
-      return fail(url, detail, detail_size,
-                  "spaces, control and non-ASCII bytes must be %-escaped");
+      return hrl_url_fail(
+          url, detail, detail_size,
+          "spaces, control and non-ASCII bytes must be %-escaped");
     }
   }
   hrl_status st;
   if (strncasecmp(url, "redis://", 8) == 0) {
-    st = parse_tcp(url, url + 8, ep, detail, detail_size);
+    st = parse_tcp(url, url + 8, false, ep, detail, detail_size);
+  } else if (strncasecmp(url, "rediss://", 9) == 0) {
+    st = parse_tcp(url, url + 9, true, ep, detail, detail_size);
   } else if (strncasecmp(url, "unix://", 7) == 0) {
     st = parse_unix(url, url + 7, ep, detail, detail_size);
-  } else if (strncasecmp(url, "rediss://", 9) == 0) {
-    st = fail(url, detail, detail_size, "TLS (rediss://) is not supported");
   } else {
-    st = fail(url, detail, detail_size, "scheme must be redis:// or unix://");
+    st = hrl_url_fail(url, detail, detail_size,
+                      "scheme must be redis://, rediss:// or unix://");
   }
   if (st != HRL_OK) {
     hrl_endpoint_clear(ep);
@@ -289,6 +306,7 @@ hrl_status hrl_url_parse(const char *url, hrl_endpoint *ep, char *detail,
 }
 
 void hrl_endpoint_clear(hrl_endpoint *ep) {
+  hrl_url_tls_clear(&ep->tls_query);
   free(ep->host);
   free(ep->path);
   free(ep->user);

@@ -22,6 +22,17 @@
 -- connection that breaks before any reply (the server closed it while it
 -- was idle) is replaced once, as the C driver does.
 --
+-- A rediss:// master's new connection shakes hands with the cosocket's own
+-- TLS (sock:sslhandshake) after connect, within what is left of
+-- connect_timeout, verification on unless ssl_cert_reqs is "none". The
+-- trusted CAs are nginx's (lua_ssl_trusted_certificate, and
+-- lua_ssl_verify_depth for longer chains): a cosocket cannot be given a CA
+-- file of its own, so ssl_ca_certs and ssl_ca_path are not used here. The
+-- host name is checked (and sent as SNI) when ssl_check_hostname is on;
+-- nginx checks DNS names only, so an IP address with the check on is
+-- refused with a message saying so. ssl_certfile / ssl_keyfile give the
+-- client certificate (tcpsock:setclientcert), read once per worker.
+--
 -- Cosockets exist in the rewrite, access and content phases and in timers
 -- (and the SSL certificate/session phases); elsewhere (init, init_worker,
 -- set, header and body filters, log, balancer) the operations return
@@ -39,8 +50,8 @@ local get_phase = ngx.get_phase
 local md5 = ngx.md5
 local now = core.now
 
-local pcall, tostring, setmetatable, ceil =
-  pcall, tostring, setmetatable, math.ceil
+local pcall, tostring, setmetatable, ceil, open, type =
+  pcall, tostring, setmetatable, math.ceil, io.open, type
 
 local M = {
   --- Per worker, since it started: connections opened (new) and taken from
@@ -73,6 +84,63 @@ end
 -- Per client handle: each master's connect target and pool, computed once.
 local targets = setmetatable({}, { __mode = "k" })
 
+-- An IPv4 or IPv6 address rather than a name.
+local function is_address(host)
+  return host:find("^[%d.]+$") ~= nil or host:find(":", 1, true) ~= nil
+end
+
+-- A PEM file's contents parsed by ngx.ssl's parse (a certificate chain or a
+-- private key), or nil, message.
+local function read_pem(what, path, parse)
+  local f, err = open(path, "rb")
+  if not f then
+    return nil, ("TLS: %s %s: %s"):format(what, path, tostring(err):gsub("^[^:]*: ", ""))
+  end
+  local pem = f:read("*a")
+  f:close()
+  local parsed, perr = parse(pem)
+  if not parsed then
+    return nil, ("TLS: %s %s: %s"):format(what, path, tostring(perr))
+  end
+  return parsed
+end
+
+-- A rediss:// master's TLS settings as the cosocket takes them.
+local function tls_target(info)
+  local verify = info.ssl_cert_reqs ~= "none"
+  local check = verify and info.ssl_check_hostname
+  local t = {
+    verify = verify,
+    -- SNI and the name nginx checks; nginx checks when both are given.
+    server_name = check and info.host or nil,
+    certfile = info.ssl_certfile,
+    keyfile = info.ssl_keyfile or info.ssl_certfile,
+  }
+  if check and is_address(info.host) then
+    t.error = "TLS: nginx cannot check an IP address (name the host, or ssl_check_hostname=false)"
+  end
+  return t
+end
+
+-- The client certificate and key, parsed once (per target, per worker).
+local function client_cert(tls)
+  if tls.cert or tls.cert_error then
+    return tls.cert, tls.key, tls.cert_error
+  end
+  local ssl = require "ngx.ssl"
+  local cert, err = read_pem("ssl_certfile", tls.certfile, ssl.parse_pem_cert)
+  local key
+  if cert then
+    key, err = read_pem("ssl_keyfile", tls.keyfile, ssl.parse_pem_priv_key)
+  end
+  if not key then
+    tls.cert_error = err
+    return nil, nil, err
+  end
+  tls.cert, tls.key = cert, key
+  return cert, key
+end
+
 local function targets_of(client)
   local list = targets[client]
   if list then
@@ -82,15 +150,20 @@ local function targets_of(client)
   for i = 1, client:masters() do
     local info = client:master_info(i)
     local handshake, replies = client:handshake(i)
+    local tls = info.tls and tls_target(info) or nil
     local t = {
       label = info.label,
       handshake = handshake,
       replies = replies,
       connect_timeout_ms = info.connect_timeout_ms,
-      -- The handshake (AUTH, SELECT) is the whole state of a connection:
-      -- its digest keeps credentials out of the pool name and out of logs.
+      tls = tls,
+      -- The handshake (AUTH, SELECT) and the TLS settings are the whole
+      -- state of a connection: their digest keeps credentials out of the
+      -- pool name and out of logs.
       opts = { pool = ("hiredlock:%s:%d:%s"):format(info.label, info.db,
-        md5(handshake)) },
+        md5(handshake .. (tls and ("\0tls\0%s\0%s\0%s\0%s"):format(
+          tls.verify, tls.server_name or "", tls.certfile or "",
+          tls.keyfile or "") or ""))) },
     }
     if info.path then
       t.host = "unix:" .. info.path
@@ -118,7 +191,61 @@ local function io_message(err, what, ms)
   return err
 end
 
+-- lua-resty-core (0.1.25 at least) asserts instead of returning the error
+-- when a handshake that failed verification completed at once: the reason
+-- is then still in its shared error buffer (resty.core.base), where
+-- sslhandshake's last call left it. nil when it cannot be read.
+local function handshake_error()
+  local ok, base = pcall(require, "resty.core.base")
+  if not ok or type(base.get_errmsg_ptr) ~= "function" then
+    return nil
+  end
+  local errmsg = base.get_errmsg_ptr()
+  if errmsg == nil or errmsg[0] == nil then
+    return nil
+  end
+  return require("ffi").string(errmsg[0])
+end
+
+-- A new connection's TLS handshake, within what is left of the connect
+-- timeout (deadline); true, or nil, message.
+local function shake_hands(sock, tls, deadline, connect_timeout_ms)
+  if tls.certfile then
+    local cert, key, err = client_cert(tls)
+    if not cert then
+      return nil, err
+    end
+    local ok, cerr = sock:setclientcert(cert, key)
+    if not ok then
+      return nil, "TLS: " .. tostring(cerr)
+    end
+  end
+  local left = ceil((deadline - now()) * 1000)
+  if left <= 0 then
+    return nil, io_message("timeout", "connect timeout", connect_timeout_ms)
+      .. " (TLS handshake)"
+  end
+  sock:settimeout(left)
+  local called, session, err = pcall(sock.sslhandshake, sock, nil,
+    tls.server_name, tls.verify)
+  if not called then
+    return nil, "TLS: " .. (handshake_error() or "handshake refused")
+  end
+  if not session then
+    if err == "timeout" then
+      return nil, io_message(err, "connect timeout", connect_timeout_ms)
+        .. " (TLS handshake)"
+    end
+    return nil, "TLS: " .. tostring(err)
+  end
+  return true
+end
+
 local function connect(t)
+  if t.tls and t.tls.error then
+    return nil, t.tls.error
+  end
+  local deadline = now() + t.connect_timeout_ms / 1000
   local sock = tcp()
   sock:settimeout(t.connect_timeout_ms)
   local ok, err
@@ -129,6 +256,13 @@ local function connect(t)
   end
   if not ok then
     return nil, io_message(err, "connect timeout", t.connect_timeout_ms)
+  end
+  if t.tls and sock:getreusedtimes() == 0 then
+    ok, err = shake_hands(sock, t.tls, deadline, t.connect_timeout_ms)
+    if not ok then
+      sock:close()
+      return nil, err
+    end
   end
   return sock
 end

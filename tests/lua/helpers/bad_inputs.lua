@@ -44,7 +44,8 @@ end
 --- The table, or the rows whose need is at most up_to.
 function B.rows(up_to)
   local out = {}
-  for _, part in ipairs({ "helpers.bad_inputs_arguments", "helpers.bad_inputs_states" }) do
+  for _, part in ipairs({ "helpers.bad_inputs_arguments", "helpers.bad_inputs_states",
+    "helpers.bad_inputs_deploy" }) do
     for _, row in ipairs(require(part)) do
       if B.NEEDS[row[6]] <= B.NEEDS[up_to or "env"] then
         out[#out + 1] = row

@@ -85,7 +85,8 @@ local R = {
     "raises", "got 0.0001", "none" },
   { "config", "option 'prefix' (unknown)", function(c) return new(c.ok, { prefix = "a:" }) end,
     "raises", "bad argument #2 to 'new' (unknown option 'prefix' (known: connect_timeout, "
-      .. "timeout, retry_delay, retry_jitter, drift_factor, key_prefix))", "none" },
+      .. "timeout, retry_delay, retry_jitter, drift_factor, key_prefix, ssl_ca_certs, "
+      .. "ssl_ca_path, ssl_certfile, ssl_keyfile, ssl_cert_reqs, ssl_check_hostname))", "none" },
   { "config", "option 'tiemout' (typo)", function(c) return c.new(c.ok, { tiemout = 1 }) end,
     "raises", "unknown option 'tiemout'", "none" },
   { "config", 'opts = "fast"', function(c) return new(c.ok, "fast") end, "raises",
@@ -100,7 +101,8 @@ local R = {
     function(c) return new({ c.ok, c.dup }) end, "ok", "", "none" },
   { "url", 'url ""', function() return new("") end, "raises", "url", "none" },
   { "url", 'url "http://x"', function() return new("http://x") end, "raises",
-    "bad argument #1 to 'new' (url \"http://x\": scheme must be redis:// or unix://)", "none" },
+    "bad argument #1 to 'new' (url \"http://x\": scheme must be redis://, rediss:// or unix://)",
+    "none" },
   { "url", 'url "redis://h:99999"', function() return new("redis://h:99999") end,
     "raises", "port", "none" },
   { "url", 'url "redis://:@h"', function() return new("redis://:@h") end, "raises",

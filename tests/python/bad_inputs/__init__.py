@@ -84,7 +84,7 @@ def run(row, ctx: Ctx) -> dict:
 
 def rows(up_to: str = ENV) -> list[tuple]:
     """The table, or the rows whose need is at most up_to."""
-    from . import arguments, options, states
+    from . import arguments, deploy, options, states
 
-    table = arguments.ROWS + options.ROWS + states.ROWS
+    table = arguments.ROWS + options.ROWS + states.ROWS + deploy.ROWS
     return [r for r in table if NEEDS.index(r[5]) <= NEEDS.index(up_to)]

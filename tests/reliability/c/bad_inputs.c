@@ -6,6 +6,7 @@
  * tests/reliability/build.sh compiles this one file with the core, so the
  * table's files are included here rather than listed there. */
 #include "../../c/bad_inputs_args.c"
+#include "../../c/bad_inputs_deploy.c"
 #include "../../c/bad_inputs_run.c"
 #include "../../c/bad_inputs_state.c"
 

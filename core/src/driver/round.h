@@ -1,0 +1,107 @@
+/* One round of the built-in driver, shared by its two halves: fanout.c
+ * (the poll() loop, writes, reads, deadlines) and connect.c (opening a
+ * master's connection: TCP or unix, then a rediss:// master's TLS
+ * handshake). See the top of fanout.c for how a round goes. */
+#ifndef HRL_DRIVER_ROUND_H
+#define HRL_DRIVER_ROUND_H
+
+#include <hiredis/hiredis.h>
+#include <sys/socket.h>
+
+#include "driver.h"
+#include "tls.h"
+
+typedef enum hrl_slot_state {
+  SLOT_DONE,
+  SLOT_CONNECTING, /* TCP or unix connect in progress */
+  SLOT_HANDSHAKE,  /* TLS handshake in progress (rediss://) */
+  SLOT_SENDING,
+  SLOT_READING
+} hrl_slot_state;
+
+/* A master's progress in this round. */
+typedef struct hrl_slot {
+  hrl_slot_state state;
+  int64_t deadline_us;
+  uint32_t wait_ms;    /* what the deadline allowed, for the message */
+  int handshake_left;  /* handshake replies still to read */
+  int handshake_total; /* handshake replies expected on this connection */
+  bool reused;         /* the connection was open before this round */
+  bool replied;        /* a reply arrived on it in this round */
+  uint32_t inflight;   /* this round's commands written, not answered */
+  bool carried;        /* a connect begun in an earlier round */
+  bool retried;        /* a stale connection was already replaced */
+  short tls_want;      /* TLS: what the socket must be polled for; 0: as
+                          the state says (POLLOUT sending, POLLIN reading) */
+  const char *out;     /* the handshake or the command: bytes not yet sent */
+  size_t out_len;
+} hrl_slot;
+
+typedef struct hrl_round {
+  hrl_pool *pool;
+  const hrl_config *cfg;
+  hrl_lock *lock;
+  uint32_t timeout_ms;
+  pid_t pid; /* 0 when the fork canary vouches for every connection */
+  hrl_slot slots[HRL_MASTERS_MAX];
+} hrl_round;
+
+static inline hrl_conn *conn_of(hrl_round *r, size_t i) {
+  return &r->pool->conns[i];
+}
+
+/* Writes on a connection as send() does, without blocking or SIGPIPE; a
+ * rediss:// master's through TLS. */
+static inline ssize_t conn_send(hrl_conn *c, const char *buf, size_t len) {
+  if (c->tls == NULL) {
+    return send(c->ctx->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+  }
+  return hrl_tls_send(c->tls, buf, len);
+}
+
+/* Reads on a connection as recv(flags) does; a rediss:// master's through
+ * TLS. */
+static inline ssize_t conn_recv(hrl_conn *c, char *buf, size_t len,
+                                int flags) {
+  if (c->tls == NULL) {
+    return recv(c->ctx->fd, buf, len, flags);
+  }
+  return hrl_tls_recv(c->tls, buf, len, flags);
+}
+
+/* fanout.c: master i failed (why, msg): reported, connection closed. */
+void hrl_round_fail(hrl_round *r, size_t i, hrl_node_result why,
+                    const char *msg);
+
+/* fanout.c: master i's I/O call failed with err (or, on a TLS connection,
+ * what hrl_tls_error says). */
+void hrl_round_fail_io(hrl_round *r, size_t i, int err);
+
+/* fanout.c: master i's deadline in this round: ms from now_us. */
+void hrl_round_set_deadline(hrl_round *r, size_t i, int64_t now_us,
+                            uint32_t ms);
+
+/* fanout.c: a new connection to master i is up: its handshake (AUTH,
+ * SELECT) goes, then the command. */
+void hrl_round_send_handshake(hrl_round *r, size_t i);
+
+/* fanout.c: sends the protocol's command to master i. */
+void hrl_round_send_command(hrl_round *r, size_t i);
+
+/* connect.c: starts master i's part of the round: reuse its connection,
+ * wait for one in progress, or open one. True when that took long enough
+ * (a TLS context loaded) for now_us to be read again for the next one. */
+bool hrl_round_start(hrl_round *r, size_t i, int64_t now_us);
+
+/* connect.c: a connection that was idle since the last round (or a connect
+ * carried over) failed before any reply: replaces it once; false when it
+ * may not be replaced (the caller fails the master). */
+bool hrl_round_replace_stale(hrl_round *r, size_t i);
+
+/* connect.c: master i's socket is writable while connecting. */
+void hrl_round_connected(hrl_round *r, size_t i, int64_t now_us);
+
+/* connect.c: master i's socket is ready for its TLS handshake's next step. */
+void hrl_round_handshake(hrl_round *r, size_t i, int64_t now_us);
+
+#endif

@@ -1,0 +1,69 @@
+--- The Lua bad-input table, part 3: what real deployments add, the TLS
+-- options and rediss:// URLs (rows as described in helpers/bad_inputs.lua).
+-- Every row fails before any I/O but the ones that load a CA file that is
+-- not there or speak TLS to the healthy plain master.
+local TLS_URL = "rediss://127.0.0.1:1"
+
+local function new(...)
+  return require("hiredlock").new(...)
+end
+
+--- One attempt on url: true when taken (and released), else nil, err.
+local function acquire(url, opts)
+  local o = { timeout = 0.3, connect_timeout = 0.3 }
+  for k, v in pairs(opts or {}) do
+    o[k] = v
+  end
+  local lock, err = new(url, o):acquire("bad:tls", { timeout = 0 })
+  if not lock then
+    return nil, err
+  end
+  return lock:release()
+end
+
+local R = {}
+for _, case in ipairs({
+  { "rediss://h?ssl_cert_reqs=maybe",
+    "ssl_cert_reqs must be one of none, optional, required, got 'maybe'" },
+  { "rediss://h?ssl_verify=1", "unknown TLS option 'ssl_verify' (known: ssl_ca_certs, "
+    .. "ssl_ca_path, ssl_certfile, ssl_keyfile, ssl_cert_reqs, ssl_check_hostname)" },
+  { "redis://h?ssl_cert_reqs=none", "TLS options (ssl_*) need a rediss:// url" },
+  { "rediss://h?ssl_check_hostname=perhaps",
+    "ssl_check_hostname must be true or false, got 'perhaps'" },
+  { "rediss://h?ssl_ca_certs=a&ssl_ca_certs=b", "ssl_ca_certs is given twice" },
+  { "rediss://h?ssl_ca_certs=", "the query must be name=value pairs joined by &" },
+  { "rediss://h?ssl_ca_certs=a&", "empty query after '&'" },
+  { "rediss://h?ssl_certfile=a%00b", "bad %-escape in the query" },
+}) do
+  R[#R + 1] = { "tls", ("url %q"):format(case[1]), function() return new(case[1]) end,
+    "raises", "bad argument #1 to 'new' (url \"" .. case[1] .. "\": " .. case[2] .. ")", "none" }
+end
+for _, case in ipairs({
+  { "ssl_cert_reqs = \"maybe\"", { ssl_cert_reqs = "maybe" },
+    "(ssl_cert_reqs must be one of none, optional, required, got 'maybe')" },
+  { "ssl_cert_reqs = 2", { ssl_cert_reqs = 2 }, "(ssl_cert_reqs must be a string, got number)" },
+  { "ssl_ca_certs = 5", { ssl_ca_certs = 5 }, "(ssl_ca_certs must be a string, got number)" },
+  { "ssl_ca_certs = \"\"", { ssl_ca_certs = "" }, "(ssl_ca_certs must be 1 to 4096 bytes, got 0)" },
+  { "ssl_ca_certs of 4097 bytes", { ssl_ca_certs = ("a"):rep(4097) }, "got 4097)" },
+  { "ssl_certfile with a NUL", { ssl_certfile = "a\0b" },
+    "(ssl_certfile must not contain a NUL byte)" },
+  { "ssl_check_hostname = \"no\"", { ssl_check_hostname = "no" },
+    "(ssl_check_hostname must be a boolean, got string)" },
+  { "ssl_keyfile without ssl_certfile", { ssl_keyfile = "/k.pem" },
+    "ssl_keyfile is given without ssl_certfile" },
+  { "ssl_verify = true (not an option)", { ssl_verify = true }, "unknown option 'ssl_verify'" },
+}) do
+  R[#R + 1] = { "tls", case[1], function() return new(TLS_URL, case[2]) end, "raises",
+    case[3], "none" }
+end
+R[#R + 1] = { "tls", "ssl_cert_reqs = \"none\" is taken",
+  function() return new(TLS_URL, { ssl_cert_reqs = "none" }) end, "ok", "", "none" }
+R[#R + 1] = { "tls", "url rediss://:pw@h:6380/2?ssl_cert_reqs=none is taken",
+  function() return new("rediss://:pw@h:6380/2?ssl_cert_reqs=none") end, "ok", "", "none" }
+R[#R + 1] = { "tls", "ssl_ca_certs that is not there",
+  function() return acquire(TLS_URL, { ssl_ca_certs = "/nonexistent/ca.pem" }) end,
+  "nil, err", "TLS: ssl_ca_certs /nonexistent/ca.pem: No such file or directory", "none" }
+R[#R + 1] = { "tls", "rediss:// to a plain master", function(c)
+  return acquire("rediss://" .. c.ok:gsub("^redis://", "") .. "?ssl_cert_reqs=none")
+end, "nil, err", "(TLS handshake)", "ok" }
+return R

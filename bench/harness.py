@@ -144,6 +144,18 @@ def parse_args() -> argparse.Namespace:
     return a
 
 
+def deploy_variants() -> dict[str, list[str]]:
+    """The masters of the deployment cases' workers (pool.Workers): the
+    fixture's TLS ports, verified against its CA (none when the fixture has
+    no TLS: a fixture from outside)."""
+    variants = {}
+    if "HRL_FIXTURE_TLS_URLS" in os.environ:
+        ca = Path(os.environ["HRL_FIXTURE_TLS_DIR"]) / "ca.crt"
+        tls_urls = os.environ["HRL_FIXTURE_TLS_URLS"].split(",")
+        variants["tls"] = [f"{u}?ssl_ca_certs={ca}" for u in tls_urls]
+    return variants
+
+
 def main() -> None:
     args = parse_args()
     # A full run's results are committed as those of a commit; a partial
@@ -158,6 +170,7 @@ def main() -> None:
                 "run",
                 "-n",
                 str(FIXTURE_NODES),
+                "--tls",  # the TLS cases' ports, on the same servers
                 "--",
                 sys.executable,
                 __file__,
@@ -182,6 +195,12 @@ def main() -> None:
     cpu0 = cpu_times(args.cpu if args.cpu is not None else 0)
     t_start = time.monotonic()
     all_cases = build_cases()
+    variants = deploy_variants()
+    for cid, c in list(all_cases.items()):
+        variant = c["worker"].partition("@")[2]
+        if variant and variant not in variants:
+            log(f"no {variant} masters: no {cid} case")
+            del all_cases[cid]
     if not shutil.which("node") or not (NODE_DIR / "node_modules").exists():
         log("node or build/bench/node/node_modules missing: no node-redlock cases")
         all_cases = {k: v for k, v in all_cases.items() if v["worker"] != "node"}
@@ -205,7 +224,7 @@ def main() -> None:
     rng = random.Random(args.seed)
     env_samples: list[dict] = []
     log(f"clients and the {FIXTURE_NODES} servers pinned to CPU {args.cpu}")
-    workers = Workers(urls, args.cpu)
+    workers = Workers(urls, args.cpu, variants=variants)
     defaults = workers["c"].hello["defaults"]
     rb = RedisBenchmark(urls[0].rsplit(":", 1)[1], args.cpu)
     result = {

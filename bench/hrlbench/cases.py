@@ -147,6 +147,30 @@ def build_cases() -> dict[str, dict]:
             "peer",
             "lua-redis: SET NX PX + EVAL",
         )
+    # Deployments (issue 18): the same cycle over TLS on the same servers,
+    # and on a Redis Cluster as the one master; diagnostics next to c-nN /
+    # py-nN (DEPLOY_RATIOS compares them).
+    for n in (1, 5):
+        add(
+            f"c-tls-n{n}",
+            "c@tls",
+            f"c-n{n}",
+            "hiredlock",
+            "C",
+            n,
+            "diagnostic",
+            "hiredlock C API over TLS (rediss://, kept connections)",
+        )
+        add(
+            f"py-tls-n{n}",
+            "py@tls",
+            f"py-n{n}",
+            "hiredlock",
+            "Python",
+            n,
+            "diagnostic",
+            "hiredlock from Python over TLS (rediss://)",
+        )
     add("redis-py", "py", "redis-py", "redis-py", "Python", 1, "peer", "redis-py Lock")
     add(
         "redis-lock",
@@ -252,6 +276,15 @@ TARGETS = [
         "<=",
         1.3,
     ),
+]
+# Deployments (issue 18): time(numerator) / time(denominator), as TARGETS,
+# with no bound: a kept TLS connection should cost little more than the
+# encryption.
+DEPLOY_RATIOS = [
+    ("tls-c1", "C N=1: TLS cycle time / plain cycle time", "c-tls-n1", "c-n1"),
+    ("tls-c5", "C N=5: TLS cycle time / plain cycle time", "c-tls-n5", "c-n5"),
+    ("tls-py1", "Python N=1: TLS cycle time / plain", "py-tls-n1", "py-n1"),
+    ("tls-py5", "Python N=5: TLS cycle time / plain", "py-tls-n5", "py-n5"),
 ]
 # What the floor itself allows for the same comparisons.
 FLOOR_RATIOS = [

@@ -8,7 +8,7 @@ import statistics
 import time
 
 from . import REF, log
-from .cases import FLOOR_RATIOS, TARGETS
+from .cases import DEPLOY_RATIOS, FLOOR_RATIOS, TARGETS
 from .machine import loadavg
 from .stats import lat_summary, quartiles
 
@@ -159,6 +159,11 @@ def analyse_main(args, cases, slices, lat, rb_lat) -> dict:
         q = ratio(num, den) if num in out_cases and den in out_cases else None
         if q is not None:
             floors.append({"id": fid, "what": what, "num": num, "den": den, "ratio": q})
+    deploy = []
+    for did, what, num, den in DEPLOY_RATIOS:
+        q = ratio(num, den) if num in out_cases and den in out_cases else None
+        if q is not None:
+            deploy.append({"id": did, "what": what, "num": num, "den": den, "ratio": q})
     # Every pair a reader may want: hiredlock against each peer at equal N.
     versus = []
     for cid, c in out_cases.items():
@@ -180,6 +185,7 @@ def analyse_main(args, cases, slices, lat, rb_lat) -> dict:
         "ab": ab,
         "targets": targets,
         "floor_ratios": floors,
+        "deploy_ratios": deploy,
         "versus": versus,
         "slices": [
             {k: (round(v, 4) if isinstance(v, float) else v) for k, v in s.items()}
@@ -218,6 +224,9 @@ def print_summary(main: dict) -> None:
             f"A/B {x['case']} time / {x['ab']} time: {q['median']:.3f} "
             f"({q['p25']:.3f}-{q['p75']:.3f})"
         )
+    for x in main.get("deploy_ratios", []):
+        q = x["ratio"]
+        print(f"{x['what']}: {q['median']:.3f} ({q['p25']:.3f}-{q['p75']:.3f})")
     for t in main["targets"]:
         print(
             f"target {t['what']}: {t['ratio']['median']:.3f} "

@@ -17,7 +17,9 @@ sys.path.insert(0, str(REPO / "tests" / "workers"))
 import driver  # tests/workers, the path above
 
 # The benchmark's worker kinds: the runtimes, and "ab", the C worker built
-# on another revision's core (--ab).
+# on another revision's core (--ab). A kind "RUNTIME@VARIANT" is that
+# runtime's worker on the variant's masters (Workers.variants: "tls", the
+# same servers' TLS ports; "cluster", a Redis Cluster as one master).
 RUNTIME = {"c": "c", "ab": "c", "py": "python", "node": "node"}
 AB_WORKER: list[str] = []
 
@@ -50,12 +52,13 @@ class Worker(driver.Worker):
     def __init__(
         self, kind: str, urls: list[str], cpu: int | None, wrap: list[str] | None = None
     ) -> None:
-        runtime = RUNTIME.get(kind, kind)
+        base = kind.split("@", 1)[0]
+        runtime = RUNTIME.get(base, base)
         c_worker = AB_WORKER[0] if kind == "ab" else C_WORKER
         super().__init__(
             (wrap or []) + driver.argv(runtime, urls, str(c_worker)),
             runtime=kind,
-            env=env_of(kind),
+            env=env_of(base),
             cwd=REPO,
             preexec_fn=pin(cpu),
         )
@@ -74,15 +77,24 @@ command = driver.command
 
 
 class Workers(dict):
-    """The long-lived workers, each started on first use."""
+    """The long-lived workers, each started on first use; a kind
+    "RUNTIME@VARIANT" on the masters variants[VARIANT]."""
 
-    def __init__(self, urls: list[str], cpu: int | None) -> None:
+    def __init__(
+        self,
+        urls: list[str],
+        cpu: int | None,
+        variants: dict[str, list[str]] | None = None,
+    ) -> None:
         super().__init__()
         self.urls, self.cpu = urls, cpu
+        self.variants = variants or {}
 
     def __missing__(self, kind: str) -> Worker:
         log(f"starting the {kind} worker")
-        self[kind] = Worker(kind, self.urls, cpu=self.cpu)
+        variant = kind.split("@", 1)[1] if "@" in kind else None
+        urls = self.variants[variant] if variant else self.urls
+        self[kind] = Worker(kind, urls, cpu=self.cpu)
         return self[kind]
 
     def close(self) -> None:

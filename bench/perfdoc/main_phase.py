@@ -49,6 +49,17 @@ def targets(d) -> list[str]:
         )
     )
     w("")
+    deploy = main.get("deploy_ratios", [])
+    if deploy:
+        w("Deployments (TLS, Redis Cluster), in the same run:")
+        w("")
+        w(
+            md_table(
+                ["ratio", "measured: median (IQR)"],
+                [[x["what"], fmt_ratio(x["ratio"])] for x in deploy],
+            )
+        )
+        w("")
     w(explain(d))
     w("")
     return lines

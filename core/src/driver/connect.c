@@ -80,29 +80,13 @@ static bool open_conn(hrl_round *r, size_t i, int64_t now_us) {
   return loaded;
 }
 
-bool hrl_round_start(hrl_round *r, size_t i, int64_t now_us) {
+bool hrl_round_connect(hrl_round *r, size_t i, int64_t now_us) {
   hrl_conn *conn = conn_of(r, i);
   hrl_slot *s = &r->slots[i];
-  if (conn->ctx != NULL && r->pid != 0 && conn->owner_pid != r->pid) {
-    hrl_conn_close(conn); /* forked: the socket is the parent's */
-  }
-  s->handshake_left = 0;
-  s->handshake_total = 0;
-  s->inflight = 0;
-  s->replied = false;
-  s->retried = false;
-  s->carried = false;
-  s->tls_want = 0;
-  if (conn->ctx != NULL && conn->connecting) {
-    s->reused = false; /* not up yet: a connect of an earlier round */
-    s->carried = true;
+  s->reused = false;
+  if (conn->ctx != NULL) {
+    s->carried = true; /* not up yet: a connect of an earlier round */
     wait_connect(r, i, now_us);
-    return false;
-  }
-  s->reused = conn->ctx != NULL;
-  if (s->reused) {
-    hrl_round_set_deadline(r, i, now_us, r->timeout_ms);
-    hrl_round_send_command(r, i);
     return false;
   }
   return open_conn(r, i, now_us);

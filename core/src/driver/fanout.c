@@ -98,12 +98,10 @@ static void fail_ctx(round *r, size_t i, hrl_node_result why) {
  * them are out. */
 static void flush(round *r, size_t i) {
   slot *s = &r->slots[i];
-  hrl_conn *conn = conn_of(r, i);
-  ssize_t n = conn_send(conn, s->out, s->out_len);
+  ssize_t n = conn_send(conn_of(r, i), s, s->out, s->out_len);
   if (n < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
       s->state = SLOT_SENDING;
-      s->tls_want = conn->tls != NULL ? hrl_tls_want(conn->tls) : 0;
       return;
     }
     int err = errno;
@@ -112,13 +110,13 @@ static void flush(round *r, size_t i) {
     }
     return;
   }
-  s->tls_want = 0;
   s->out += n;
   s->out_len -= (size_t)n;
   s->state = s->out_len > 0 ? SLOT_SENDING : SLOT_READING;
 }
 
-void hrl_round_send_command(round *r, size_t i) {
+/* Queues the protocol's command for master i and starts sending it. */
+static void send_command(round *r, size_t i) {
   slot *s = &r->slots[i];
   s->out = hrl_proto_command(r->lock, i, &s->out_len);
   s->inflight++;
@@ -135,7 +133,7 @@ void hrl_round_send_handshake(round *r, size_t i) {
   int replies = 0;
   s->out = hrl_config_handshake(r->cfg, i, &s->out_len, &replies);
   if (replies == 0) {
-    hrl_round_send_command(r, i);
+    send_command(r, i);
     return;
   }
   s->handshake_left = replies;
@@ -143,9 +141,28 @@ void hrl_round_send_handshake(round *r, size_t i) {
   flush(r, i);
 }
 
-void hrl_round_set_deadline(round *r, size_t i, int64_t now_us, uint32_t ms) {
-  r->slots[i].deadline_us = now_us + (int64_t)ms * 1000;
-  r->slots[i].wait_ms = ms;
+/* Starts master i's part of the round: a kept connection sends at once;
+ * connect.c waits for or opens one otherwise (see hrl_round_connect). */
+static bool start(round *r, size_t i, int64_t now_us) {
+  hrl_conn *conn = &r->pool->conns[i];
+  slot *s = &r->slots[i];
+  if (conn->ctx != NULL && r->pid != 0 && conn->owner_pid != r->pid) {
+    hrl_conn_close(conn); /* forked: the socket is the parent's */
+  }
+  s->handshake_left = 0;
+  s->handshake_total = 0;
+  s->inflight = 0;
+  s->replied = false;
+  s->retried = false;
+  s->carried = false;
+  s->tls_want = 0;
+  if (conn->ctx == NULL || conn->connecting) {
+    return hrl_round_connect(r, i, now_us);
+  }
+  s->reused = true;
+  hrl_round_set_deadline(r, i, now_us, r->timeout_ms);
+  send_command(r, i);
+  return false;
 }
 
 static hrl_reply view_of(const redisReply *rep) {
@@ -199,7 +216,7 @@ static bool take_reply(round *r, size_t i, const redisReply *rep) {
       return false;
     }
     if (s->handshake_left == 0) {
-      hrl_round_send_command(r, i); /* the handshake went through */
+      send_command(r, i); /* the handshake went through: now the command */
       return false;
     }
     return true;
@@ -207,7 +224,7 @@ static bool take_reply(round *r, size_t i, const redisReply *rep) {
   s->inflight--;
   hrl_node_result res = hrl_proto_reply(r->lock, i, &v);
   if (res == HRL_NODE_RESEND) {
-    hrl_round_send_command(r, i);
+    send_command(r, i);
     return false;
   }
   if (res == HRL_NODE_PROTOCOL) {
@@ -246,37 +263,30 @@ static bool take_bytes(round *r, size_t i, const char *buf, ssize_t n) {
 
 /* Reads what master i sent (waiting for it when flags is 0, up to the
  * socket's SO_RCVTIMEO) and handles every complete reply in it. A TLS
- * connection may hold decrypted bytes poll() cannot see: those are read
- * too, without waiting. */
+ * connection may hold bytes poll() cannot see (decrypted, or read ahead):
+ * those are read too, without waiting. */
 static void readable(round *r, size_t i, int flags) {
   hrl_conn *conn = conn_of(r, i);
   char buf[16 * 1024];
-  for (;;) {
-    ssize_t n = conn_recv(conn, buf, sizeof buf, flags);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-      if (conn->tls != NULL) {
-        r->slots[i].tls_want = hrl_tls_want(conn->tls);
+  ssize_t n = conn_recv(conn, &r->slots[i], buf, sizeof buf, flags);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+    return; /* nothing yet: the caller's loop checks the deadline */
+  }
+  if (n <= 0) {
+    int err = n == 0 ? 0 : errno;
+    if (!hrl_round_replace_stale(r, i)) {
+      if (err == 0) {
+        hrl_round_fail(r, i, HRL_NODE_UNREACHABLE,
+                       "Server closed the connection");
+      } else {
+        hrl_round_fail_io(r, i, err);
       }
-      return; /* nothing yet: the caller's loop checks the deadline */
     }
-    if (n <= 0) {
-      int err = n == 0 ? 0 : errno;
-      if (!hrl_round_replace_stale(r, i)) {
-        if (err == 0) {
-          hrl_round_fail(r, i, HRL_NODE_UNREACHABLE,
-                         "Server closed the connection");
-        } else {
-          hrl_round_fail_io(r, i, err);
-        }
-      }
-      return;
-    }
-    r->slots[i].tls_want = 0;
-    if (!take_bytes(r, i, buf, n) || conn->tls == NULL ||
-        hrl_tls_pending(conn->tls) == 0) {
-      return;
-    }
-    flags = MSG_DONTWAIT;
+    return;
+  }
+  if (take_bytes(r, i, buf, n) && conn->tls != NULL &&
+      hrl_tls_pending(conn->tls)) {
+    readable(r, i, MSG_DONTWAIT);
   }
 }
 
@@ -318,7 +328,7 @@ static late_send send_late_command(round *r, size_t i) {
   if (late == NULL) {
     return LATE_NONE;
   }
-  ssize_t n = conn_send(conn_of(r, i), late, len);
+  ssize_t n = conn_send(conn_of(r, i), &r->slots[i], late, len);
   return n == (ssize_t)len ? LATE_SENT : n > 0 ? LATE_BROKEN : LATE_NONE;
 }
 
@@ -432,7 +442,7 @@ void hrl_driver_round(hrl_pool *pool, hrl_lock *lock, uint32_t timeout_ms) {
   size_t n = pool->n;
   int64_t now = hrl_now_us();
   for (size_t i = 0; i < n; i++) {
-    if (hrl_round_start(&r, i, now)) {
+    if (start(&r, i, now)) {
       now = hrl_now_us();
     }
   }

@@ -51,22 +51,28 @@ static inline hrl_conn *conn_of(hrl_round *r, size_t i) {
 }
 
 /* Writes on a connection as send() does, without blocking or SIGPIPE; a
- * rediss:// master's through TLS. */
-static inline ssize_t conn_send(hrl_conn *c, const char *buf, size_t len) {
+ * rediss:// master's through TLS, which also notes in s what the socket
+ * must be polled for next. */
+static inline ssize_t conn_send(hrl_conn *c, hrl_slot *s, const char *buf,
+                                size_t len) {
   if (c->tls == NULL) {
     return send(c->ctx->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
   }
-  return hrl_tls_send(c->tls, buf, len);
+  ssize_t n = hrl_tls_send(c->tls, buf, len);
+  s->tls_want = n < 0 ? hrl_tls_want(c->tls) : 0;
+  return n;
 }
 
 /* Reads on a connection as recv(flags) does; a rediss:// master's through
- * TLS. */
-static inline ssize_t conn_recv(hrl_conn *c, char *buf, size_t len,
+ * TLS, as conn_send. */
+static inline ssize_t conn_recv(hrl_conn *c, hrl_slot *s, char *buf, size_t len,
                                 int flags) {
   if (c->tls == NULL) {
     return recv(c->ctx->fd, buf, len, flags);
   }
-  return hrl_tls_recv(c->tls, buf, len, flags);
+  ssize_t n = hrl_tls_recv(c->tls, buf, len, flags);
+  s->tls_want = n < 0 ? hrl_tls_want(c->tls) : 0;
+  return n;
 }
 
 /* fanout.c: master i failed (why, msg): reported, connection closed. */
@@ -77,21 +83,22 @@ void hrl_round_fail(hrl_round *r, size_t i, hrl_node_result why,
  * what hrl_tls_error says). */
 void hrl_round_fail_io(hrl_round *r, size_t i, int err);
 
-/* fanout.c: master i's deadline in this round: ms from now_us. */
-void hrl_round_set_deadline(hrl_round *r, size_t i, int64_t now_us,
-                            uint32_t ms);
+/* Master i's deadline in this round: ms from now_us. */
+static inline void hrl_round_set_deadline(hrl_round *r, size_t i,
+                                          int64_t now_us, uint32_t ms) {
+  r->slots[i].deadline_us = now_us + (int64_t)ms * 1000;
+  r->slots[i].wait_ms = ms;
+}
 
 /* fanout.c: a new connection to master i is up: its handshake (AUTH,
  * SELECT) goes, then the command. */
 void hrl_round_send_handshake(hrl_round *r, size_t i);
 
-/* fanout.c: sends the protocol's command to master i. */
-void hrl_round_send_command(hrl_round *r, size_t i);
-
-/* connect.c: starts master i's part of the round: reuse its connection,
- * wait for one in progress, or open one. True when that took long enough
- * (a TLS context loaded) for now_us to be read again for the next one. */
-bool hrl_round_start(hrl_round *r, size_t i, int64_t now_us);
+/* connect.c: starts master i's part of the round when it has no
+ * connection that is up (fanout.c handles a kept one): waits for a connect
+ * in progress, or opens one. True when that took long enough (a TLS
+ * context loaded) for now_us to be read again for the next master. */
+bool hrl_round_connect(hrl_round *r, size_t i, int64_t now_us);
 
 /* connect.c: a connection that was idle since the last round (or a connect
  * carried over) failed before any reply: replaces it once; false when it

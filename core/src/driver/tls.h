@@ -24,8 +24,7 @@ typedef struct hrl_tls hrl_tls;
 
 /* A context for settings s, or NULL with msg saying what could not be
  * loaded ("ssl_ca_certs /x: no such file or directory"). */
-hrl_tls_ctx *hrl_tls_ctx_new(const hrl_tls_settings *s, char *msg,
-                             size_t size);
+hrl_tls_ctx *hrl_tls_ctx_new(const hrl_tls_settings *s, char *msg, size_t size);
 
 /* Another reference to ctx. */
 hrl_tls_ctx *hrl_tls_ctx_ref(hrl_tls_ctx *ctx);
@@ -39,8 +38,8 @@ bool hrl_tls_ctx_fits(const hrl_tls_ctx *ctx, const hrl_tls_settings *s);
 /* TLS over the connected socket fd to host (sent as SNI when it is a name;
  * the certificate is checked against it when the settings say so); NULL
  * with msg when out of memory. */
-hrl_tls *hrl_tls_new(hrl_tls_ctx *ctx, int fd, const char *host,
-                     char *msg, size_t size);
+hrl_tls *hrl_tls_new(hrl_tls_ctx *ctx, int fd, const char *host, char *msg,
+                     size_t size);
 
 /* Frees the connection's TLS state, writing nothing (no close_notify): a
  * forked child may drop its parent's connections this way. NULL: no-op. */
@@ -62,8 +61,9 @@ ssize_t hrl_tls_recv(hrl_tls *tls, char *buf, size_t len, int flags);
 /* After EAGAIN: what to poll for (POLLIN or POLLOUT). */
 short hrl_tls_want(const hrl_tls *tls);
 
-/* Decrypted bytes already buffered, which poll() cannot see. */
-size_t hrl_tls_pending(const hrl_tls *tls);
+/* Whether bytes are already buffered (decrypted, or read ahead), which
+ * poll() cannot see. */
+bool hrl_tls_pending(const hrl_tls *tls);
 
 /* After a failed send or recv: why, in words ("TLS: tlsv13 alert
  * certificate required"). */

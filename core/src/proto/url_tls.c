@@ -53,8 +53,8 @@ static hrl_status set_one(const char *url, hrl_url_tls *tls, const char *name,
   const hrl_option *opt = hrl_option_find(name);
   char why[HRL_DETAIL_MAX];
   if (opt == NULL || strncmp(name, "ssl_", 4) != 0) {
-    hrl_detailf(why, sizeof why, "unknown TLS option '%.40s' (known: %s)",
-                name, QUERY_NAMES);
+    hrl_detailf(why, sizeof why, "unknown TLS option '%.40s' (known: %s)", name,
+                QUERY_NAMES);
     free(value);
     return hrl_url_fail(url, detail, size, why);
   }
@@ -77,9 +77,9 @@ static hrl_status set_one(const char *url, hrl_url_tls *tls, const char *name,
     return hrl_url_fail(url, detail, size, why);
   }
   char **field = string_field(tls, name);
-  bool twice = field != NULL ? *field != NULL
+  bool twice = field != NULL                  ? *field != NULL
                : opt->kind == HRL_OPTION_FLAG ? tls->has_check_hostname
-                                               : tls->has_cert_reqs;
+                                              : tls->has_cert_reqs;
   if (twice) {
     hrl_detailf(why, sizeof why, "%s is given twice", name);
     free(value);
@@ -118,8 +118,7 @@ hrl_status hrl_url_tls_query(const char *url, const char *query,
     }
     bool bad = false;
     char *name = hrl_url_decode(p, (size_t)(eq - p), &bad);
-    char *value =
-        hrl_url_decode(eq + 1, (size_t)(p + pair_len - eq - 1), &bad);
+    char *value = hrl_url_decode(eq + 1, (size_t)(p + pair_len - eq - 1), &bad);
     if (name == NULL || value == NULL) {
       free(name);
       free(value);

@@ -59,6 +59,7 @@ build = {
         "core/src/driver/sleep.c",
         "core/src/driver/tls.c",
         "core/src/proto/clock.c",
+        "core/src/proto/cluster.c",
         "core/src/proto/config.c",
         "core/src/proto/convert.c",
         "core/src/proto/lock_state.c",
@@ -69,7 +70,9 @@ build = {
         "core/src/proto/reply.c",
         "core/src/proto/resp.c",
         "core/src/proto/status.c",
+        "core/src/proto/target.c",
         "core/src/proto/url.c",
+        "core/src/proto/url_seeds.c",
         "core/src/proto/url_tls.c",
       },
       incdirs = {

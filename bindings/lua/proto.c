@@ -12,9 +12,17 @@
  *     | lock:begin("extend", [ttl]) -> true | nil, err
  *   lock:step()                    -> "round", timeout_ms | "sleep", ms
  *                                     | "done", true | "done", nil, err
- *   lock:command(i)                -> bytes to send to master i
+ *   lock:command(i)                -> bytes to send to master i, and how
+ *                                     many replies they produce (2 after
+ *                                     a cluster's ASK: ASKING first)
  *   lock:reply(i, kind, value)     -> "ok" | "refused" | ... | "resend"
- *   lock:fail(i, why, message)
+ *                                     | "redirect" (a cluster: send the
+ *                                     command to lock:target(i)) |
+ *                                     "pending" (read the next reply)
+ *   lock:target(i)                 -> host, port, label of where master
+ *                                     i's command goes (a cluster's node)
+ *   lock:fail(i, why, message)     -> "redirect" (a cluster: send to
+ *                                     lock:target(i)) | the master's result
  *   lock:missed(i, message)        -> bytes to send too | nil
  *   client:handshake(i)            -> bytes ("" when none), replies
  *   client:handshake_reply(i, k, kind, value) -> result, message
@@ -81,7 +89,31 @@ static int lock_command(lua_State *L) {
     return luaL_error(L, "no round is out: call step() first");
   }
   lua_pushlstring(L, cmd, len);
-  return 1;
+  lua_pushinteger(L, hrl_proto_command_replies(lk->lock, i));
+  return 2;
+}
+
+/* lock:target(i) -> host, port, label: where master i's command goes in
+ * this round, the master or a cluster's node (path instead of host and
+ * port for a unix socket: nil, nil, label, path). */
+static int lock_target(lua_State *L) {
+  hrlua_lock *lk = hrlua_check_lock_io(L, 1);
+  size_t i = check_master(L, 2, lk->owner->client);
+  hrl_target t;
+  hrl_proto_target(lk->lock, i, &t);
+  if (t.host != NULL) {
+    lua_pushstring(L, t.host);
+    lua_pushinteger(L, t.port);
+  } else {
+    lua_pushnil(L);
+    lua_pushnil(L);
+  }
+  lua_pushstring(L, t.label);
+  if (t.path != NULL) {
+    lua_pushstring(L, t.path);
+    return 4;
+  }
+  return 3;
 }
 
 static int lock_reply(lua_State *L) {
@@ -98,8 +130,9 @@ static int lock_fail(lua_State *L) {
   hrlua_lock *lk = hrlua_check_lock_io(L, 1);
   size_t i = check_master(L, 2, lk->owner->client);
   hrl_node_result why = hrlua_check_node_result(L, 3);
-  hrl_proto_fail(lk->lock, i, why, luaL_optstring(L, 4, NULL));
-  return 0;
+  lua_pushstring(L, hrlua_node_result_name(hrl_proto_fail(
+                        lk->lock, i, why, luaL_optstring(L, 4, NULL))));
+  return 1;
 }
 
 /* lock:missed(i, message) -> bytes | nil: master i missed the round's
@@ -210,6 +243,10 @@ static int client_master_info(lua_State *L) {
   if (info.tls) {
     push_tls(L, &info.tls_settings);
   }
+  if (info.cluster) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "cluster");
+  }
   return 1;
 }
 
@@ -221,10 +258,15 @@ static int core_now(lua_State *L) {
 }
 
 void hrlua_open_proto(lua_State *L) {
-  static const luaL_Reg lock_methods[] = {
-      {"begin", lock_begin},   {"step", lock_step}, {"command", lock_command},
-      {"reply", lock_reply},   {"fail", lock_fail}, {"missed", lock_missed},
-      {"client", lock_client}, {NULL, NULL}};
+  static const luaL_Reg lock_methods[] = {{"begin", lock_begin},
+                                          {"step", lock_step},
+                                          {"command", lock_command},
+                                          {"reply", lock_reply},
+                                          {"fail", lock_fail},
+                                          {"missed", lock_missed},
+                                          {"client", lock_client},
+                                          {"target", lock_target},
+                                          {NULL, NULL}};
   static const luaL_Reg client_methods[] = {
       {"handshake", client_handshake},
       {"handshake_reply", client_handshake_reply},

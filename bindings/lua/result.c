@@ -21,6 +21,7 @@ static const char *const node_result_names[] = {
     [HRL_NODE_REFUSED] = "refused",   [HRL_NODE_UNREACHABLE] = "unreachable",
     [HRL_NODE_AUTH] = "auth",         [HRL_NODE_SERVER] = "server",
     [HRL_NODE_PROTOCOL] = "protocol", [HRL_NODE_RESEND] = "resend",
+    [HRL_NODE_REDIRECT] = "redirect",
 };
 
 #define NODE_RESULT_COUNT                                                      \

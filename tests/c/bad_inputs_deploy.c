@@ -1,9 +1,9 @@
 /* The C bad-input table, part 3 (bad_inputs.h): what real deployments add,
- * TLS options and rediss:// URLs with their query. Every row fails before
- * any I/O but those marked BAD_OK (TLS spoken to the healthy plain master)
- * and the one that loads a CA file that is not there. Static names carry a
- * dep_ prefix: tests/reliability/c/bad_inputs.c includes every part in one
- * file. */
+ * TLS options and rediss:// URLs with their query, and Redis Cluster URLs.
+ * Every row fails before any I/O but those marked BAD_OK (TLS spoken to the
+ * healthy plain master) and the one that loads a CA file that is not there.
+ * Static names carry a dep_ prefix: tests/reliability/c/bad_inputs.c includes
+ * every part in one file. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -58,6 +58,25 @@ DEP_URL(dep_url_empty, "rediss://h?ssl_ca_certs=")
 DEP_URL(dep_url_amp, "rediss://h?ssl_ca_certs=a&")
 DEP_URL(dep_url_nul, "rediss://h?ssl_certfile=a%00b")
 DEP_URL(dep_url_good, "rediss://:pw@h:6380/2?ssl_cert_reqs=none")
+DEP_URL(dep_cl_twice, "redis+cluster://h:1,h:1")
+DEP_URL(dep_cl_db, "redis+cluster://h:1/2")
+DEP_URL(dep_cl_tls, "rediss+cluster://h:1")
+DEP_URL(dep_cl_empty, "redis+cluster://")
+DEP_URL(dep_cl_trailing, "redis+cluster://h:1,")
+DEP_URL(dep_cl_many, "redis+cluster://h:1,h:2,h:3,h:4,h:5,h:6,h:7,h:8,h:9,"
+                     "h:10,h:11,h:12,h:13,h:14,h:15,h:16,h:17")
+DEP_URL(dep_cl_good, "redis+cluster://:pw@h:1,[::1]:2,h")
+
+/* A cluster and a standalone master naming the same server. */
+static bad_outcome dep_cl_overlap(void) {
+  const char *urls[] = {"redis+cluster://h:1,h:2", "redis://h:2"};
+  hrl_options o = bad_fast();
+  hrl_client *c = NULL;
+  char d[HRL_DETAIL_MAX] = "";
+  hrl_status s = hrl_client_new(urls, 2, &o, &c, d, sizeof d);
+  hrl_client_free(c);
+  return bad_status(s, d);
+}
 
 static bad_outcome dep_reqs_range(void) {
   hrl_options o = bad_fast();
@@ -176,6 +195,23 @@ const bad_row bad_rows_deploy[] = {
      BAD_NONE},
     {"tls", "rediss:// to a plain master", dep_tls_to_plain, HRL_ECONNECT,
      "(TLS handshake)", BAD_OK},
+    {"cluster", "url redis+cluster://h:1,h:1", dep_cl_twice, HRL_EINVAL,
+     "an address is listed twice", BAD_NONE},
+    {"cluster", "url redis+cluster://h:1/2", dep_cl_db, HRL_EINVAL,
+     "a cluster has no databases (only /0)", BAD_NONE},
+    {"cluster", "url rediss+cluster://h:1", dep_cl_tls, HRL_EINVAL,
+     "TLS to a Redis Cluster (rediss+cluster://) is not supported", BAD_NONE},
+    {"cluster", "url redis+cluster://", dep_cl_empty, HRL_EINVAL,
+     "missing host", BAD_NONE},
+    {"cluster", "url redis+cluster://h:1, (trailing comma)", dep_cl_trailing,
+     HRL_EINVAL, "missing host", BAD_NONE},
+    {"cluster", "url with 17 seeds", dep_cl_many, HRL_EINVAL,
+     "at most 16 addresses, got 17", BAD_NONE},
+    {"cluster", "url redis+cluster://:pw@h:1,[::1]:2,h is taken", dep_cl_good,
+     HRL_OK, "", BAD_NONE},
+    {"cluster", "a cluster and a master naming one server", dep_cl_overlap,
+     HRL_EINVAL, "is listed twice; Redlock needs independent masters",
+     BAD_NONE},
 };
 const size_t bad_rows_deploy_count =
     sizeof bad_rows_deploy / sizeof bad_rows_deploy[0];

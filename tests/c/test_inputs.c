@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "proto/cluster.h"
 #include "proto/random.h"
 #include "proto/url.h"
 
@@ -105,6 +106,21 @@ static void test_url_good(void) {
   CHECK(!ep.tls);
   hrl_endpoint_clear(&ep);
 
+  /* A cluster by its seeds; the credentials are every node's. */
+  CHECK_STATUS(
+      parse("redis+cluster://u:p%40w@10.0.0.1:7000,[::1]:7001,h/", &ep, d),
+      HRL_OK);
+  CHECK(ep.cluster && !ep.tls && ep.n_seeds == 3);
+  CHECK_STR(ep.user, "u");
+  CHECK_STR(ep.pass, "p@w");
+  CHECK_STR(ep.host, "10.0.0.1");
+  CHECK_INT(ep.port, 7000);
+  CHECK_STR(ep.seeds[1].host, "::1");
+  CHECK_STR(ep.seeds[1].label, "[::1]:7001");
+  CHECK_INT(ep.seeds[2].port, 6379);
+  CHECK_STR(ep.label, "cluster 10.0.0.1:7000,[::1]:7001,h:6379");
+  hrl_endpoint_clear(&ep);
+
   CHECK_STATUS(parse("unix://u:pw@/run/r.sock?db=12", &ep, d), HRL_OK);
   CHECK_STR(ep.user, "u");
   CHECK_STR(ep.pass, "pw");
@@ -119,7 +135,8 @@ static void test_url_bad(void) {
     const char *why;
   } cases[] = {
       {"", "must not be empty"},
-      {"http://x", "scheme must be redis://, rediss:// or unix://"},
+      {"http://x",
+       "scheme must be redis://, rediss://, unix:// or redis+cluster://"},
       {"redis://x?ssl_cert_reqs=none", "TLS options (ssl_*) need a rediss://"},
       {"rediss://x?", "empty query"},
       {"rediss://x?ssl_ca_certs", "name=value pairs"},
@@ -164,6 +181,17 @@ static void test_url_bad(void) {
       {"unix:///tmp/s?db=x", "only query allowed"},
       {"unix://garbage/tmp/s", "must be absolute"},
       {"unix://u:p@x/tmp/s", "unexpected text before the path"},
+      {"redis+cluster://", "missing host"},
+      {"redis+cluster://a:1,", "missing host"},
+      {"redis+cluster://a:1,a:1", "an address is listed twice"},
+      {"redis+cluster://a:1/2", "a cluster has no databases (only /0)"},
+      {"redis+cluster://a:1?ssl_cert_reqs=none", "unexpected query"},
+      {"redis+cluster://a:99999", "port must be"},
+      {"redis+cluster://u@a", "missing ':'"},
+      {"rediss+cluster://a:1", "TLS to a Redis Cluster"},
+      {"redis+cluster://a:1,a:2,a:3,a:4,a:5,a:6,a:7,a:8,a:9,a:10,a:11,a:12,"
+       "a:13,a:14,a:15,a:16,a:17",
+       "at most 16 addresses, got 17"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     hrl_endpoint ep;
@@ -206,6 +234,28 @@ static hrl_status make_client(const char *const *urls, size_t n,
   CHECK((st == HRL_OK) == (c != NULL));
   hrl_client_free(c);
   return st;
+}
+
+/* The slot of a key, as Redis computes it (cluster-spec: CRC16 XMODEM,
+ * hash tags). */
+static void test_cluster_slots(void) {
+  CHECK_INT(hrl_cluster_slot("123456789", 9), 0x31C3); /* the spec's vector */
+  CHECK_INT(hrl_cluster_slot("", 0), 0);
+  uint16_t user = hrl_cluster_slot("user1000", 8);
+  CHECK_INT(hrl_cluster_slot("{user1000}.following", 20), user);
+  CHECK_INT(hrl_cluster_slot("{user1000}.followers", 20), user);
+  /* "{}" is no tag: the whole key; only the first "{...}" counts. */
+  CHECK_INT(hrl_cluster_slot("foo{}{bar}", 10),
+            hrl_cluster_slot("foo{}{bar}", 10));
+  CHECK(hrl_cluster_slot("foo{}{bar}", 10) != hrl_cluster_slot("bar", 3));
+  CHECK_INT(hrl_cluster_slot("foo{{bar}}zap", 13), hrl_cluster_slot("{bar", 4));
+  CHECK_INT(hrl_cluster_slot("foo{bar}{zap}", 13), hrl_cluster_slot("bar", 3));
+  CHECK_INT(hrl_cluster_slot("x{y", 3), hrl_cluster_slot("x{y", 3));
+  for (int k = 0; k < 1000; k++) {
+    char key[16];
+    int n = snprintf(key, sizeof key, "k%d", k);
+    CHECK(hrl_cluster_slot(key, (size_t)n) < HRL_CLUSTER_SLOTS);
+  }
 }
 
 static void test_client_config(void) {
@@ -379,6 +429,7 @@ int main(void) {
   RUN(test_url_bad);
   RUN(test_url_messages_hide_passwords);
   RUN(test_client_config);
+  RUN(test_cluster_slots);
   RUN(test_lock_fields);
   RUN(test_seconds_conversion);
   RUN(test_tokens);

@@ -284,7 +284,7 @@ def by_name(url: str) -> str:
 
 @pytest.fixture(scope="session")
 def ngx(servers3, servers5, servers_pw, tls1, mtls1, tls_wrong_host,
-        tls_untrusted, resolver):  # fmt: skip
+        tls_untrusted, resolver, cluster3):  # fmt: skip
     tree = os.environ.get("HRL_NGX_TREE")
     if not tree:
         pytest.fail("HRL_NGX_TREE is not set: run tests/nginx/run.sh")
@@ -314,6 +314,7 @@ def ngx(servers3, servers5, servers_pw, tls1, mtls1, tls_wrong_host,
             "HRL_NGX_TLS_WRONG_HOST": by_name(tls_wrong_host.tls_urls[0]),
             "HRL_NGX_MTLS": by_name(mtls1.tls_urls[0]),
             "HRL_NGX_MTLS_DIR": mtls1.tls_dir,
+            "HRL_NGX_CLUSTER": cluster3.cluster_url,
         },
         resolver=resolver.port,
         trusted=str(bundle),

@@ -114,6 +114,8 @@ local CONFIGS = {
   mtls = function() return { os.getenv("HRL_NGX_MTLS") }, client_cert("client") end,
   mtls_nocert = function() return { os.getenv("HRL_NGX_MTLS") }, TOLERANT end,
   mtls_other = function() return { os.getenv("HRL_NGX_MTLS") }, client_cert("other-client") end,
+  -- a Redis Cluster as one master (tests/nginx/test_cluster.py)
+  cluster = function() return { os.getenv("HRL_NGX_CLUSTER") }, TOLERANT end,
   mtls_missing = function()
     return { os.getenv("HRL_NGX_MTLS") }, with(TOLERANT,
       { ssl_certfile = "/nonexistent/client.crt" })
@@ -293,7 +295,8 @@ local function increment(key)
   redis("SET", key, value + 1)
 end
 
---- /counter?key=K&lock=0|1: increments K in Redis, under the lock or not.
+--- /counter?key=K&lock=0|1&c=NAME: increments K in Redis (the first of
+-- HRL_NGX_URLS3), under the lock of client NAME (default c3) or not.
 function T.counter()
   local args = ngx.req.get_uri_args()
   local key = args.key or "counter"
@@ -301,7 +304,7 @@ function T.counter()
     increment(key)
     return reply(200, "ok")
   end
-  local ok, err = T.client("c3"):with("lock:" .. key, { ttl = 10, timeout = 60 },
+  local ok, err = T.client(args.c or "c3"):with("lock:" .. key, { ttl = 10, timeout = 60 },
     function(_, k) increment(k) end, key)
   if not ok then
     return reply(409, err)

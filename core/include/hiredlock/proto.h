@@ -22,7 +22,12 @@
  *     //   refused AUTH or SELECT it would run anyway, in the wrong place).
  *     //   Send hrl_proto_command(lock, i), feed each reply to
  *     //   hrl_proto_reply(lock, i, reply): HRL_NODE_RESEND means send
- *     //   hrl_proto_command(lock, i) again and read one more reply.
+ *     //   hrl_proto_command(lock, i) again and read one more reply;
+ *     //   HRL_NODE_REDIRECT (a Redis Cluster moved the slot) means send it
+ *     //   again where hrl_proto_target(lock, i) says; HRL_NODE_PENDING
+ *     //   means read the next reply. The command of master i goes to
+ *     //   hrl_proto_target(lock, i) (a cluster's node) and produces
+ *     //   hrl_proto_command_replies(lock, i) replies.
  *     //   A master that fails: hrl_proto_fail(lock, i, ...), and close that
  *     //   connection. One that misses the deadline: hrl_proto_missed(), and
  *     //   send hrl_proto_late_command() too, and close the connection or
@@ -71,7 +76,10 @@ typedef enum hrl_node_result {
   HRL_NODE_AUTH,        /**< AUTH refused, NOAUTH, NOPERM */
   HRL_NODE_SERVER,      /**< other error replies: READONLY, OOM, ... */
   HRL_NODE_PROTOCOL,    /**< a reply that makes no sense for the command */
-  HRL_NODE_RESEND       /**< hrl_proto_reply only: send the command again */
+  HRL_NODE_RESEND,      /**< hrl_proto_reply only: send the command again */
+  /** hrl_proto_reply only: a Redis Cluster answered MOVED or ASK: send
+   *  the command again (hrl_proto_command) to hrl_proto_target */
+  HRL_NODE_REDIRECT
 } hrl_node_result;
 
 typedef enum hrl_reply_type {
@@ -113,15 +121,50 @@ HRL_API const char *hrl_proto_command(hrl_lock *lock, size_t i, size_t *len);
 
 /**
  * Feeds master i's reply to the current round's command. Returns the
- * master's result, or HRL_NODE_RESEND (NOSCRIPT: the script is sent again in
- * full with EVAL). Replies after a master's result are ignored.
+ * master's result, HRL_NODE_RESEND (NOSCRIPT: the script is sent again in
+ * full with EVAL), HRL_NODE_REDIRECT (a cluster's MOVED or ASK: send the
+ * command again to hrl_proto_target, which now names the node to ask), or
+ * HRL_NODE_PENDING (the OK to an ASKING the command began with: its reply
+ * is next). Replies after a master's result are ignored.
  */
 HRL_API hrl_node_result hrl_proto_reply(hrl_lock *lock, size_t i,
                                         const hrl_reply *reply);
 
-/** Records that master i failed in this round; message may be NULL. */
-HRL_API void hrl_proto_fail(hrl_lock *lock, size_t i, hrl_node_result why,
-                            const char *message);
+/**
+ * How many replies the bytes of hrl_proto_command(lock, i) (and of
+ * hrl_proto_late_command) produce: 1, or 2 when a cluster's ASK redirect
+ * put an ASKING in front of the command. What a driver counts as owed when
+ * it leaves them unanswered.
+ */
+HRL_API int hrl_proto_command_replies(const hrl_lock *lock, size_t i);
+
+/** Where master i's command goes: the master itself, or the node of a
+ *  Redis Cluster (hrl_master_info.cluster) that serves the lock's slot as
+ *  far as the client knows. */
+typedef struct hrl_target {
+  const char *host;  /**< TCP host, NULL for unix */
+  int port;          /**< TCP port, 0 for unix */
+  const char *path;  /**< unix socket path, NULL for TCP */
+  size_t node;       /**< which of master i's nodes (0 but for a cluster):
+                          a driver keeps a connection per node */
+  const char *label; /**< "host:port" or the path, for messages */
+} hrl_target;
+
+/** Fills *out with where master i's command goes in the current round
+ *  (for a cluster: changed by each HRL_NODE_REDIRECT). The strings live as
+ *  long as the client. */
+HRL_API void hrl_proto_target(const hrl_lock *lock, size_t i, hrl_target *out);
+
+/**
+ * Records that master i failed in this round; message may be NULL. Returns
+ * the master's result, or HRL_NODE_REDIRECT when master i is a Redis
+ * Cluster whose node could not be reached before the command went out and
+ * another node may take it: then send the command to hrl_proto_target
+ * (the connection that failed is closed all the same).
+ */
+HRL_API hrl_node_result hrl_proto_fail(hrl_lock *lock, size_t i,
+                                       hrl_node_result why,
+                                       const char *message);
 
 /**
  * True once the current round's outcome can no longer change: a quorum of
@@ -226,6 +269,10 @@ typedef struct hrl_master_info {
    *  SNI when it is a name, and check the certificate against host. */
   bool tls;
   hrl_tls_settings tls_settings;
+  /** redis+cluster://: a Redis Cluster, one master of the quorum; host and
+   *  port are its first seed, and each round's command goes to the node
+   *  hrl_proto_target names. */
+  bool cluster;
 } hrl_master_info;
 
 /**

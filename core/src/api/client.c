@@ -31,7 +31,7 @@ hrl_status hrl_client_new(const char *const *urls, size_t n_urls,
     free(c);
     return st;
   }
-  if (hrl_pool_init(&c->pool, c->cfg.n) != HRL_OK ||
+  if (hrl_pool_init(&c->pool, &c->cfg) != HRL_OK ||
       pthread_mutex_init(&c->mu, NULL) != 0) {
     hrl_pool_clear(&c->pool);
     hrl_config_clear(&c->cfg);
@@ -87,6 +87,7 @@ bool hrl_client_master_info(const hrl_client *c, size_t i,
   out->path = ep->is_unix ? ep->path : NULL;
   out->db = ep->db;
   out->tls = ep->tls;
+  out->cluster = ep->cluster;
   memset(&out->tls_settings, 0, sizeof out->tls_settings);
   if (ep->tls) {
     out->tls_settings = c->cfg.masters[i].tls;

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 
 #include "driver.h"
+#include "proto/cluster.h"
 #include "tls.h"
 
 #define CANARY_PAGE 4096
@@ -49,21 +50,51 @@ void hrl_conn_close(hrl_conn *conn) {
   conn->handshaking = false;
 }
 
-hrl_status hrl_pool_init(hrl_pool *pool, size_t n) {
+hrl_status hrl_pool_init(hrl_pool *pool, const hrl_config *cfg) {
+  size_t n = cfg->n;
   pool->n = n;
   pool->conns = calloc(n, sizeof *pool->conns);
   pool->tls_ctx = calloc(n, sizeof *pool->tls_ctx);
   if (pool->conns == NULL || pool->tls_ctx == NULL) {
     return HRL_ENOMEM;
   }
+  if (cfg->clusters > 0) {
+    pool->node_conns = calloc(n, sizeof *pool->node_conns);
+    if (pool->node_conns == NULL) {
+      return HRL_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+      if (cfg->masters[i].cluster != NULL) {
+        pool->node_conns[i] =
+            calloc(HRL_CLUSTER_NODES_MAX, sizeof *pool->node_conns[i]);
+        if (pool->node_conns[i] == NULL) {
+          return HRL_ENOMEM;
+        }
+      }
+    }
+  }
   pool->fork_canary = fork_canary_new();
   return HRL_OK;
 }
 
-void hrl_pool_clear(hrl_pool *pool) {
+/* Closes every connection of the pool, writing nothing. */
+static void close_all(hrl_pool *pool) {
   for (size_t i = 0; pool->conns != NULL && i < pool->n; i++) {
     hrl_conn_close(&pool->conns[i]);
+    hrl_conn *nodes = pool->node_conns != NULL ? pool->node_conns[i] : NULL;
+    for (size_t k = 0; nodes != NULL && k < HRL_CLUSTER_NODES_MAX; k++) {
+      hrl_conn_close(&nodes[k]);
+    }
   }
+}
+
+void hrl_pool_clear(hrl_pool *pool) {
+  close_all(pool);
+  for (size_t i = 0; pool->node_conns != NULL && i < pool->n; i++) {
+    free(pool->node_conns[i]);
+  }
+  free(pool->node_conns);
+  pool->node_conns = NULL;
   for (size_t i = 0; pool->tls_ctx != NULL && i < pool->n; i++) {
     hrl_tls_ctx_unref(pool->tls_ctx[i]);
   }
@@ -93,7 +124,5 @@ hrl_tls_ctx *hrl_pool_tls_ctx(hrl_pool *pool, const hrl_config *cfg, size_t i,
 }
 
 void hrl_pool_after_fork(hrl_pool *pool) {
-  for (size_t i = 0; i < pool->n; i++) {
-    hrl_conn_close(&pool->conns[i]);
-  }
+  close_all(pool);
 }

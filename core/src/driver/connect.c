@@ -45,6 +45,8 @@ static void wait_connect(hrl_round *r, size_t i, int64_t now_us) {
  * now_us predates. */
 static bool open_conn(hrl_round *r, size_t i, int64_t now_us) {
   const hrl_endpoint *ep = &r->cfg->masters[i].ep;
+  hrl_target to;
+  hrl_proto_target(r->lock, i, &to); /* the master, or a cluster's node */
   hrl_conn *conn = conn_of(r, i);
   hrl_slot *s = &r->slots[i];
   char msg[HRL_NODE_MSG_MAX];
@@ -52,17 +54,16 @@ static bool open_conn(hrl_round *r, size_t i, int64_t now_us) {
   if (ep->tls && r->pool->tls_ctx[i] == NULL) {
     loaded = true;
     if (hrl_pool_tls_ctx(r->pool, r->cfg, i, msg, sizeof msg) == NULL) {
-      hrl_proto_fail(r->lock, i, HRL_NODE_UNREACHABLE, msg);
+      hrl_proto_fail(r->lock, i, HRL_NODE_UNREACHABLE, msg); /* no cluster */
       s->state = SLOT_DONE;
       return loaded;
     }
     now_us = hrl_now_us(); /* the connect begins now */
   }
-  redisContext *ctx = ep->is_unix ? redisConnectUnixNonBlock(ep->path)
-                                  : redisConnectNonBlock(ep->host, ep->port);
+  redisContext *ctx = to.path != NULL ? redisConnectUnixNonBlock(to.path)
+                                      : redisConnectNonBlock(to.host, to.port);
   if (ctx == NULL) {
-    hrl_proto_fail(r->lock, i, HRL_NODE_UNREACHABLE, "out of memory");
-    s->state = SLOT_DONE;
+    hrl_round_fail(r, i, HRL_NODE_UNREACHABLE, "out of memory");
     return loaded;
   }
   conn->ctx = ctx;
@@ -106,6 +107,7 @@ bool hrl_round_replace_stale(hrl_round *r, size_t i) {
   s->reused = false;
   s->carried = false;
   s->tls_want = 0;
+  s->inflight = 0; /* what went out on the closed connection is gone */
   hrl_conn_close(conn_of(r, i));
   open_conn(r, i, hrl_now_us());
   return true;

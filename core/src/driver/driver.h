@@ -42,6 +42,10 @@ typedef struct hrl_conn {
 typedef struct hrl_pool {
   size_t n;
   hrl_conn *conns;
+  /* Per master, NULL but for a Redis Cluster: a connection per node it
+   * may ask (HRL_CLUSTER_NODES_MAX, indexed as hrl_target.node). NULL
+   * itself when the client has no cluster master. */
+  hrl_conn **node_conns;
   /* Per master, a rediss:// master's TLS context, made at its first
    * connect and shared by masters with the same settings (tls.h). */
   struct hrl_tls_ctx **tls_ctx;
@@ -52,8 +56,9 @@ typedef struct hrl_pool {
   volatile unsigned char *fork_canary;
 } hrl_pool;
 
-/* conn.c: n closed connections; HRL_ENOMEM when out of memory. */
-hrl_status hrl_pool_init(hrl_pool *pool, size_t n);
+/* conn.c: closed connections for cfg's masters; HRL_ENOMEM when out of
+ * memory. */
+hrl_status hrl_pool_init(hrl_pool *pool, const hrl_config *cfg);
 
 /* conn.c: closes every connection (writing nothing) and frees the pool. */
 void hrl_pool_clear(hrl_pool *pool);

@@ -67,12 +67,18 @@ typedef hrl_round round;
 typedef hrl_slot slot;
 
 static redisContext *ctx_of(round *r, size_t i) {
-  return r->pool->conns[i].ctx;
+  return r->slots[i].conn->ctx;
 }
 
+static void redirect(round *r, size_t i);
+
 void hrl_round_fail(round *r, size_t i, hrl_node_result why, const char *msg) {
-  hrl_proto_fail(r->lock, i, why, msg);
-  hrl_conn_close(&r->pool->conns[i]);
+  hrl_node_result res = hrl_proto_fail(r->lock, i, why, msg);
+  hrl_conn_close(conn_of(r, i));
+  if (res == HRL_NODE_REDIRECT) {
+    redirect(r, i); /* a cluster node that was never reached: another */
+    return;
+  }
   r->slots[i].state = SLOT_DONE;
 }
 
@@ -119,7 +125,9 @@ static void flush(round *r, size_t i) {
 static void send_command(round *r, size_t i) {
   slot *s = &r->slots[i];
   s->out = hrl_proto_command(r->lock, i, &s->out_len);
-  s->inflight++;
+  s->inflight += r->cfg->clusters == 0
+                     ? 1
+                     : (uint32_t)hrl_proto_command_replies(r->lock, i);
   flush(r, i);
 }
 
@@ -141,14 +149,23 @@ void hrl_round_send_handshake(round *r, size_t i) {
   flush(r, i);
 }
 
-/* Starts master i's part of the round: a kept connection sends at once;
- * connect.c waits for or opens one otherwise (see hrl_round_connect). */
-static bool start(round *r, size_t i, int64_t now_us) {
-  hrl_conn *conn = &r->pool->conns[i];
+/* The connection master i's command goes out on: the master's, or, for a
+ * Redis Cluster, that of the node the protocol names (hrl_proto_target). */
+static hrl_conn *conn_for(round *r, size_t i) {
+  hrl_conn *nodes = r->pool->node_conns != NULL ? r->pool->node_conns[i] : NULL;
+  return nodes == NULL ? &r->pool->conns[i]
+                       : &nodes[r->lock->op.nodes[i].target];
+}
+
+/* Takes up master i's connection for the round: a forked child's is closed
+ * (the socket is its parent's), and the slot starts afresh on it. */
+static hrl_conn *take_conn(round *r, size_t i) {
   slot *s = &r->slots[i];
+  hrl_conn *conn = conn_for(r, i);
   if (conn->ctx != NULL && r->pid != 0 && conn->owner_pid != r->pid) {
-    hrl_conn_close(conn); /* forked: the socket is the parent's */
+    hrl_conn_close(conn);
   }
+  s->conn = conn;
   s->handshake_left = 0;
   s->handshake_total = 0;
   s->inflight = 0;
@@ -156,13 +173,38 @@ static bool start(round *r, size_t i, int64_t now_us) {
   s->retried = false;
   s->carried = false;
   s->tls_want = 0;
+  return conn;
+}
+
+/* Starts master i's part of the round: a kept connection sends at once;
+ * connect.c waits for or opens one otherwise (see hrl_round_connect). */
+static bool start(round *r, size_t i, int64_t now_us) {
+  hrl_conn *conn = take_conn(r, i);
   if (conn->ctx == NULL || conn->connecting) {
     return hrl_round_connect(r, i, now_us);
   }
-  s->reused = true;
+  r->slots[i].reused = true;
   hrl_round_set_deadline(r, i, now_us, r->timeout_ms);
   send_command(r, i);
   return false;
+}
+
+/* A Redis Cluster moved the slot (MOVED) or this key (ASK): the command
+ * goes again to the node the protocol names now, within what is left of
+ * the master's deadline on a kept connection (a new one waits as any
+ * connect does). */
+static void redirect(round *r, size_t i) {
+  int64_t deadline = r->slots[i].deadline_us;
+  uint32_t wait_ms = r->slots[i].wait_ms;
+  hrl_conn *conn = take_conn(r, i);
+  if (conn->ctx == NULL || conn->connecting) {
+    hrl_round_connect(r, i, hrl_now_us());
+    return;
+  }
+  r->slots[i].reused = true;
+  r->slots[i].deadline_us = deadline;
+  r->slots[i].wait_ms = wait_ms;
+  send_command(r, i);
 }
 
 static hrl_reply view_of(const redisReply *rep) {
@@ -198,7 +240,7 @@ static hrl_reply view_of(const redisReply *rep) {
  * must send again before reading more. */
 static bool take_reply(round *r, size_t i, const redisReply *rep) {
   slot *s = &r->slots[i];
-  hrl_conn *conn = &r->pool->conns[i];
+  hrl_conn *conn = conn_of(r, i);
   s->replied = true;
   if (conn->owed > 0) {
     conn->owed--; /* the late answer to an earlier round's command */
@@ -223,13 +265,24 @@ static bool take_reply(round *r, size_t i, const redisReply *rep) {
   }
   s->inflight--;
   hrl_node_result res = hrl_proto_reply(r->lock, i, &v);
-  if (res == HRL_NODE_RESEND) {
+  switch (res) {
+  case HRL_NODE_RESEND:
     send_command(r, i);
     return false;
-  }
-  if (res == HRL_NODE_PROTOCOL) {
+  case HRL_NODE_PENDING:
+    return true; /* ASKING's OK: the command's reply is next */
+  case HRL_NODE_REDIRECT:
+    redirect(r, i);
+    return false;
+  case HRL_NODE_PROTOCOL:
     /* The stream no longer matches our commands: do not reuse it. */
-    hrl_conn_close(&r->pool->conns[i]);
+    hrl_conn_close(conn);
+    break;
+  default:
+    /* A reply to come that the result did not need (the command behind a
+     * refused ASKING) is owed. */
+    conn->owed += s->inflight;
+    break;
   }
   s->state = SLOT_DONE;
   return false;
@@ -298,7 +351,7 @@ static void readable(round *r, size_t i, int flags) {
  * behind it. */
 static bool can_leave(const round *r, size_t i, int64_t now_us) {
   const slot *s = &r->slots[i];
-  const hrl_conn *conn = &r->pool->conns[i];
+  const hrl_conn *conn = s->conn;
   if (s->state == SLOT_CONNECTING || s->state == SLOT_HANDSHAKE) {
     return now_us < conn->connect_deadline_us;
   }
@@ -312,7 +365,7 @@ static bool can_leave(const round *r, size_t i, int64_t now_us) {
 static void leave(round *r, size_t i) {
   slot *s = &r->slots[i];
   if (s->state == SLOT_READING) {
-    r->pool->conns[i].owed += s->inflight;
+    conn_of(r, i)->owed += s->inflight;
   }
   s->state = SLOT_DONE;
 }
@@ -355,9 +408,11 @@ static void expire(round *r, size_t i, int64_t now_us) {
   }
   if (keep && late != LATE_BROKEN) {
     leave(r, i);
-    r->pool->conns[i].owed += late == LATE_SENT; /* its answer is owed too */
+    /* its answers are owed too */
+    conn_of(r, i)->owed +=
+        late == LATE_SENT ? (uint32_t)hrl_proto_command_replies(r->lock, i) : 0;
   } else {
-    hrl_conn_close(&r->pool->conns[i]);
+    hrl_conn_close(conn_of(r, i));
     s->state = SLOT_DONE;
   }
 }
@@ -397,8 +452,8 @@ static bool leave_late(round *r, size_t i, int64_t now_us) {
  * a blocking recv() that ends WAIT_GUARD_MS before its deadline; false when
  * that is not possible here (poll() then waits). */
 static bool wait_last(round *r, size_t i, int64_t now_us) {
-  hrl_conn *conn = &r->pool->conns[i];
   slot *s = &r->slots[i];
+  hrl_conn *conn = s->conn;
   if (!conn->blocking || s->state != SLOT_READING) {
     return false;
   }

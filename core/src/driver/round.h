@@ -33,6 +33,8 @@ typedef struct hrl_slot {
   bool retried;        /* a stale connection was already replaced */
   short tls_want;      /* TLS: what the socket must be polled for; 0: as
                           the state says (POLLOUT sending, POLLIN reading) */
+  hrl_conn *conn;      /* the connection of this round: the master's, or
+                          that of the cluster node it asks */
   const char *out;     /* the handshake or the command: bytes not yet sent */
   size_t out_len;
 } hrl_slot;
@@ -47,7 +49,7 @@ typedef struct hrl_round {
 } hrl_round;
 
 static inline hrl_conn *conn_of(hrl_round *r, size_t i) {
-  return &r->pool->conns[i];
+  return r->slots[i].conn;
 }
 
 /* Writes on a connection as send() does, without blocking or SIGPIPE; a

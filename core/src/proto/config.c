@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "detail.h"
 #include "reply.h"
 #include "resp.h"
@@ -128,6 +129,11 @@ static hrl_status add_masters(hrl_config *cfg, const char *const *urls,
     if (m->ep.tls && (st = settle_tls(cfg, m, detail, size)) != HRL_OK) {
       return st;
     }
+    if (m->ep.cluster && (m->cluster = hrl_cluster_new(&m->ep)) == NULL) {
+      hrl_detailf(detail, size, "out of memory");
+      return HRL_ENOMEM;
+    }
+    cfg->clusters += m->ep.cluster;
     if (build_handshake(m) != HRL_OK) {
       hrl_detailf(detail, size, "out of memory");
       return HRL_ENOMEM;
@@ -179,6 +185,7 @@ void hrl_config_clear(hrl_config *cfg) {
       memset(m->handshake, 0, m->handshake_len); /* holds the password */
     }
     free(m->handshake);
+    hrl_cluster_free(m->cluster);
     hrl_endpoint_clear(&m->ep);
   }
   free(cfg->masters);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "detail.h"
 #include "resp.h"
 #include "state.h"
@@ -36,7 +37,9 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
    * the heap, a brk() every few cycles under LuaJIT. */
   size_t prefix_len = cfg->opts.key_prefix_len;
   size_t key_len = prefix_len + name_len;
-  size_t cap = hrl_resp_command_capacity(key_len);
+  /* Each command buffer has room for an ASKING in front (a cluster's ASK
+   * redirect sends the two at once, with no copy). */
+  size_t cap = HRL_ASKING_LEN + hrl_resp_command_capacity(key_len);
   size_t nodes_size = cfg->n * sizeof(hrl_node);
   hrl_lock *lk = calloc(1, sizeof *lk);
   char *buf = malloc(2 * nodes_size + key_len + 2 * cap);
@@ -52,11 +55,16 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
   lk->op.nodes = (hrl_node *)(void *)buf;
   lk->op.decided = (hrl_node *)(void *)(buf + nodes_size);
   lk->key = buf + 2 * nodes_size;
-  lk->op.cmd = lk->key + key_len;
+  lk->op.cmd = lk->key + key_len + HRL_ASKING_LEN;
   lk->op.cmd_eval = lk->op.cmd + cap;
+  memcpy(lk->op.cmd - HRL_ASKING_LEN, HRL_ASKING, HRL_ASKING_LEN);
+  memcpy(lk->op.cmd_eval - HRL_ASKING_LEN, HRL_ASKING, HRL_ASKING_LEN);
   memcpy(lk->key, cfg->prefix, prefix_len);
   memcpy(lk->key + prefix_len, name, name_len);
   lk->key_len = key_len;
+  if (cfg->clusters > 0) { /* a lock is made per acquire in Lua: no CRC */
+    lk->slot = hrl_cluster_slot(lk->key, key_len);
+  }
   lk->prefix_len = prefix_len;
   lk->opts = *lo;
   lk->ttl_ms = ttl_ms;

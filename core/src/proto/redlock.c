@@ -70,6 +70,13 @@ static hrl_step start_round(hrl_lock *lk, hrl_op_kind round_kind,
     op->nodes[i].sent = false;
     op->nodes[i].missed = false;
     op->nodes[i].msg[0] = '\0';
+    op->nodes[i].asking = false;
+    op->nodes[i].asking_ack = false;
+    op->nodes[i].redirects = 0;
+    op->nodes[i].target = 0;
+    if (lk->cfg->masters[i].cluster != NULL) {
+      hrl_cluster_round(lk, i);
+    }
   }
   if (round_kind == HRL_OP_ACQUIRE) {
     op->cmd_len =
@@ -453,31 +460,9 @@ void hrl_proto_cancel(hrl_lock *lk) {
   }
 }
 
-static bool in_round(const hrl_lock *lk, size_t i) {
-  hrl_phase ph = lk->op.phase;
-  return i < lk->cfg->n &&
-         (ph == HRL_PHASE_ACQUIRING || ph == HRL_PHASE_CLEANUP ||
-          ph == HRL_PHASE_SCRIPTING);
-}
-
-const char *hrl_proto_command(hrl_lock *lk, size_t i, size_t *len) {
-  if (!in_round(lk, i)) {
-    *len = 0;
-    return NULL;
-  }
-  hrl_op *op = &lk->op;
-  op->nodes[i].sent = true;
-  if (op->nodes[i].eval_sent) {
-    *len = op->cmd_eval_len;
-    return op->cmd_eval;
-  }
-  *len = op->cmd_len;
-  return op->cmd;
-}
-
 hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
                                 const hrl_reply *reply) {
-  if (!in_round(lk, i)) {
+  if (!hrl_proto_in_round(lk, i)) {
     return HRL_NODE_PROTOCOL;
   }
   hrl_op *op = &lk->op;
@@ -485,6 +470,12 @@ hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
   lk->cfg->masters[i].late = false; /* it answers this round's command */
   if (node->result != HRL_NODE_PENDING) {
     return node->result;
+  }
+  if (lk->cfg->masters[i].cluster != NULL) {
+    hrl_node_result c = hrl_cluster_reply(lk, i, reply);
+    if (c != HRL_NODE_OK) {
+      return c;
+    }
   }
   bool noscript;
   hrl_node_result r = hrl_reply_classify(op->round_kind, reply, &noscript,
@@ -521,10 +512,13 @@ bool hrl_proto_settled(const hrl_lock *lk) {
   }
 }
 
-void hrl_proto_fail(hrl_lock *lk, size_t i, hrl_node_result why,
-                    const char *message) {
-  if (!in_round(lk, i) || lk->op.nodes[i].result != HRL_NODE_PENDING) {
-    return;
+hrl_node_result hrl_proto_fail(hrl_lock *lk, size_t i, hrl_node_result why,
+                               const char *message) {
+  if (!hrl_proto_in_round(lk, i)) {
+    return HRL_NODE_PROTOCOL;
+  }
+  if (lk->op.nodes[i].result != HRL_NODE_PENDING) {
+    return lk->op.nodes[i].result;
   }
   hrl_node *node = &lk->op.nodes[i];
   bool is_failure = why == HRL_NODE_UNREACHABLE || why == HRL_NODE_AUTH ||
@@ -534,10 +528,14 @@ void hrl_proto_fail(hrl_lock *lk, size_t i, hrl_node_result why,
     message = "failed";
   }
   hrl_detail_copy_text(node->msg, sizeof node->msg, message, strlen(message));
+  if (lk->cfg->masters[i].cluster != NULL) {
+    return hrl_cluster_failed(lk, i);
+  }
+  return node->result;
 }
 
 void hrl_proto_missed(hrl_lock *lk, size_t i, const char *message) {
-  if (!in_round(lk, i)) {
+  if (!hrl_proto_in_round(lk, i)) {
     return;
   }
   lk->cfg->masters[i].late = true;
@@ -548,19 +546,9 @@ void hrl_proto_missed(hrl_lock *lk, size_t i, const char *message) {
   hrl_proto_fail(lk, i, HRL_NODE_UNREACHABLE, message);
 }
 
-const char *hrl_proto_late_command(const hrl_lock *lk, size_t i, size_t *len) {
-  const hrl_op *op = &lk->op;
-  if (!in_round(lk, i) || op->round_kind == HRL_OP_ACQUIRE ||
-      op->nodes[i].eval_sent || op->cmd_eval_len == 0) {
-    *len = 0;
-    return NULL;
-  }
-  *len = op->cmd_eval_len;
-  return op->cmd_eval;
-}
-
 bool hrl_proto_skippable(const hrl_lock *lk, size_t i) {
-  return in_round(lk, i) && lk->op.nodes[i].result == HRL_NODE_PENDING &&
+  return hrl_proto_in_round(lk, i) &&
+         lk->op.nodes[i].result == HRL_NODE_PENDING &&
          lk->cfg->masters[i].late && hrl_proto_settled(lk);
 }
 

@@ -14,6 +14,11 @@
 
 /* A master's message in a round: "timeout after 50 ms", "READONLY ...". */
 #define HRL_NODE_MSG_MAX 96
+/* "ASKING" as RESP, the bytes a lock's commands keep room for in front. */
+#define HRL_ASKING "*1\r\n$6\r\nASKING\r\n"
+#define HRL_ASKING_LEN (sizeof HRL_ASKING - 1)
+
+struct hrl_cluster;
 
 typedef struct hrl_master_cfg {
   hrl_endpoint ep;
@@ -25,6 +30,9 @@ typedef struct hrl_master_cfg {
    * round's outcome is settled, it is not waited for (hrl_proto_skippable).
    * Shared by the client's locks, so guarded like the connections. */
   bool late;
+  /* redis+cluster://: its nodes and slot map (cluster.h), shared and
+   * guarded like `late`; NULL for any other master. */
+  struct hrl_cluster *cluster;
 } hrl_master_cfg;
 
 /* What a client was made with: validated options and parsed masters. */
@@ -36,6 +44,7 @@ typedef struct hrl_config {
       *ssl_paths[4]; /* copies of ssl_ca_certs, _ca_path, _certfile, _keyfile */
   size_t n;
   size_t quorum;
+  size_t clusters;     /* how many masters are Redis Clusters */
   uint32_t min_ttl_ms; /* the smallest TTL a round leaves validity in */
   hrl_master_cfg *masters;
 } hrl_config;
@@ -46,6 +55,12 @@ typedef struct hrl_node {
   bool eval_sent; /* NOSCRIPT came back once: the full script was sent */
   bool sent;      /* the driver took the command */
   bool missed;    /* ... and it went unanswered: it may run there yet */
+  /* A cluster master: the node asked (hrl_proto_target), redirects
+   * followed, and whether the command goes behind an ASKING (asking) whose
+   * OK is still to come (asking_ack). */
+  bool asking, asking_ack;
+  uint8_t redirects;
+  uint16_t target;
   char msg[HRL_NODE_MSG_MAX];
 } hrl_node;
 
@@ -84,6 +99,7 @@ struct hrl_lock {
   hrl_client *client; /* the owner, for the API layer; never read here */
   char *key;          /* prefix + name */
   size_t key_len;
+  uint16_t slot; /* the key's cluster hash slot */
   size_t prefix_len;
   hrl_lock_options opts; /* as made; opts.ttl_ms is the TTL it was made with */
   uint32_t ttl_ms;       /* the TTL now (extend may change it) */
@@ -143,7 +159,33 @@ uint32_t hrl_min_ttl_ms(const hrl_config *cfg);
 /* redlock.c: whether lock is held with validity left at now_us. */
 bool hrl_lock_held_at(const hrl_lock *lock, int64_t now_us);
 
+/* Whether a round of lock's operation is out and i is one of its masters. */
+static inline bool hrl_proto_in_round(const hrl_lock *lk, size_t i) {
+  hrl_phase ph = lk->op.phase;
+  return i < lk->cfg->n &&
+         (ph == HRL_PHASE_ACQUIRING || ph == HRL_PHASE_CLEANUP ||
+          ph == HRL_PHASE_SCRIPTING);
+}
+
 /* redlock.c: ends an acquire that is sleeping between attempts. */
 void hrl_proto_cancel(hrl_lock *lock);
+
+/* cluster.c: a cluster master's part of hrl_proto_reply, before the reply
+ * is classified: HRL_NODE_REDIRECT (MOVED, ASK: follow it), a failure
+ * (node->result set), HRL_NODE_PENDING (ASKING's OK: read on) or, when the
+ * reply is none of these, HRL_NODE_OK (classify it as usual). */
+hrl_node_result hrl_cluster_reply(hrl_lock *lock, size_t i,
+                                  const hrl_reply *reply);
+
+/* cluster.c: the node a cluster master's command goes to first in a new
+ * round. */
+void hrl_cluster_round(hrl_lock *lock, size_t i);
+
+/* cluster.c: a cluster master failed at its node (its node's result and
+ * message set): the message names the node, and an unreachable node's
+ * slots are forgotten. Returns HRL_NODE_REDIRECT when another node is to
+ * be asked instead (the command had not gone out: nothing can have run),
+ * else the node's result. */
+hrl_node_result hrl_cluster_failed(hrl_lock *lock, size_t i);
 
 #endif

@@ -78,8 +78,7 @@ hrl_status hrl_url_fail(const char *url, char *detail, size_t size,
 }
 
 /* Parses a decimal in [min, max] from s[0..n). */
-static bool parse_number(const char *s, size_t n, long min, long max,
-                         long *out) {
+bool hrl_url_number(const char *s, size_t n, long min, long max, long *out) {
   if (n == 0 || n > 10) {
     return false;
   }
@@ -97,12 +96,9 @@ static bool parse_number(const char *s, size_t n, long min, long max,
   return true;
 }
 
-/* Splits "[user]:pass@" off the authority. Returns the rest, or NULL after
- * setting the failure. */
-static const char *parse_credentials(const char *url, const char *p,
-                                     const char *end, hrl_endpoint *ep,
-                                     char *detail, size_t size,
-                                     hrl_status *st) {
+const char *hrl_url_credentials(const char *url, const char *p, const char *end,
+                                hrl_endpoint *ep, char *detail, size_t size,
+                                hrl_status *st) {
   const char *at = NULL;
   for (const char *q = p; q < end; q++) {
     if (*q == '@') {
@@ -139,14 +135,9 @@ static const char *parse_credentials(const char *url, const char *p,
   return at + 1;
 }
 
-static hrl_status parse_tcp(const char *url, const char *p, bool tls,
-                            hrl_endpoint *ep, char *detail, size_t size) {
-  hrl_status st = HRL_OK;
-  const char *end = p + strcspn(p, "/?#");
-  p = parse_credentials(url, p, end, ep, detail, size, &st);
-  if (p == NULL) {
-    return st;
-  }
+hrl_status hrl_url_hostport(const char *url, const char *p, const char *end,
+                            char **host_out, int *port_out, char *label,
+                            size_t label_size, char *detail, size_t size) {
   const char *host = p;
   const char *host_end;
   const char *port_start = NULL;
@@ -180,16 +171,31 @@ static hrl_status parse_tcp(const char *url, const char *p, bool tls,
   }
   long port = 6379;
   if (port_start != NULL &&
-      !parse_number(port_start, (size_t)(end - port_start), 1, 65535, &port)) {
+      !hrl_url_number(port_start, (size_t)(end - port_start), 1, 65535,
+                      &port)) {
     return hrl_url_fail(url, detail, size,
                         "port must be a number from 1 to 65535");
   }
+  *host_out = dup_range(host, (size_t)(host_end - host));
+  if (*host_out == NULL) {
+    hrl_detailf(detail, size, "out of memory parsing a url");
+    return HRL_ENOMEM;
+  }
+  *port_out = (int)port;
+  hrl_detailf(label, label_size, "%s%s%s:%d", *p == '[' ? "[" : "", *host_out,
+              *p == '[' ? "]" : "", *port_out);
+  return HRL_OK;
+}
+
+/* What follows the authority of a redis:// or rediss:// URL: [/db] and,
+ * for TLS, [?ssl options]. */
+static hrl_status parse_tail(const char *url, const char *tail, bool tls,
+                             hrl_endpoint *ep, char *detail, size_t size) {
   long db = 0;
-  const char *tail = end;
   if (*tail == '/') {
     const char *db_start = tail + 1;
     size_t db_len = strcspn(db_start, "?#");
-    if (db_len > 0 && !parse_number(db_start, db_len, 0, 2147483647L, &db)) {
+    if (db_len > 0 && !hrl_url_number(db_start, db_len, 0, 2147483647L, &db)) {
       return hrl_url_fail(
           url, detail, size,
           "database must be a number after the host (/0 to /N)");
@@ -197,9 +203,9 @@ static hrl_status parse_tcp(const char *url, const char *p, bool tls,
     tail = db_start + db_len;
   }
   if (*tail == '?' && tls) {
-    hrl_status st2 = hrl_url_tls_query(url, tail + 1, ep, detail, size);
-    if (st2 != HRL_OK) {
-      return st2;
+    hrl_status st = hrl_url_tls_query(url, tail + 1, ep, detail, size);
+    if (st != HRL_OK) {
+      return st;
     }
   } else if (*tail == '?' && strstr(tail, "ssl_") != NULL) {
     return hrl_url_fail(url, detail, size,
@@ -207,17 +213,25 @@ static hrl_status parse_tcp(const char *url, const char *p, bool tls,
   } else if (*tail != '\0') {
     return hrl_url_fail(url, detail, size, "unexpected query or fragment");
   }
-  ep->tls = tls;
-  ep->host = dup_range(host, (size_t)(host_end - host));
-  if (ep->host == NULL) {
-    hrl_detailf(detail, size, "out of memory parsing a url");
-    return HRL_ENOMEM;
-  }
-  ep->port = (int)port;
   ep->db = db;
-  hrl_detailf(ep->label, sizeof ep->label, "%s%s%s:%d", *p == '[' ? "[" : "",
-              ep->host, *p == '[' ? "]" : "", ep->port);
   return HRL_OK;
+}
+
+static hrl_status parse_tcp(const char *url, const char *p, bool tls,
+                            hrl_endpoint *ep, char *detail, size_t size) {
+  hrl_status st = HRL_OK;
+  const char *end = p + strcspn(p, "/?#");
+  p = hrl_url_credentials(url, p, end, ep, detail, size, &st);
+  if (p == NULL) {
+    return st;
+  }
+  st = hrl_url_hostport(url, p, end, &ep->host, &ep->port, ep->label,
+                        sizeof ep->label, detail, size);
+  if (st != HRL_OK) {
+    return st;
+  }
+  ep->tls = tls;
+  return parse_tail(url, end, tls, ep, detail, size);
 }
 
 static hrl_status parse_unix(const char *url, const char *p, hrl_endpoint *ep,
@@ -232,7 +246,7 @@ static hrl_status parse_unix(const char *url, const char *p, hrl_endpoint *ep,
                         "unix socket path must be absolute (unix:///path)");
   }
   if (slash > p) {
-    if (parse_credentials(url, p, slash, ep, detail, size, &st) != slash) {
+    if (hrl_url_credentials(url, p, slash, ep, detail, size, &st) != slash) {
       return st != HRL_OK ? st
                           : hrl_url_fail(url, detail, size,
                                          "unexpected text before the path");
@@ -250,7 +264,7 @@ static hrl_status parse_unix(const char *url, const char *p, hrl_endpoint *ep,
   long db = 0;
   if (query != NULL) {
     if (strncmp(query, "?db=", 4) != 0 ||
-        !parse_number(query + 4, strlen(query + 4), 0, 2147483647L, &db)) {
+        !hrl_url_number(query + 4, strlen(query + 4), 0, 2147483647L, &db)) {
       return hrl_url_fail(url, detail, size, "the only query allowed is ?db=N");
     }
   }
@@ -295,9 +309,16 @@ hrl_status hrl_url_parse(const char *url, hrl_endpoint *ep, char *detail,
     st = parse_tcp(url, url + 9, true, ep, detail, detail_size);
   } else if (strncasecmp(url, "unix://", 7) == 0) {
     st = parse_unix(url, url + 7, ep, detail, detail_size);
+  } else if (strncasecmp(url, "redis+cluster://", 16) == 0) {
+    st = hrl_url_parse_cluster(url, url + 16, ep, detail, detail_size);
+  } else if (strncasecmp(url, "rediss+cluster://", 17) == 0) {
+    st = hrl_url_fail(url, detail, detail_size,
+                      "TLS to a Redis Cluster (rediss+cluster://) is not "
+                      "supported");
   } else {
     st = hrl_url_fail(url, detail, detail_size,
-                      "scheme must be redis://, rediss:// or unix://");
+                      "scheme must be redis://, rediss://, unix:// or "
+                      "redis+cluster://");
   }
   if (st != HRL_OK) {
     hrl_endpoint_clear(ep);
@@ -307,6 +328,7 @@ hrl_status hrl_url_parse(const char *url, hrl_endpoint *ep, char *detail,
 
 void hrl_endpoint_clear(hrl_endpoint *ep) {
   hrl_url_tls_clear(&ep->tls_query);
+  hrl_url_seeds_clear(ep);
   free(ep->host);
   free(ep->path);
   free(ep->user);
@@ -321,6 +343,21 @@ void hrl_endpoint_clear(hrl_endpoint *ep) {
   memset(ep, 0, sizeof *ep);
 }
 
+/* The TCP addresses an endpoint names: a cluster's seeds, or its one. */
+static size_t addresses(const hrl_endpoint *ep, const char **hosts,
+                        int *ports) {
+  if (ep->n_seeds == 0) {
+    hosts[0] = ep->host;
+    ports[0] = ep->port;
+    return 1;
+  }
+  for (size_t k = 0; k < ep->n_seeds; k++) {
+    hosts[k] = ep->seeds[k].host;
+    ports[k] = ep->seeds[k].port;
+  }
+  return ep->n_seeds;
+}
+
 bool hrl_endpoint_same_server(const hrl_endpoint *a, const hrl_endpoint *b) {
   if (a->is_unix != b->is_unix) {
     return false;
@@ -328,5 +365,15 @@ bool hrl_endpoint_same_server(const hrl_endpoint *a, const hrl_endpoint *b) {
   if (a->is_unix) {
     return strcmp(a->path, b->path) == 0;
   }
-  return a->port == b->port && strcasecmp(a->host, b->host) == 0;
+  const char *ha[HRL_SEEDS_MAX], *hb[HRL_SEEDS_MAX];
+  int pa[HRL_SEEDS_MAX], pb[HRL_SEEDS_MAX];
+  size_t na = addresses(a, ha, pa), nb = addresses(b, hb, pb);
+  for (size_t i = 0; i < na; i++) {
+    for (size_t j = 0; j < nb; j++) {
+      if (pa[i] == pb[j] && strcasecmp(ha[i], hb[j]) == 0) {
+        return true;
+      }
+    }
+  }
+  return false;
 }

@@ -1,6 +1,8 @@
 /* Master addresses: redis://[[user]:pass@]host[:port][/db],
- * rediss://[[user]:pass@]host[:port][/db][?ssl_option=value&...] (TLS) and
- * unix://[[user]:pass@]/path[?db=N], parsed once, here. */
+ * rediss://[[user]:pass@]host[:port][/db][?ssl_option=value&...] (TLS),
+ * unix://[[user]:pass@]/path[?db=N] and
+ * redis+cluster://[[user]:pass@]host[:port][,host[:port]...] (a Redis
+ * Cluster, by its seed nodes), parsed once, here. */
 #ifndef HRL_URL_H
 #define HRL_URL_H
 
@@ -12,6 +14,8 @@
 /* Longest unix socket path (sun_path holds 108 bytes with the NUL). */
 #define HRL_UNIX_PATH_MAX 107
 #define HRL_LABEL_MAX 128
+/* Most addresses one URL lists (a cluster's seeds). */
+#define HRL_SEEDS_MAX 16
 
 /* A rediss:// URL's TLS settings (its query), each overriding the client's
  * option of that name for its master: NULL / has_* false when not given. */
@@ -22,10 +26,21 @@ typedef struct hrl_url_tls {
   bool check_hostname;
 } hrl_url_tls;
 
+/* One address of a URL that lists several. */
+typedef struct hrl_seed {
+  char *host;
+  int port;
+  char label[HRL_LABEL_MAX]; /* "host:port" */
+} hrl_seed;
+
 typedef struct hrl_endpoint {
   bool is_unix;
   bool tls; /* rediss:// */
   hrl_url_tls tls_query;
+  /* redis+cluster://: the seed nodes, the first also in host and port */
+  bool cluster;
+  size_t n_seeds;
+  hrl_seed *seeds;
   char *host; /* TCP: host name or address, without IPv6 brackets */
   int port;   /* TCP: 1..65535, default 6379 */
   char *path; /* unix: absolute socket path */
@@ -49,6 +64,21 @@ bool hrl_endpoint_same_server(const hrl_endpoint *a, const hrl_endpoint *b);
 /* The URL as given, with the password replaced by "***", for messages. */
 void hrl_url_redact(const char *url, char *out, size_t size);
 
+/* url.c: a decimal in [min, max] from s[0..n) into *out. */
+bool hrl_url_number(const char *s, size_t n, long min, long max, long *out);
+
+/* url.c: splits "[user]:pass@" off the authority p..end into ep's user and
+ * pass. Returns the rest, or NULL after setting *st and detail. */
+const char *hrl_url_credentials(const char *url, const char *p, const char *end,
+                                hrl_endpoint *ep, char *detail, size_t size,
+                                hrl_status *st);
+
+/* url.c: "host[:port]" or "[v6][:port]" from p..end: a new string in
+ * *host, the port (6379 when absent) and "host:port" into label. */
+hrl_status hrl_url_hostport(const char *url, const char *p, const char *end,
+                            char **host, int *port, char *label,
+                            size_t label_size, char *detail, size_t size);
+
 /* url.c: HRL_EINVAL with detail "url \"<redacted url>\": why". */
 hrl_status hrl_url_fail(const char *url, char *detail, size_t size,
                         const char *why);
@@ -56,6 +86,13 @@ hrl_status hrl_url_fail(const char *url, char *detail, size_t size,
 /* url.c: s[0..n) percent-decoded into a new string; *bad is set on a
  * malformed escape or a decoded NUL. NULL when out of memory. */
 char *hrl_url_decode(const char *s, size_t n, bool *bad);
+
+/* url_seeds.c: parses what follows "redis+cluster://" into ep. */
+hrl_status hrl_url_parse_cluster(const char *url, const char *p,
+                                 hrl_endpoint *ep, char *detail, size_t size);
+
+/* url_seeds.c: frees ep's seeds. */
+void hrl_url_seeds_clear(hrl_endpoint *ep);
 
 /* url_tls.c: parses a rediss:// URL's query (after the '?') into
  * ep->tls_query; on failure detail says which setting of url is wrong. */

@@ -20,7 +20,11 @@
 -- connection that failed, timed out or got a reply out of step is closed,
 -- never pooled (a late reply must not answer a later command). A pooled
 -- connection that breaks before any reply (the server closed it while it
--- was idle) is replaced once, as the C driver does.
+-- was idle) is replaced once, as the C driver does. A Redis Cluster master
+-- (redis+cluster://) is one master whose command goes to the node
+-- lock:target names, each node with its own pool; MOVED and ASK are
+-- followed (the protocol says "redirect" and where), ASK with the ASKING
+-- the command bytes begin with.
 --
 -- A rediss:// master's new connection shakes hands with the cosocket's own
 -- TLS (sock:sslhandshake) after connect, within what is left of
@@ -141,6 +145,11 @@ local function client_cert(tls)
   return cert, key
 end
 
+-- A host as a cosocket connects to it: an IPv6 address in brackets.
+local function host_of(host)
+  return host:find(":", 1, true) and "[" .. host .. "]" or host
+end
+
 local function targets_of(client)
   local list = targets[client]
   if list then
@@ -167,17 +176,42 @@ local function targets_of(client)
     }
     if info.path then
       t.host = "unix:" .. info.path
-    elseif info.host:find(":", 1, true) then
-      t.host = "[" .. info.host .. "]" -- IPv6
-      t.port = info.port
     else
-      t.host = info.host
-      t.port = info.port
+      t.host, t.port = host_of(info.host), info.port
+    end
+    if info.cluster then
+      t.digest = md5(handshake)
+      t.nodes = {} -- per node label, as target_of makes them
     end
     list[i] = t
   end
   targets[client] = list
   return list
+end
+
+-- Where master i's command goes now: the master's target, or for a Redis
+-- Cluster that of the node the protocol names (lock:target), one per node
+-- and pool of its own.
+local function target_of(list, lock, i)
+  local base = list[i]
+  if not base.nodes then
+    return base
+  end
+  local host, port, label = lock:target(i)
+  local t = base.nodes[label]
+  if not t then
+    t = {
+      label = label,
+      host = host_of(host),
+      port = port,
+      handshake = base.handshake,
+      replies = base.replies,
+      connect_timeout_ms = base.connect_timeout_ms,
+      opts = { pool = ("hiredlock:%s:0:%s"):format(label, base.digest) },
+    }
+    base.nodes[label] = t
+  end
+  return t
 end
 
 -- ngx_lua's words for failures, in the C driver's words where they differ,
@@ -308,16 +342,23 @@ local function send(sock, data, deadline, timeout_ms)
   return true
 end
 
+-- Reports master i's failure: "retarget" when the protocol wants the
+-- command on another of a cluster's nodes (this one was never reached),
+-- else "close".
+local function failed(lock, i, why, message)
+  return lock:fail(i, why, message) == "redirect" and "retarget" or "close"
+end
+
 -- A new connection's handshake (AUTH, SELECT), alone: the command goes
 -- only after every reply said OK, so that a refused AUTH or SELECT cannot
 -- let it run as the default user or in database 0 and leave a key there.
--- True, or nil after reporting the failure to the protocol.
+-- nil when it went through, else converse's outcome after reporting the
+-- failure to the protocol.
 local function handshake(client, lock, i, t, sock, parser, deadline,
                          timeout_ms)
   local ok, err = send(sock, t.handshake, deadline, timeout_ms)
   if not ok then
-    lock:fail(i, "unreachable", err)
-    return nil
+    return failed(lock, i, "unreachable", err)
   end
   for k = 1, t.replies do
     local kind, value, rerr, timed_out = read_reply(sock, parser, deadline,
@@ -325,45 +366,49 @@ local function handshake(client, lock, i, t, sock, parser, deadline,
     if not kind then
       if timed_out then
         lock:missed(i, rerr)
-      else
-        lock:fail(i, value, rerr)
+        return "close"
       end
-      return nil
+      return failed(lock, i, value, rerr)
     end
     local result, message = client:handshake_reply(i, k, kind, value)
     if result ~= "ok" then
-      lock:fail(i, result, message)
-      return nil
+      return failed(lock, i, result, message)
     end
   end
-  return true
+  return nil
 end
 
 -- Master i's part of a round on one connection. Returns "pool" when the
--- connection may be kept, "close" when it must not, or "stale" when a pooled
+-- connection may be kept, "close" when it must not, "stale" when a pooled
 -- connection broke before it answered anything (the server closed it while
--- it was idle: the command never ran, a fresh connection may try).
+-- it was idle: the command never ran, a fresh connection may try), or, for
+-- a Redis Cluster, "redirect" (MOVED, ASK: keep this connection, send the
+-- command where lock:target says) and "retarget" (this node failed before
+-- the command went out: close it, try the one lock:target says).
 local function converse(client, lock, i, t, sock, reused, timeout_ms)
   local deadline = now() + timeout_ms / 1000
   local parser = core.parser()
-  if not reused and t.replies > 0 and not handshake(client, lock, i, t, sock,
-      parser, deadline, timeout_ms) then
-    return "close"
+  if not reused and t.replies > 0 then
+    local outcome = handshake(client, lock, i, t, sock, parser, deadline,
+      timeout_ms)
+    if outcome then
+      return outcome
+    end
   end
-  local ok, err = send(sock, lock:command(i), deadline, timeout_ms)
+  local command, expected = lock:command(i)
+  local ok, err = send(sock, command, deadline, timeout_ms)
   if not ok then
     if reused then
       return "stale"
     end
-    lock:fail(i, "unreachable", err)
-    return "close"
+    return failed(lock, i, "unreachable", err)
   end
-  local answered = false
+  local answered = 0
   while true do
     local kind, value, rerr, timed_out = read_reply(sock, parser, deadline,
       timeout_ms)
     if not kind then
-      if reused and not answered and value == "unreachable" and not timed_out
+      if reused and answered == 0 and value == "unreachable" and not timed_out
       then
         return "stale"
       end
@@ -377,59 +422,75 @@ local function converse(client, lock, i, t, sock, reused, timeout_ms)
           sock:settimeout(timeout_ms)
           sock:send(late)
         end
-      else
-        lock:fail(i, value, rerr)
+        return "close"
       end
-      return "close"
+      return failed(lock, i, value, rerr)
     end
-    answered = true
+    answered = answered + 1
     local result = lock:reply(i, kind, value)
-    if result ~= "resend" then
-      -- A reply out of step leaves the stream unusable.
-      return result == "protocol" and "close" or "pool"
-    end
-    ok, err = send(sock, lock:command(i), deadline, timeout_ms)
-    if not ok then
-      lock:fail(i, "unreachable", err)
-      return "close"
+    if result == "redirect" then
+      return "redirect"
+    elseif result ~= "resend" and result ~= "pending" then
+      -- A reply out of step leaves the stream unusable, and so does one
+      -- still to come (the command behind a refused ASKING).
+      return (result == "protocol" or answered < expected) and "close"
+        or "pool"
+    elseif result == "resend" then
+      command, expected = lock:command(i)
+      answered = 0
+      ok, err = send(sock, command, deadline, timeout_ms)
+      if not ok then
+        return failed(lock, i, "unreachable", err)
+      end
     end
   end
 end
 
 local stats = M.stats
 
--- Master i's part of a round, from connect to keepalive or close.
-local function exchange(client, lock, i, t, timeout_ms)
-  for _ = 1, 2 do -- a second time only after a stale pooled connection
+-- Master i's part of a round, from connect to keepalive or close; for a
+-- Redis Cluster, on to the nodes its redirects name.
+local function exchange(client, lock, i, list, timeout_ms)
+  local stale = false
+  for _ = 1, 16 do -- redirects are bounded by the protocol first
+    local t = target_of(list, lock, i)
     local sock, err = connect(t)
+    local outcome
     if not sock then
-      lock:fail(i, "unreachable", err)
-      return
-    end
-    local reused = sock:getreusedtimes() > 0
-    if reused then
-      stats.reused = stats.reused + 1
+      outcome = failed(lock, i, "unreachable", err)
     else
-      stats.new = stats.new + 1
-    end
-    local ok, outcome = pcall(converse, client, lock, i, t, sock, reused,
-      timeout_ms)
-    if not ok then -- never expected: keep the worker's log free of aborts
-      lock:fail(i, "protocol", tostring(outcome))
-      outcome = "close"
-    end
-    if outcome == "pool" then
-      if not sock:setkeepalive() then
+      local reused = sock:getreusedtimes() > 0
+      if reused then
+        stats.reused = stats.reused + 1
+      else
+        stats.new = stats.new + 1
+      end
+      local ok
+      ok, outcome = pcall(converse, client, lock, i, t, sock, reused,
+        timeout_ms)
+      if not ok then -- never expected: keep the worker's log free of aborts
+        lock:fail(i, "protocol", tostring(outcome))
+        outcome = "close"
+      end
+      if (outcome == "pool" or outcome == "redirect")
+        and sock:setkeepalive() then
+        sock = nil
+      end
+      if sock then
         sock:close()
       end
-      return
     end
-    sock:close()
-    if outcome ~= "stale" then
+    if outcome == "stale" then
+      if stale then -- a second time only after a stale pooled connection
+        lock:fail(i, "unreachable", "server closed the connection")
+        return
+      end
+      stale = true
+    elseif outcome ~= "redirect" and outcome ~= "retarget" then
       return
     end
   end
-  lock:fail(i, "unreachable", "server closed the connection")
+  lock:fail(i, "protocol", "too many redirects")
 end
 
 -- One round: every master at once, each within its own deadline.
@@ -439,12 +500,12 @@ local function round(client, lock, timeout_ms)
   local n = #list
   local threads = {}
   for i = 2, n do
-    threads[i] = spawn(exchange, client, lock, i, list[i], timeout_ms)
+    threads[i] = spawn(exchange, client, lock, i, list, timeout_ms)
     if not threads[i] then -- no thread to be had: do it here, in turn
-      exchange(client, lock, i, list[i], timeout_ms)
+      exchange(client, lock, i, list, timeout_ms)
     end
   end
-  exchange(client, lock, 1, list[1], timeout_ms)
+  exchange(client, lock, 1, list, timeout_ms)
   for i = 2, n do
     if threads[i] then
       local ok, err = wait(threads[i])

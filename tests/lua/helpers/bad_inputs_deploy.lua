@@ -1,5 +1,6 @@
 --- The Lua bad-input table, part 3: what real deployments add, the TLS
--- options and rediss:// URLs (rows as described in helpers/bad_inputs.lua).
+-- options and rediss:// URLs, Redis Cluster URLs (rows as described in
+-- helpers/bad_inputs.lua).
 -- Every row fails before any I/O but the ones that load a CA file that is
 -- not there or speak TLS to the healthy plain master.
 local TLS_URL = "rediss://127.0.0.1:1"
@@ -66,4 +67,24 @@ R[#R + 1] = { "tls", "ssl_ca_certs that is not there",
 R[#R + 1] = { "tls", "rediss:// to a plain master", function(c)
   return acquire("rediss://" .. c.ok:gsub("^redis://", "") .. "?ssl_cert_reqs=none")
 end, "nil, err", "(TLS handshake)", "ok" }
+local seeds = {}
+for p = 1, 17 do
+  seeds[p] = "h:" .. p
+end
+for _, case in ipairs({
+  { "redis+cluster://h:1,h:1", "an address is listed twice" },
+  { "redis+cluster://h:1/2", "a cluster has no databases (only /0)" },
+  { "rediss+cluster://h:1", "TLS to a Redis Cluster (rediss+cluster://) is not supported" },
+  { "redis+cluster://", "missing host" },
+  { "redis+cluster://h:1,", "missing host" },
+  { "redis+cluster://" .. table.concat(seeds, ","), "at most 16 addresses, got 17" },
+}) do
+  R[#R + 1] = { "cluster", ("url %q"):format(case[1]:sub(1, 60)),
+    function() return new(case[1]) end, "raises", case[2], "none" }
+end
+R[#R + 1] = { "cluster", "a cluster and a master naming one server",
+  function() return new({ "redis+cluster://h:1,h:2", "redis://h:2" }) end, "raises",
+  "is listed twice; Redlock needs independent masters", "none" }
+R[#R + 1] = { "cluster", "url redis+cluster://:pw@h:1,[::1]:2,h is taken",
+  function() return new("redis+cluster://:pw@h:1,[::1]:2,h") end, "ok", "", "none" }
 return R

@@ -161,11 +161,16 @@ function F:cmd(i, ...)
   return self.conns[i]:call(...)
 end
 
---- Number of nodes on which key exists.
+--- Number of nodes on which key exists (a cluster's node that redirects
+-- has not got it).
 function F:count_key(key)
   local count = 0
   for i = 1, self.n do
-    count = count + self:cmd(i, "EXISTS", key)
+    local ok, n = pcall(self.cmd, self, i, "EXISTS", key)
+    if not ok and not tostring(n):find("^redis error reply: [MA][OS][VK]") then
+      error(n, 0)
+    end
+    count = count + (ok and n or 0)
   end
   return count
 end

@@ -39,11 +39,13 @@ local function read_reply(conn)
   end
 end
 
-local function open(client, i, timeout_ms)
+-- Opens a connection to master i's target (the master, or the cluster node
+-- lock:target names) and sends its handshake.
+local function open(client, lock, i, timeout_ms)
   if client:master_info(i).tls then
     return nil, "TLS (rediss://) is not supported by the luasocket test driver"
   end
-  local host, port = client:master_label(i):match("^(.*):(%d+)$")
+  local host, port = lock:target(i)
   local sock = socket.tcp()
   sock:settimeout(timeout_ms / 1000)
   local ok, err = sock:connect(host, tonumber(port))
@@ -71,32 +73,46 @@ local function open(client, i, timeout_ms)
   return conn
 end
 
--- One master's part of a round.
+-- One master's part of a round: on its connection, or, for a Redis
+-- Cluster, on that of the node lock:target names, following MOVED and ASK
+-- ("redirect") and "pending" (ASKING's OK: the command's reply is next).
 local function exchange(client, lock, pool, i, timeout_ms)
-  local conn, err, why = pool[i], nil, nil
-  if not conn then
-    conn, err, why = open(client, i, timeout_ms)
+  for _ = 1, 16 do -- redirects are bounded by the protocol first
+    local _, _, label = lock:target(i)
+    local key = i .. " " .. label
+    local conn, err, why = pool[key], nil, nil
     if not conn then
-      lock:fail(i, why or "unreachable", err)
-      return
+      conn, err, why = open(client, lock, i, timeout_ms)
+      if not conn then
+        if lock:fail(i, why or "unreachable", err) ~= "redirect" then
+          return
+        end
+      end
+      pool[key] = conn
     end
-    pool[i] = conn
-  end
-  conn.sock:settimeout(timeout_ms / 1000)
-  local result = "resend"
-  while result == "resend" do
-    local sent, serr = conn.sock:send(lock:command(i))
-    if not sent then
-      lock:fail(i, "unreachable", serr)
-      return close(pool, i)
+    if conn then
+      conn.sock:settimeout(timeout_ms / 1000)
+      local result = "resend"
+      while result == "resend" or result == "pending" do
+        if result == "resend" then
+          local sent, serr = conn.sock:send((lock:command(i)))
+          if not sent then
+            lock:fail(i, "unreachable", serr)
+            return close(pool, key)
+          end
+        end
+        local kind, value = read_reply(conn)
+        if not kind then
+          lock:fail(i, value == "protocol error" and "protocol" or "unreachable",
+            value)
+          return close(pool, key)
+        end
+        result = lock:reply(i, kind, value)
+      end
+      if result ~= "redirect" then
+        return
+      end
     end
-    local kind, value = read_reply(conn)
-    if not kind then
-      lock:fail(i, value == "protocol error" and "protocol" or "unreachable",
-        value)
-      return close(pool, i)
-    end
-    result = lock:reply(i, kind, value)
   end
 end
 

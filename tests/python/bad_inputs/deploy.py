@@ -1,5 +1,6 @@
 """The Python bad-input table, part 4: what real deployments add, the TLS
-options and rediss:// URLs (rows as described in __init__.py). Every row
+options and rediss:// URLs, Redis Cluster URLs (rows as described in
+__init__.py). Every row
 fails before any I/O but the ones that load a CA file that is not there or
 speak TLS to the healthy plain master."""
 
@@ -87,3 +88,23 @@ ROWS += [
     ("tls", "rediss:// to a plain master",
      lambda x: acquire(tls_to(x.ok)), "ConnectionError", "(TLS handshake)", OK),
 ]  # fmt: skip
+
+for url, message in [
+    ("redis+cluster://h:1,h:1", "an address is listed twice"),
+    ("redis+cluster://h:1/2", "a cluster has no databases (only /0)"),
+    ("rediss+cluster://h:1", "TLS to a Redis Cluster (rediss+cluster://) is not"),
+    ("redis+cluster://", "missing host"),
+    ("redis+cluster://h:1,", "missing host"),
+    ("redis+cluster://" + ",".join(f"h:{p}" for p in range(1, 18)),
+     "at most 16 addresses, got 17"),
+    (["redis+cluster://h:1,h:2", "redis://h:2"],
+     "is listed twice; Redlock needs independent masters"),
+]:
+    ROWS.append(
+        ("cluster", f"url {url!r:.60}", lambda x, u=url: client(u), "ValueError",
+         message, NONE)
+    )  # fmt: skip
+ROWS.append(
+    ("cluster", "url redis+cluster://:pw@h:1,[::1]:2,h is taken",
+     lambda x: client("redis+cluster://:pw@h:1,[::1]:2,h"), "ok", "", NONE)
+)  # fmt: skip

@@ -1,0 +1,69 @@
+/* What a driver sends for master i and where: the round's command (SET
+ * or the script, EVAL after NOSCRIPT, behind an ASKING after a cluster's
+ * ASK), the full script a late master also gets, and the master, or the
+ * node of a cluster, the command goes to. */
+#include <string.h>
+
+#include "cluster.h"
+#include "state.h"
+
+/* The command bytes, behind the ASKING a cluster's ASK calls for (the
+ * buffers keep room for it in front). */
+static const char *command_bytes(const hrl_node *node, const char *cmd,
+                                 size_t cmd_len, size_t *len) {
+  if (node->asking) {
+    *len = HRL_ASKING_LEN + cmd_len;
+    return cmd - HRL_ASKING_LEN;
+  }
+  *len = cmd_len;
+  return cmd;
+}
+
+const char *hrl_proto_command(hrl_lock *lk, size_t i, size_t *len) {
+  if (!hrl_proto_in_round(lk, i)) {
+    *len = 0;
+    return NULL;
+  }
+  hrl_op *op = &lk->op;
+  hrl_node *node = &op->nodes[i];
+  node->sent = true;
+  node->asking_ack = node->asking;
+  if (node->eval_sent) {
+    return command_bytes(node, op->cmd_eval, op->cmd_eval_len, len);
+  }
+  return command_bytes(node, op->cmd, op->cmd_len, len);
+}
+
+int hrl_proto_command_replies(const hrl_lock *lk, size_t i) {
+  return hrl_proto_in_round(lk, i) && lk->op.nodes[i].asking ? 2 : 1;
+}
+
+const char *hrl_proto_late_command(const hrl_lock *lk, size_t i, size_t *len) {
+  const hrl_op *op = &lk->op;
+  if (!hrl_proto_in_round(lk, i) || op->round_kind == HRL_OP_ACQUIRE ||
+      op->nodes[i].eval_sent || op->cmd_eval_len == 0) {
+    *len = 0;
+    return NULL;
+  }
+  return command_bytes(&op->nodes[i], op->cmd_eval, op->cmd_eval_len, len);
+}
+
+void hrl_proto_target(const hrl_lock *lk, size_t i, hrl_target *out) {
+  memset(out, 0, sizeof *out);
+  if (i >= lk->cfg->n) {
+    return;
+  }
+  const hrl_master_cfg *m = &lk->cfg->masters[i];
+  if (m->cluster != NULL) {
+    const hrl_cluster_node *node = &m->cluster->nodes[lk->op.nodes[i].target];
+    out->host = node->host;
+    out->port = node->port;
+    out->node = lk->op.nodes[i].target;
+    out->label = node->label;
+    return;
+  }
+  out->host = m->ep.is_unix ? NULL : m->ep.host;
+  out->port = m->ep.is_unix ? 0 : m->ep.port;
+  out->path = m->ep.is_unix ? m->ep.path : NULL;
+  out->label = m->ep.label;
+}

@@ -1,0 +1,89 @@
+/* URLs that list several addresses: a Redis Cluster by its seed nodes,
+ *   redis+cluster://[[user]:pass@]host[:port][,host[:port]...]
+ * The credentials are every node's; a cluster has no databases. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include "detail.h"
+#include "url.h"
+
+/* The comma-separated addresses of p..end into ep->seeds (the first also
+ * into ep->host, ep->port). */
+static hrl_status parse_seeds(const char *url, const char *p, const char *end,
+                              hrl_endpoint *ep, char *detail, size_t size) {
+  size_t count = 1;
+  for (const char *q = p; q < end; q++) {
+    count += *q == ',';
+  }
+  if (count > HRL_SEEDS_MAX) {
+    char why[64];
+    hrl_detailf(why, sizeof why, "at most %d addresses, got %zu",
+                HRL_SEEDS_MAX, count);
+    return hrl_url_fail(url, detail, size, why);
+  }
+  ep->seeds = calloc(count, sizeof *ep->seeds);
+  if (ep->seeds == NULL) {
+    hrl_detailf(detail, size, "out of memory parsing a url");
+    return HRL_ENOMEM;
+  }
+  for (size_t k = 0; k < count; k++) {
+    const char *comma = memchr(p, ',', (size_t)(end - p));
+    const char *item_end = comma != NULL ? comma : end;
+    hrl_seed *seed = &ep->seeds[k];
+    hrl_status st =
+        hrl_url_hostport(url, p, item_end, &seed->host, &seed->port,
+                         seed->label, sizeof seed->label, detail, size);
+    if (st != HRL_OK) {
+      return st;
+    }
+    ep->n_seeds = k + 1;
+    for (size_t j = 0; j < k; j++) {
+      if (strcmp(ep->seeds[j].label, seed->label) == 0) {
+        return hrl_url_fail(url, detail, size, "an address is listed twice");
+      }
+    }
+    p = item_end + 1;
+  }
+  ep->host = strdup(ep->seeds[0].host);
+  if (ep->host == NULL) {
+    hrl_detailf(detail, size, "out of memory parsing a url");
+    return HRL_ENOMEM;
+  }
+  ep->port = ep->seeds[0].port;
+  return HRL_OK;
+}
+
+hrl_status hrl_url_parse_cluster(const char *url, const char *p,
+                                 hrl_endpoint *ep, char *detail, size_t size) {
+  hrl_status st = HRL_OK;
+  const char *end = p + strcspn(p, "/?#");
+  p = hrl_url_credentials(url, p, end, ep, detail, size, &st);
+  if (p == NULL) {
+    return st;
+  }
+  st = parse_seeds(url, p, end, ep, detail, size);
+  if (st != HRL_OK) {
+    return st;
+  }
+  if (strcmp(end, "") != 0 && strcmp(end, "/") != 0 && strcmp(end, "/0") != 0) {
+    return hrl_url_fail(url, detail, size,
+                        *end == '/' ? "a cluster has no databases (only /0)"
+                                    : "unexpected query or fragment");
+  }
+  ep->cluster = true;
+  hrl_detailf(ep->label, sizeof ep->label, "cluster %s", ep->seeds[0].label);
+  for (size_t k = 1; k < ep->n_seeds; k++) {
+    hrl_detail_append(ep->label, sizeof ep->label, ",%s", ep->seeds[k].label);
+  }
+  return HRL_OK;
+}
+
+void hrl_url_seeds_clear(hrl_endpoint *ep) {
+  for (size_t k = 0; ep->seeds != NULL && k < ep->n_seeds; k++) {
+    free(ep->seeds[k].host);
+  }
+  free(ep->seeds);
+  ep->seeds = NULL;
+  ep->n_seeds = 0;
+}

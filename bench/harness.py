@@ -144,16 +144,33 @@ def parse_args() -> argparse.Namespace:
     return a
 
 
-def deploy_variants() -> dict[str, list[str]]:
+def deploy_variants(cluster: dict | None) -> dict[str, list[str]]:
     """The masters of the deployment cases' workers (pool.Workers): the
     fixture's TLS ports, verified against its CA (none when the fixture has
-    no TLS: a fixture from outside)."""
+    no TLS: a fixture from outside), and the Redis Cluster the harness
+    started (start_cluster)."""
     variants = {}
     if "HRL_FIXTURE_TLS_URLS" in os.environ:
         ca = Path(os.environ["HRL_FIXTURE_TLS_DIR"]) / "ca.crt"
         tls_urls = os.environ["HRL_FIXTURE_TLS_URLS"].split(",")
         variants["tls"] = [f"{u}?ssl_ca_certs={ca}" for u in tls_urls]
+    if cluster:
+        # One seed: the workers take their masters comma separated, and
+        # MOVED teaches the rest.
+        variants["cluster"] = [cluster["HRL_FIXTURE_CLUSTER_URL"].split(",")[0]]
     return variants
+
+
+def start_cluster(cpu: int | None) -> dict:
+    """A 3-node Redis Cluster of the harness's own (the launcher's
+    --cluster), its servers pinned like the others; the launcher's lines."""
+    out = fixture("start", "-n", "3", "--cluster", "--owner", str(os.getpid()))
+    env = dict(line.split("=", 1) for line in out.splitlines())
+    if cpu is not None:
+        for i in (1, 2, 3):
+            pid = int(fixture("pid", env["HRL_FIXTURE_DIR"], str(i)))
+            os.sched_setaffinity(pid, {cpu})
+    return env
 
 
 def main() -> None:
@@ -195,7 +212,13 @@ def main() -> None:
     cpu0 = cpu_times(args.cpu if args.cpu is not None else 0)
     t_start = time.monotonic()
     all_cases = build_cases()
-    variants = deploy_variants()
+    wants_cluster = any(
+        c["worker"].endswith("@cluster")
+        for cid, c in all_cases.items()
+        if not args.cases or cid in args.cases.split(",")
+    )
+    cluster = start_cluster(args.cpu) if wants_cluster else None
+    variants = deploy_variants(cluster)
     for cid, c in list(all_cases.items()):
         variant = c["worker"].partition("@")[2]
         if variant and variant not in variants:
@@ -283,6 +306,8 @@ def main() -> None:
             )
     finally:
         workers.close()
+        if cluster:
+            fixture("stop", cluster["HRL_FIXTURE_DIR"])
     if "contention" in phases:
         timed("contention", contention_phase, args, urls, defaults)
     if "memory" in phases:

@@ -171,6 +171,20 @@ def build_cases() -> dict[str, dict]:
             "diagnostic",
             "hiredlock from Python over TLS (rediss://)",
         )
+    for runtime, worker, label in (
+        ("C", "c@cluster", "hiredlock C API on a 3-node Redis Cluster (one master)"),
+        ("Python", "py@cluster", "hiredlock from Python on a 3-node Redis Cluster"),
+    ):
+        add(
+            f"{worker.split('@')[0]}-cluster-n1",
+            worker,
+            f"{worker.split('@')[0]}-n1",
+            "hiredlock",
+            runtime,
+            1,
+            "diagnostic",
+            label,
+        )
     add("redis-py", "py", "redis-py", "redis-py", "Python", 1, "peer", "redis-py Lock")
     add(
         "redis-lock",
@@ -285,6 +299,18 @@ DEPLOY_RATIOS = [
     ("tls-c5", "C N=5: TLS cycle time / plain cycle time", "c-tls-n5", "c-n5"),
     ("tls-py1", "Python N=1: TLS cycle time / plain", "py-tls-n1", "py-n1"),
     ("tls-py5", "Python N=5: TLS cycle time / plain", "py-tls-n5", "py-n5"),
+    (
+        "cluster-c1",
+        "C: cycle time on a cluster / on a standalone master",
+        "c-cluster-n1",
+        "c-n1",
+    ),
+    (
+        "cluster-py1",
+        "Python: cycle time on a cluster / on a standalone master",
+        "py-cluster-n1",
+        "py-n1",
+    ),
 ]
 # What the floor itself allows for the same comparisons.
 FLOOR_RATIOS = [

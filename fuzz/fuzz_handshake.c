@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (hs_len > 0 && hs[0] != '*') {
     __builtin_trap();
   }
-  hrl_reply bad = {HRL_REPLY_STATUS, 0, "OK", 2};
+  hrl_reply bad = {.type = HRL_REPLY_STATUS, .str = "OK", .len = 2};
   char msg[64];
   if (hrl_proto_handshake_reply(c, 0, replies, &bad, msg, sizeof msg) !=
           HRL_NODE_PROTOCOL ||

@@ -133,8 +133,10 @@ hrl_node_result hrlua_check_node_result(lua_State *L, int arg);
 int hrlua_push_reply(lua_State *L, const hrl_reply *reply);
 
 /* result.c: reads the kind at arg and the value at arg + 1 into *out;
- * out->str points into the Lua string, valid while it is on the stack. */
-void hrlua_check_reply(lua_State *L, int arg, hrl_reply *out);
+ * out->str points into the Lua string, valid while it is on the stack. An
+ * "array" (a table of strings, numbers, false for nil) puts its items in
+ * elems, HRL_REPLY_ELEMENTS_MAX of them at most. */
+void hrlua_check_reply(lua_State *L, int arg, hrl_reply *out, hrl_reply *elems);
 
 /* Each file registers its part of the module: metatables and methods. The
  * module table is on top of the stack. */

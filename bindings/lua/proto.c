@@ -19,8 +19,10 @@
  *                                     | "redirect" (a cluster: send the
  *                                     command to lock:target(i)) |
  *                                     "pending" (read the next reply)
- *   lock:target(i)                 -> host, port, label of where master
- *                                     i's command goes (a cluster's node)
+ *   lock:target(i)                 -> host, port, label, path, handshake:
+ *                                     where master i's command goes (a
+ *                                     cluster's node, a sentinel to ask:
+ *                                     handshake false)
  *   lock:fail(i, why, message)     -> "redirect" (a cluster: send to
  *                                     lock:target(i)) | the master's result
  *   lock:missed(i, message)        -> bytes to send too | nil
@@ -93,9 +95,11 @@ static int lock_command(lua_State *L) {
   return 2;
 }
 
-/* lock:target(i) -> host, port, label: where master i's command goes in
- * this round, the master or a cluster's node (path instead of host and
- * port for a unix socket: nil, nil, label, path). */
+/* lock:target(i) -> host, port, label, path, handshake: where master i's
+ * command goes in this round, the master, a cluster's node or a sentinel
+ * (host and port nil for a unix socket, path nil for TCP), and whether a
+ * new connection there sends client:handshake(i) first (not to a
+ * sentinel). */
 static int lock_target(lua_State *L) {
   hrlua_lock *lk = hrlua_check_lock_io(L, 1);
   size_t i = check_master(L, 2, lk->owner->client);
@@ -111,16 +115,18 @@ static int lock_target(lua_State *L) {
   lua_pushstring(L, t.label);
   if (t.path != NULL) {
     lua_pushstring(L, t.path);
-    return 4;
+  } else {
+    lua_pushnil(L);
   }
-  return 3;
+  lua_pushboolean(L, t.handshake);
+  return 5;
 }
 
 static int lock_reply(lua_State *L) {
   hrlua_lock *lk = hrlua_check_lock_io(L, 1);
   size_t i = check_master(L, 2, lk->owner->client);
-  hrl_reply reply;
-  hrlua_check_reply(L, 3, &reply);
+  hrl_reply reply, elems[HRL_REPLY_ELEMENTS_MAX];
+  hrlua_check_reply(L, 3, &reply, elems);
   lua_pushstring(L,
                  hrlua_node_result_name(hrl_proto_reply(lk->lock, i, &reply)));
   return 1;
@@ -174,8 +180,8 @@ static int client_handshake_reply(lua_State *L) {
   hrlua_client *c = hrlua_check_client(L, 1);
   size_t i = check_master(L, 2, c->client);
   lua_Integer k = luaL_checkinteger(L, 3);
-  hrl_reply reply;
-  hrlua_check_reply(L, 4, &reply);
+  hrl_reply reply, elems[HRL_REPLY_ELEMENTS_MAX];
+  hrlua_check_reply(L, 4, &reply, elems);
   char msg[HRL_DETAIL_MAX];
   msg[0] = '\0';
   hrl_node_result r = hrl_proto_handshake_reply(c->client, i, (int)(k - 1),
@@ -243,9 +249,9 @@ static int client_master_info(lua_State *L) {
   if (info.tls) {
     push_tls(L, &info.tls_settings);
   }
-  if (info.cluster) {
+  if (info.cluster || info.sentinel) {
     lua_pushboolean(L, 1);
-    lua_setfield(L, -2, "cluster");
+    lua_setfield(L, -2, info.cluster ? "cluster" : "sentinel");
   }
   return 1;
 }

@@ -46,9 +46,27 @@ static const char *const reply_kinds[] = {
     [HRL_REPLY_STATUS] = "status",   [HRL_REPLY_ERROR] = "error",
     [HRL_REPLY_INTEGER] = "integer", [HRL_REPLY_NIL] = "nil",
     [HRL_REPLY_STRING] = "string",   [HRL_REPLY_OTHER] = "other",
+    [HRL_REPLY_ARRAY] = "array",
 };
 
 #define REPLY_KIND_COUNT (sizeof reply_kinds / sizeof reply_kinds[0])
+
+/* One reply's value: text, a number, false for nil (in an array). */
+static void push_value(lua_State *L, const hrl_reply *reply) {
+  switch (reply->type) {
+  case HRL_REPLY_STATUS:
+  case HRL_REPLY_ERROR:
+  case HRL_REPLY_STRING:
+    lua_pushlstring(L, reply->str, reply->len);
+    break;
+  case HRL_REPLY_INTEGER:
+    lua_pushinteger(L, (lua_Integer)reply->integer);
+    break;
+  default:
+    lua_pushboolean(L, 0);
+    break;
+  }
+}
 
 int hrlua_push_reply(lua_State *L, const hrl_reply *reply) {
   lua_pushstring(L, (size_t)reply->type < REPLY_KIND_COUNT
@@ -58,17 +76,23 @@ int hrlua_push_reply(lua_State *L, const hrl_reply *reply) {
   case HRL_REPLY_STATUS:
   case HRL_REPLY_ERROR:
   case HRL_REPLY_STRING:
-    lua_pushlstring(L, reply->str, reply->len);
-    return 2;
   case HRL_REPLY_INTEGER:
-    lua_pushinteger(L, (lua_Integer)reply->integer);
+    push_value(L, reply);
+    return 2;
+  case HRL_REPLY_ARRAY: /* {items}: text, numbers, false for nil */
+    lua_createtable(L, (int)reply->elements, 0);
+    for (size_t k = 0; k < reply->elements; k++) {
+      push_value(L, &reply->element[k]);
+      lua_rawseti(L, -2, (int)k + 1);
+    }
     return 2;
   default:
     return 1;
   }
 }
 
-void hrlua_check_reply(lua_State *L, int arg, hrl_reply *out) {
+void hrlua_check_reply(lua_State *L, int arg, hrl_reply *out,
+                       hrl_reply *elems) {
   const char *kind = luaL_checkstring(L, arg);
   size_t k = 0;
   while (k < REPLY_KIND_COUNT && strcmp(kind, reply_kinds[k]) != 0) {
@@ -77,10 +101,8 @@ void hrlua_check_reply(lua_State *L, int arg, hrl_reply *out) {
   if (k == REPLY_KIND_COUNT) {
     luaL_argerror(L, arg, lua_pushfstring(L, "unknown reply kind '%s'", kind));
   }
+  memset(out, 0, sizeof *out);
   out->type = (hrl_reply_type)k;
-  out->integer = 0;
-  out->str = NULL;
-  out->len = 0;
   switch (out->type) {
   case HRL_REPLY_STATUS:
   case HRL_REPLY_ERROR:
@@ -90,6 +112,29 @@ void hrlua_check_reply(lua_State *L, int arg, hrl_reply *out) {
   case HRL_REPLY_INTEGER:
     out->integer = (long long)luaL_checkinteger(L, arg + 1);
     break;
+  case HRL_REPLY_ARRAY: {
+    /* The items stay referenced by the table for the call. */
+    luaL_checktype(L, arg + 1, LUA_TTABLE);
+    size_t n = hrlua_rawlen(L, arg + 1);
+    luaL_argcheck(L, n <= HRL_REPLY_ELEMENTS_MAX, arg + 1, "array too long");
+    for (size_t e = 0; e < n; e++) {
+      memset(&elems[e], 0, sizeof elems[e]);
+      lua_rawgeti(L, arg + 1, (int)e + 1);
+      if (lua_type(L, -1) == LUA_TSTRING) {
+        elems[e].type = HRL_REPLY_STRING;
+        elems[e].str = lua_tolstring(L, -1, &elems[e].len);
+      } else if (lua_type(L, -1) == LUA_TNUMBER) {
+        elems[e].type = HRL_REPLY_INTEGER;
+        elems[e].integer = (long long)lua_tointeger(L, -1);
+      } else {
+        elems[e].type = HRL_REPLY_NIL;
+      }
+      lua_pop(L, 1);
+    }
+    out->elements = n;
+    out->element = elems;
+    break;
+  }
   default:
     break;
   }

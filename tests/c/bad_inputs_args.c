@@ -401,7 +401,8 @@ const bad_row bad_rows_args[] = {
      HRL_OK, "", BAD_OK},
     {"url", "url \"\"", url_empty, HRL_EINVAL, "url", BAD_NONE},
     {"url", "url \"http://x\"", url_http, HRL_EINVAL,
-     "scheme must be redis://, rediss://, unix:// or redis+cluster://",
+     "scheme must be redis://, rediss://, unix://, redis+cluster:// or "
+     "redis+sentinel://",
      BAD_NONE},
     {"url", "url \"redis://h:99999\"", url_port, HRL_EINVAL, "port", BAD_NONE},
     {"url", "url \"redis://:@h\"", url_pass, HRL_EINVAL, "empty password",

@@ -67,6 +67,29 @@ DEP_URL(dep_cl_many, "redis+cluster://h:1,h:2,h:3,h:4,h:5,h:6,h:7,h:8,h:9,"
                      "h:10,h:11,h:12,h:13,h:14,h:15,h:16,h:17")
 DEP_URL(dep_cl_good, "redis+cluster://:pw@h:1,[::1]:2,h")
 
+DEP_URL(dep_st_none, "redis+sentinel://h:1")
+DEP_URL(dep_st_empty, "redis+sentinel://h:1/")
+DEP_URL(dep_st_char, "redis+sentinel://h:1/a$b")
+DEP_URL(dep_st_db, "redis+sentinel://h:1/svc/x")
+DEP_URL(dep_st_tls, "rediss+sentinel://h:1/svc")
+DEP_URL(dep_st_long,
+        "redis+sentinel://h:1/"
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+        "aaaaaaa")
+DEP_URL(dep_st_good, "redis+sentinel://:pw@h,h:26380/svc/2")
+
+/* Two sentinel URLs asking one sentinel about one service. */
+static bad_outcome dep_st_twice(void) {
+  const char *urls[] = {"redis+sentinel://a:1,b:2/svc",
+                        "redis+sentinel://b:2/svc"};
+  hrl_options o = bad_fast();
+  hrl_client *c = NULL;
+  char d[HRL_DETAIL_MAX] = "";
+  hrl_status s = hrl_client_new(urls, 2, &o, &c, d, sizeof d);
+  hrl_client_free(c);
+  return bad_status(s, d);
+}
+
 /* A cluster and a standalone master naming the same server. */
 static bad_outcome dep_cl_overlap(void) {
   const char *urls[] = {"redis+cluster://h:1,h:2", "redis://h:2"};
@@ -200,7 +223,9 @@ const bad_row bad_rows_deploy[] = {
     {"cluster", "url redis+cluster://h:1/2", dep_cl_db, HRL_EINVAL,
      "a cluster has no databases (only /0)", BAD_NONE},
     {"cluster", "url rediss+cluster://h:1", dep_cl_tls, HRL_EINVAL,
-     "TLS to a Redis Cluster (rediss+cluster://) is not supported", BAD_NONE},
+     "TLS to a Redis Cluster or through Sentinel (rediss+cluster://, "
+     "rediss+sentinel://) is not supported",
+     BAD_NONE},
     {"cluster", "url redis+cluster://", dep_cl_empty, HRL_EINVAL,
      "missing host", BAD_NONE},
     {"cluster", "url redis+cluster://h:1, (trailing comma)", dep_cl_trailing,
@@ -212,6 +237,22 @@ const bad_row bad_rows_deploy[] = {
     {"cluster", "a cluster and a master naming one server", dep_cl_overlap,
      HRL_EINVAL, "is listed twice; Redlock needs independent masters",
      BAD_NONE},
+    {"sentinel", "url redis+sentinel://h:1 (no service)", dep_st_none,
+     HRL_EINVAL, "the service name must follow the sentinels", BAD_NONE},
+    {"sentinel", "url redis+sentinel://h:1/ (empty service)", dep_st_empty,
+     HRL_EINVAL, "the service name must follow the sentinels", BAD_NONE},
+    {"sentinel", "url redis+sentinel://h:1/a$b", dep_st_char, HRL_EINVAL,
+     "bad character in the service name", BAD_NONE},
+    {"sentinel", "url redis+sentinel://h:1/svc/x", dep_st_db, HRL_EINVAL,
+     "database must be a number after the service", BAD_NONE},
+    {"sentinel", "url rediss+sentinel://h:1/svc", dep_st_tls, HRL_EINVAL,
+     "is not supported", BAD_NONE},
+    {"sentinel", "a service name of 65 bytes", dep_st_long, HRL_EINVAL,
+     "service name longer than 64 bytes", BAD_NONE},
+    {"sentinel", "url redis+sentinel://:pw@h,h:26380/svc/2 is taken",
+     dep_st_good, HRL_OK, "", BAD_NONE},
+    {"sentinel", "two urls asking one sentinel about one service", dep_st_twice,
+     HRL_EINVAL, "is listed twice", BAD_NONE},
 };
 const size_t bad_rows_deploy_count =
     sizeof bad_rows_deploy / sizeof bad_rows_deploy[0];

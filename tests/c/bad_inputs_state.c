@@ -46,7 +46,7 @@ static bad_outcome type_reply_index(void) {
   hrl_proto_begin(lk, HRL_OP_ACQUIRE, 0, hrl_now_us());
   hrl_step_info si;
   hrl_proto_step(lk, hrl_now_us(), &si);
-  hrl_reply ok = {HRL_REPLY_STATUS, 0, "OK", 2};
+  hrl_reply ok = {.type = HRL_REPLY_STATUS, .str = "OK", .len = 2};
   hrl_node_result r = hrl_proto_reply(lk, 5, &ok);
   size_t len = 99;
   const char *cmd_out = hrl_proto_command(lk, 5, &len);

@@ -97,9 +97,14 @@ static long long askings(fixture *fx, int node) {
 /* The slot of every name is the server's (CRC16, hash tags). */
 static void test_slots_are_the_servers(fixture *fx) {
   hrl_client *c = client_on((const char *[]){fx->cluster_url}, 1);
-  const char *names[] = {"a",       "{user1000}.following", "foo{}{bar}",
-                         "foo{{bar}}zap", "foo{bar}{zap}", "{}",
-                         "x{y",    "123456789"};
+  const char *names[] = {"a",
+                         "{user1000}.following",
+                         "foo{}{bar}",
+                         "foo{{bar}}zap",
+                         "foo{bar}{zap}",
+                         "{}",
+                         "x{y",
+                         "123456789"};
   for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
     int owner = 0;
     int slot = slot_of(fx, names[k], &owner);
@@ -221,7 +226,7 @@ static void test_ask_during_migration(fixture *fx) {
 typedef struct looper {
   const char *url;
   const char *name;
-  atomic_int *inside;  /* holders at once: must never exceed 1 */
+  atomic_int *inside; /* holders at once: must never exceed 1 */
   atomic_bool *stop;
   long cycles, failures, overlaps;
   char error[HRL_DETAIL_MAX];
@@ -310,8 +315,7 @@ static void test_one_member_of_a_quorum(fixture *fx) {
   hrl_client *c = client_on(urls, 3);
   CHECK_INT(hrl_client_masters(c), 3);
   CHECK_INT(hrl_client_quorum(c), 2);
-  CHECK(strncmp(hrl_client_master_label(c, 0), "cluster 127.0.0.1:", 18) ==
-        0);
+  CHECK(strncmp(hrl_client_master_label(c, 0), "cluster 127.0.0.1:", 18) == 0);
   hrl_master_info info;
   CHECK(hrl_client_master_info(c, 0, &info) && info.cluster && !info.tls);
   const char *name = "cl:member";

@@ -121,6 +121,18 @@ static void test_url_good(void) {
   CHECK_STR(ep.label, "cluster 10.0.0.1:7000,[::1]:7001,h:6379");
   hrl_endpoint_clear(&ep);
 
+  /* A Sentinel-managed primary by its sentinels (port 26379 by default). */
+  CHECK_STATUS(parse("redis+sentinel://:pw@s1,s2:26380/my-svc/3", &ep, d),
+               HRL_OK);
+  CHECK(!ep.cluster && ep.n_seeds == 2);
+  CHECK_STR(ep.service, "my-svc");
+  CHECK_STR(ep.pass, "pw");
+  CHECK_INT(ep.db, 3);
+  CHECK_INT(ep.seeds[0].port, 26379);
+  CHECK_INT(ep.seeds[1].port, 26380);
+  CHECK_STR(ep.label, "my-svc (sentinel s1:26379,s2:26380)");
+  hrl_endpoint_clear(&ep);
+
   CHECK_STATUS(parse("unix://u:pw@/run/r.sock?db=12", &ep, d), HRL_OK);
   CHECK_STR(ep.user, "u");
   CHECK_STR(ep.pass, "pw");
@@ -135,8 +147,8 @@ static void test_url_bad(void) {
     const char *why;
   } cases[] = {
       {"", "must not be empty"},
-      {"http://x",
-       "scheme must be redis://, rediss://, unix:// or redis+cluster://"},
+      {"http://x", "scheme must be redis://, rediss://, unix://, "
+                   "redis+cluster:// or redis+sentinel://"},
       {"redis://x?ssl_cert_reqs=none", "TLS options (ssl_*) need a rediss://"},
       {"rediss://x?", "empty query"},
       {"rediss://x?ssl_ca_certs", "name=value pairs"},
@@ -189,6 +201,12 @@ static void test_url_bad(void) {
       {"redis+cluster://a:99999", "port must be"},
       {"redis+cluster://u@a", "missing ':'"},
       {"rediss+cluster://a:1", "TLS to a Redis Cluster"},
+      {"redis+sentinel://a:1", "the service name must follow the sentinels"},
+      {"redis+sentinel://a:1//x", "the service name must follow"},
+      {"redis+sentinel://a:1/s?x=1", "unexpected query or fragment"},
+      {"redis+sentinel://a:1/s.b:c", "bad character in the service name"},
+      {"redis+sentinel://a:1/s/1?x", "database must be a number after the "
+                                     "service"},
       {"redis+cluster://a:1,a:2,a:3,a:4,a:5,a:6,a:7,a:8,a:9,a:10,a:11,a:12,"
        "a:13,a:14,a:15,a:16,a:17",
        "at most 16 addresses, got 17"},

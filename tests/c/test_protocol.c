@@ -11,19 +11,19 @@ static const char *const five[] = {"redis://127.0.0.1:1", "redis://127.0.0.1:2",
                                    "redis://127.0.0.1:5"};
 
 static hrl_reply status_reply(const char *s) {
-  hrl_reply r = {HRL_REPLY_STATUS, 0, s, strlen(s)};
+  hrl_reply r = {.type = HRL_REPLY_STATUS, .str = s, .len = strlen(s)};
   return r;
 }
 static hrl_reply error_reply(const char *s) {
-  hrl_reply r = {HRL_REPLY_ERROR, 0, s, strlen(s)};
+  hrl_reply r = {.type = HRL_REPLY_ERROR, .str = s, .len = strlen(s)};
   return r;
 }
 static hrl_reply int_reply(long long v) {
-  hrl_reply r = {HRL_REPLY_INTEGER, v, NULL, 0};
+  hrl_reply r = {.type = HRL_REPLY_INTEGER, .integer = v};
   return r;
 }
 static hrl_reply nil_reply(void) {
-  hrl_reply r = {HRL_REPLY_NIL, 0, NULL, 0};
+  hrl_reply r = {.type = HRL_REPLY_NIL};
   return r;
 }
 
@@ -243,14 +243,17 @@ static void test_acquire_fails_fast_without_quorum(void) {
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, HRL_WAIT_FOREVER, 0),
                HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
-  hrl_proto_reply(e.lk, 0, &(hrl_reply){HRL_REPLY_STATUS, 0, "OK", 2});
-  hrl_proto_reply(e.lk, 1, &(hrl_reply){HRL_REPLY_STATUS, 0, "OK", 2});
+  hrl_proto_reply(
+      e.lk, 0, &(hrl_reply){.type = HRL_REPLY_STATUS, .str = "OK", .len = 2});
+  hrl_proto_reply(
+      e.lk, 1, &(hrl_reply){.type = HRL_REPLY_STATUS, .str = "OK", .len = 2});
   hrl_proto_fail(e.lk, 2, HRL_NODE_UNREACHABLE, "Connection refused");
   hrl_proto_fail(e.lk, 3, HRL_NODE_UNREACHABLE, "timeout after 50 ms");
   /* Master 5 never reported: counts as unreachable. */
   CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_ROUND); /* cleanup */
   for (size_t i = 0; i < 5; i++) {
-    hrl_proto_reply(e.lk, i, &(hrl_reply){HRL_REPLY_INTEGER, 1, NULL, 0});
+    hrl_proto_reply(e.lk, i,
+                    &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = 1});
   }
   CHECK_INT(hrl_proto_step(e.lk, 2000, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_ECONNECT);
@@ -301,7 +304,8 @@ static void hold(env e, size_t n, int64_t t) {
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
   for (size_t i = 0; i < n; i++) {
-    hrl_proto_reply(e.lk, i, &(hrl_reply){HRL_REPLY_STATUS, 0, "OK", 2});
+    hrl_proto_reply(
+        e.lk, i, &(hrl_reply){.type = HRL_REPLY_STATUS, .str = "OK", .len = 2});
   }
   CHECK_INT(hrl_proto_step(e.lk, t + 100, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_OK);
@@ -346,8 +350,10 @@ static void test_release_outcomes(void) {
   hold(e, 5, t);
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
-  hrl_proto_reply(e.lk, 0, &(hrl_reply){HRL_REPLY_INTEGER, 1, NULL, 0});
-  hrl_proto_reply(e.lk, 1, &(hrl_reply){HRL_REPLY_INTEGER, 0, NULL, 0});
+  hrl_proto_reply(e.lk, 0,
+                  &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = 1});
+  hrl_proto_reply(e.lk, 1,
+                  &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = 0});
   for (size_t i = 2; i < 5; i++) {
     hrl_proto_fail(e.lk, i, HRL_NODE_UNREACHABLE, "timeout after 50 ms");
   }
@@ -397,11 +403,15 @@ static void test_release_judged_on_granting_masters(void) {
    * had it say 0: undecided, so a transport error, and still held. */
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
-  hrl_proto_reply(e.lk, 0, &(hrl_reply){HRL_REPLY_INTEGER, 1, NULL, 0});
-  hrl_proto_reply(e.lk, 1, &(hrl_reply){HRL_REPLY_INTEGER, 1, NULL, 0});
+  hrl_proto_reply(e.lk, 0,
+                  &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = 1});
+  hrl_proto_reply(e.lk, 1,
+                  &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = 1});
   hrl_proto_fail(e.lk, 2, HRL_NODE_UNREACHABLE, "timeout after 50 ms");
-  hrl_proto_reply(e.lk, 3, &(hrl_reply){HRL_REPLY_INTEGER, 0, NULL, 0});
-  hrl_proto_reply(e.lk, 4, &(hrl_reply){HRL_REPLY_INTEGER, 0, NULL, 0});
+  hrl_proto_reply(e.lk, 3,
+                  &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = 0});
+  hrl_proto_reply(e.lk, 4,
+                  &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = 0});
   CHECK_INT(hrl_proto_step(e.lk, t + 10, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_ECONNECT);
   CHECK_STR(hrl_lock_error(e.lk), "2 of 5 masters confirmed (3 needed); "
@@ -423,7 +433,8 @@ static void test_release_judged_on_granting_masters(void) {
   hold(e, 3, t);
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
-  hrl_proto_reply(e.lk, 0, &(hrl_reply){HRL_REPLY_INTEGER, 0, NULL, 0});
+  hrl_proto_reply(e.lk, 0,
+                  &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = 0});
   for (size_t i = 1; i < 5; i++) {
     hrl_proto_fail(e.lk, i, HRL_NODE_UNREACHABLE, "timeout");
   }
@@ -500,7 +511,8 @@ static void test_extend_outcomes(void) {
   /* A shorter TTL on masters that did not answer bounds what we keep. */
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_EXTEND, 1000, t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
-  hrl_proto_reply(e.lk, 0, &(hrl_reply){HRL_REPLY_INTEGER, 1, NULL, 0});
+  hrl_proto_reply(e.lk, 0,
+                  &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = 1});
   hrl_proto_fail(e.lk, 1, HRL_NODE_UNREACHABLE, "timeout");
   hrl_proto_fail(e.lk, 2, HRL_NODE_UNREACHABLE, "timeout");
   CHECK_INT(hrl_proto_step(e.lk, t + 1000, &s), HRL_STEP_DONE);
@@ -592,9 +604,34 @@ static void test_parser_fragments(void) {
   hrl_parser_free(p);
 }
 
+/* A Sentinel's answer: a flat array, whole or not yet, nil as *-1. */
+static void test_parser_arrays(void) {
+  const char *wire = "*2\r\n$9\r\n127.0.0.1\r\n$4\r\n6379\r\n*-1\r\n*0\r\n";
+  size_t whole = strlen(wire);
+  hrl_parser *p = hrl_parser_new();
+  hrl_reply r;
+  for (size_t k = 0; k < 28; k++) { /* byte by byte: nothing before the end */
+    CHECK_STATUS(hrl_parser_feed(p, wire + k, 1), HRL_OK);
+    CHECK_INT(hrl_parser_next(p, &r), 0);
+  }
+  CHECK_STATUS(hrl_parser_feed(p, wire + 28, whole - 28), HRL_OK);
+  CHECK_INT(hrl_parser_next(p, &r), 1);
+  CHECK(r.type == HRL_REPLY_ARRAY && r.elements == 2);
+  CHECK(r.element[0].type == HRL_REPLY_STRING && r.element[0].len == 9 &&
+        memcmp(r.element[0].str, "127.0.0.1", 9) == 0);
+  CHECK(r.element[1].type == HRL_REPLY_STRING && r.element[1].len == 4);
+  CHECK_INT(hrl_parser_next(p, &r), 1);
+  CHECK(r.type == HRL_REPLY_NIL);
+  CHECK_INT(hrl_parser_next(p, &r), 1);
+  CHECK(r.type == HRL_REPLY_ARRAY && r.elements == 0);
+  CHECK_INT(hrl_parser_next(p, &r), 0);
+  hrl_parser_free(p);
+}
+
 static void test_parser_hostile(void) {
   static const char *const bad[] = {
-      "*1\r\n:1\r\n",              /* arrays are never our replies */
+      "*1\r\n*1\r\n:1\r\n",        /* nested arrays are never our replies */
+      "*9\r\n",                    /* nor long ones */
       "$99999999999\r\n",          /* huge bulk */
       "$-2\r\n",                   /* negative length */
       ":12x\r\n",                  /* bad integer */
@@ -649,6 +686,7 @@ int main(void) {
   RUN(test_round_settled);
   RUN(test_protocol_misuse);
   RUN(test_parser_fragments);
+  RUN(test_parser_arrays);
   RUN(test_parser_hostile);
   return finish_tests("test_protocol");
 }

@@ -272,6 +272,15 @@ def tls_untrusted():
 
 
 @pytest.fixture(scope="session")
+def sentinels():
+    """A primary, its replica and 2 sentinels: tests/nginx/test_sentinel.py
+    fails it over (its tests ask who the primary is)."""
+    s = Servers(2, "--sentinels", "2")
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="session")
 def resolver():
     r = Resolver()
     yield r
@@ -284,7 +293,7 @@ def by_name(url: str) -> str:
 
 @pytest.fixture(scope="session")
 def ngx(servers3, servers5, servers_pw, tls1, mtls1, tls_wrong_host,
-        tls_untrusted, resolver, cluster3):  # fmt: skip
+        tls_untrusted, resolver, cluster3, sentinels):  # fmt: skip
     tree = os.environ.get("HRL_NGX_TREE")
     if not tree:
         pytest.fail("HRL_NGX_TREE is not set: run tests/nginx/run.sh")
@@ -315,6 +324,7 @@ def ngx(servers3, servers5, servers_pw, tls1, mtls1, tls_wrong_host,
             "HRL_NGX_MTLS": by_name(mtls1.tls_urls[0]),
             "HRL_NGX_MTLS_DIR": mtls1.tls_dir,
             "HRL_NGX_CLUSTER": cluster3.cluster_url,
+            "HRL_NGX_SENTINEL": sentinels.sentinel_url,
         },
         resolver=resolver.port,
         trusted=str(bundle),

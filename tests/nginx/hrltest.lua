@@ -116,6 +116,8 @@ local CONFIGS = {
   mtls_other = function() return { os.getenv("HRL_NGX_MTLS") }, client_cert("other-client") end,
   -- a Redis Cluster as one master (tests/nginx/test_cluster.py)
   cluster = function() return { os.getenv("HRL_NGX_CLUSTER") }, TOLERANT end,
+  -- a Sentinel-managed primary (tests/nginx/test_sentinel.py)
+  sentinel = function() return { os.getenv("HRL_NGX_SENTINEL") }, TOLERANT end,
   mtls_missing = function()
     return { os.getenv("HRL_NGX_MTLS") }, with(TOLERANT,
       { ssl_certfile = "/nonexistent/client.crt" })

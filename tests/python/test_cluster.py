@@ -163,7 +163,7 @@ def test_one_member_of_a_quorum(cluster3, servers3, name):
     [
         ("redis+cluster://h:1,h:1", "an address is listed twice"),
         ("redis+cluster://h:1/2", "a cluster has no databases"),
-        ("rediss+cluster://h:1", "TLS to a Redis Cluster"),
+        ("rediss+cluster://h:1", "TLS to a Redis Cluster or through Sentinel"),
     ],
 )
 def test_bad_cluster_urls(url, message):

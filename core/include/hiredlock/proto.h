@@ -88,15 +88,23 @@ typedef enum hrl_reply_type {
   HRL_REPLY_INTEGER,
   HRL_REPLY_NIL,
   HRL_REPLY_STRING,
-  HRL_REPLY_OTHER /**< arrays and RESP3 types: never expected */
+  HRL_REPLY_OTHER, /**< nested arrays, RESP3 types: never expected */
+  /** a flat array (a Sentinel's answer): `elements` items, none an array */
+  HRL_REPLY_ARRAY
 } hrl_reply_type;
 
-/** A view of one reply; str/len for STATUS, ERROR and STRING. */
+/** Most items of an ARRAY reply a view holds (a Sentinel answers two). */
+#define HRL_REPLY_ELEMENTS_MAX 8
+
+/** A view of one reply; str/len for STATUS, ERROR and STRING; for ARRAY
+ *  `elements` views in `element`. */
 typedef struct hrl_reply {
   hrl_reply_type type;
   long long integer;
   const char *str;
   size_t len;
+  size_t elements;
+  const struct hrl_reply *element;
 } hrl_reply;
 
 /**
@@ -138,16 +146,24 @@ HRL_API hrl_node_result hrl_proto_reply(hrl_lock *lock, size_t i,
  */
 HRL_API int hrl_proto_command_replies(const hrl_lock *lock, size_t i);
 
-/** Where master i's command goes: the master itself, or the node of a
- *  Redis Cluster (hrl_master_info.cluster) that serves the lock's slot as
- *  far as the client knows. */
+/** Where master i's command goes: the master itself, the node of a Redis
+ *  Cluster (hrl_master_info.cluster) that serves the lock's slot as far as
+ *  the client knows, or for a Sentinel-managed primary
+ *  (hrl_master_info.sentinel) the primary, or first a sentinel to ask
+ *  where it is (its answer, fed to hrl_proto_reply, is a
+ *  HRL_NODE_REDIRECT to the primary). */
 typedef struct hrl_target {
   const char *host;  /**< TCP host, NULL for unix */
   int port;          /**< TCP port, 0 for unix */
   const char *path;  /**< unix socket path, NULL for TCP */
-  size_t node;       /**< which of master i's nodes (0 but for a cluster):
-                          a driver keeps a connection per node */
+  size_t node;       /**< which of master i's nodes (0 but for a cluster
+                          or a sentinel master): a driver keeps a
+                          connection per node */
   const char *label; /**< "host:port" or the path, for messages */
+  /** Whether a new connection to it sends hrl_proto_handshake first:
+   *  false for a sentinel, which gets a question (hrl_proto_command is
+   *  SENTINEL get-master-addr-by-name) and no AUTH or SELECT. */
+  bool handshake;
 } hrl_target;
 
 /** Fills *out with where master i's command goes in the current round
@@ -243,7 +259,9 @@ HRL_API hrl_status hrl_parser_feed(hrl_parser *parser, const char *buf,
 /**
  * Takes the next complete reply: 1 and *out filled (valid until the next
  * call on this parser), 0 when more bytes are needed, -1 on a protocol error
- * (the stream is then unusable: close the connection).
+ * (the stream is then unusable: close the connection). Arrays are taken
+ * when flat and at most HRL_REPLY_ELEMENTS_MAX long (a Sentinel's answer);
+ * anything bigger or nested is a protocol error.
  */
 HRL_API int hrl_parser_next(hrl_parser *parser, hrl_reply *out);
 
@@ -273,6 +291,11 @@ typedef struct hrl_master_info {
    *  port are its first seed, and each round's command goes to the node
    *  hrl_proto_target names. */
   bool cluster;
+  /** redis+sentinel://: a Sentinel-managed primary, one master of the
+   *  quorum; host and port are its first sentinel, and each round's
+   *  command goes where hrl_proto_target says (the primary, or a sentinel
+   *  to ask where it is). */
+  bool sentinel;
 } hrl_master_info;
 
 /**

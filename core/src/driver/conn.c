@@ -6,7 +6,7 @@
 #include <sys/mman.h>
 
 #include "driver.h"
-#include "proto/cluster.h"
+#include "proto/nodes.h"
 #include "tls.h"
 
 #define CANARY_PAGE 4096
@@ -58,15 +58,15 @@ hrl_status hrl_pool_init(hrl_pool *pool, const hrl_config *cfg) {
   if (pool->conns == NULL || pool->tls_ctx == NULL) {
     return HRL_ENOMEM;
   }
-  if (cfg->clusters > 0) {
+  if (cfg->clusters + cfg->sentinels > 0) {
     pool->node_conns = calloc(n, sizeof *pool->node_conns);
     if (pool->node_conns == NULL) {
       return HRL_ENOMEM;
     }
     for (size_t i = 0; i < n; i++) {
-      if (cfg->masters[i].cluster != NULL) {
+      if (cfg->masters[i].cluster != NULL || cfg->masters[i].sentinel != NULL) {
         pool->node_conns[i] =
-            calloc(HRL_CLUSTER_NODES_MAX, sizeof *pool->node_conns[i]);
+            calloc(HRL_NODES_MAX, sizeof *pool->node_conns[i]);
         if (pool->node_conns[i] == NULL) {
           return HRL_ENOMEM;
         }
@@ -82,7 +82,7 @@ static void close_all(hrl_pool *pool) {
   for (size_t i = 0; pool->conns != NULL && i < pool->n; i++) {
     hrl_conn_close(&pool->conns[i]);
     hrl_conn *nodes = pool->node_conns != NULL ? pool->node_conns[i] : NULL;
-    for (size_t k = 0; nodes != NULL && k < HRL_CLUSTER_NODES_MAX; k++) {
+    for (size_t k = 0; nodes != NULL && k < HRL_NODES_MAX; k++) {
       hrl_conn_close(&nodes[k]);
     }
   }

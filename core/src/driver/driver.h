@@ -42,9 +42,9 @@ typedef struct hrl_conn {
 typedef struct hrl_pool {
   size_t n;
   hrl_conn *conns;
-  /* Per master, NULL but for a Redis Cluster: a connection per node it
-   * may ask (HRL_CLUSTER_NODES_MAX, indexed as hrl_target.node). NULL
-   * itself when the client has no cluster master. */
+  /* Per master, NULL but for a Redis Cluster or a Sentinel-managed
+   * primary: a connection per node it may ask (HRL_NODES_MAX, indexed as
+   * hrl_target.node). NULL itself when the client has neither. */
   hrl_conn **node_conns;
   /* Per master, a rediss:// master's TLS context, made at its first
    * connect and shared by masters with the same settings (tls.h). */

@@ -140,6 +140,11 @@ void hrl_round_send_handshake(round *r, size_t i) {
   slot *s = &r->slots[i];
   int replies = 0;
   s->out = hrl_config_handshake(r->cfg, i, &s->out_len, &replies);
+  if (replies > 0 && r->cfg->sentinels > 0) {
+    hrl_target to;
+    hrl_proto_target(r->lock, i, &to);
+    replies = to.handshake ? replies : 0; /* a sentinel: no AUTH, SELECT */
+  }
   if (replies == 0) {
     send_command(r, i);
     return;
@@ -207,7 +212,9 @@ static void redirect(round *r, size_t i) {
   send_command(r, i);
 }
 
-static hrl_reply view_of(const redisReply *rep) {
+/* A view of one hiredis reply; a flat array's items (a Sentinel's answer)
+ * go into elems. */
+static hrl_reply view_of(const redisReply *rep, hrl_reply *elems) {
   hrl_reply v;
   memset(&v, 0, sizeof v);
   switch (rep->type) {
@@ -227,6 +234,20 @@ static hrl_reply view_of(const redisReply *rep) {
   case REDIS_REPLY_STRING:
     v.type = HRL_REPLY_STRING;
     break;
+  case REDIS_REPLY_ARRAY:
+    v.type = HRL_REPLY_OTHER;
+    if (elems != NULL && rep->elements <= HRL_REPLY_ELEMENTS_MAX) {
+      for (size_t k = 0; k < rep->elements; k++) {
+        if (rep->element[k]->type == REDIS_REPLY_ARRAY) {
+          return v; /* nested: never one of our answers */
+        }
+        elems[k] = view_of(rep->element[k], NULL);
+      }
+      v.type = HRL_REPLY_ARRAY;
+      v.elements = rep->elements;
+      v.element = elems;
+    }
+    return v;
   default:
     v.type = HRL_REPLY_OTHER;
     return v;
@@ -246,7 +267,8 @@ static bool take_reply(round *r, size_t i, const redisReply *rep) {
     conn->owed--; /* the late answer to an earlier round's command */
     return true;
   }
-  hrl_reply v = view_of(rep);
+  hrl_reply elems[HRL_REPLY_ELEMENTS_MAX];
+  hrl_reply v = view_of(rep, elems);
   if (s->handshake_left > 0) {
     char msg[HRL_NODE_MSG_MAX];
     int k = s->handshake_total - s->handshake_left;

@@ -34,56 +34,20 @@ uint16_t hrl_cluster_slot(const char *key, size_t len) {
   return crc % HRL_CLUSTER_SLOTS;
 }
 
-/* Adds host:port to the nodes, or finds it there; its index, or -1 when
- * the table is full or out of memory. */
-static int add_node(hrl_cluster *c, const char *host, size_t host_len,
-                    int port) {
-  for (size_t k = 0; k < c->n_nodes; k++) {
-    if (c->nodes[k].port == port && strlen(c->nodes[k].host) == host_len &&
-        memcmp(c->nodes[k].host, host, host_len) == 0) {
-      return (int)k;
-    }
-  }
-  if (c->n_nodes == HRL_CLUSTER_NODES_MAX) {
-    return -1;
-  }
-  hrl_cluster_node *n = &c->nodes[c->n_nodes];
-  n->host = malloc(host_len + 1);
-  if (n->host == NULL) {
-    return -1;
-  }
-  memcpy(n->host, host, host_len);
-  n->host[host_len] = '\0';
-  n->port = port;
-  bool v6 = memchr(host, ':', host_len) != NULL;
-  hrl_detailf(n->label, sizeof n->label, "%s%s%s:%d", v6 ? "[" : "", n->host,
-              v6 ? "]" : "", port);
-  return (int)c->n_nodes++;
-}
-
 hrl_cluster *hrl_cluster_new(const hrl_endpoint *ep) {
   hrl_cluster *c = calloc(1, sizeof *c);
-  if (c == NULL) {
+  if (c != NULL && !hrl_nodes_add_seeds(&c->nodes, ep)) {
+    hrl_cluster_free(c);
     return NULL;
-  }
-  for (size_t k = 0; k < ep->n_seeds; k++) {
-    const hrl_seed *s = &ep->seeds[k];
-    if (add_node(c, s->host, strlen(s->host), s->port) < 0) {
-      hrl_cluster_free(c);
-      return NULL;
-    }
   }
   return c;
 }
 
 void hrl_cluster_free(hrl_cluster *c) {
-  if (c == NULL) {
-    return;
+  if (c != NULL) {
+    hrl_nodes_clear(&c->nodes);
+    free(c);
   }
-  for (size_t k = 0; k < c->n_nodes; k++) {
-    free(c->nodes[k].host);
-  }
-  free(c);
 }
 
 size_t hrl_cluster_target(const hrl_cluster *c, uint16_t slot) {
@@ -99,7 +63,7 @@ void hrl_cluster_node_failed(hrl_cluster *c, size_t node) {
     }
   }
   if (c->guess == node) {
-    c->guess = (node + 1) % c->n_nodes;
+    c->guess = (node + 1) % c->nodes.n;
   }
 }
 
@@ -132,8 +96,8 @@ int hrl_cluster_redirect(hrl_cluster *c, size_t from, uint16_t slot,
   }
   long port = 0;
   for (const char *q = colon != NULL ? colon + 1 : end; q < end; q++) {
-    port = *q >= '0' && *q <= '9' && port < 65536 ? port * 10 + (*q - '0')
-                                                  : 70000;
+    port =
+        *q >= '0' && *q <= '9' && port < 65536 ? port * 10 + (*q - '0') : 70000;
   }
   if (colon == NULL || colon + 1 == end || port < 1 || port > 65535) {
     hrl_detail_copy_text(message, size, reply->str, reply->len);
@@ -142,13 +106,12 @@ int hrl_cluster_redirect(hrl_cluster *c, size_t from, uint16_t slot,
   const char *host = space + 1;
   size_t host_len = (size_t)(colon - host);
   if (host_len == 0 || (host_len == 1 && host[0] == '?')) {
-    host = c->nodes[from].host;
+    host = c->nodes.at[from].host;
     host_len = strlen(host);
   }
-  int k = add_node(c, host, host_len, (int)port);
+  int k = hrl_nodes_add(&c->nodes, host, host_len, (int)port);
   if (k < 0) {
-    hrl_detailf(message, size, "more than %d cluster nodes",
-                HRL_CLUSTER_NODES_MAX);
+    hrl_detailf(message, size, "more than %d cluster nodes", HRL_NODES_MAX);
     return -1;
   }
   *node = (size_t)k;
@@ -211,7 +174,7 @@ hrl_node_result hrl_cluster_failed(hrl_lock *lk, size_t i) {
   hrl_node *node = &lk->op.nodes[i];
   size_t failed_node = node->target;
   char text[HRL_DETAIL_MAX];
-  hrl_detailf(text, sizeof text, "node %s: %s", c->nodes[failed_node].label,
+  hrl_detailf(text, sizeof text, "node %s: %s", c->nodes.at[failed_node].label,
               node->msg);
   hrl_detailf(node->msg, sizeof node->msg, "%s", text);
   if (node->result != HRL_NODE_UNREACHABLE) {
@@ -221,13 +184,13 @@ hrl_node_result hrl_cluster_failed(hrl_lock *lk, size_t i) {
   /* Nothing went out to it (a refused connect): another node answers, or
    * says who serves the slot now (a failover, a node gone). A command that
    * went out, or timed out, may have run: never resent elsewhere. */
-  if (node->sent || node->missed || c->n_nodes < 2 ||
+  if (node->sent || node->missed || c->nodes.n < 2 ||
       node->redirects >= HRL_REDIRECTS_MAX) {
     return node->result;
   }
   size_t next = hrl_cluster_target(c, lk->slot);
-  node->target = (uint16_t)(next != failed_node ? next
-                                                : (next + 1) % c->n_nodes);
+  node->target =
+      (uint16_t)(next != failed_node ? next : (next + 1) % c->nodes.n);
   node->redirects++;
   node->asking = false;
   node->result = HRL_NODE_PENDING;

@@ -12,24 +12,13 @@
 #include <stdint.h>
 
 #include "hiredlock/proto.h"
+#include "nodes.h"
 #include "url.h"
 
 #define HRL_CLUSTER_SLOTS 16384
-/* Most nodes one cluster master learns (seeds and redirect targets). */
-#define HRL_CLUSTER_NODES_MAX 64
-/* Most redirects one command follows in a round: a slot that keeps moving
- * (or a cluster that disagrees with itself) fails the master instead. */
-#define HRL_REDIRECTS_MAX 5
-
-typedef struct hrl_cluster_node {
-  char *host;
-  int port;
-  char label[HRL_LABEL_MAX]; /* "host:port" */
-} hrl_cluster_node;
 
 typedef struct hrl_cluster {
-  size_t n_nodes;
-  hrl_cluster_node nodes[HRL_CLUSTER_NODES_MAX];
+  hrl_nodes nodes; /* the seeds, then the nodes redirects named */
   /* owner[slot]: 1 + the index of the node MOVED named for it; 0 when no
    * node is known to serve it: then `guess` is asked, which answers or
    * says who does. */

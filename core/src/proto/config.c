@@ -9,6 +9,7 @@
 #include "detail.h"
 #include "reply.h"
 #include "resp.h"
+#include "sentinel.h"
 #include "state.h"
 
 /* AUTH and SELECT, pipelined ahead of a new connection's first command. */
@@ -134,6 +135,12 @@ static hrl_status add_masters(hrl_config *cfg, const char *const *urls,
       return HRL_ENOMEM;
     }
     cfg->clusters += m->ep.cluster;
+    if (m->ep.service != NULL &&
+        (m->sentinel = hrl_sentinel_new(&m->ep)) == NULL) {
+      hrl_detailf(detail, size, "out of memory");
+      return HRL_ENOMEM;
+    }
+    cfg->sentinels += m->ep.service != NULL;
     if (build_handshake(m) != HRL_OK) {
       hrl_detailf(detail, size, "out of memory");
       return HRL_ENOMEM;
@@ -186,6 +193,7 @@ void hrl_config_clear(hrl_config *cfg) {
     }
     free(m->handshake);
     hrl_cluster_free(m->cluster);
+    hrl_sentinel_free(m->sentinel);
     hrl_endpoint_clear(&m->ep);
   }
   free(cfg->masters);

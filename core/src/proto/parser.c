@@ -1,6 +1,7 @@
 /* An incremental RESP reader for byte-stream transports (the OpenResty
  * cosocket driver). A lock command gets one small reply: a status, an error,
- * an integer, a bulk string or nil. Anything else -- arrays, RESP3 types,
+ * an integer, a bulk string or nil; a Sentinel's answer is a flat array of
+ * two of them. Anything else -- nested or long arrays, RESP3 types,
  * oversized frames, malformed numbers -- is a protocol error, so a hostile
  * or confused server can never make it allocate much or lose sync silently.
  *
@@ -22,6 +23,7 @@ struct hrl_parser {
   size_t pos; /* start of the unconsumed bytes */
   size_t cap;
   bool broken;
+  hrl_reply elements[HRL_REPLY_ELEMENTS_MAX]; /* the last array's items */
 };
 
 hrl_parser *hrl_parser_new(void) {
@@ -108,22 +110,20 @@ static int broken(hrl_parser *p) {
   return -1;
 }
 
-int hrl_parser_next(hrl_parser *p, hrl_reply *out) {
-  if (p->broken) {
-    return -1;
-  }
-  if (p->pos >= p->len) {
-    return 0;
-  }
-  long eol = find_crlf(p, p->pos);
+/* One reply that is not an array from p->buf at *at (advanced past it):
+ * 1 and *out, 0 when more bytes are needed, -1 when it is malformed or an
+ * array (`array`: the count of an array header, for the caller). */
+static int scalar_at(hrl_parser *p, size_t *at, hrl_reply *out,
+                     long long *array) {
+  long eol = find_crlf(p, *at);
   if (eol < 0) {
-    return p->len - p->pos > FRAME_MAX ? broken(p) : 0;
+    return p->len - *at > FRAME_MAX ? -1 : 0;
   }
-  char kind = p->buf[p->pos];
-  const char *line = p->buf + p->pos + 1;
-  size_t line_len = (size_t)eol - p->pos - 1;
+  char kind = p->buf[*at];
+  const char *line = p->buf + *at + 1;
+  size_t line_len = (size_t)eol - *at - 1;
   if (line_len > FRAME_MAX || memchr(line, '\r', line_len) != NULL) {
-    return broken(p);
+    return -1;
   }
   size_t next = (size_t)eol + 2;
   memset(out, 0, sizeof *out);
@@ -136,7 +136,7 @@ int hrl_parser_next(hrl_parser *p, hrl_reply *out) {
     break;
   case ':':
     if (!parse_integer(line, line_len, &out->integer)) {
-      return broken(p);
+      return -1;
     }
     out->type = HRL_REPLY_INTEGER;
     break;
@@ -144,7 +144,7 @@ int hrl_parser_next(hrl_parser *p, hrl_reply *out) {
     long long blen;
     if (!parse_integer(line, line_len, &blen) || blen < -1 ||
         blen > FRAME_MAX) {
-      return broken(p);
+      return -1;
     }
     if (blen == -1) {
       out->type = HRL_REPLY_NIL;
@@ -155,7 +155,7 @@ int hrl_parser_next(hrl_parser *p, hrl_reply *out) {
     }
     if (p->buf[next + (size_t)blen] != '\r' ||
         p->buf[next + (size_t)blen + 1] != '\n') {
-      return broken(p);
+      return -1;
     }
     out->type = HRL_REPLY_STRING;
     out->str = p->buf + next;
@@ -163,18 +163,43 @@ int hrl_parser_next(hrl_parser *p, hrl_reply *out) {
     next += (size_t)blen + 2;
     break;
   }
-  case '*': {
-    long long count;
-    if (!parse_integer(line, line_len, &count) || count != -1) {
-      /* A real array is never an answer to our commands. */
-      return broken(p);
+  case '*':
+    if (array == NULL || !parse_integer(line, line_len, array) || *array < -1 ||
+        *array > HRL_REPLY_ELEMENTS_MAX) {
+      return -1; /* nested, or longer than any answer of ours */
     }
-    out->type = HRL_REPLY_NIL;
+    out->type = *array == -1 ? HRL_REPLY_NIL : HRL_REPLY_ARRAY;
     break;
-  }
   default:
-    return broken(p);
+    return -1;
   }
-  p->pos = next;
+  *at = next;
+  return 1;
+}
+
+int hrl_parser_next(hrl_parser *p, hrl_reply *out) {
+  if (p->broken) {
+    return -1;
+  }
+  if (p->pos >= p->len) {
+    return 0;
+  }
+  size_t at = p->pos;
+  long long count = 0;
+  int got = scalar_at(p, &at, out, &count);
+  if (got <= 0) {
+    return got < 0 ? broken(p) : 0;
+  }
+  if (out->type == HRL_REPLY_ARRAY) {
+    for (long long k = 0; k < count; k++) {
+      got = scalar_at(p, &at, &p->elements[k], NULL);
+      if (got <= 0) {
+        return got < 0 ? broken(p) : 0; /* the array whole, or not yet */
+      }
+    }
+    out->elements = (size_t)count;
+    out->element = p->elements;
+  }
+  p->pos = at;
   return 1;
 }

@@ -73,9 +73,12 @@ static hrl_step start_round(hrl_lock *lk, hrl_op_kind round_kind,
     op->nodes[i].asking = false;
     op->nodes[i].asking_ack = false;
     op->nodes[i].redirects = 0;
+    op->nodes[i].asked = 0;
     op->nodes[i].target = 0;
     if (lk->cfg->masters[i].cluster != NULL) {
       hrl_cluster_round(lk, i);
+    } else if (lk->cfg->masters[i].sentinel != NULL) {
+      hrl_sentinel_round(lk, i);
     }
   }
   if (round_kind == HRL_OP_ACQUIRE) {
@@ -471,8 +474,11 @@ hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
   if (node->result != HRL_NODE_PENDING) {
     return node->result;
   }
-  if (lk->cfg->masters[i].cluster != NULL) {
-    hrl_node_result c = hrl_cluster_reply(lk, i, reply);
+  if (lk->cfg->masters[i].cluster != NULL ||
+      lk->cfg->masters[i].sentinel != NULL) {
+    hrl_node_result c = lk->cfg->masters[i].cluster != NULL
+                            ? hrl_cluster_reply(lk, i, reply)
+                            : hrl_sentinel_reply(lk, i, reply);
     if (c != HRL_NODE_OK) {
       return c;
     }
@@ -530,6 +536,9 @@ hrl_node_result hrl_proto_fail(hrl_lock *lk, size_t i, hrl_node_result why,
   hrl_detail_copy_text(node->msg, sizeof node->msg, message, strlen(message));
   if (lk->cfg->masters[i].cluster != NULL) {
     return hrl_cluster_failed(lk, i);
+  }
+  if (lk->cfg->masters[i].sentinel != NULL) {
+    return hrl_sentinel_failed(lk, i);
   }
   return node->result;
 }

@@ -19,6 +19,7 @@
 #define HRL_ASKING_LEN (sizeof HRL_ASKING - 1)
 
 struct hrl_cluster;
+struct hrl_sentinel;
 
 typedef struct hrl_master_cfg {
   hrl_endpoint ep;
@@ -33,6 +34,8 @@ typedef struct hrl_master_cfg {
   /* redis+cluster://: its nodes and slot map (cluster.h), shared and
    * guarded like `late`; NULL for any other master. */
   struct hrl_cluster *cluster;
+  /* redis+sentinel://: its sentinels and primary (sentinel.h), likewise. */
+  struct hrl_sentinel *sentinel;
 } hrl_master_cfg;
 
 /* What a client was made with: validated options and parsed masters. */
@@ -45,6 +48,7 @@ typedef struct hrl_config {
   size_t n;
   size_t quorum;
   size_t clusters;     /* how many masters are Redis Clusters */
+  size_t sentinels;    /* how many are Sentinel-managed primaries */
   uint32_t min_ttl_ms; /* the smallest TTL a round leaves validity in */
   hrl_master_cfg *masters;
 } hrl_config;
@@ -55,11 +59,11 @@ typedef struct hrl_node {
   bool eval_sent; /* NOSCRIPT came back once: the full script was sent */
   bool sent;      /* the driver took the command */
   bool missed;    /* ... and it went unanswered: it may run there yet */
-  /* A cluster master: the node asked (hrl_proto_target), redirects
-   * followed, and whether the command goes behind an ASKING (asking) whose
-   * OK is still to come (asking_ack). */
+  /* A cluster or sentinel master: the node asked (hrl_proto_target),
+   * redirects followed, sentinels asked, and whether the command goes
+   * behind an ASKING (asking) whose OK is still to come (asking_ack). */
   bool asking, asking_ack;
-  uint8_t redirects;
+  uint8_t redirects, asked;
   uint16_t target;
   char msg[HRL_NODE_MSG_MAX];
 } hrl_node;
@@ -180,6 +184,15 @@ hrl_node_result hrl_cluster_reply(hrl_lock *lock, size_t i,
 /* cluster.c: the node a cluster master's command goes to first in a new
  * round. */
 void hrl_cluster_round(hrl_lock *lock, size_t i);
+
+/* sentinel.c: as the three above, for a Sentinel-managed primary: the
+ * first target of a round (the primary, or a sentinel to ask), a reply
+ * (the sentinel's answer, or READONLY from a deposed primary), a failure
+ * (another sentinel; the primary asked for again). */
+void hrl_sentinel_round(hrl_lock *lock, size_t i);
+hrl_node_result hrl_sentinel_reply(hrl_lock *lock, size_t i,
+                                   const hrl_reply *reply);
+hrl_node_result hrl_sentinel_failed(hrl_lock *lock, size_t i);
 
 /* cluster.c: a cluster master failed at its node (its node's result and
  * message set): the message names the node, and an unreachable node's

@@ -5,7 +5,15 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "sentinel.h"
 #include "state.h"
+
+/* Whether master i's command goes to a sentinel, as a question, in this
+ * round. */
+static bool to_sentinel(const hrl_lock *lk, size_t i) {
+  const hrl_sentinel *s = lk->cfg->masters[i].sentinel;
+  return s != NULL && hrl_sentinel_asks(s, lk->op.nodes[i].target);
+}
 
 /* The command bytes, behind the ASKING a cluster's ASK calls for (the
  * buffers keep room for it in front). */
@@ -26,6 +34,11 @@ const char *hrl_proto_command(hrl_lock *lk, size_t i, size_t *len) {
   }
   hrl_op *op = &lk->op;
   hrl_node *node = &op->nodes[i];
+  if (lk->cfg->sentinels > 0 && to_sentinel(lk, i)) {
+    const hrl_sentinel *s = lk->cfg->masters[i].sentinel;
+    *len = s->query_len; /* the question, not the command: nothing sent */
+    return s->query;
+  }
   node->sent = true;
   node->asking_ack = node->asking;
   if (node->eval_sent) {
@@ -41,7 +54,7 @@ int hrl_proto_command_replies(const hrl_lock *lk, size_t i) {
 const char *hrl_proto_late_command(const hrl_lock *lk, size_t i, size_t *len) {
   const hrl_op *op = &lk->op;
   if (!hrl_proto_in_round(lk, i) || op->round_kind == HRL_OP_ACQUIRE ||
-      op->nodes[i].eval_sent || op->cmd_eval_len == 0) {
+      op->nodes[i].eval_sent || op->cmd_eval_len == 0 || to_sentinel(lk, i)) {
     *len = 0;
     return NULL;
   }
@@ -54,8 +67,12 @@ void hrl_proto_target(const hrl_lock *lk, size_t i, hrl_target *out) {
     return;
   }
   const hrl_master_cfg *m = &lk->cfg->masters[i];
-  if (m->cluster != NULL) {
-    const hrl_cluster_node *node = &m->cluster->nodes[lk->op.nodes[i].target];
+  const hrl_nodes *nodes = m->cluster != NULL    ? &m->cluster->nodes
+                           : m->sentinel != NULL ? &m->sentinel->nodes
+                                                 : NULL;
+  out->handshake = !to_sentinel(lk, i);
+  if (nodes != NULL) {
+    const hrl_server *node = &nodes->at[lk->op.nodes[i].target];
     out->host = node->host;
     out->port = node->port;
     out->node = lk->op.nodes[i].target;

@@ -136,8 +136,9 @@ const char *hrl_url_credentials(const char *url, const char *p, const char *end,
 }
 
 hrl_status hrl_url_hostport(const char *url, const char *p, const char *end,
-                            char **host_out, int *port_out, char *label,
-                            size_t label_size, char *detail, size_t size) {
+                            int default_port, char **host_out, int *port_out,
+                            char *label, size_t label_size, char *detail,
+                            size_t size) {
   const char *host = p;
   const char *host_end;
   const char *port_start = NULL;
@@ -169,7 +170,7 @@ hrl_status hrl_url_hostport(const char *url, const char *p, const char *end,
       return hrl_url_fail(url, detail, size, "bad character in the host");
     }
   }
-  long port = 6379;
+  long port = default_port;
   if (port_start != NULL &&
       !hrl_url_number(port_start, (size_t)(end - port_start), 1, 65535,
                       &port)) {
@@ -225,7 +226,7 @@ static hrl_status parse_tcp(const char *url, const char *p, bool tls,
   if (p == NULL) {
     return st;
   }
-  st = hrl_url_hostport(url, p, end, &ep->host, &ep->port, ep->label,
+  st = hrl_url_hostport(url, p, end, 6379, &ep->host, &ep->port, ep->label,
                         sizeof ep->label, detail, size);
   if (st != HRL_OK) {
     return st;
@@ -311,14 +312,18 @@ hrl_status hrl_url_parse(const char *url, hrl_endpoint *ep, char *detail,
     st = parse_unix(url, url + 7, ep, detail, detail_size);
   } else if (strncasecmp(url, "redis+cluster://", 16) == 0) {
     st = hrl_url_parse_cluster(url, url + 16, ep, detail, detail_size);
-  } else if (strncasecmp(url, "rediss+cluster://", 17) == 0) {
+  } else if (strncasecmp(url, "redis+sentinel://", 17) == 0) {
+    st = hrl_url_parse_sentinel(url, url + 17, ep, detail, detail_size);
+  } else if (strncasecmp(url, "rediss+cluster://", 17) == 0 ||
+             strncasecmp(url, "rediss+sentinel://", 18) == 0) {
     st = hrl_url_fail(url, detail, detail_size,
-                      "TLS to a Redis Cluster (rediss+cluster://) is not "
+                      "TLS to a Redis Cluster or through Sentinel "
+                      "(rediss+cluster://, rediss+sentinel://) is not "
                       "supported");
   } else {
     st = hrl_url_fail(url, detail, detail_size,
-                      "scheme must be redis://, rediss://, unix:// or "
-                      "redis+cluster://");
+                      "scheme must be redis://, rediss://, unix://, "
+                      "redis+cluster:// or redis+sentinel://");
   }
   if (st != HRL_OK) {
     hrl_endpoint_clear(ep);
@@ -361,6 +366,15 @@ static size_t addresses(const hrl_endpoint *ep, const char **hosts,
 bool hrl_endpoint_same_server(const hrl_endpoint *a, const hrl_endpoint *b) {
   if (a->is_unix != b->is_unix) {
     return false;
+  }
+  /* Sentinels name the primary of a service: two URLs name the same one
+   * when they ask a sentinel in common about the same service; what any
+   * other URL names cannot be compared with it before it is asked. */
+  if (a->service != NULL || b->service != NULL) {
+    if (a->service == NULL || b->service == NULL ||
+        strcmp(a->service, b->service) != 0) {
+      return false;
+    }
   }
   if (a->is_unix) {
     return strcmp(a->path, b->path) == 0;

@@ -2,7 +2,9 @@
  * rediss://[[user]:pass@]host[:port][/db][?ssl_option=value&...] (TLS),
  * unix://[[user]:pass@]/path[?db=N] and
  * redis+cluster://[[user]:pass@]host[:port][,host[:port]...] (a Redis
- * Cluster, by its seed nodes), parsed once, here. */
+ * Cluster, by its seed nodes) and
+ * redis+sentinel://[[user]:pass@]host[:port][,host[:port]...]/service[/db]
+ * (a Sentinel-managed primary, by its sentinels), parsed once, here. */
 #ifndef HRL_URL_H
 #define HRL_URL_H
 
@@ -37,10 +39,13 @@ typedef struct hrl_endpoint {
   bool is_unix;
   bool tls; /* rediss:// */
   hrl_url_tls tls_query;
-  /* redis+cluster://: the seed nodes, the first also in host and port */
+  /* redis+cluster://: the seed nodes, the first also in host and port;
+   * redis+sentinel://: the sentinels (the first also in host and port)
+   * and the service */
   bool cluster;
   size_t n_seeds;
   hrl_seed *seeds;
+  char *service;
   char *host; /* TCP: host name or address, without IPv6 brackets */
   int port;   /* TCP: 1..65535, default 6379 */
   char *path; /* unix: absolute socket path */
@@ -74,10 +79,11 @@ const char *hrl_url_credentials(const char *url, const char *p, const char *end,
                                 hrl_status *st);
 
 /* url.c: "host[:port]" or "[v6][:port]" from p..end: a new string in
- * *host, the port (6379 when absent) and "host:port" into label. */
+ * *host, the port (default_port when absent) and "host:port" into label. */
 hrl_status hrl_url_hostport(const char *url, const char *p, const char *end,
-                            char **host, int *port, char *label,
-                            size_t label_size, char *detail, size_t size);
+                            int default_port, char **host, int *port,
+                            char *label, size_t label_size, char *detail,
+                            size_t size);
 
 /* url.c: HRL_EINVAL with detail "url \"<redacted url>\": why". */
 hrl_status hrl_url_fail(const char *url, char *detail, size_t size,
@@ -91,7 +97,11 @@ char *hrl_url_decode(const char *s, size_t n, bool *bad);
 hrl_status hrl_url_parse_cluster(const char *url, const char *p,
                                  hrl_endpoint *ep, char *detail, size_t size);
 
-/* url_seeds.c: frees ep's seeds. */
+/* url_seeds.c: parses what follows "redis+sentinel://" into ep. */
+hrl_status hrl_url_parse_sentinel(const char *url, const char *p,
+                                  hrl_endpoint *ep, char *detail, size_t size);
+
+/* url_seeds.c: frees ep's seeds and service. */
 void hrl_url_seeds_clear(hrl_endpoint *ep);
 
 /* url_tls.c: parses a rediss:// URL's query (after the '?') into

@@ -24,7 +24,10 @@
 -- (redis+cluster://) is one master whose command goes to the node
 -- lock:target names, each node with its own pool; MOVED and ASK are
 -- followed (the protocol says "redirect" and where), ASK with the ASKING
--- the command bytes begin with.
+-- the command bytes begin with. A Sentinel-managed primary
+-- (redis+sentinel://) likewise: a sentinel is asked first (lock:command is
+-- then the question, sent with no handshake) and its answer redirects the
+-- command to the primary.
 --
 -- A rediss:// master's new connection shakes hands with the cosocket's own
 -- TLS (sock:sslhandshake) after connect, within what is left of
@@ -179,7 +182,7 @@ local function targets_of(client)
     else
       t.host, t.port = host_of(info.host), info.port
     end
-    if info.cluster then
+    if info.cluster or info.sentinel then
       t.digest = md5(handshake)
       t.nodes = {} -- per node label, as target_of makes them
     end
@@ -190,24 +193,26 @@ local function targets_of(client)
 end
 
 -- Where master i's command goes now: the master's target, or for a Redis
--- Cluster that of the node the protocol names (lock:target), one per node
--- and pool of its own.
+-- Cluster or a Sentinel-managed primary that of the node the protocol
+-- names (lock:target: a cluster's node, the primary, or a sentinel to ask,
+-- which gets no handshake), one per node and pool of its own.
 local function target_of(list, lock, i)
   local base = list[i]
   if not base.nodes then
     return base
   end
-  local host, port, label = lock:target(i)
+  local host, port, label, _, handshake = lock:target(i)
   local t = base.nodes[label]
   if not t then
     t = {
       label = label,
       host = host_of(host),
       port = port,
-      handshake = base.handshake,
-      replies = base.replies,
+      handshake = handshake and base.handshake or "",
+      replies = handshake and base.replies or 0,
       connect_timeout_ms = base.connect_timeout_ms,
-      opts = { pool = ("hiredlock:%s:0:%s"):format(label, base.digest) },
+      opts = { pool = ("hiredlock:%s:%s:%s"):format(label,
+        handshake and base.digest or "sentinel", base.digest) },
     }
     base.nodes[label] = t
   end

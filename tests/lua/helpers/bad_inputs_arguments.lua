@@ -101,7 +101,7 @@ local R = {
     function(c) return new({ c.ok, c.dup }) end, "ok", "", "none" },
   { "url", 'url ""', function() return new("") end, "raises", "url", "none" },
   { "url", 'url "http://x"', function() return new("http://x") end, "raises",
-    "bad argument #1 to 'new' (url \"http://x\": scheme must be redis://, rediss://, unix:// or redis+cluster://)",
+    "bad argument #1 to 'new' (url \"http://x\": scheme must be redis://, rediss://, unix://, redis+cluster:// or redis+sentinel://)",
     "none" },
   { "url", 'url "redis://h:99999"', function() return new("redis://h:99999") end,
     "raises", "port", "none" },

@@ -1,6 +1,6 @@
 --- The Lua bad-input table, part 3: what real deployments add, the TLS
--- options and rediss:// URLs, Redis Cluster URLs (rows as described in
--- helpers/bad_inputs.lua).
+-- options and rediss:// URLs, Redis Cluster and Sentinel URLs (rows as
+-- described in helpers/bad_inputs.lua).
 -- Every row fails before any I/O but the ones that load a CA file that is
 -- not there or speak TLS to the healthy plain master.
 local TLS_URL = "rediss://127.0.0.1:1"
@@ -74,7 +74,7 @@ end
 for _, case in ipairs({
   { "redis+cluster://h:1,h:1", "an address is listed twice" },
   { "redis+cluster://h:1/2", "a cluster has no databases (only /0)" },
-  { "rediss+cluster://h:1", "TLS to a Redis Cluster (rediss+cluster://) is not supported" },
+  { "rediss+cluster://h:1", "TLS to a Redis Cluster or through Sentinel (rediss+cluster://, rediss+sentinel://) is not supported" },
   { "redis+cluster://", "missing host" },
   { "redis+cluster://h:1,", "missing host" },
   { "redis+cluster://" .. table.concat(seeds, ","), "at most 16 addresses, got 17" },
@@ -87,4 +87,20 @@ R[#R + 1] = { "cluster", "a cluster and a master naming one server",
   "is listed twice; Redlock needs independent masters", "none" }
 R[#R + 1] = { "cluster", "url redis+cluster://:pw@h:1,[::1]:2,h is taken",
   function() return new("redis+cluster://:pw@h:1,[::1]:2,h") end, "ok", "", "none" }
+for _, case in ipairs({
+  { "redis+sentinel://h:1", "the service name must follow the sentinels" },
+  { "redis+sentinel://h:1/", "the service name must follow the sentinels" },
+  { "redis+sentinel://h:1/a$b", "bad character in the service name" },
+  { "redis+sentinel://h:1/svc/x", "database must be a number after the service" },
+  { "rediss+sentinel://h:1/svc", "is not supported" },
+  { "redis+sentinel://h:1/" .. ("a"):rep(65), "service name longer than 64 bytes" },
+}) do
+  R[#R + 1] = { "sentinel", ("url %q"):format(case[1]:sub(1, 60)),
+    function() return new(case[1]) end, "raises", case[2], "none" }
+end
+R[#R + 1] = { "sentinel", "two urls asking one sentinel about one service",
+  function() return new({ "redis+sentinel://a:1,b:2/svc", "redis+sentinel://b:2/svc" }) end,
+  "raises", "is listed twice", "none" }
+R[#R + 1] = { "sentinel", "url redis+sentinel://:pw@h,h:26380/svc/2 is taken",
+  function() return new("redis+sentinel://:pw@h,h:26380/svc/2") end, "ok", "", "none" }
 return R

@@ -145,11 +145,11 @@ function F:drop(i)
   end
 end
 
---- kill / pause / resume / restart node i (1-based).
+--- kill / pause / resume / restart node i (1-based; a sentinel: "s1", ...).
 function F:ctl(verb, i, extra)
   self:drop(i)
-  local cmd = ("%s %s %s %d %s"):format(shell_quote(F.launcher), verb,
-    shell_quote(self.dir), i, extra or "")
+  local cmd = ("%s %s %s %s %s"):format(shell_quote(F.launcher), verb,
+    shell_quote(self.dir), tostring(i), extra or "")
   assert(succeeded(os.execute(cmd)), "failed: " .. cmd)
 end
 

@@ -74,9 +74,10 @@ for round = 1, 2 do
   assert(lock:step() == "done")
   assert(lock:counts().ok == 1)
   local parser = core.parser()
-  parser:feed("+OK\r\n$3\r\nabc\r\n:5\r\n*1\r\n")
+  parser:feed("+OK\r\n$3\r\nabc\r\n:5\r\n*2\r\n$1\r\na\r\n:1\r\n*1\r\n*1\r\n")
   assert(parser:next() == "status" and parser:next() == "string")
-  assert(parser:next() == "integer" and select(2, parser:next()))
+  assert(parser:next() == "integer" and parser:next() == "array")
+  assert(select(2, parser:next())) -- a nested array: a protocol error
 
   -- Finalizers run early, twice, and then again by the collector.
   local l1 = assert(client:acquire("mc:gc" .. round, { ttl = 1, timeout = 0 }))

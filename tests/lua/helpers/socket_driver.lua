@@ -45,7 +45,7 @@ local function open(client, lock, i, timeout_ms)
   if client:master_info(i).tls then
     return nil, "TLS (rediss://) is not supported by the luasocket test driver"
   end
-  local host, port = lock:target(i)
+  local host, port, _, _, handshake = lock:target(i)
   local sock = socket.tcp()
   sock:settimeout(timeout_ms / 1000)
   local ok, err = sock:connect(host, tonumber(port))
@@ -55,7 +55,7 @@ local function open(client, lock, i, timeout_ms)
   end
   local conn = { sock = sock, parser = core.parser() }
   local bytes, replies = client:handshake(i)
-  if replies > 0 then
+  if replies > 0 and handshake then -- not to a sentinel
     sock:send(bytes)
     for k = 1, replies do
       local kind, value = read_reply(conn)

@@ -1,6 +1,6 @@
 """The Python bad-input table, part 4: what real deployments add, the TLS
-options and rediss:// URLs, Redis Cluster URLs (rows as described in
-__init__.py). Every row
+options and rediss:// URLs, Redis Cluster and Sentinel URLs (rows as
+described in __init__.py). Every row
 fails before any I/O but the ones that load a CA file that is not there or
 speak TLS to the healthy plain master."""
 
@@ -92,7 +92,7 @@ ROWS += [
 for url, message in [
     ("redis+cluster://h:1,h:1", "an address is listed twice"),
     ("redis+cluster://h:1/2", "a cluster has no databases (only /0)"),
-    ("rediss+cluster://h:1", "TLS to a Redis Cluster (rediss+cluster://) is not"),
+    ("rediss+cluster://h:1", "TLS to a Redis Cluster or through Sentinel"),
     ("redis+cluster://", "missing host"),
     ("redis+cluster://h:1,", "missing host"),
     ("redis+cluster://" + ",".join(f"h:{p}" for p in range(1, 18)),
@@ -107,4 +107,21 @@ for url, message in [
 ROWS.append(
     ("cluster", "url redis+cluster://:pw@h:1,[::1]:2,h is taken",
      lambda x: client("redis+cluster://:pw@h:1,[::1]:2,h"), "ok", "", NONE)
+)  # fmt: skip
+for url, message in [
+    ("redis+sentinel://h:1", "the service name must follow the sentinels"),
+    ("redis+sentinel://h:1/", "the service name must follow the sentinels"),
+    ("redis+sentinel://h:1/a$b", "bad character in the service name"),
+    ("redis+sentinel://h:1/svc/x", "database must be a number after the service"),
+    ("rediss+sentinel://h:1/svc", "is not supported"),
+    ("redis+sentinel://h:1/" + "a" * 65, "service name longer than 64 bytes"),
+    (["redis+sentinel://a:1,b:2/svc", "redis+sentinel://b:2/svc"], "is listed twice"),
+]:
+    ROWS.append(
+        ("sentinel", f"url {url!r:.60}", lambda x, u=url: client(u), "ValueError",
+         message, NONE)
+    )  # fmt: skip
+ROWS.append(
+    ("sentinel", "url redis+sentinel://:pw@h,h:26380/svc/2 is taken",
+     lambda x: client("redis+sentinel://:pw@h,h:26380/svc/2"), "ok", "", NONE)
 )  # fmt: skip

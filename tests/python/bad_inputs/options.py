@@ -110,7 +110,7 @@ for urls, pattern in [
          INVALID + ".*" + pattern, NONE)
     )  # fmt: skip
 for url, message in [
-    ("http://x", "scheme must be redis://, rediss://, unix:// or redis+cluster://"),
+    ("http://x", "scheme must be redis://, rediss://, unix://, redis+cluster:// or redis+sentinel://"),
     ("redis://h:99999", "port"),
     ("redis://h:abc", "port"),
     ("redis://:@h", "empty password"),

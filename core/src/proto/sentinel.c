@@ -1,0 +1,155 @@
+/* A Sentinel-managed primary as one Redlock master (sentinel.h). */
+#include "sentinel.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "detail.h"
+#include "resp.h"
+#include "state.h"
+
+hrl_sentinel *hrl_sentinel_new(const hrl_endpoint *ep) {
+  hrl_sentinel *s = calloc(1, sizeof *s);
+  if (s == NULL) {
+    return NULL;
+  }
+  s->primary = -1;
+  s->service = ep->service;
+  s->n_sentinels = ep->n_seeds;
+  const char *argv[3] = {"SENTINEL", "get-master-addr-by-name", ep->service};
+  size_t lens[3] = {8, 23, strlen(ep->service)};
+  s->query = hrl_resp_format(3, argv, lens, &s->query_len);
+  if (s->query == NULL || !hrl_nodes_add_seeds(&s->nodes, ep)) {
+    hrl_sentinel_free(s);
+    return NULL;
+  }
+  return s;
+}
+
+void hrl_sentinel_free(hrl_sentinel *s) {
+  if (s != NULL) {
+    hrl_nodes_clear(&s->nodes);
+    free(s->query);
+    free(s);
+  }
+}
+
+/* ------------------------------------------------------------ a round */
+
+void hrl_sentinel_round(hrl_lock *lk, size_t i) {
+  const hrl_sentinel *s = lk->cfg->masters[i].sentinel;
+  hrl_node *node = &lk->op.nodes[i];
+  node->target = (uint16_t)(s->primary >= 0 ? (size_t)s->primary : s->next);
+  node->asked = s->primary >= 0 ? 0 : 1;
+}
+
+/* The command goes to the next sentinel instead (the one asked did not
+ * answer usefully, or the primary is to be asked for again), while
+ * sentinels are left to ask in this round: HRL_NODE_REDIRECT, else the
+ * failure node->result already holds. */
+static hrl_node_result ask_next(hrl_sentinel *s, hrl_node *node) {
+  if (node->asked >= s->n_sentinels || node->redirects >= HRL_REDIRECTS_MAX) {
+    return node->result;
+  }
+  if (hrl_sentinel_asks(s, node->target)) {
+    s->next = (node->target + 1) % s->n_sentinels;
+  }
+  node->target = (uint16_t)s->next;
+  node->asked++;
+  node->redirects++;
+  node->sent = false;
+  node->result = HRL_NODE_PENDING;
+  return HRL_NODE_REDIRECT;
+}
+
+static hrl_node_result failed(hrl_sentinel *s, hrl_node *node,
+                              hrl_node_result why) {
+  node->result = why;
+  return ask_next(s, node);
+}
+
+/* A sentinel's answer: [host, port] of the primary, nil for a service it
+ * does not know, or an error. */
+static hrl_node_result sentinel_answer(hrl_sentinel *s, hrl_node *node,
+                                       const hrl_reply *r) {
+  const char *label = s->nodes.at[node->target].label;
+  if (r->type == HRL_REPLY_ARRAY && r->elements == 2 &&
+      r->element[0].type == HRL_REPLY_STRING &&
+      r->element[1].type == HRL_REPLY_STRING) {
+    long port = 0;
+    const hrl_reply *p = &r->element[1];
+    for (size_t k = 0; k < p->len; k++) {
+      port = p->str[k] >= '0' && p->str[k] <= '9' && port < 65536
+                 ? port * 10 + (p->str[k] - '0')
+                 : 70000;
+    }
+    int k = port >= 1 && port <= 65535 && r->element[0].len > 0
+                ? hrl_nodes_add(&s->nodes, r->element[0].str,
+                                r->element[0].len, (int)port)
+                : -1;
+    if (k < 0) {
+      hrl_detailf(node->msg, sizeof node->msg,
+                  "sentinel %s: a primary address that cannot be taken",
+                  label);
+      return failed(s, node, HRL_NODE_PROTOCOL);
+    }
+    s->next = node->target; /* it answered: ask it first next time */
+    s->primary = k;
+    node->target = (uint16_t)k;
+    node->redirects++;
+    node->sent = false;
+    return HRL_NODE_REDIRECT;
+  }
+  if (r->type == HRL_REPLY_ERROR) {
+    char text[HRL_NODE_MSG_MAX];
+    hrl_detail_copy_text(text, sizeof text, r->str, r->len);
+    hrl_detailf(node->msg, sizeof node->msg, "sentinel %s: %s", label, text);
+  } else {
+    hrl_detailf(node->msg, sizeof node->msg,
+                "sentinel %s: no primary known for service %s", label,
+                s->service);
+  }
+  return failed(s, node, HRL_NODE_SERVER);
+}
+
+hrl_node_result hrl_sentinel_reply(hrl_lock *lk, size_t i,
+                                   const hrl_reply *reply) {
+  hrl_sentinel *s = lk->cfg->masters[i].sentinel;
+  hrl_node *node = &lk->op.nodes[i];
+  if (hrl_sentinel_asks(s, node->target)) {
+    return sentinel_answer(s, node, reply);
+  }
+  /* A replica refuses writes: the primary moved (a failover), and the
+   * command did not run there. Ask the sentinels where it went. */
+  if (reply->type == HRL_REPLY_ERROR && reply->len >= 8 &&
+      memcmp(reply->str, "READONLY", 8) == 0) {
+    s->primary = -1;
+    hrl_detailf(node->msg, sizeof node->msg, "primary %s: %.*s",
+                s->nodes.at[node->target].label,
+                (int)(reply->len < 60 ? reply->len : 60), reply->str);
+    return failed(s, node, HRL_NODE_SERVER);
+  }
+  return HRL_NODE_OK;
+}
+
+hrl_node_result hrl_sentinel_failed(hrl_lock *lk, size_t i) {
+  hrl_sentinel *s = lk->cfg->masters[i].sentinel;
+  hrl_node *node = &lk->op.nodes[i];
+  bool asking = hrl_sentinel_asks(s, node->target);
+  char text[HRL_DETAIL_MAX];
+  hrl_detailf(text, sizeof text, "%s %s: %s", asking ? "sentinel" : "primary",
+              s->nodes.at[node->target].label, node->msg);
+  hrl_detailf(node->msg, sizeof node->msg, "%s", text);
+  if (node->result != HRL_NODE_UNREACHABLE) {
+    return node->result;
+  }
+  if (!asking) {
+    s->primary = -1; /* ask the sentinels again, in this round or the next */
+  }
+  /* A question to a sentinel may go to another one; the command itself
+   * only when it never went out (a timeout may hide a SET that ran). */
+  if (node->missed || (!asking && node->sent)) {
+    return node->result;
+  }
+  return ask_next(s, node);
+}

@@ -64,8 +64,8 @@ static void test_resolves_the_primary(void) {
   fixture fx;
   fixture_start(&fx, 2, "--sentinels 2");
   hrl_client *c = client_on((const char *[]){fx.sentinel_url}, 1);
-  CHECK(strncmp(hrl_client_master_label(c, 0), "hrl (sentinel 127.0.0.1:",
-                24) == 0);
+  CHECK(strncmp(hrl_client_master_label(c, 0),
+                "hrl (sentinel 127.0.0.1:", 24) == 0);
   hrl_master_info info;
   CHECK(hrl_client_master_info(c, 0, &info) && info.sentinel);
   CHECK_INT(info.port, fx.sentinel_port[0]);
@@ -92,8 +92,8 @@ static void test_resolves_the_primary(void) {
 
   /* A service no sentinel knows: every sentinel asked, and it is named. */
   char url[1100];
-  snprintf(url, sizeof url, "%.*s/nope", (int)(strrchr(fx.sentinel_url, '/') -
-                                                fx.sentinel_url),
+  snprintf(url, sizeof url, "%.*s/nope",
+           (int)(strrchr(fx.sentinel_url, '/') - fx.sentinel_url),
            fx.sentinel_url);
   c = client_on((const char *[]){url}, 1);
   lk = lock_on(c, "st:nope");

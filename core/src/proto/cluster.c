@@ -180,7 +180,12 @@ hrl_node_result hrl_cluster_failed(hrl_lock *lk, size_t i) {
   if (node->result != HRL_NODE_UNREACHABLE) {
     return node->result;
   }
-  hrl_cluster_node_failed(c, failed_node);
+  /* A command out and unanswered (a paused node) stays where it is: the
+   * next rounds go there too, behind it, so that a release queued after a
+   * SET runs after it. Otherwise the node is forgotten. */
+  if (!(node->missed && node->sent)) {
+    hrl_cluster_node_failed(c, failed_node);
+  }
   /* Nothing went out to it (a refused connect): another node answers, or
    * says who serves the slot now (a failover, a node gone). A command that
    * went out, or timed out, may have run: never resent elsewhere. */

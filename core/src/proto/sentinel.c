@@ -84,13 +84,12 @@ static hrl_node_result sentinel_answer(hrl_sentinel *s, hrl_node *node,
                  : 70000;
     }
     int k = port >= 1 && port <= 65535 && r->element[0].len > 0
-                ? hrl_nodes_add(&s->nodes, r->element[0].str,
-                                r->element[0].len, (int)port)
+                ? hrl_nodes_add(&s->nodes, r->element[0].str, r->element[0].len,
+                                (int)port)
                 : -1;
     if (k < 0) {
       hrl_detailf(node->msg, sizeof node->msg,
-                  "sentinel %s: a primary address that cannot be taken",
-                  label);
+                  "sentinel %s: a primary address that cannot be taken", label);
       return failed(s, node, HRL_NODE_PROTOCOL);
     }
     s->next = node->target; /* it answered: ask it first next time */
@@ -143,8 +142,11 @@ hrl_node_result hrl_sentinel_failed(hrl_lock *lk, size_t i) {
   if (node->result != HRL_NODE_UNREACHABLE) {
     return node->result;
   }
-  if (!asking) {
-    s->primary = -1; /* ask the sentinels again, in this round or the next */
+  /* Ask the sentinels again, in this round or the next; but a command out
+   * and unanswered (a paused primary) keeps its primary, so that a release
+   * queued after a SET goes behind it on the same connection. */
+  if (!asking && !(node->missed && node->sent)) {
+    s->primary = -1;
   }
   /* A question to a sentinel may go to another one; the command itself
    * only when it never went out (a timeout may hide a SET that ran). */

@@ -57,24 +57,27 @@ def test_moved_and_ask(ngx, cluster3):
     name = unique("ngx-cl")
     slot, home = cluster3.slot(name)
     to = home % 3 + 1
-    for _ in range(4):  # both workers learn the slot
-        assert lock(ngx, name).status == 200
+    conn = ngx.connect()  # kept alive: one worker, whose slot map is known
     try:
+        assert lock(ngx, name, conn=conn).status == 200  # it learns the slot
         cluster3.migrate(slot, to, "begin")
         asking = stat(cluster3, to, "commandstats", "cmdstat_asking")
-        r = lock(ngx, name, keep="1")  # no key on `home`: ASK
+        r = lock(ngx, name, conn=conn, keep="1")  # no key on `home`: ASK
         assert r.status == 200, r.body
         assert stat(cluster3, to, "commandstats", "cmdstat_asking") > asking
         assert has_key(cluster3, to, name) and not has_key(cluster3, home, name)
         cluster3.migrate(slot, to, "keys")
         cluster3.migrate(slot, to, "end")
-        assert lock(ngx, name).status == 409  # kept: held
+        moved = stat(cluster3, home, "errorstats", "errorstat_MOVED")
+        assert lock(ngx, name, conn=conn).status == 409  # kept: held
+        assert stat(cluster3, home, "errorstats", "errorstat_MOVED") > moved
         cluster3.redis(to).delete(name)
         moved = stat(cluster3, home, "errorstats", "errorstat_MOVED")
-        for _ in range(4):
-            assert lock(ngx, name).status == 200
-        assert stat(cluster3, home, "errorstats", "errorstat_MOVED") > moved
+        for _ in range(4):  # learnt: straight to `to`
+            assert lock(ngx, name, conn=conn).status == 200
+        assert stat(cluster3, home, "errorstats", "errorstat_MOVED") == moved
     finally:
+        conn.close()
         cluster3.migrate(slot, home)
     assert count(cluster3, name) == 0
 

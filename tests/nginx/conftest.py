@@ -280,6 +280,21 @@ def sentinels():
     s.stop()
 
 
+# The ACL rules docs/DEPLOYMENTS.md gives, for the key prefix "locks:".
+LOCK_RULES = (
+    "resetkeys ~locks:* resetchannels -@all "
+    "+set +eval +evalsha +get +del +pexpire"
+)
+
+
+@pytest.fixture(scope="session")
+def acl_server():
+    """A master whose user locker (password pw) has only a lock's rights."""
+    s = Servers(1, "--acl-user", "locker:pw", "--acl-rules", LOCK_RULES)
+    yield s
+    s.stop()
+
+
 @pytest.fixture(scope="session")
 def resolver():
     r = Resolver()
@@ -293,7 +308,7 @@ def by_name(url: str) -> str:
 
 @pytest.fixture(scope="session")
 def ngx(servers3, servers5, servers_pw, tls1, mtls1, tls_wrong_host,
-        tls_untrusted, resolver, cluster3, sentinels):  # fmt: skip
+        tls_untrusted, resolver, cluster3, sentinels, acl_server):  # fmt: skip
     tree = os.environ.get("HRL_NGX_TREE")
     if not tree:
         pytest.fail("HRL_NGX_TREE is not set: run tests/nginx/run.sh")
@@ -325,6 +340,7 @@ def ngx(servers3, servers5, servers_pw, tls1, mtls1, tls_wrong_host,
             "HRL_NGX_MTLS_DIR": mtls1.tls_dir,
             "HRL_NGX_CLUSTER": cluster3.cluster_url,
             "HRL_NGX_SENTINEL": sentinels.sentinel_url,
+            "HRL_NGX_ACL": f"redis://locker:pw@127.0.0.1:{acl_server.ports[0]}",
         },
         resolver=resolver.port,
         trusted=str(bundle),

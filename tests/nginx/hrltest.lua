@@ -118,6 +118,13 @@ local CONFIGS = {
   cluster = function() return { os.getenv("HRL_NGX_CLUSTER") }, TOLERANT end,
   -- a Sentinel-managed primary (tests/nginx/test_sentinel.py)
   sentinel = function() return { os.getenv("HRL_NGX_SENTINEL") }, TOLERANT end,
+  -- an ACL user with only a lock's rights on locks:* (tests/nginx/test_acl.py)
+  acl = function()
+    return { os.getenv("HRL_NGX_ACL") }, with(TOLERANT, { key_prefix = "locks:" })
+  end,
+  acl_other = function()
+    return { os.getenv("HRL_NGX_ACL") }, with(TOLERANT, { key_prefix = "other:" })
+  end,
   mtls_missing = function()
     return { os.getenv("HRL_NGX_MTLS") }, with(TOLERANT,
       { ssl_certfile = "/nonexistent/client.crt" })

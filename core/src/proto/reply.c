@@ -3,7 +3,10 @@
  *   script   :1  -> ok          :0  -> refused (the key is not ours)
  *            -NOSCRIPT -> send again with EVAL
  *            -WRONGTYPE -> refused (the key exists and is not a lock of ours)
- *   any      -NOAUTH / -WRONGPASS / -NOPERM -> auth;  other errors -> server
+ *   any      -NOAUTH / -WRONGPASS / -NOPERM -> auth, and so is a script's
+ *            command the ACL user may not run (Redis 7.0 says "ERR The user
+ *            executing the script can't run this command ...");
+ *            other errors -> server
  *            anything else -> protocol error
  */
 #include "reply.h"
@@ -18,11 +21,23 @@ static bool has_prefix(const hrl_reply *r, const char *prefix) {
          (r->len == n || r->str[n] == ' ');
 }
 
+/* Whether the text of r contains word. */
+static bool contains(const hrl_reply *r, const char *word) {
+  size_t n = strlen(word);
+  for (size_t i = 0; i + n <= r->len; i++) {
+    if (memcmp(r->str + i, word, n) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 static hrl_node_result classify_error(const hrl_reply *r, char *message,
                                       size_t size) {
   hrl_detail_copy_text(message, size, r->str, r->len);
   if (has_prefix(r, "NOAUTH") || has_prefix(r, "WRONGPASS") ||
-      has_prefix(r, "NOPERM")) {
+      has_prefix(r, "NOPERM") ||
+      (has_prefix(r, "ERR") && contains(r, "can't run this command"))) {
     return HRL_NODE_AUTH;
   }
   return HRL_NODE_SERVER;

@@ -1,0 +1,58 @@
+"""An ACL user allowed only what a lock needs (docs/DEPLOYMENTS.md, "ACL
+users"), through redis://user:password@...: the documented rules are
+enough for acquire, extend and release (EVAL after NOSCRIPT too); a key
+outside the pattern, or a command the rules leave out, is an
+AuthenticationError-like LockError naming it."""
+
+from __future__ import annotations
+
+import pytest
+from pytest_redis import TOLERANT
+from redis_fixture import Servers
+
+import hiredlock
+
+# The line DEPLOYMENTS.md gives, for the key prefix "locks:".
+LOCK_RULES = (
+    "resetkeys ~locks:* resetchannels -@all "
+    "+set +eval +evalsha +get +del +pexpire"
+)
+
+
+@pytest.fixture(scope="module")
+def acl_server():
+    s = Servers(1, "--acl-user", "locker:pw", "--acl-rules", LOCK_RULES)
+    yield s
+    s.stop()
+
+
+def client(server, prefix="locks:"):
+    url = f"redis://locker:pw@127.0.0.1:{server.ports[0]}"
+    return hiredlock.Client(url, key_prefix=prefix, **TOLERANT)
+
+
+def test_the_documented_rules_are_enough(acl_server, name):
+    lk = client(acl_server).lock(name)
+    for flush in (False, True, False):
+        with lk:
+            assert acl_server.get(1, "locks:" + name) == lk.token.encode()
+            lk.extend(20)
+            if flush:
+                acl_server.redis(1).script_flush()  # NOSCRIPT, then EVAL
+    assert acl_server.count("locks:" + name) == 0
+
+
+def test_outside_the_key_pattern(acl_server, name):
+    with pytest.raises(hiredlock.LockError, match="^authentication failed: .*NOPERM"):
+        client(acl_server, "other:").lock(name).acquire(blocking=False)
+
+
+def test_a_command_left_out(acl_server, name):
+    acl_server.redis(1).execute_command("ACL", "SETUSER", "locker", "-pexpire")
+    try:
+        lk = client(acl_server).lock(name)
+        with lk:
+            with pytest.raises(hiredlock.LockError, match="can't run this command"):
+                lk.extend()
+    finally:
+        acl_server.redis(1).execute_command("ACL", "SETUSER", "locker", "+pexpire")

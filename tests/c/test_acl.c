@@ -10,7 +10,7 @@
 
 /* The line DEPLOYMENTS.md gives, for the key prefix "locks:". */
 #define LOCK_RULES                                                             \
-  "resetkeys ~locks:* resetchannels -@all +set +eval +evalsha +get +del "     \
+  "resetkeys ~locks:* resetchannels -@all +set +eval +evalsha +get +del "      \
   "+pexpire"
 
 static hrl_client *client_as(const char *url, const char *prefix) {

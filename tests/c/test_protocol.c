@@ -1,6 +1,6 @@
 /* Unit tests of the sans-I/O protocol without Redis: command bytes, reply
- * meanings, the RESP reader, and the Redlock state machine driven by a fake
- * transport with a fake clock. */
+ * meanings, and the Redlock state machine driven by a fake transport with a
+ * fake clock (the RESP reader: test_parser.c). */
 #include <stdlib.h>
 
 #include "check.h"
@@ -25,6 +25,14 @@ static hrl_reply int_reply(long long v) {
 static hrl_reply nil_reply(void) {
   hrl_reply r = {.type = HRL_REPLY_NIL};
   return r;
+}
+static void reply_ok(hrl_lock *lk, size_t i) {
+  hrl_reply r = status_reply("OK");
+  hrl_proto_reply(lk, i, &r);
+}
+static void reply_int(hrl_lock *lk, size_t i, long long v) {
+  hrl_reply r = int_reply(v);
+  hrl_proto_reply(lk, i, &r);
 }
 
 typedef struct env {
@@ -243,17 +251,14 @@ static void test_acquire_fails_fast_without_quorum(void) {
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, HRL_WAIT_FOREVER, 0),
                HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
-  hrl_proto_reply(
-      e.lk, 0, &(hrl_reply){.type = HRL_REPLY_STATUS, .str = "OK", .len = 2});
-  hrl_proto_reply(
-      e.lk, 1, &(hrl_reply){.type = HRL_REPLY_STATUS, .str = "OK", .len = 2});
+  reply_ok(e.lk, 0);
+  reply_ok(e.lk, 1);
   hrl_proto_fail(e.lk, 2, HRL_NODE_UNREACHABLE, "Connection refused");
   hrl_proto_fail(e.lk, 3, HRL_NODE_UNREACHABLE, "timeout after 50 ms");
   /* Master 5 never reported: counts as unreachable. */
   CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_ROUND); /* cleanup */
   for (size_t i = 0; i < 5; i++) {
-    hrl_proto_reply(e.lk, i,
-                    &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = 1});
+    reply_int(e.lk, i, 1);
   }
   CHECK_INT(hrl_proto_step(e.lk, 2000, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_ECONNECT);
@@ -304,8 +309,7 @@ static void hold(env e, size_t n, int64_t t) {
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
   for (size_t i = 0; i < n; i++) {
-    hrl_proto_reply(
-        e.lk, i, &(hrl_reply){.type = HRL_REPLY_STATUS, .str = "OK", .len = 2});
+    reply_ok(e.lk, i);
   }
   CHECK_INT(hrl_proto_step(e.lk, t + 100, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_OK);
@@ -350,10 +354,8 @@ static void test_release_outcomes(void) {
   hold(e, 5, t);
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
-  hrl_proto_reply(e.lk, 0,
-                  &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = 1});
-  hrl_proto_reply(e.lk, 1,
-                  &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = 0});
+  reply_int(e.lk, 0, 1);
+  reply_int(e.lk, 1, 0);
   for (size_t i = 2; i < 5; i++) {
     hrl_proto_fail(e.lk, i, HRL_NODE_UNREACHABLE, "timeout after 50 ms");
   }
@@ -403,15 +405,11 @@ static void test_release_judged_on_granting_masters(void) {
    * had it say 0: undecided, so a transport error, and still held. */
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
-  hrl_proto_reply(e.lk, 0,
-                  &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = 1});
-  hrl_proto_reply(e.lk, 1,
-                  &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = 1});
+  reply_int(e.lk, 0, 1);
+  reply_int(e.lk, 1, 1);
   hrl_proto_fail(e.lk, 2, HRL_NODE_UNREACHABLE, "timeout after 50 ms");
-  hrl_proto_reply(e.lk, 3,
-                  &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = 0});
-  hrl_proto_reply(e.lk, 4,
-                  &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = 0});
+  reply_int(e.lk, 3, 0);
+  reply_int(e.lk, 4, 0);
   CHECK_INT(hrl_proto_step(e.lk, t + 10, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_ECONNECT);
   CHECK_STR(hrl_lock_error(e.lk), "2 of 5 masters confirmed (3 needed); "
@@ -433,8 +431,7 @@ static void test_release_judged_on_granting_masters(void) {
   hold(e, 3, t);
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
-  hrl_proto_reply(e.lk, 0,
-                  &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = 0});
+  reply_int(e.lk, 0, 0);
   for (size_t i = 1; i < 5; i++) {
     hrl_proto_fail(e.lk, i, HRL_NODE_UNREACHABLE, "timeout");
   }
@@ -511,8 +508,7 @@ static void test_extend_outcomes(void) {
   /* A shorter TTL on masters that did not answer bounds what we keep. */
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_EXTEND, 1000, t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
-  hrl_proto_reply(e.lk, 0,
-                  &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = 1});
+  reply_int(e.lk, 0, 1);
   hrl_proto_fail(e.lk, 1, HRL_NODE_UNREACHABLE, "timeout");
   hrl_proto_fail(e.lk, 2, HRL_NODE_UNREACHABLE, "timeout");
   CHECK_INT(hrl_proto_step(e.lk, t + 1000, &s), HRL_STEP_DONE);
@@ -562,116 +558,6 @@ static void test_protocol_misuse(void) {
   free_env(e);
 }
 
-static int next_of(hrl_parser *p, hrl_reply *r) {
-  return hrl_parser_next(p, r);
-}
-
-static void test_parser_fragments(void) {
-  const char stream[] = "+OK\r\n$-1\r\n:1\r\n:-42\r\n-NOSCRIPT No matching\r\n"
-                        "$5\r\nab\r\nc\r\n*-1\r\n$0\r\n\r\n";
-  /* Every split of the stream into two parts gives the same replies. */
-  for (size_t cut = 0; cut <= sizeof stream - 1; cut++) {
-    hrl_parser *p = hrl_parser_new();
-    hrl_reply r;
-    int got = 0;
-    CHECK_STATUS(hrl_parser_feed(p, stream, cut), HRL_OK);
-    while (next_of(p, &r) == 1) {
-      got++;
-    }
-    CHECK_STATUS(hrl_parser_feed(p, stream + cut, sizeof stream - 1 - cut),
-                 HRL_OK);
-    int rc;
-    while ((rc = next_of(p, &r)) == 1) {
-      got++;
-    }
-    CHECK_INT(rc, 0);
-    CHECK_INT(got, 8);
-    hrl_parser_free(p);
-  }
-  hrl_parser *p = hrl_parser_new();
-  hrl_reply r;
-  for (const char *c = stream; *c; c++) {
-    CHECK_STATUS(hrl_parser_feed(p, c, 1), HRL_OK);
-    if (next_of(p, &r) == 1) {
-      if (r.type == HRL_REPLY_STRING && r.len == 5) {
-        CHECK(memcmp(r.str, "ab\r\nc", 5) == 0);
-      }
-      if (r.type == HRL_REPLY_INTEGER && r.integer < 0) {
-        CHECK_INT(r.integer, -42);
-      }
-    }
-  }
-  hrl_parser_free(p);
-}
-
-/* A Sentinel's answer: a flat array, whole or not yet, nil as *-1. */
-static void test_parser_arrays(void) {
-  const char *wire = "*2\r\n$9\r\n127.0.0.1\r\n$4\r\n6379\r\n*-1\r\n*0\r\n";
-  size_t whole = strlen(wire);
-  hrl_parser *p = hrl_parser_new();
-  hrl_reply r;
-  for (size_t k = 0; k < 28; k++) { /* byte by byte: nothing before the end */
-    CHECK_STATUS(hrl_parser_feed(p, wire + k, 1), HRL_OK);
-    CHECK_INT(hrl_parser_next(p, &r), 0);
-  }
-  CHECK_STATUS(hrl_parser_feed(p, wire + 28, whole - 28), HRL_OK);
-  CHECK_INT(hrl_parser_next(p, &r), 1);
-  CHECK(r.type == HRL_REPLY_ARRAY && r.elements == 2);
-  CHECK(r.element[0].type == HRL_REPLY_STRING && r.element[0].len == 9 &&
-        memcmp(r.element[0].str, "127.0.0.1", 9) == 0);
-  CHECK(r.element[1].type == HRL_REPLY_STRING && r.element[1].len == 4);
-  CHECK_INT(hrl_parser_next(p, &r), 1);
-  CHECK(r.type == HRL_REPLY_NIL);
-  CHECK_INT(hrl_parser_next(p, &r), 1);
-  CHECK(r.type == HRL_REPLY_ARRAY && r.elements == 0);
-  CHECK_INT(hrl_parser_next(p, &r), 0);
-  hrl_parser_free(p);
-}
-
-static void test_parser_hostile(void) {
-  static const char *const bad[] = {
-      "*1\r\n*1\r\n:1\r\n",        /* nested arrays are never our replies */
-      "*9\r\n",                    /* nor long ones */
-      "$99999999999\r\n",          /* huge bulk */
-      "$-2\r\n",                   /* negative length */
-      ":12x\r\n",                  /* bad integer */
-      ":99999999999999999999\r\n", /* overflow */
-      "$3\r\nabcd\r\n",            /* bulk without its CRLF */
-      "?\r\n",                     /* unknown type */
-      "#t\r\n",                    /* RESP3 boolean */
-      "+O\rK\r\n",                 /* CR inside a line */
-      ":\r\n",                     /* empty integer */
-  };
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    hrl_parser *p = hrl_parser_new();
-    hrl_reply r;
-    CHECK_STATUS(hrl_parser_feed(p, bad[i], strlen(bad[i])), HRL_OK);
-    int rc = hrl_parser_next(p, &r);
-    if (rc != -1) {
-      fprintf(stderr, "hostile input %zu accepted: %d\n", i, rc);
-      check_failures++;
-    }
-    /* Broken stays broken. */
-    CHECK_INT(hrl_parser_next(p, &r), -1);
-    CHECK_STATUS(hrl_parser_feed(p, "+OK\r\n", 5), HRL_EPROTOCOL);
-    hrl_parser_free(p);
-  }
-  /* An endless line without CRLF is cut off rather than buffered forever. */
-  hrl_parser *p = hrl_parser_new();
-  char junk[4096];
-  memset(junk, 'x', sizeof junk);
-  junk[0] = '+';
-  hrl_status st = HRL_OK;
-  hrl_reply r;
-  int rc = 0;
-  for (int i = 0; i < 64 && st == HRL_OK && rc == 0; i++) {
-    st = hrl_parser_feed(p, junk, sizeof junk);
-    rc = st == HRL_OK ? hrl_parser_next(p, &r) : -1;
-  }
-  CHECK(rc == -1 || st == HRL_EPROTOCOL);
-  hrl_parser_free(p);
-}
-
 int main(void) {
   RUN(test_command_bytes);
   RUN(test_handshake);
@@ -685,8 +571,5 @@ int main(void) {
   RUN(test_extend_outcomes);
   RUN(test_round_settled);
   RUN(test_protocol_misuse);
-  RUN(test_parser_fragments);
-  RUN(test_parser_arrays);
-  RUN(test_parser_hostile);
   return finish_tests("test_protocol");
 }

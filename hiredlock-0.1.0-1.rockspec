@@ -65,6 +65,7 @@ build = {
         "core/src/proto/reply.c",
         "core/src/proto/resp.c",
         "core/src/proto/status.c",
+        "core/src/proto/stream.c",
         "core/src/proto/url.c",
       },
       incdirs = {

@@ -109,7 +109,7 @@ os.makedirs(BUILD_DIR, exist_ok=True)
 setup(
     version=read_version(),
     package_dir={"": "python"},
-    packages=["hiredlock"],
+    packages=["hiredlock", "hiredlock.asyncio"],
     package_data={"hiredlock": ["py.typed", "*.pyi"]},
     ext_modules=[extension()],
     options={

@@ -35,6 +35,7 @@ typedef struct hrlpy_link {
 typedef struct hrlpy_state {
   PyTypeObject *client_type;
   PyTypeObject *lock_type;
+  PyTypeObject *stream_type;
   PyObject *lock_error;       /* hiredlock.LockError(Exception) */
   PyObject *not_acquired;     /* NotAcquired(LockError, TimeoutError) */
   PyObject *not_owned;        /* NotOwned(LockError) */
@@ -165,6 +166,20 @@ typedef struct hrlpy_view {
   char token[HRL_TOKEN_LEN + 1];
 } hrlpy_view;
 void hrlpy_gate_view(hrlpy_lock *self, hrlpy_view *out);
+
+/* proto.c: the sans-I/O protocol for Python drivers (see there): Lock
+ * methods, the Stream type and the module's STREAM_* constants. */
+PyObject *hrlpy_wait_of(PyObject *op, PyObject *const *args, Py_ssize_t nargs);
+PyObject *hrlpy_begin_acquire(PyObject *op, PyObject *arg);
+PyObject *hrlpy_begin_release(PyObject *op, PyObject *unused);
+PyObject *hrlpy_begin_extend(PyObject *op, PyObject *ttl);
+PyObject *hrlpy_step(PyObject *op, PyObject *unused);
+PyObject *hrlpy_fail(PyObject *op, PyObject *const *args, Py_ssize_t nargs);
+PyObject *hrlpy_missed(PyObject *op, PyObject *const *args, Py_ssize_t nargs);
+PyObject *hrlpy_skippable(PyObject *op, PyObject *arg);
+PyObject *hrlpy_cancel(PyObject *op, PyObject *unused);
+extern PyType_Spec hrlpy_stream_spec;
+int hrlpy_proto_constants(PyObject *module);
 
 /* fork.c: the lists of live handles and the after-fork reset. */
 void hrlpy_link_init(hrlpy_link *head);

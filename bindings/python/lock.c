@@ -388,6 +388,17 @@ static PyMethodDef lock_methods[] = {
     {"locked", lock_locked, METH_NOARGS,
      "locked() -> bool\n\n"
      "True while this object holds the lock with validity left. No I/O."},
+    /* The sans-I/O protocol, for hiredlock.asyncio (proto.c). */
+    {"_wait_ms", (PyCFunction)(void (*)(void))hrlpy_wait_of, METH_FASTCALL,
+     NULL},
+    {"_begin_acquire", hrlpy_begin_acquire, METH_O, NULL},
+    {"_begin_release", hrlpy_begin_release, METH_NOARGS, NULL},
+    {"_begin_extend", hrlpy_begin_extend, METH_O, NULL},
+    {"_step", hrlpy_step, METH_NOARGS, NULL},
+    {"_fail", (PyCFunction)(void (*)(void))hrlpy_fail, METH_FASTCALL, NULL},
+    {"_missed", (PyCFunction)(void (*)(void))hrlpy_missed, METH_FASTCALL, NULL},
+    {"_skippable", hrlpy_skippable, METH_O, NULL},
+    {"_cancel", hrlpy_cancel, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 

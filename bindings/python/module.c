@@ -75,6 +75,13 @@ static int core_exec(PyObject *module) {
   if (st->lock_type == NULL || PyModule_AddType(module, st->lock_type) < 0) {
     return -1;
   }
+  st->stream_type = (PyTypeObject *)PyType_FromModuleAndSpec(
+      module, &hrlpy_stream_spec, NULL);
+  if (st->stream_type == NULL ||
+      PyModule_AddType(module, st->stream_type) < 0 ||
+      hrlpy_proto_constants(module) < 0) {
+    return -1;
+  }
   if (hrlpy_errors_init(module, st) < 0 ||
       PyModule_AddStringConstant(module, "__version__", HIREDLOCK_VERSION) <
           0 ||
@@ -90,6 +97,7 @@ static int core_traverse(PyObject *module, visitproc visit, void *arg) {
   hrlpy_state *st = PyModule_GetState(module);
   Py_VISIT(st->client_type);
   Py_VISIT(st->lock_type);
+  Py_VISIT(st->stream_type);
   Py_VISIT(st->lock_error);
   Py_VISIT(st->not_acquired);
   Py_VISIT(st->not_owned);
@@ -101,6 +109,7 @@ static int core_clear(PyObject *module) {
   hrlpy_state *st = PyModule_GetState(module);
   Py_CLEAR(st->client_type);
   Py_CLEAR(st->lock_type);
+  Py_CLEAR(st->stream_type);
   Py_CLEAR(st->lock_error);
   Py_CLEAR(st->not_acquired);
   Py_CLEAR(st->not_owned);

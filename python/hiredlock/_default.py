@@ -17,7 +17,9 @@ _lock = threading.Lock()
 _client: Client | None = None
 
 
-def _urls_from_env() -> list[str]:
+def urls_from_env() -> list[str]:
+    """The masters of a default client: HIREDLOCK_URLS, HIREDLOCK_URL, or
+    the local default."""
     for var in ("HIREDLOCK_URLS", "HIREDLOCK_URL"):
         value = os.environ.get(var, "")
         urls = [url.strip() for url in value.split(",") if url.strip()]
@@ -35,7 +37,7 @@ def default_client() -> Client:
     global _client
     with _lock:
         if _client is None:
-            _client = Client(_urls_from_env())
+            _client = Client(urls_from_env())
         return _client
 
 
@@ -74,6 +76,4 @@ def synchronized(
     The client is looked up at each call, so the environment may be set up
     after the decorated function is defined.
     """
-    return synchronized_by(
-        lambda: lock(name, ttl, timeout=timeout, blocking=blocking)
-    )
+    return synchronized_by(lambda: lock(name, ttl, timeout=timeout, blocking=blocking))

@@ -46,20 +46,12 @@ class Lock(_core.Lock):
     ) -> None:
         try:
             self.release()
-        except NotOwned as lost:
-            if exc is None:
-                raise NotOwned(
-                    f"{lost}: lock {self.name!r} was lost before its with block ended"
-                ) from lost
-            _note(
-                exc,
-                f"hiredlock: lock {self.name!r} was lost before the "
-                f"with block ended ({lost})",
-            )
-        except Exception as failed:
-            if exc is None:
+        except Exception as failure:
+            error = exit_error(self.name, exc, failure)
+            if error is failure:
                 raise
-            _note(exc, f"hiredlock: releasing lock {self.name!r} failed: {failed}")
+            if error is not None:
+                raise error from failure
 
     def __repr__(self) -> str:
         state = f"held validity={self.validity:.3f}" if self.locked() else "unheld"
@@ -67,6 +59,31 @@ class Lock(_core.Lock):
             f"<{type(self).__module__}.{type(self).__qualname__} "
             f"name={self.name!r} ttl={self.ttl:g} {state}>"
         )
+
+
+def exit_error(
+    name: object, exc: BaseException | None, failure: Exception
+) -> BaseException | None:
+    """The one policy for leaving a ``with`` block (sync and asyncio) whose
+    release failed with ``failure``: what to raise (chained to failure), or
+    None. A lock lost before the block ended raises NotOwned; a
+    release that failed otherwise raises as it is. Neither ever replaces
+    the block's own exception ``exc``: it gets a note instead."""
+    if isinstance(failure, NotOwned):
+        if exc is None:
+            return NotOwned(
+                f"{failure}: lock {name!r} was lost before its with block ended"
+            )
+        _note(
+            exc,
+            f"hiredlock: lock {name!r} was lost before the with block "
+            f"ended ({failure})",
+        )
+        return None
+    if exc is None:
+        return failure
+    _note(exc, f"hiredlock: releasing lock {name!r} failed: {failure}")
+    return None
 
 
 F = TypeVar("F", bound=Callable[..., object])

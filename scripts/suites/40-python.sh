@@ -5,8 +5,10 @@ suite_summary='^=* ?[0-9]+ (passed|failed).* in [0-9.]+s'
 suite_run() {
   local root run_dir rc
   root=$(pwd)
-  # pytest, and redis-py for the interop tests with redis-py's Lock.
-  quiet scripts/pip-install.sh pytest=pytest redis=redis || return 1
+  # pytest, redis-py for the interop tests with redis-py's Lock, and for
+  # hiredlock.asyncio pytest-asyncio and uvloop.
+  quiet scripts/pip-install.sh pytest=pytest redis=redis \
+    pytest_asyncio=pytest-asyncio uvloop=uvloop || return 1
   run_dir=$(mktemp -d)
   (cd "$run_dir" && python3 -m pytest -p no:cacheprovider -q "$root/tests/python")
   rc=$?

@@ -168,6 +168,15 @@ HRL_API const char *hrl_proto_late_command(const hrl_lock *lock, size_t i,
 HRL_API bool hrl_proto_skippable(const hrl_lock *lock, size_t i);
 
 /**
+ * Ends an acquire that is between attempts (its last step was
+ * HRL_STEP_SLEEP) with HRL_ECANCELLED: its failed attempt was cleaned up
+ * already, so no key is left. In any other phase it does nothing: finish
+ * the round first (a cancelled driver still completes the round it is in,
+ * and releases a lock it got).
+ */
+HRL_API void hrl_proto_cancel(hrl_lock *lock);
+
+/**
  * The commands a new connection to master i needs first (AUTH, SELECT),
  * pipelined; *len their size (0 when none) and *replies how many replies
  * they produce. The bytes live as long as the client.
@@ -186,12 +195,81 @@ HRL_API hrl_node_result hrl_proto_handshake_reply(const hrl_client *client,
                                                   char *message,
                                                   size_t message_size);
 
+/*
+ * One connection to one master, for drivers that move the bytes: the
+ * rules about a byte stream (handshake first, owed replies dropped in
+ * order, NOSCRIPT resends, when a connection that missed a deadline may be
+ * kept) held here, so that a driver writes no rule of its own. A driver
+ * keeps one stream per connection and, in each round:
+ *
+ *   bytes = hrl_stream_start(s, lock, i, new_connection, &len); write them;
+ *   on data: a = hrl_stream_feed(s, lock, i, data, n, &out, &out_len):
+ *     HRL_STREAM_MORE   keep reading
+ *     HRL_STREAM_SEND   write out, keep reading
+ *     HRL_STREAM_DONE   master i has its result; the connection may be kept
+ *     HRL_STREAM_CLOSE  master i failed (already recorded); close it
+ *   at the deadline: a = hrl_stream_expire(s, lock, i, message, &out, &n):
+ *     write out if any, then DONE: keep the connection (it owes replies),
+ *     CLOSE: close it
+ *   once hrl_proto_skippable(lock, i): a = hrl_stream_skip(s, lock, i),
+ *     DONE or CLOSE as above
+ *   an I/O error: hrl_proto_fail(lock, i, HRL_NODE_UNREACHABLE, why), close
+ *     (a kept connection that broke before any reply in this round,
+ *     hrl_stream_replied() false, was closed by the server while idle: the
+ *     command never ran, and the driver may retry on a new connection once)
+ */
+typedef struct hrl_stream hrl_stream;
+
+typedef enum hrl_stream_action {
+  HRL_STREAM_MORE,
+  HRL_STREAM_SEND,
+  HRL_STREAM_DONE,
+  HRL_STREAM_CLOSE
+} hrl_stream_action;
+
+/** A stream for a new connection, or NULL when out of memory. */
+HRL_API hrl_stream *hrl_stream_new(void);
+HRL_API void hrl_stream_free(hrl_stream *stream);
+
+/**
+ * Starts master i's part of the current round on this stream: the bytes to
+ * write (*len their size). fresh: the connection is new (opened for this
+ * round, or replacing one): its handshake goes first, alone, when the
+ * master's URL asks for one.
+ */
+HRL_API const char *hrl_stream_start(hrl_stream *stream, hrl_lock *lock,
+                                     size_t i, bool fresh, size_t *len);
+
+/** Feeds bytes read from the connection; see above for the actions. */
+HRL_API hrl_stream_action hrl_stream_feed(hrl_stream *stream, hrl_lock *lock,
+                                          size_t i, const char *data,
+                                          size_t len, const char **out,
+                                          size_t *out_len);
+
+/** The round's deadline passed for master i (message: why, for users). */
+HRL_API hrl_stream_action hrl_stream_expire(hrl_stream *stream, hrl_lock *lock,
+                                            size_t i, const char *message,
+                                            const char **out, size_t *out_len);
+
+/** The round stops waiting for master i (hrl_proto_skippable). */
+HRL_API hrl_stream_action hrl_stream_skip(hrl_stream *stream, hrl_lock *lock,
+                                          size_t i);
+
+/** Whether any reply arrived on the stream in this round. */
+HRL_API bool hrl_stream_replied(const hrl_stream *stream);
+
+/** Replies the connection still owes for earlier rounds' commands. */
+HRL_API uint32_t hrl_stream_owed(const hrl_stream *stream);
+
 /** Incremental RESP reader for byte-stream transports. */
 typedef struct hrl_parser hrl_parser;
 
 /** A new reader, or NULL when out of memory. */
 HRL_API hrl_parser *hrl_parser_new(void);
 HRL_API void hrl_parser_free(hrl_parser *parser);
+
+/** Forgets every byte fed so far (a new connection). */
+HRL_API void hrl_parser_reset(hrl_parser *parser);
 
 /** Appends received bytes. HRL_ENOMEM or HRL_EPROTOCOL on failure. */
 HRL_API hrl_status hrl_parser_feed(hrl_parser *parser, const char *buf,

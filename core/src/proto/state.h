@@ -139,7 +139,4 @@ uint32_t hrl_min_ttl_ms(const hrl_config *cfg);
 /* redlock.c: whether lock is held with validity left at now_us. */
 bool hrl_lock_held_at(const hrl_lock *lock, int64_t now_us);
 
-/* redlock.c: ends an acquire that is sleeping between attempts. */
-void hrl_proto_cancel(hrl_lock *lock);
-
 #endif

@@ -1,0 +1,199 @@
+"""The asyncio Lock: the same algorithm, messages and wire format as the
+sync one (the core's protocol, driven over asyncio transports)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Callable
+
+from .. import _core
+from .._core import LockError, NotAcquired
+from .._lock import exit_error
+from ._driver import Progress
+
+if TYPE_CHECKING:
+    from ._client import Client
+
+
+class Lock:
+    """A named distributed lock for asyncio code; see
+    :meth:`hiredlock.asyncio.Client.lock`.
+
+    ``await acquire(blocking=True, timeout=-1)`` follows
+    :class:`threading.Lock` (and the sync :class:`hiredlock.Lock`): it
+    returns ``True`` when held and ``False`` when others held it for the
+    whole wait. A task cancelled while acquiring leaves no key on any
+    master: the round in flight finishes and a lock it got is released
+    before the cancellation goes on.
+    """
+
+    __slots__ = ("_client", "_core", "_free", "_gate")
+
+    def __init__(
+        self,
+        client: Client,
+        name: str | bytes,
+        ttl: float,
+        *,
+        timeout: float = -1,
+        blocking: bool = True,
+        **options: Any,
+    ) -> None:
+        self._client = client
+        self._core = _core.Lock(
+            client._core, name, ttl, timeout=timeout, blocking=blocking, **options
+        )
+        self._gate: asyncio.Lock | None = None  # one operation at a time
+        self._free: asyncio.Event | None = None  # set when not held here
+
+    # What the object knows, no I/O.
+    def locked(self) -> bool:
+        """True while this object holds the lock with validity left."""
+        return self._core.locked()
+
+    @property
+    def validity(self) -> float:
+        return self._core.validity
+
+    @property
+    def token(self) -> str | None:
+        return self._core.token
+
+    @property
+    def ttl(self) -> float:
+        return self._core.ttl
+
+    @property
+    def name(self) -> str | bytes:
+        return self._core.name
+
+    @property
+    def key(self) -> bytes:
+        return self._core.key
+
+    @property
+    def timeout(self) -> float:
+        return self._core.timeout
+
+    @property
+    def blocking(self) -> bool:
+        return self._core.blocking
+
+    @property
+    def client(self) -> Client:
+        return self._client
+
+    # Operations.
+    async def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        """Acquires the lock; see the class documentation."""
+        core = self._core
+        wait_ms = core._wait_ms(blocking, timeout)  # checked as sync acquire
+        loop = asyncio.get_running_loop()
+        deadline = None if wait_ms < 0 else loop.time() + wait_ms / 1000
+        if not await self._wait_until_free(blocking, deadline):
+            return False
+        async with self._lock_gate():
+            if deadline is not None:  # waiting for this object counts too
+                wait_ms = max(0, round((deadline - loop.time()) * 1000))
+            ok = await self._run(lambda: core._begin_acquire(wait_ms), True)
+        if ok:
+            self._freed().clear()
+        return ok
+
+    async def release(self) -> None:
+        """Releases the lock on every master; afterwards it is not held,
+        whatever happened. Raises NotOwned when it was lost (or not held),
+        ConnectionError when too few masters confirmed (call it again to
+        finish)."""
+        async with self._lock_gate():
+            try:
+                await self._run(self._core._begin_release)
+            finally:
+                self._freed().set()
+
+    async def extend(self, ttl: float | None = None) -> None:
+        """Resets the TTL on every master to ``ttl`` seconds (default: the
+        lock's own). Raises NotOwned when the lock was lost."""
+        async with self._lock_gate():
+            try:
+                await self._run(lambda: self._core._begin_extend(ttl))
+            finally:
+                if not self._core.locked():
+                    self._freed().set()
+
+    async def _run(self, begin: Callable[[], None], acquiring: bool = False) -> bool:
+        """Runs one operation of the core's protocol to its end. If the task
+        awaiting it is cancelled, the operation still gets to a point that
+        leaves nothing behind (a lock it got is released), and then the
+        cancellation goes on."""
+        begin()
+        progress = Progress()
+        driver = self._client._driver
+        try:
+            ok = await driver.operate(self._core, progress)
+        except LockError:
+            if progress.cancelled:  # "cancelled" at the sleep: it was asked
+                raise asyncio.CancelledError from None
+            raise
+        if progress.cancelled:
+            if acquiring and ok:
+                self._core._begin_release()
+                with contextlib.suppress(LockError):
+                    await driver.operate(self._core, Progress())
+            raise asyncio.CancelledError
+        return ok
+
+    async def _wait_until_free(self, blocking: bool, deadline: float | None) -> bool:
+        """Like a threading.Lock, a held object makes acquire() wait until
+        it is released or its validity runs out."""
+        loop = asyncio.get_running_loop()
+        while self._core.locked():
+            if not blocking:
+                return False
+            wait = self._core.validity + 0.001
+            if deadline is not None:
+                wait = min(wait, deadline - loop.time())
+                if wait <= 0:
+                    return False
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._freed().wait(), wait)
+        return True
+
+    def _lock_gate(self) -> asyncio.Lock:
+        if self._gate is None:
+            self._gate = asyncio.Lock()
+        return self._gate
+
+    def _freed(self) -> asyncio.Event:
+        if self._free is None:
+            self._free = asyncio.Event()
+            self._free.set()
+        return self._free
+
+    # async with
+    async def __aenter__(self) -> Lock:
+        if not await self.acquire(self.blocking, self.timeout):
+            wait = "one attempt" if not self.blocking else f"{self.timeout:g} s"
+            raise NotAcquired(f"timeout: lock {self.name!r} not acquired ({wait})")
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            await self.release()
+        except Exception as failure:
+            error = exit_error(self.name, exc, failure)
+            if error is failure:
+                raise
+            if error is not None:
+                raise error from failure
+
+    def __repr__(self) -> str:
+        state = f"held validity={self.validity:.3f}" if self.locked() else "unheld"
+        return f"<hiredlock.asyncio.Lock name={self.name!r} ttl={self.ttl:g} {state}>"

@@ -22,6 +22,7 @@ description = {
     format, same error texts, so a lock taken from one runtime excludes the
     others. Runs on Lua 5.1, LuaJIT 2.1 and Lua 5.4.
   ]],
+  license = "MIT",
   labels = { "redis", "lock", "redlock", "distributed" },
 }
 

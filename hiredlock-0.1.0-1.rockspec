@@ -1,8 +1,10 @@
 -- luarocks make                          (Lua 5.1; LuaJIT uses the same tree)
 -- luarocks --lua-version 5.4 make        (Lua 5.4)
--- Builds the C module hiredlock.core from bindings/lua/*.c and the C core
--- (core/src/*/*.c) in one shared object, linked with the system's hiredis, and
--- installs the Lua facade. The file lists below must follow core/src.
+-- Builds the C module hiredlock.core from bindings/lua/*.c and the C core in
+-- one shared object, linked with the system's hiredis, and installs the Lua
+-- facade. A rockspec cannot read files, so the core's list below repeats
+-- core/sources.txt; scripts/check-sources.py (make test) fails when they
+-- differ.
 rockspec_format = "3.0"
 package = "hiredlock"
 version = "0.1.0-1"

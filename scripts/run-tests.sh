@@ -4,20 +4,17 @@
 # when any suite failed.
 #   scripts/run-tests.sh [name...]     e.g. scripts/run-tests.sh c c-asan
 # A suite file defines suite_run (run from the repository root) and
-# suite_summary, a regex for the line that sums it up.
+# suite_summary, a regex for the line that sums it up; it may use the
+# functions of scripts/lib.sh (quiet, use_python_build, ...).
+# Every file the suites write goes under build/ (the logs to build/logs/),
+# or into temp dirs they remove: the checkout itself is left as it was.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-logs=build-logs
+source scripts/lib.sh
+logs=build/logs
 mkdir -p "$logs"
-
-# Runs a command, showing its output only when it fails (builds are noisy).
-quiet() {
-  local out
-  if ! out=$("$@" 2>&1); then
-    echo "$out"
-    return 1
-  fi
-}
+# Python's byte-code caches too (pytest's, the tests' own modules').
+export PYTHONPYCACHEPREFIX=$PWD/build/pycache
 
 failed=0
 summaries=()

@@ -7,6 +7,7 @@
 #   scripts/reliability.sh [--cases 1,2,...] [--no-fuzz]
 set -uo pipefail
 cd "$(dirname "$0")/.."
+export PYTHONPYCACHEPREFIX=$PWD/build/pycache # not into tests/
 results=tests/reliability/results
 cases=()
 fuzz=1
@@ -20,10 +21,10 @@ done
 tests/reliability/build.sh || exit 1
 mkdir -p "$results"
 rc=0
-python3 tests/reliability/run.py --full --bad --out "$results" "${cases[@]}" || rc=1
+python3 scripts/reliability-run.py --full --bad --out "$results" "${cases[@]}" || rc=1
 if [ $fuzz -eq 1 ]; then
   scripts/fuzz.sh || rc=1
-  python3 tests/reliability/fuzz_figures.py build-fuzz "$results/fuzz.json" || rc=1
+  python3 tests/reliability/fuzz_figures.py build/fuzz "$results/fuzz.json" || rc=1
 fi
 python3 tests/reliability/report.py "$results" docs/RELIABILITY.md || rc=1
 exit $rc

@@ -41,5 +41,6 @@ reliability: deps
 format:
 	@clang-format -i $$(git ls-files '*.[ch]')
 
+# Every build output is under build/.
 clean:
-	rm -rf build build-* 
+	rm -rf build

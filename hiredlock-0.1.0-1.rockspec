@@ -4,15 +4,18 @@
 -- one shared object, linked with the system's hiredis, and installs the Lua
 -- facade. A rockspec cannot read files, so the core's list below repeats
 -- core/sources.txt; scripts/check-sources.py (make test) fails when they
--- differ.
+-- differ. `make dist` packs it with its sources into a source rock.
 rockspec_format = "3.0"
 package = "hiredlock"
 version = "0.1.0-1"
 
 source = {
-  -- `luarocks make` builds the checkout it runs in and never fetches this.
+  -- Never fetched by `luarocks make` (it builds the directory it runs in) nor
+  -- by installing the source rock of `make dist`, which carries the sources
+  -- in dir: both build offline.
   url = "git+https://github.com/hiredlock/hiredlock.git",
   tag = "v0.1.0",
+  dir = "hiredlock",
 }
 
 description = {

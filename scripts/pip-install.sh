@@ -18,7 +18,9 @@ fi
 [ "$(id -u)" -eq 0 ] && pip+=(--root-user-action=ignore)
 missing=()
 for pair in "$@"; do
-  python3 -c "import ${pair%%=*}" 2>/dev/null || missing+=("${pair#*=}")
+  # From /: here, build/ would pass for the module `build`.
+  (cd / && python3 -c "import ${pair%%=*}") 2>/dev/null ||
+    missing+=("${pair#*=}")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "pip-install: installing ${missing[*]}"

@@ -7,7 +7,7 @@
 #   scripts/reliability.sh [--cases 1,2,...] [--no-fuzz]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-export PYTHONPYCACHEPREFIX=$PWD/build/pycache # not into tests/
+export PYTHONDONTWRITEBYTECODE=1 # no __pycache__ under tests/
 results=tests/reliability/results
 cases=()
 fuzz=1

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shell functions shared by scripts/ and the suites' build scripts; source it
 # (`source scripts/lib.sh`), it runs nothing by itself.
 

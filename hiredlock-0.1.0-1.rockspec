@@ -1,16 +1,21 @@
 -- luarocks make                          (Lua 5.1; LuaJIT uses the same tree)
 -- luarocks --lua-version 5.4 make        (Lua 5.4)
--- Builds the C module hiredlock.core from bindings/lua/*.c and the C core
--- (core/src/*/*.c) in one shared object, linked with the system's hiredis, and
--- installs the Lua facade. The file lists below must follow core/src.
+-- Builds the C module hiredlock.core from bindings/lua/*.c and the C core in
+-- one shared object, linked with the system's hiredis, and installs the Lua
+-- facade. A rockspec cannot read files, so the core's list below repeats
+-- core/sources.txt; scripts/check-sources.py (make test) fails when they
+-- differ. `make dist` packs it with its sources into a source rock.
 rockspec_format = "3.0"
 package = "hiredlock"
 version = "0.1.0-1"
 
 source = {
-  -- `luarocks make` builds the checkout it runs in and never fetches this.
+  -- Never fetched by `luarocks make` (it builds the directory it runs in) nor
+  -- by installing the source rock of `make dist`, which carries the sources
+  -- in dir: both build offline.
   url = "git+https://github.com/hiredlock/hiredlock.git",
   tag = "v0.1.0",
+  dir = "hiredlock",
 }
 
 description = {
@@ -22,6 +27,7 @@ description = {
     format, same error texts, so a lock taken from one runtime excludes the
     others. Runs on Lua 5.1, LuaJIT 2.1 and Lua 5.4.
   ]],
+  license = "MIT",
   labels = { "redis", "lock", "redlock", "distributed" },
 }
 

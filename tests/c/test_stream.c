@@ -60,8 +60,7 @@ static void test_handshake_goes_alone_and_first(void) {
   CHECK(starts_with(bytes, len,
                     "*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n*2\r\n$6\r\n"
                     "SELECT"));
-  CHECK(strstr(bytes, "SET") == NULL ||
-        (size_t)(strstr(bytes, "SET") - bytes) >= len);
+  CHECK(memmem(bytes, len, "SET", 3) == NULL); /* the command waits */
   const char *out = NULL;
   size_t out_len = 0;
   CHECK_INT(feed(e, "+OK\r\n", &out, &out_len), HRL_STREAM_MORE);

@@ -3,7 +3,7 @@ driven the same way, so every test runs over every pair of runtimes.
 
 Python runs in this process; C (build/tests/interop/interop_agent) and Lua
 (tests/interop/agent.lua under LuaJIT and Lua 5.4, with the rock from
-build-lua/<abi>) run as child processes speaking a line protocol:
+build/lua/<abi>) run as child processes speaking a line protocol:
   new <prefix-hex> <url,url,...>      -> ok
   acquire <name-hex> <ttl> <timeout>  -> ok <token> | err <message>
   release | extend <ttl>              -> ok | err <message>
@@ -117,7 +117,7 @@ class ProcessAgent:
 
 
 def lua_env(abi: str) -> dict:
-    tree = REPO / "build-lua" / abi
+    tree = REPO / "build" / "lua" / abi
     path = f"{tree}/share/lua/{abi}/?.lua;{tree}/share/lua/{abi}/?/init.lua;;"
     cpath = f"{tree}/lib/lua/{abi}/?.so;;"
     env = {"LUA_PATH": path, "LUA_CPATH": cpath}

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import shutil
 import tempfile
 
 from .fixture import Servers
@@ -100,3 +101,4 @@ def bad_env():
         px.stop()
         plain.stop()
         locked.stop()
+        shutil.rmtree(work, ignore_errors=True)

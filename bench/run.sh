@@ -50,8 +50,8 @@ pystamp=build/bench/.python-installed
 if ! fresh "$pystamp" core bindings/python python setup.py pyproject.toml ||
   ! python3 -c "import hiredlock, redis, pottery, redis_lock, matplotlib" \
     2>/dev/null; then
-  retry scripts/pip-install.sh redis=redis pottery=pottery \
-    redis_lock=python-redis-lock matplotlib=matplotlib
+  retry scripts/pip-install.sh redis=redis hiredis=hiredis pottery=pottery \
+    redis_lock=python-redis-lock matplotlib=matplotlib uvloop=uvloop
   touch "$pystamp"
 fi
 

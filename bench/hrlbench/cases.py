@@ -147,6 +147,34 @@ def build_cases() -> dict[str, dict]:
             "peer",
             "lua-redis: SET NX PX + EVAL",
         )
+    for cid, n, what in [
+        ("py-async-n1", 1, "hiredlock.asyncio, one task (asyncio's loop)"),
+        ("py-async-uv-n1", 1, "hiredlock.asyncio, one task (uvloop)"),
+        ("py-async-n5", 5, "hiredlock.asyncio, one task (asyncio's loop)"),
+        ("py-async-c100-n1", 1, "hiredlock.asyncio, 100 tasks at once"),
+        ("py-async-uv-c100-n1", 1, "hiredlock.asyncio, 100 tasks (uvloop)"),
+    ]:
+        add(cid, "py", cid, "hiredlock", "Python asyncio", n, "hiredlock", what)
+    add(
+        "redis-asyncio",
+        "py",
+        "redis-asyncio",
+        "redis-py",
+        "Python asyncio",
+        1,
+        "peer",
+        "redis.asyncio Lock (hiredis parser), one task",
+    )
+    add(
+        "redis-asyncio-c100",
+        "py",
+        "redis-asyncio-c100",
+        "redis-py",
+        "Python asyncio",
+        1,
+        "peer",
+        "redis.asyncio Lock (hiredis parser), 100 tasks at once",
+    )
     add("redis-py", "py", "redis-py", "redis-py", "Python", 1, "peer", "redis-py Lock")
     add(
         "redis-lock",
@@ -251,6 +279,31 @@ TARGETS = [
         "luajit-n1",
         "<=",
         1.3,
+    ),
+    # issue 17: hiredlock.asyncio
+    (
+        "async-vs-sync",
+        "asyncio cycle time (one task) / sync Python cycle time",
+        "py-async-n1",
+        "py-n1",
+        "<=",
+        1.3,
+    ),
+    (
+        "async-vs-redis-asyncio",
+        "redis.asyncio Lock time / hiredlock.asyncio time (one task)",
+        "redis-asyncio",
+        "py-async-n1",
+        ">",
+        1.0,
+    ),
+    (
+        "async100-vs-redis-asyncio100",
+        "redis.asyncio Lock time / hiredlock.asyncio time (100 tasks)",
+        "redis-asyncio-c100",
+        "py-async-c100-n1",
+        ">",
+        1.0,
     ),
 ]
 # What the floor itself allows for the same comparisons.

@@ -13,6 +13,8 @@ import gc
 import logging
 import time
 
+from . import async_cycles
+
 TTL = 30.0
 CONNECT_TIMEOUT = 0.1
 REPLY_TIMEOUT = 0.05
@@ -162,11 +164,15 @@ class Bench:
         return self.cases[name]
 
     def run(self, args: list[str]) -> dict:
+        if args[0] in async_cycles.CASES:
+            return async_cycles.run(self.urls, args[0], float(args[1]))
         if args[0] not in self.factories:
             return {"error": f"unknown case {args[0]}"}
         return run_case(self.case(args[0]), float(args[1]))
 
     def count(self, args: list[str]) -> dict:
+        if args[0] in async_cycles.CASES:
+            return async_cycles.count(self.urls, args[0], int(args[1]))
         if args[0] not in self.factories:
             return {"error": f"unknown case {args[0]}"}
         return count_case(self.case(args[0]), int(args[1]))

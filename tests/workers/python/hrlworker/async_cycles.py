@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Awaitable, Callable
+from collections.abc import Awaitable
+from typing import Callable
 
 # The same settings as the sync cases (cycles.py), which imports this module.
 TTL = 30.0

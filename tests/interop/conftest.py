@@ -1,7 +1,8 @@
 """Agents for the cross-runtime tests: one lock holder per runtime, all
 driven the same way, so every test runs over every pair of runtimes.
 
-Python runs in this process; C (build/tests/interop/interop_agent) and Lua
+Python (sync, and hiredlock.asyncio on an event loop of its own) runs in
+this process; C (build/tests/interop/interop_agent) and Lua
 (tests/interop/agent.lua under LuaJIT and Lua 5.4, with the rock from
 build/lua/<abi>) run as child processes speaking a line protocol:
   new <prefix-hex> <url,url,...>      -> ok
@@ -12,6 +13,7 @@ Redis comes from the shared fixtures, tests/fixtures/pytest_redis.py.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import subprocess
@@ -77,6 +79,62 @@ class PythonAgent:
         pass
 
 
+class AsyncioAgent:
+    """hiredlock.asyncio (the third driver of the core's protocol), on an
+    event loop of its own, answering like the other agents."""
+
+    runtime = "asyncio"
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.client = None
+        self.lock = None
+
+    def _run(self, coro) -> str:
+        import hiredlock
+
+        try:
+            return self.loop.run_until_complete(coro)
+        except hiredlock.LockError as exc:
+            return f"err {exc}"
+
+    def new(self, urls: list[str], prefix: bytes = b"") -> str:
+        import hiredlock.asyncio
+
+        self.client = hiredlock.asyncio.Client(urls, key_prefix=prefix)
+        return "ok"
+
+    def acquire(self, name: bytes, ttl: float, timeout: float) -> str:
+        async def acquire() -> str:
+            self.lock = self.client.lock(name, ttl=ttl)
+            if timeout == 0:
+                got = await self.lock.acquire(blocking=False)
+            else:
+                got = await self.lock.acquire(timeout=timeout)
+            return f"ok {self.lock.token}" if got else "err timeout"
+
+        return self._run(acquire())
+
+    def release(self) -> str:
+        async def release() -> str:
+            await self.lock.release()
+            return "ok"
+
+        return self._run(release())
+
+    def extend(self, ttl: float) -> str:
+        async def extend() -> str:
+            await self.lock.extend(ttl)
+            return "ok"
+
+        return self._run(extend())
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.loop.run_until_complete(self.client.close())
+        self.loop.close()
+
+
 class ProcessAgent:
     """A C or Lua holder in a child process."""
 
@@ -126,12 +184,14 @@ def lua_env(abi: str) -> dict:
     return env
 
 
-RUNTIMES = ["python", "c", "luajit", "lua5.4"]
+RUNTIMES = ["python", "asyncio", "c", "luajit", "lua5.4"]
 
 
 def make_agent(runtime: str):
     if runtime == "python":
         return PythonAgent()
+    if runtime == "asyncio":
+        return AsyncioAgent()
     if runtime == "c":
         agent = os.environ.get(
             "HRL_INTEROP_AGENT", str(REPO / "build/tests/interop/interop_agent")

@@ -1,4 +1,5 @@
-"""One lock, four runtimes: Python, C, LuaJIT and Lua 5.4 exclude each other,
+"""One lock, five runtimes: Python (sync and asyncio), C, LuaJIT and Lua 5.4
+exclude each other,
 cannot release or extend each other's locks, write byte-identical keys,
 tokens and scripts, and say the same thing when they fail."""
 

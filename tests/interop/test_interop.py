@@ -1,7 +1,7 @@
 """One lock, five runtimes: Python (sync and asyncio), C, LuaJIT and Lua 5.4
-exclude each other,
-cannot release or extend each other's locks, write byte-identical keys,
-tokens and scripts, and say the same thing when they fail."""
+exclude each other, cannot release or extend each other's locks, write
+byte-identical keys, tokens and scripts, and say the same thing when they
+fail."""
 
 from __future__ import annotations
 

@@ -185,3 +185,19 @@ async def test_the_default_client_reads_the_environment(servers1, name, monkeypa
     async with hla.lock(name, ttl=5) as lk:
         assert servers1.get(1, name) == lk.token.encode()
     assert hla.default_client() is hla.default_client()
+
+
+@pytest.mark.asyncio
+async def test_a_refused_handshake_leaves_no_key(servers1, name):
+    """The asyncio driver sends AUTH/SELECT alone first, as the others do:
+    pipelined behind a refused one, the SET would run in db 0."""
+    port = servers1.ports[0]
+    for url, text in [
+        (f"redis://:nopass@127.0.0.1:{port}", "authentication failed"),
+        (f"redis://127.0.0.1:{port}/99", "DB index is out of range"),
+    ]:
+        client = hla.Client(url, **TOLERANT)
+        with pytest.raises(hiredlock.LockError, match=text):
+            await client.lock(name).acquire(blocking=False)
+        await client.close()
+        assert servers1.count(name) == 0

@@ -99,6 +99,21 @@ struct hrl_lock {
   char token[HRL_TOKEN_LEN + 1];
   char detail[HRL_DETAIL_MAX];
   hrl_op op;
+  /* A managed lease (opts.auto_renew, see lease.c); unused otherwise. */
+  struct hrl_lock *twin;   /* renewals run on it: their op, detail and counts
+                              stay out of the lock's own */
+  struct hrl_lease *lease; /* the API layer's schedule entry; never read
+                              here */
+  uint64_t hold_gen;       /* changes whenever a hold starts or ends */
+  uint64_t twin_gen;       /* the hold the twin's renewal was begun for */
+  bool twin_capped;        /* that renewal asked only for what max_hold left */
+  bool renew_final;        /* renewal stopped at max_hold: expiry is next */
+  bool lost;               /* the hold was lost (never reported held) */
+  int64_t hold_start_us;   /* the acquire's round start: max_hold counts here */
+  int64_t retry_at_us;     /* after a failed renewal, the next try; 0: none */
+  /* Once lost, why; before, what "expired" would say (the last failed
+   * renewal), "" when nothing failed. */
+  char lost_reason[HRL_DETAIL_MAX];
 };
 
 /* config.c: parses the URLs and checks the options into cfg (zeroed by the
@@ -141,5 +156,24 @@ bool hrl_lock_held_at(const hrl_lock *lock, int64_t now_us);
 
 /* redlock.c: ends an acquire that is sleeping between attempts. */
 void hrl_proto_cancel(hrl_lock *lock);
+
+/* lease.c: whether lock is a managed lease (auto_renew, with its twin). */
+bool hrl_lease_is(const hrl_lock *lock);
+
+/* lease.c: a lease whose validity ran out unrenewed is lost: marks it so.
+ * Returns whether the lock is lost (now or before). */
+bool hrl_lease_check_expiry(hrl_lock *lock, int64_t now_us);
+
+/* lease.c: marks the hold lost for reason (not held from now on). */
+void hrl_lease_mark_lost(hrl_lock *lock, const char *reason);
+
+/* lease.c: a new hold (acquire) or its end (release) at the caller's
+ * request: no renewal begun before may change it. starting: the hold
+ * starts (its loss and renewal state are reset). */
+void hrl_lease_new_hold(hrl_lock *lock, bool starting);
+
+/* lease.c: hrl_lock_lost() on the protocol's state at now_us. */
+hrl_status hrl_lease_lost_at(const hrl_lock *lock, int64_t now_us, char *reason,
+                             size_t reason_size);
 
 #endif

@@ -25,6 +25,11 @@ typedef struct hrl_lease {
   int64_t due_us; /* hrl_proto_renew_due, as of the last change */
   hrl_lost_fn on_lost;
   void *on_lost_ud;
+  /* What the accessors report, from the end of the last call or renewal;
+   * published once the blocking calls ran on the lock (a driver of its own
+   * runs the lock in one thread: the accessors read the lock itself). */
+  bool published;
+  hrl_lease_view view;
 } hrl_lease;
 
 /* One thread per client renews its leases (renewer.c). */
@@ -74,9 +79,8 @@ void hrl_lease_free(hrl_lock *lock);
  * cannot. leave schedules what the call left and reports a loss it found. */
 hrl_status hrl_lease_enter(hrl_lock *lock, bool starts_hold);
 void hrl_lease_leave(hrl_lock *lock);
-/* renewer.c: around a read of a lease's state from any thread. */
-void hrl_lease_read_lock(const hrl_lock *lock);
-void hrl_lease_read_unlock(const hrl_lock *lock);
+/* renewer.c: what a lease's accessors report, from any thread. */
+void hrl_lease_read(const hrl_lock *lock, hrl_lease_view *out);
 /* renewer.c: hrl_lock_on_lost on a lease. */
 void hrl_lease_set_on_lost(hrl_lock *lock, hrl_lost_fn fn, void *user_data);
 

@@ -73,25 +73,25 @@ static bool sleep_unless_cancelled(uint32_t ms, hrl_cancel_fn cancel,
   }
 }
 
-/* Runs the begun operation to its end with the hiredis driver. Rounds hold
- * the client's mutex; sleeps do not, so a waiter never blocks the holder's
- * release on a shared client. */
+/* Runs the begun operation to its end with the hiredis driver. Steps and
+ * rounds hold the client's mutex (a step that starts a round reads the
+ * client's record of late masters, which rounds write); sleeps do not, so
+ * a waiter never blocks the holder's release on a shared client. */
 hrl_status hrl_api_run(hrl_lock *lk, hrl_cancel_fn cancel, void *ud) {
   for (;;) {
     hrl_step_info s;
-    switch (hrl_proto_step(lk, hrl_now_us(), &s)) {
-    case HRL_STEP_DONE:
-      return s.status;
-    case HRL_STEP_SLEEP:
-      if (!sleep_unless_cancelled(s.sleep_ms, cancel, ud)) {
-        hrl_proto_cancel(lk);
-      }
-      break;
-    case HRL_STEP_ROUND:
-      pthread_mutex_lock(&lk->client->mu);
+    pthread_mutex_lock(&lk->client->mu);
+    hrl_step step = hrl_proto_step(lk, hrl_now_us(), &s);
+    if (step == HRL_STEP_ROUND) {
       hrl_driver_round(&lk->client->pool, lk, s.timeout_ms);
-      pthread_mutex_unlock(&lk->client->mu);
-      break;
+    }
+    pthread_mutex_unlock(&lk->client->mu);
+    if (step == HRL_STEP_DONE) {
+      return s.status;
+    }
+    if (step == HRL_STEP_SLEEP &&
+        !sleep_unless_cancelled(s.sleep_ms, cancel, ud)) {
+      hrl_proto_cancel(lk);
     }
   }
 }
@@ -138,35 +138,34 @@ bool hrl_lock_held(const hrl_lock *lk) {
   if (lk->lease == NULL) {
     return hrl_lock_held_at(lk, hrl_now_us());
   }
-  hrl_lease_read_lock(lk);
-  bool held = hrl_lock_held_at(lk, hrl_now_us());
-  hrl_lease_read_unlock(lk);
-  return held;
-}
-
-static int64_t validity_ms_at(const hrl_lock *lk, int64_t now_us) {
-  int64_t left = lk->valid_until_us - now_us;
-  return lk->held && left > 0 ? left / 1000 : 0;
+  hrl_lease_view v;
+  hrl_lease_read(lk, &v);
+  return hrl_lease_view_held(&v, hrl_now_us());
 }
 
 int64_t hrl_lock_validity_ms(const hrl_lock *lk) {
+  int64_t now = hrl_now_us();
+  bool held;
+  int64_t until;
   if (lk->lease == NULL) {
-    return validity_ms_at(lk, hrl_now_us());
+    held = hrl_lock_held_at(lk, now);
+    until = lk->valid_until_us;
+  } else {
+    hrl_lease_view v;
+    hrl_lease_read(lk, &v);
+    held = hrl_lease_view_held(&v, now);
+    until = v.valid_until_us;
   }
-  hrl_lease_read_lock(lk);
-  int64_t ms = validity_ms_at(lk, hrl_now_us());
-  hrl_lease_read_unlock(lk);
-  return ms;
+  return held ? (until - now) / 1000 : 0;
 }
 
 hrl_status hrl_lock_lost(const hrl_lock *lk, char *reason, size_t size) {
   if (lk->lease == NULL) {
     return hrl_lease_lost_at(lk, hrl_now_us(), reason, size);
   }
-  hrl_lease_read_lock(lk);
-  hrl_status st = hrl_lease_lost_at(lk, hrl_now_us(), reason, size);
-  hrl_lease_read_unlock(lk);
-  return st;
+  hrl_lease_view v;
+  hrl_lease_read(lk, &v);
+  return hrl_lease_view_lost(&v, hrl_now_us(), reason, size);
 }
 
 hrl_status hrl_lock_on_lost(hrl_lock *lk, hrl_lost_fn fn, void *ud) {

@@ -127,6 +127,13 @@ static void reschedule(hrl_renewer *r, hrl_lease *l, bool wake_thread) {
   }
 }
 
+/* With the renewer's mutex held, while no call of the holder's runs on
+ * the lock: what the accessors will report until the next change. */
+static void publish(hrl_lease *l) {
+  hrl_lease_view_of(l->lock, &l->view);
+  l->published = true;
+}
+
 /* Whether the calling thread may go past a running callback of l: it is
  * the thread running it (the callback calls into its own lock). */
 static bool in_callback(const hrl_lease *l) {
@@ -179,6 +186,7 @@ static void renew(hrl_renewer *r, hrl_lease *l) {
   }
   l->renewing = false;
   if (!l->free_pending) {
+    publish(l);
     reschedule(r, l, false);
     if (what == HRL_RENEW_WAIT && l->due_us <= hrl_now_us()) {
       l->due_us = hrl_now_us() + STALL_RETRY_US;
@@ -396,6 +404,7 @@ void hrl_lease_leave(hrl_lock *lk) {
   hrl_lease *l = lk->lease;
   pthread_mutex_lock(&r->mu);
   l->user_busy = false;
+  publish(l);
   if (!lk->lost) {
     l->notified = false; /* a new hold, or still the same one */
   }
@@ -406,13 +415,16 @@ void hrl_lease_leave(hrl_lock *lk) {
   pthread_mutex_unlock(&r->mu);
 }
 
-void hrl_lease_read_lock(const hrl_lock *lk) {
+void hrl_lease_read(const hrl_lock *lk, hrl_lease_view *out) {
+  hrl_renewer *r = renewer_of(lk);
   hrl_renewer_check_fork(lk->client);
-  pthread_mutex_lock(&renewer_of(lk)->mu);
-}
-
-void hrl_lease_read_unlock(const hrl_lock *lk) {
-  pthread_mutex_unlock(&renewer_of(lk)->mu);
+  pthread_mutex_lock(&r->mu);
+  if (lk->lease->published) {
+    *out = lk->lease->view;
+  } else {
+    hrl_lease_view_of(lk, out);
+  }
+  pthread_mutex_unlock(&r->mu);
 }
 
 void hrl_lease_set_on_lost(hrl_lock *lk, hrl_lost_fn fn, void *ud) {

@@ -84,21 +84,43 @@ void hrl_lease_new_hold(hrl_lock *lk, bool starting) {
   }
 }
 
-hrl_status hrl_lease_lost_at(const hrl_lock *lk, int64_t now_us, char *reason,
-                             size_t size) {
+void hrl_lease_view_of(const hrl_lock *lk, hrl_lease_view *out) {
+  out->held = lk->held;
+  out->lost = lk->lost;
+  out->valid_until_us = lk->valid_until_us;
+  out->reason[0] = '\0';
   if (lk->lost) {
-    hrl_detail_copy_text(reason, size, lk->lost_reason,
+    hrl_detail_copy_text(out->reason, sizeof out->reason, lk->lost_reason,
                          strlen(lk->lost_reason));
-    return HRL_ELOST;
+  } else if (hrl_lease_is(lk)) {
+    expiry_reason(lk, out->reason, sizeof out->reason);
   }
-  if (expired(lk, now_us)) { /* the renewer has not looked yet */
-    expiry_reason(lk, reason, size);
+}
+
+bool hrl_lease_view_held(const hrl_lease_view *v, int64_t now_us) {
+  return v->held && !v->lost && v->valid_until_us > now_us;
+}
+
+hrl_status hrl_lease_view_lost(const hrl_lease_view *v, int64_t now_us,
+                               char *reason, size_t size) {
+  /* Lost, or (a lease: it has an expiry text) expired before the renewer
+   * looked, which will say the same. A plain lock just is not held. */
+  if (v->lost ||
+      (v->held && v->reason[0] != '\0' && now_us >= v->valid_until_us)) {
+    hrl_detail_copy_text(reason, size, v->reason, strlen(v->reason));
     return HRL_ELOST;
   }
   if (reason != NULL && size > 0) {
     reason[0] = '\0';
   }
   return HRL_OK;
+}
+
+hrl_status hrl_lease_lost_at(const hrl_lock *lk, int64_t now_us, char *reason,
+                             size_t size) {
+  hrl_lease_view v;
+  hrl_lease_view_of(lk, &v);
+  return hrl_lease_view_lost(&v, now_us, reason, size);
 }
 
 int64_t hrl_proto_renew_due(const hrl_lock *lk) {

@@ -176,4 +176,23 @@ void hrl_lease_new_hold(hrl_lock *lock, bool starting);
 hrl_status hrl_lease_lost_at(const hrl_lock *lock, int64_t now_us, char *reason,
                              size_t reason_size);
 
+/* What a lease's accessors report. The API layer copies it under its
+ * renewer's mutex whenever a call of the holder's or a renewal ends
+ * (api/renewer.c), so that they may read it from any thread, even while
+ * the holder's own call changes the lock. */
+typedef struct hrl_lease_view {
+  bool held;
+  bool lost;
+  int64_t valid_until_us;
+  char reason[HRL_DETAIL_MAX]; /* why it was lost, or what expiry will say */
+} hrl_lease_view;
+
+/* lease.c: the view of lock now. */
+void hrl_lease_view_of(const hrl_lock *lock, hrl_lease_view *out);
+
+/* lease.c: held, and lost, as the view tells them at now_us. */
+bool hrl_lease_view_held(const hrl_lease_view *view, int64_t now_us);
+hrl_status hrl_lease_view_lost(const hrl_lease_view *view, int64_t now_us,
+                               char *reason, size_t reason_size);
+
 #endif

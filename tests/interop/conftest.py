@@ -42,10 +42,12 @@ class PythonAgent:
         self.client = hiredlock.Client(urls, key_prefix=prefix)
         return "ok"
 
-    def acquire(self, name: bytes, ttl: float, timeout: float) -> str:
+    def acquire(
+        self, name: bytes, ttl: float, timeout: float, auto_renew: bool = False
+    ) -> str:
         import hiredlock
 
-        self.lock = self.client.lock(name, ttl=ttl)
+        self.lock = self.client.lock(name, ttl=ttl, auto_renew=auto_renew)
         try:
             if timeout == 0:
                 got = self.lock.acquire(blocking=False)
@@ -69,6 +71,18 @@ class PythonAgent:
 
         try:
             self.lock.extend(ttl)
+        except hiredlock.LockError as exc:
+            return f"err {exc}"
+        return "ok"
+
+    def lease(self, name: bytes, ttl: float) -> str:
+        return self.acquire(name, ttl, 0, auto_renew=True)
+
+    def check(self) -> str:
+        import hiredlock
+
+        try:
+            self.lock.check()
         except hiredlock.LockError as exc:
             return f"err {exc}"
         return "ok"
@@ -109,6 +123,12 @@ class ProcessAgent:
 
     def extend(self, ttl: float) -> str:
         return self._ask(f"extend {ttl}")
+
+    def lease(self, name: bytes, ttl: float) -> str:
+        return self._ask(f"lease {name.hex()} {ttl}")
+
+    def check(self) -> str:
+        return self._ask("check")
 
     def close(self) -> None:
         with contextlib.suppress(AssertionError, BrokenPipeError):

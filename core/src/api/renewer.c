@@ -405,11 +405,12 @@ void hrl_lease_leave(hrl_lock *lk) {
   pthread_mutex_lock(&r->mu);
   l->user_busy = false;
   publish(l);
-  if (!lk->lost) {
+  bool lost = hrl_lease_lost_reason(lk)[0] != '\0';
+  if (!lost) {
     l->notified = false; /* a new hold, or still the same one */
   }
   reschedule(r, l, r->running);
-  if (lk->lost) {
+  if (lost) {
     notify(r, l); /* the holder's own call found the loss first */
   }
   pthread_mutex_unlock(&r->mu);

@@ -18,6 +18,7 @@
  * stopped at the cap). Even a renewal confirmed after that moment does not
  * bring it back: the holder was told it was not held in between.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "detail.h"
@@ -34,7 +35,35 @@
 #define RETRY_DIVISOR 10
 
 bool hrl_lease_is(const hrl_lock *lk) {
-  return lk->opts.auto_renew && lk->twin != NULL;
+  return lk->renewal != NULL;
+}
+
+hrl_status hrl_lease_state_new(hrl_lock *lk, char *detail, size_t detail_size) {
+  hrl_renewal *rn = calloc(1, sizeof *rn);
+  if (rn == NULL) {
+    hrl_detailf(detail, detail_size, "out of memory");
+    return HRL_ENOMEM;
+  }
+  hrl_lock_options twin_opts = lk->opts;
+  twin_opts.auto_renew = false;
+  size_t name_len = lk->key_len - lk->prefix_len;
+  hrl_status st =
+      hrl_lock_create(lk->cfg, lk->client, lk->key + lk->prefix_len, name_len,
+                      &twin_opts, &rn->twin, detail, detail_size);
+  if (st != HRL_OK) {
+    free(rn);
+    return st;
+  }
+  lk->renewal = rn;
+  return HRL_OK;
+}
+
+void hrl_lease_state_free(hrl_lock *lk) {
+  if (lk->renewal != NULL) {
+    hrl_lock_destroy(lk->renewal->twin);
+    free(lk->renewal);
+    lk->renewal = NULL;
+  }
 }
 
 static bool op_running(const hrl_lock *lk) {
@@ -42,58 +71,78 @@ static bool op_running(const hrl_lock *lk) {
 }
 
 /* What "expired" says: the cap, the last failed renewal, or nothing. */
-static void expiry_reason(const hrl_lock *lk, char *out, size_t size) {
-  if (lk->renew_final && lk->opts.max_hold_ms > 0) {
+static void expiry_reason(const hrl_renewal *rn, const hrl_lock *lk, char *out,
+                          size_t size) {
+  if (rn->renew_final && lk->opts.max_hold_ms > 0) {
     hrl_detailf(out, size, "max_hold reached");
-  } else if (lk->lost_reason[0] != '\0') {
-    hrl_detail_copy_text(out, size, lk->lost_reason, strlen(lk->lost_reason));
+  } else if (rn->lost_reason[0] != '\0') {
+    hrl_detail_copy_text(out, size, rn->lost_reason, strlen(rn->lost_reason));
   } else {
     hrl_detailf(out, size, "expired");
   }
 }
 
 static bool expired(const hrl_lock *lk, int64_t now_us) {
-  return hrl_lease_is(lk) && lk->held && !lk->lost &&
+  return hrl_lease_is(lk) && lk->held && !lk->renewal->lost &&
          now_us >= lk->valid_until_us;
 }
 
 void hrl_lease_mark_lost(hrl_lock *lk, const char *reason) {
-  hrl_detail_copy_text(lk->lost_reason, sizeof lk->lost_reason, reason,
+  hrl_renewal *rn = lk->renewal;
+  hrl_detail_copy_text(rn->lost_reason, sizeof rn->lost_reason, reason,
                        strlen(reason));
   lk->held = false;
-  lk->lost = true;
-  lk->hold_gen++;
+  rn->lost = true;
+  rn->hold_gen++;
+}
+
+const char *hrl_lease_lost_reason(const hrl_lock *lk) {
+  return hrl_lease_is(lk) && lk->renewal->lost ? lk->renewal->lost_reason : "";
+}
+
+void hrl_lease_held_since(hrl_lock *lk, int64_t start_us) {
+  if (hrl_lease_is(lk)) {
+    lk->renewal->hold_start_us = start_us;
+  }
 }
 
 bool hrl_lease_check_expiry(hrl_lock *lk, int64_t now_us) {
+  if (!hrl_lease_is(lk)) {
+    return false;
+  }
   if (expired(lk, now_us)) {
     char reason[HRL_DETAIL_MAX];
-    expiry_reason(lk, reason, sizeof reason);
+    expiry_reason(lk->renewal, lk, reason, sizeof reason);
     hrl_lease_mark_lost(lk, reason);
   }
-  return lk->lost;
+  return lk->renewal->lost;
 }
 
 void hrl_lease_new_hold(hrl_lock *lk, bool starting) {
-  lk->hold_gen++;
+  hrl_renewal *rn = lk->renewal;
+  if (rn == NULL) {
+    return;
+  }
+  rn->hold_gen++;
   if (starting) {
-    lk->lost = false;
-    lk->lost_reason[0] = '\0';
-    lk->renew_final = false;
-    lk->retry_at_us = 0;
+    rn->lost = false;
+    rn->lost_reason[0] = '\0';
+    rn->renew_final = false;
+    rn->retry_at_us = 0;
   }
 }
 
 void hrl_lease_view_of(const hrl_lock *lk, hrl_lease_view *out) {
+  const hrl_renewal *rn = lk->renewal;
   out->held = lk->held;
-  out->lost = lk->lost;
+  out->lost = rn != NULL && rn->lost;
   out->valid_until_us = lk->valid_until_us;
   out->reason[0] = '\0';
-  if (lk->lost) {
-    hrl_detail_copy_text(out->reason, sizeof out->reason, lk->lost_reason,
-                         strlen(lk->lost_reason));
-  } else if (hrl_lease_is(lk)) {
-    expiry_reason(lk, out->reason, sizeof out->reason);
+  if (out->lost) {
+    hrl_detail_copy_text(out->reason, sizeof out->reason, rn->lost_reason,
+                         strlen(rn->lost_reason));
+  } else if (rn != NULL) {
+    expiry_reason(rn, lk, out->reason, sizeof out->reason);
   }
 }
 
@@ -124,14 +173,14 @@ hrl_status hrl_lease_lost_at(const hrl_lock *lk, int64_t now_us, char *reason,
 }
 
 int64_t hrl_proto_renew_due(const hrl_lock *lk) {
-  if (!hrl_lease_is(lk) || !lk->held || lk->lost) {
+  if (!hrl_lease_is(lk) || !lk->held || lk->renewal->lost) {
     return INT64_MAX;
   }
-  if (lk->renew_final) {
+  if (lk->renewal->renew_final) {
     return lk->valid_until_us; /* only the expiry is left to see */
   }
-  int64_t next = lk->retry_at_us != 0
-                     ? lk->retry_at_us
+  int64_t next = lk->renewal->retry_at_us != 0
+                     ? lk->renewal->retry_at_us
                      : lk->valid_until_us - (int64_t)lk->ttl_ms * US_PER_MS *
                                                 RENEW_LEFT_NUM / RENEW_LEFT_DEN;
   return next < lk->valid_until_us ? next : lk->valid_until_us;
@@ -146,7 +195,7 @@ static uint32_t renewal_ttl(const hrl_lock *lk, int64_t now_us, bool *capped) {
     return lk->ttl_ms;
   }
   int64_t cap_us =
-      lk->hold_start_us + (int64_t)lk->opts.max_hold_ms * US_PER_MS;
+      lk->renewal->hold_start_us + (int64_t)lk->opts.max_hold_ms * US_PER_MS;
   int64_t left_ms = (cap_us - now_us) / US_PER_MS;
   if (left_ms >= (int64_t)lk->ttl_ms) {
     return lk->ttl_ms;
@@ -162,22 +211,22 @@ static uint32_t renewal_ttl(const hrl_lock *lk, int64_t now_us, bool *capped) {
 hrl_renew hrl_proto_renew_begin(hrl_lock *lk, int64_t now_us,
                                 hrl_lock **twin_out) {
   *twin_out = NULL;
-  if (!hrl_lease_is(lk) || !lk->held || lk->lost) {
+  if (!hrl_lease_is(lk) || !lk->held || lk->renewal->lost) {
     return HRL_RENEW_NONE;
   }
   if (hrl_lease_check_expiry(lk, now_us)) {
     return HRL_RENEW_LOST;
   }
-  if (lk->renew_final || op_running(lk)) {
+  if (lk->renewal->renew_final || op_running(lk)) {
     return HRL_RENEW_WAIT; /* the holder's own call decides meanwhile */
   }
   bool capped;
   uint32_t ttl_ms = renewal_ttl(lk, now_us, &capped);
   if (ttl_ms == 0) {
-    lk->renew_final = true;
+    lk->renewal->renew_final = true;
     return HRL_RENEW_WAIT;
   }
-  hrl_lock *t = lk->twin;
+  hrl_lock *t = lk->renewal->twin;
   /* Whatever an abandoned renewal left (a fork in the middle of one). */
   t->op.phase = HRL_PHASE_IDLE;
   t->held = true;
@@ -189,19 +238,23 @@ hrl_renew hrl_proto_renew_begin(hrl_lock *lk, int64_t now_us,
   if (hrl_proto_begin(t, HRL_OP_EXTEND, ttl_ms, now_us) != HRL_OK) {
     return HRL_RENEW_WAIT; /* cannot happen: the TTL is in range */
   }
-  lk->twin_gen = lk->hold_gen;
-  lk->twin_capped = capped;
+  lk->renewal->twin_gen = lk->renewal->hold_gen;
+  lk->renewal->twin_capped = capped;
   *twin_out = t;
   return HRL_RENEW_ROUND;
 }
 
 hrl_status hrl_proto_renew_end(hrl_lock *lk, int64_t now_us) {
-  hrl_lock *t = lk->twin;
-  if (t == NULL || t->op.phase != HRL_PHASE_DONE) {
+  if (!hrl_lease_is(lk)) {
+    return HRL_ECANCELLED;
+  }
+  hrl_lock *t = lk->renewal->twin;
+  if (t->op.phase != HRL_PHASE_DONE) {
     return HRL_ECANCELLED;
   }
   t->op.phase = HRL_PHASE_IDLE;
-  if (lk->twin_gen != lk->hold_gen || !lk->held || lk->lost) {
+  if (lk->renewal->twin_gen != lk->renewal->hold_gen || !lk->held ||
+      lk->renewal->lost) {
     return HRL_ECANCELLED; /* the hold this renewal was for has ended */
   }
   hrl_status st = t->op.result;
@@ -209,8 +262,8 @@ hrl_status hrl_proto_renew_end(hrl_lock *lk, int64_t now_us) {
     /* What "expired" will say if no later renewal gets through. */
     char failure[HRL_DETAIL_MAX];
     hrl_format_error(st, t->detail, failure, sizeof failure);
-    hrl_detailf(lk->lost_reason, sizeof lk->lost_reason, "expired: %s",
-                failure);
+    hrl_detailf(lk->renewal->lost_reason, sizeof lk->renewal->lost_reason,
+                "expired: %s", failure);
   }
   if (hrl_lease_check_expiry(lk, now_us)) {
     return HRL_ELOST; /* too late, whatever the renewal found */
@@ -219,9 +272,9 @@ hrl_status hrl_proto_renew_end(hrl_lock *lk, int64_t now_us) {
   case HRL_OK:
     lk->valid_until_us = t->valid_until_us;
     lk->granted = t->granted;
-    lk->retry_at_us = 0;
-    lk->lost_reason[0] = '\0';
-    lk->renew_final = lk->twin_capped;
+    lk->renewal->retry_at_us = 0;
+    lk->renewal->lost_reason[0] = '\0';
+    lk->renewal->renew_final = lk->renewal->twin_capped;
     return HRL_OK;
   case HRL_ENOTOWNED:
     hrl_lease_mark_lost(lk, hrl_strerror(HRL_ENOTOWNED));
@@ -233,7 +286,7 @@ hrl_status hrl_proto_renew_end(hrl_lock *lk, int64_t now_us) {
       lk->valid_until_us = t->valid_until_us;
     }
     uint32_t retry_ms = lk->ttl_ms / RETRY_DIVISOR;
-    lk->retry_at_us =
+    lk->renewal->retry_at_us =
         now_us + (int64_t)(retry_ms > 0 ? retry_ms : 1) * US_PER_MS;
     return st;
   }

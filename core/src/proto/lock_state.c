@@ -62,11 +62,8 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
   lk->ttl_ms = ttl_ms;
   lk->op.phase = HRL_PHASE_IDLE;
   if (lo->auto_renew) {
-    /* A lease's renewals run on a twin of its own (see lease.c). */
-    hrl_lock_options twin_opts = *lo;
-    twin_opts.auto_renew = false;
-    st = hrl_lock_create(cfg, client, name, name_len, &twin_opts, &lk->twin,
-                         detail, detail_size);
+    /* A lease's state, and the twin its renewals run on (lease.c). */
+    st = hrl_lease_state_new(lk, detail, detail_size);
     if (st != HRL_OK) {
       hrl_lock_destroy(lk);
       return st;
@@ -80,7 +77,7 @@ void hrl_lock_destroy(hrl_lock *lk) {
   if (lk == NULL) {
     return;
   }
-  hrl_lock_destroy(lk->twin);
+  hrl_lease_state_free(lk);
   free(lk->op.nodes); /* the buffer: see hrl_lock_create */
   free(lk);
 }

@@ -235,7 +235,7 @@ static hrl_step judge_attempt(hrl_lock *lk, int64_t now_us,
       (int64_t)op->ttl_ms * US_PER_MS - (now_us - op->round_start_us) - drift;
   if (t.ok >= c->quorum && validity > 0) {
     lk->held = true;
-    lk->hold_start_us = op->round_start_us;
+    hrl_lease_held_since(lk, op->round_start_us);
     lk->granted = ok_mask(op->nodes, c->n);
     memcpy(lk->token, op->token, sizeof lk->token);
     lk->valid_until_us =
@@ -331,8 +331,8 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
   if (hrl_lease_check_expiry(lk, now_us)) {
     /* A lease whose validity ran out during the round was lost then,
      * whatever the masters say now (see lease.c). */
-    hrl_detail_copy_text(lk->detail, sizeof lk->detail, lk->lost_reason,
-                         strlen(lk->lost_reason));
+    const char *why = hrl_lease_lost_reason(lk);
+    hrl_detail_copy_text(lk->detail, sizeof lk->detail, why, strlen(why));
     return finish(lk, HRL_ELOST, info);
   }
   if (t.ok >= c->quorum && new_until > now_us) {
@@ -398,8 +398,8 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
     /* A lost lease says so, with why, until a new hold starts: nothing is
      * sent (its keys are someone else's, or expire on their own). */
     if (hrl_lease_check_expiry(lk, now_us)) {
-      hrl_detail_copy_text(lk->detail, sizeof lk->detail, lk->lost_reason,
-                           strlen(lk->lost_reason));
+      const char *why = hrl_lease_lost_reason(lk);
+      hrl_detail_copy_text(lk->detail, sizeof lk->detail, why, strlen(why));
       return HRL_ELOST;
     }
     /* A release that did not finish may be retried; nothing else may run

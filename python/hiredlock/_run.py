@@ -207,6 +207,8 @@ class _Runner:
         status when it cannot run."""
         with self.mu:
             if self.lost_reason is not None:
+                _say(f"lock {self.args.name!r} {self.lost_reason} before the "
+                     "command started")  # fmt: skip
                 return self.args.lost_exit_code
             try:
                 # A session of its own: a loss stops all of the command (a

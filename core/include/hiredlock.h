@@ -260,8 +260,9 @@ HRL_API hrl_status hrl_lock_new_with(hrl_client *client, const void *name,
 
 /** Frees the lock object. It does not release a held lock (a lease stops
  *  being renewed and expires with its TTL). Never waits for a renewal in
- *  progress: the renewer frees the object when it is done with it. NULL is
- *  a no-op. */
+ *  progress (the renewer frees the object when it is done with it), only
+ *  for a loss callback of this lock that another thread is running. NULL
+ *  is a no-op. */
 HRL_API void hrl_lock_free(hrl_lock *lock);
 
 /**

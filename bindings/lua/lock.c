@@ -60,6 +60,7 @@ hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
   hrlua_lock *lk = hrlua_newuserdata(L, sizeof *lk);
   lk->lock = NULL;
   lk->owner = c;
+  lk->borrowed = false;
   luaL_getmetatable(L, HRLUA_LOCK_MT);
   lua_setmetatable(L, -2);
   int self = lua_gettop(L);
@@ -245,9 +246,35 @@ static int lock_counts(lua_State *L) {
   return 1;
 }
 
+/* lock:lost() -> true, reason | false: whether the hold of this lease was
+ * lost ("not owned", "expired...", "max_hold reached"). No I/O. */
+static int lock_lost(lua_State *L) {
+  char reason[HRL_DETAIL_MAX];
+  if (hrl_lock_lost(hrlua_check_lock(L, 1)->lock, reason, sizeof reason) ==
+      HRL_ELOST) {
+    lua_pushboolean(L, 1);
+    lua_pushstring(L, reason);
+    return 2;
+  }
+  lua_pushboolean(L, 0);
+  return 1;
+}
+
+/* lock:check() -> true | nil, "lost: <reason>". No I/O. */
+static int lock_check(lua_State *L) {
+  char reason[HRL_DETAIL_MAX];
+  hrl_status st =
+      hrl_lock_lost(hrlua_check_lock(L, 1)->lock, reason, sizeof reason);
+  return hrlua_push_status(L, st, reason);
+}
+
 static int lock_gc(lua_State *L) {
   hrlua_lock *lk = luaL_checkudata(L, 1, HRLUA_LOCK_MT);
-  hrl_lock_free(lk->lock);
+  if (!lk->borrowed) {
+    /* A held lease is not released: it stops being renewed and expires
+     * with its TTL; the core frees it after a renewal still out. */
+    hrl_lock_free(lk->lock);
+  }
   lk->lock = NULL;
   return 0;
 }
@@ -286,7 +313,8 @@ void hrlua_open_lock(lua_State *L) {
       {"validity", lock_validity}, {"token", lock_token},
       {"name", lock_name},         {"key", lock_key},
       {"ttl", lock_ttl},           {"error", lock_error},
-      {"counts", lock_counts},     {NULL, NULL}};
+      {"counts", lock_counts},     {"lost", lock_lost},
+      {"check", lock_check},       {NULL, NULL}};
   static const luaL_Reg client_methods[] = {
       {"acquire", client_acquire}, {"lock", client_lock}, {NULL, NULL}};
   luaL_newmetatable(L, HRLUA_LOCK_MT);

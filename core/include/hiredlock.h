@@ -17,7 +17,9 @@
  *   judged by, in microseconds.
  * - No global mutable state. An hrl_client may be shared by threads: its
  *   connections are used under its own mutex, and waits between retries
- *   happen outside it. One hrl_lock must not be used by two threads at once.
+ *   happen outside it. One hrl_lock must not be used by two threads at once
+ *   (an auto-renewed lock's renewals are the core's business: they never
+ *   run at the same time as a call of yours on that lock).
  * - A client must outlive the locks made from it.
  *
  * This header is for programs that take locks. Drivers that move the bytes
@@ -79,7 +81,8 @@ extern "C" {
   X(HRL_ESERVER, "server error")                                               \
   X(HRL_EPROTOCOL, "protocol error")                                           \
   X(HRL_ECANCELLED, "cancelled")                                               \
-  X(HRL_ESYSTEM, "system error")
+  X(HRL_ESYSTEM, "system error")                                               \
+  X(HRL_ELOST, "lost")
 
 typedef enum hrl_status {
 #define HRL_STATUS_ENUM_(code, text) code,
@@ -111,6 +114,18 @@ typedef struct hrl_lock_options {
   /** How long the lock lives on the masters. Default 30000; at least
    *  hrl_client_min_ttl_ms(). */
   uint32_t ttl_ms;
+  /** A managed lease: while held, the client's renewer (one thread per
+   *  client, started on first use) extends the lock to a full TTL about
+   *  every third of it, with extend()'s quorum and validity rules. A
+   *  renewal answered "not owned", or no renewal confirmed by a quorum
+   *  before the validity runs out, makes the lock lost (hrl_lock_lost,
+   *  hrl_lock_on_lost). Default false. */
+  bool auto_renew;
+  /** With auto_renew: the longest hold, from the acquire. Renewal never
+   *  extends the lock past it (the last renewal asks for what is left), so
+   *  the lock then expires on its own unless released, and is reported
+   *  lost ("max_hold reached"). 0 (the default): no cap. */
+  uint32_t max_hold_ms;
 } hrl_lock_options;
 
 /** Client settings. Start from hrl_options_init() and change what you need. */
@@ -151,7 +166,8 @@ HRL_API hrl_status hrl_client_new(const char *const *urls, size_t n_urls,
                                   const hrl_options *opts, hrl_client **out,
                                   char *detail, size_t detail_size);
 
-/** Closes every connection and frees the client. NULL is a no-op. */
+/** Stops the client's renewer (joins its thread), closes every connection
+ *  and frees the client. Free its locks first. NULL is a no-op. */
 HRL_API void hrl_client_free(hrl_client *client);
 
 /** Number of masters. */
@@ -242,7 +258,11 @@ HRL_API hrl_status hrl_lock_new_with(hrl_client *client, const void *name,
                                      hrl_lock **out, char *detail,
                                      size_t detail_size);
 
-/** Frees the lock object. It does not release a held lock. NULL is a no-op. */
+/** Frees the lock object. It does not release a held lock (a lease stops
+ *  being renewed and expires with its TTL). Never waits for a renewal in
+ *  progress (the renewer frees the object when it is done with it), only
+ *  for a loss callback of this lock that another thread is running. NULL
+ *  is a no-op. */
 HRL_API void hrl_lock_free(hrl_lock *lock);
 
 /**
@@ -324,6 +344,47 @@ HRL_API const char *hrl_lock_error(const hrl_lock *lock);
 
 /** Per-master counts of the last acquire, release or extend. */
 HRL_API void hrl_lock_counts(const hrl_lock *lock, hrl_counts *out);
+
+/*
+ * Managed leases (hrl_lock_options.auto_renew). The renewals of a client's
+ * leases run in one thread per client, started by the first acquire of a
+ * lease and stopped (joined) by hrl_client_free(). They run the protocol's
+ * extend on a private copy of the lock's state, never at the same time as
+ * a call of yours on that lock (the one waits for the other, at most one
+ * round), so hrl_lock_error() and hrl_lock_counts() stay about your calls.
+ * On a lease, hrl_lock_held(), hrl_lock_validity_ms() and hrl_lock_lost()
+ * may be called from any thread at any time. A forked child has no renewer
+ * until it acquires a lease of its own (or calls extend on one it
+ * inherited); the leases it inherited are its parent's to renew.
+ */
+
+/**
+ * HRL_OK while the lock is not lost; HRL_ELOST once the hold of a lease
+ * was lost, with why written to reason (when not NULL): "not owned" (a
+ * renewal found the key no longer ours), "expired" or "expired: <the last
+ * renewal's failure>" (no renewal was confirmed by a quorum before the
+ * validity ran out), "max_hold reached". The same words in every runtime.
+ * A lost lock is never reported held; release and extend then return
+ * HRL_ELOST (no I/O) until the next acquire starts a new hold.
+ */
+HRL_API hrl_status hrl_lock_lost(const hrl_lock *lock, char *reason,
+                                 size_t reason_size);
+
+/** Called once per lost hold, with the reason hrl_lock_lost() gives. */
+typedef void (*hrl_lost_fn)(hrl_lock *lock, const char *reason,
+                            void *user_data);
+
+/**
+ * Registers fn (NULL: none) to be called when the hold of this lease is
+ * lost: from the renewer thread, or from your thread when your own call
+ * (release, extend) found the loss first, as that call returns; never with
+ * a mutex of the core held. It may call any function on this lock
+ * (release, acquire), but must not free the lock or the client, and should
+ * return quickly: the client's other renewals wait for it. HRL_EINVAL
+ * when the lock is not a lease (auto_renew).
+ */
+HRL_API hrl_status hrl_lock_on_lost(hrl_lock *lock, hrl_lost_fn fn,
+                                    void *user_data);
 
 /** The clock validity is judged by, in microseconds: CLOCK_BOOTTIME, which
  *  keeps counting while the machine is suspended (as the TTLs on the

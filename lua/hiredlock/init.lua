@@ -50,7 +50,10 @@ end
 
 --- client:acquire(name, opts) -> lock | nil, err
 -- opts: ttl (seconds the lock lives on the masters, default 30) and timeout
--- (seconds to keep retrying, default 5; 0 makes one attempt).
+-- (seconds to keep retrying, default 5; 0 makes one attempt); auto_renew
+-- (a managed lease: renewed about every third of its TTL while held) and
+-- max_hold (with auto_renew, seconds after which renewal stops; 0: none),
+-- whose defaults new()'s opts may set.
 -- err: "timeout" when others held it until the deadline, or the
 -- "connection failed: ..." (or "authentication failed: ...", ...) message
 -- when no quorum of masters answered.
@@ -133,7 +136,8 @@ end
 --- lock:release() -> true | nil, err
 -- "not owned": a quorum answered but the key was no longer ours (expired,
 -- taken since). "not held": this object does not hold the lock (released
--- already, or found lost). Transport failures keep it held so release can
+-- already, or found lost). "lost: <reason>": the hold of this auto-renewed
+-- lock was lost (no I/O). Transport failures keep it held so release can
 -- be retried; it expires with its TTL anyway.
 function Lock:release()
   return self._driver.release(self._handle)
@@ -144,6 +148,19 @@ end
 -- TTL); the new TTL replaces what was left. "not owned" when it was lost.
 function Lock:extend(ttl)
   return self._driver.extend(self._handle, ttl)
+end
+
+--- lock:lost() -> true, reason | false
+-- Whether the hold of this auto-renewed lock was lost: a renewal found the
+-- key not ours ("not owned"), no quorum renewed it before its validity ran
+-- out ("expired..."), or max_hold passed ("max_hold reached"). No I/O.
+function Lock:lost()
+  return self._handle:lost()
+end
+
+--- lock:check() -> true | nil, "lost: <reason>"
+function Lock:check()
+  return self._handle:check()
 end
 
 --- lock:validity() -> seconds this lock is still safely held (0 when not).

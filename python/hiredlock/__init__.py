@@ -21,7 +21,8 @@ Exceptions: :class:`LockError` is the base of every runtime failure;
 a synchronized function cannot acquire in time; :class:`NotOwned` when
 ``release()``/``extend()`` find the lock no longer ours;
 :class:`ConnectionError` (also the built-in one) when no quorum of masters
-can be reached. Bad arguments raise :class:`TypeError` / :class:`ValueError`
+can be reached; :class:`LockLost` (a :class:`NotOwned`) when the hold of an
+auto-renewed lock was lost. Bad arguments raise :class:`TypeError` / :class:`ValueError`
 naming the argument.
 """
 
@@ -32,6 +33,7 @@ from ._core import (
     OPTIONS,
     ConnectionError,  # shadows the built-in on purpose: a subclass of it
     LockError,
+    LockLost,
     NotAcquired,
     NotOwned,
     __version__,
@@ -47,6 +49,7 @@ __all__ = [
     "ConnectionError",
     "Lock",
     "LockError",
+    "LockLost",
     "NotAcquired",
     "NotOwned",
     "__version__",

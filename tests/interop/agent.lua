@@ -37,6 +37,16 @@ for line in io.lines() do
         return true, l.token
       end
       return nil, err
+    elseif cmd == "lease" then
+      local l, err = client:acquire(unhex(w[2]), {
+        ttl = tonumber(w[3]), timeout = 0, auto_renew = true })
+      if l then
+        lock = l
+        return true, l.token
+      end
+      return nil, err
+    elseif cmd == "check" then
+      return lock:check()
     elseif cmd == "release" then
       return lock:release()
     elseif cmd == "extend" then

@@ -18,6 +18,7 @@ import contextlib
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -44,10 +45,12 @@ class PythonAgent:
         self.client = hiredlock.Client(urls, key_prefix=prefix)
         return "ok"
 
-    def acquire(self, name: bytes, ttl: float, timeout: float) -> str:
+    def acquire(
+        self, name: bytes, ttl: float, timeout: float, auto_renew: bool = False
+    ) -> str:
         import hiredlock
 
-        self.lock = self.client.lock(name, ttl=ttl)
+        self.lock = self.client.lock(name, ttl=ttl, auto_renew=auto_renew)
         try:
             if timeout == 0:
                 got = self.lock.acquire(blocking=False)
@@ -75,18 +78,34 @@ class PythonAgent:
             return f"err {exc}"
         return "ok"
 
+    def lease(self, name: bytes, ttl: float) -> str:
+        return self.acquire(name, ttl, 0, auto_renew=True)
+
+    def check(self) -> str:
+        import hiredlock
+
+        try:
+            self.lock.check()
+        except hiredlock.LockError as exc:
+            return f"err {exc}"
+        return "ok"
+
     def close(self) -> None:
         pass
 
 
 class AsyncioAgent:
     """hiredlock.asyncio (the third driver of the core's protocol), on an
-    event loop of its own, answering like the other agents."""
+    event loop of its own that keeps running between calls in a thread of
+    its own (a lease's renewer task runs there), answering like the other
+    agents."""
 
     runtime = "asyncio"
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
         self.client = None
         self.lock = None
 
@@ -94,19 +113,22 @@ class AsyncioAgent:
         import hiredlock
 
         try:
-            return self.loop.run_until_complete(coro)
+            return asyncio.run_coroutine_threadsafe(coro, self.loop).result(60)
         except hiredlock.LockError as exc:
             return f"err {exc}"
 
     def new(self, urls: list[str], prefix: bytes = b"") -> str:
         import hiredlock.asyncio
 
-        self.client = hiredlock.asyncio.Client(urls, key_prefix=prefix)
-        return "ok"
+        async def new() -> str:
+            self.client = hiredlock.asyncio.Client(urls, key_prefix=prefix)
+            return "ok"
 
-    def acquire(self, name: bytes, ttl: float, timeout: float) -> str:
+        return self._run(new())
+
+    def acquire(self, name: bytes, ttl: float, timeout: float, **options) -> str:
         async def acquire() -> str:
-            self.lock = self.client.lock(name, ttl=ttl)
+            self.lock = self.client.lock(name, ttl=ttl, **options)
             if timeout == 0:
                 got = await self.lock.acquire(blocking=False)
             else:
@@ -129,9 +151,21 @@ class AsyncioAgent:
 
         return self._run(extend())
 
+    def lease(self, name: bytes, ttl: float) -> str:
+        return self.acquire(name, ttl, 0, auto_renew=True)
+
+    def check(self) -> str:
+        async def check() -> str:
+            self.lock.check()
+            return "ok"
+
+        return self._run(check())
+
     def close(self) -> None:
         if self.client is not None:
-            self.loop.run_until_complete(self.client.close())
+            self._run(self.client.close())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
         self.loop.close()
 
 
@@ -167,6 +201,12 @@ class ProcessAgent:
 
     def extend(self, ttl: float) -> str:
         return self._ask(f"extend {ttl}")
+
+    def lease(self, name: bytes, ttl: float) -> str:
+        return self._ask(f"lease {name.hex()} {ttl}")
+
+    def check(self) -> str:
+        return self._ask("check")
 
     def close(self) -> None:
         with contextlib.suppress(AssertionError, BrokenPipeError):

@@ -1,7 +1,7 @@
 """One lock, five runtimes: Python (sync and asyncio), C, LuaJIT and Lua 5.4
 exclude each other, cannot release or extend each other's locks, write
-byte-identical keys, tokens and scripts, and say the same thing when they
-fail."""
+byte-identical keys, tokens and scripts, say the same thing when they fail,
+and renew leases and report their loss the same way."""
 
 from __future__ import annotations
 
@@ -138,3 +138,23 @@ def fixtures_servers_killed():
     s = Servers(1)
     s.kill(1)
     return s
+
+
+@pytest.mark.parametrize("holder,other", PAIRS, ids=[f"{a}-{b}" for a, b in PAIRS])
+def test_a_lease_excludes_past_its_ttl_and_its_loss_reads_the_same(
+    agents, servers1, holder, other
+):
+    name = fresh_name()
+    a = agents(holder, servers1.urls)
+    b = agents(other, servers1.urls)
+    token = token_of(a.lease(name, 0.6))
+    time.sleep(1.2)  # twice the TTL: renewed, the same key and token
+    assert servers1.get(1, name) == token.encode()
+    assert a.check() == "ok"
+    assert b.acquire(name, 10, 0) == "err timeout"
+    servers1.redis(1).delete(name)
+    time.sleep(0.6)  # a renewal (every 0.2 s) finds it gone
+    assert a.check() == "err lost: not owned"
+    assert a.release() == "err lost: not owned"
+    token_of(b.lease(name, 0.6))
+    assert b.release() == "ok"

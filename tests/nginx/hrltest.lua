@@ -290,6 +290,77 @@ function T.bad()
   return reply(200, "no error")
 end
 
+-- Takes the leases /lease asks for, watches them and, unless drop=1,
+-- releases them: the response's lines so far. A function of its own, so
+-- that no slot of the handler's frame keeps a dropped lease alive.
+local function hold_leases(args)
+  local opts = { ttl = arg_number(args.ttl) or 1, timeout = 0, auto_renew = true,
+    max_hold = arg_number(args.max_hold) }
+  local stats = hiredlock._driver.stats
+  local locks = {}
+  for i = 1, arg_number(args.n) or 1 do
+    local name = i == 1 and args.name or (args.name .. ":" .. i)
+    locks[i] = assert(T.client(args.c or "c3"):acquire(name, opts))
+  end
+  if args.c2 then
+    locks[#locks + 1] = assert(T.client(args.c2):acquire(args.name .. ":c2",
+      opts))
+  end
+  local out = { "token=" .. locks[1].token }
+  local held, renewers, after = true, 0, "never"
+  local t0 = core.now()
+  while core.now() - t0 < (arg_number(args.hold) or 1) do
+    ngx.sleep(0.05)
+    renewers = math.max(renewers, stats.renewers)
+    for i = 1, #locks do
+      held = held and locks[i]:held()
+    end
+    if args.until_lost == "1" and locks[1]:lost() then
+      after = ("%.3f"):format(core.now() - t0)
+      break
+    end
+  end
+  local lost, reason = locks[1]:lost()
+  local _, check = locks[1]:check()
+  out[#out + 1] = "held=" .. tostring(held)
+  out[#out + 1] = "lost=" .. tostring(lost) .. (reason and (" " .. reason) or "")
+  out[#out + 1] = "check=" .. tostring(check or true)
+  out[#out + 1] = "after=" .. after
+  out[#out + 1] = "renewers=" .. renewers
+  if args.drop ~= "1" then
+    local ok, err = locks[1]:release()
+    out[#out + 1] = "release=" .. tostring(ok or err)
+    for i = 2, #locks do
+      locks[i]:release()
+    end
+  end
+  return out
+end
+
+--- /lease?c=NAME&name=N&ttl=S&hold=S&n=K&max_hold=S&until_lost=1&c2=NAME
+--   &drop=1
+-- Acquires K (default 1) auto-renewed locks (N, N:2, ...) on client c, and
+-- with c2 one more (N:c2) on that client, then looks at them every 50 ms
+-- for `hold` seconds (until_lost=1: until the first is lost), releases
+-- them, and waits for the renewers to end. drop=1 drops them unreleased
+-- instead (collected). Lines "key=value": held (all, at every look), lost
+-- and check (of the first), after (seconds until it was found lost),
+-- renewers (most renewer timers running in this worker), release (the
+-- first's), renewers_after, token (the first's).
+function T.lease()
+  local args = ngx.req.get_uri_args()
+  local out = hold_leases(args)
+  collectgarbage()
+  collectgarbage()
+  local stats = hiredlock._driver.stats
+  local t1 = core.now()
+  while stats.renewers > 0 and core.now() - t1 < 3 do
+    ngx.sleep(0.05)
+  end
+  out[#out + 1] = "renewers_after=" .. stats.renewers
+  return reply(200, table.concat(out, "\n") .. "\n")
+end
+
 -- Phases without cosockets: what an acquire there returns, and how long
 -- it took (it must not block).
 local function try_here()

@@ -261,6 +261,69 @@ HRL_API bool hrl_stream_replied(const hrl_stream *stream);
 /** Replies the connection still owes for earlier rounds' commands. */
 HRL_API uint32_t hrl_stream_owed(const hrl_stream *stream);
 
+/*
+ * Managed leases (hrl_lock_options.auto_renew) for drivers that run the
+ * protocol themselves; the built-in driver's renewer thread does the same.
+ * A driver keeps its held leases and, for each, wakes at
+ * hrl_proto_renew_due() and calls hrl_proto_renew_begin():
+ *
+ *   hrl_lock *twin;
+ *switch (hrl_proto_renew_begin(lock, hrl_now_us(), &twin)) {
+   *case HRL_RENEW_ROUND : // an extend was begun on twin: run it to DONE
+                           *run(twin); // with the usual loop, then:
+   *if (hrl_proto_renew_end(lock, hrl_now_us()) == HRL_ELOST) tell_holder();
+   *break;
+   *case HRL_RENEW_LOST : tell_holder();
+   break;                        // hrl_lock_lost() says why
+   *case HRL_RENEW_WAIT : break; // look again at renew_due
+   *case HRL_RENEW_NONE : forget(lock);
+   break; // nothing more to renew
+   *
+ }
+ *
+ * The twin is the lock's private copy for renewals (its own operation,
+ * detail and counts), so a renewal may be out while the holder's own call
+ * (release, extend) runs on the lock itself: when the hold changed
+ * meanwhile, hrl_proto_renew_end() discards the renewal's outcome.
+ */
+
+/** What hrl_proto_renew_begin() found. */
+typedef enum hrl_renew {
+  HRL_RENEW_NONE,  /**< not a held lease (any more): nothing to renew */
+  HRL_RENEW_WAIT,  /**< nothing now: look again at hrl_proto_renew_due() */
+  HRL_RENEW_ROUND, /**< an extend was begun on *twin: run it to its end,
+                        then call hrl_proto_renew_end() */
+  HRL_RENEW_LOST   /**< the hold was found lost just now (its validity ran
+                        out unrenewed, or max_hold): tell the holder */
+} hrl_renew;
+
+/**
+ * When the lease's next renewal (or the check that finds it expired) is
+ * due, on the hrl_now_us() clock: about a third of the TTL after the last
+ * renewal, sooner after a failed one. INT64_MAX when there is nothing to
+ * renew: not a lease, not held, or lost.
+ */
+HRL_API int64_t hrl_proto_renew_due(const hrl_lock *lock);
+
+/**
+ * Begins the lease's renewal at now_us, whenever the driver calls it (it
+ * does not wait for hrl_proto_renew_due). See hrl_renew for the outcomes;
+ * *twin is set for HRL_RENEW_ROUND only, and lives as long as lock.
+ */
+HRL_API hrl_renew hrl_proto_renew_begin(hrl_lock *lock, int64_t now_us,
+                                        hrl_lock **twin);
+
+/**
+ * Takes the outcome of the renewal the twin ran. HRL_OK: renewed.
+ * HRL_ELOST: the hold was lost just now ("not owned", or the validity ran
+ * out before this renewal was confirmed): tell the holder. HRL_ECANCELLED:
+ * the hold changed while the renewal was out (released, taken again): its
+ * outcome means nothing. Any other status: the renewal failed (too few
+ * masters confirmed); the lock keeps its validity and the next try is at
+ * hrl_proto_renew_due().
+ */
+HRL_API hrl_status hrl_proto_renew_end(hrl_lock *lock, int64_t now_us);
+
 /** Incremental RESP reader for byte-stream transports. */
 typedef struct hrl_parser hrl_parser;
 

@@ -61,6 +61,14 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
   lk->opts = *lo;
   lk->ttl_ms = ttl_ms;
   lk->op.phase = HRL_PHASE_IDLE;
+  if (lo->auto_renew) {
+    /* A lease's state, and the twin its renewals run on (lease.c). */
+    st = hrl_lease_state_new(lk, detail, detail_size);
+    if (st != HRL_OK) {
+      hrl_lock_destroy(lk);
+      return st;
+    }
+  }
   *out = lk;
   return HRL_OK;
 }
@@ -69,6 +77,7 @@ void hrl_lock_destroy(hrl_lock *lk) {
   if (lk == NULL) {
     return;
   }
+  hrl_lease_state_free(lk);
   free(lk->op.nodes); /* the buffer: see hrl_lock_create */
   free(lk);
 }

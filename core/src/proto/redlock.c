@@ -235,6 +235,7 @@ static hrl_step judge_attempt(hrl_lock *lk, int64_t now_us,
       (int64_t)op->ttl_ms * US_PER_MS - (now_us - op->round_start_us) - drift;
   if (t.ok >= c->quorum && validity > 0) {
     lk->held = true;
+    hrl_lease_held_since(lk, op->round_start_us);
     lk->granted = ok_mask(op->nodes, c->n);
     memcpy(lk->token, op->token, sizeof lk->token);
     lk->valid_until_us =
@@ -327,6 +328,13 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
   int64_t drift = drift_us(c, op->ttl_ms);
   int64_t new_until =
       op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS - drift;
+  if (hrl_lease_check_expiry(lk, now_us)) {
+    /* A lease whose validity ran out during the round was lost then,
+     * whatever the masters say now (see lease.c). */
+    const char *why = hrl_lease_lost_reason(lk);
+    hrl_detail_copy_text(lk->detail, sizeof lk->detail, why, strlen(why));
+    return finish(lk, HRL_ELOST, info);
+  }
   if (t.ok >= c->quorum && new_until > now_us) {
     lk->valid_until_us = new_until;
     lk->ttl_ms = op->ttl_ms;
@@ -336,6 +344,9 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
   if (t.ok >= c->quorum || lost_on_granting_masters(lk)) {
     /* Lost, or extended so slowly that no validity is left to promise. */
     lk->held = false;
+    if (hrl_lease_is(lk)) {
+      hrl_lease_mark_lost(lk, hrl_strerror(HRL_ENOTOWNED));
+    }
     return finish(lk, HRL_ENOTOWNED, info);
   }
   /* Masters that timed out may have applied the new TTL: when it is shorter
@@ -376,6 +387,7 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
     lk->release_pending = false;
     lk->released = 0;
     lk->release_unsure = 0;
+    hrl_lease_new_hold(lk, true);
     op->deadline_us =
         arg_ms == HRL_WAIT_FOREVER ? INT64_MAX : now_us + arg_ms * US_PER_MS;
     op->ttl_ms = lk->ttl_ms;
@@ -383,6 +395,13 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
     break;
   case HRL_OP_RELEASE:
   case HRL_OP_EXTEND:
+    /* A lost lease says so, with why, until a new hold starts: nothing is
+     * sent (its keys are someone else's, or expire on their own). */
+    if (hrl_lease_check_expiry(lk, now_us)) {
+      const char *why = hrl_lease_lost_reason(lk);
+      hrl_detail_copy_text(lk->detail, sizeof lk->detail, why, strlen(why));
+      return HRL_ELOST;
+    }
     /* A release that did not finish may be retried; nothing else may run
      * on a hold that is over. */
     if (!lk->held && !(kind == HRL_OP_RELEASE && lk->release_pending)) {
@@ -401,6 +420,9 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
     op->ttl_ms = arg_ms > 0 ? (uint32_t)arg_ms : lk->ttl_ms;
     memcpy(op->token, lk->token, sizeof op->token);
     op->phase = HRL_PHASE_SCRIPT;
+    if (kind == HRL_OP_RELEASE) {
+      hrl_lease_new_hold(lk, false); /* no renewal out may touch it now */
+    }
     break;
   default:
     hrl_detailf(lk->detail, sizeof lk->detail, "unknown operation %d",

@@ -26,6 +26,22 @@ typedef struct hrl_master_cfg {
   bool late;
 } hrl_master_cfg;
 
+/* A managed lease's protocol state (lease.c). */
+typedef struct hrl_renewal {
+  struct hrl_lock *twin; /* renewals run on it: their op, detail and counts
+                            stay out of the lock's own */
+  uint64_t hold_gen;     /* changes whenever a hold starts or ends */
+  uint64_t twin_gen;     /* the hold the twin's renewal was begun for */
+  bool twin_capped;      /* that renewal asked only for what max_hold left */
+  bool renew_final;      /* renewal stopped at max_hold: expiry is next */
+  bool lost;             /* the hold was lost (never reported held) */
+  int64_t hold_start_us; /* the acquire's round start: max_hold counts here */
+  int64_t retry_at_us;   /* after a failed renewal, the next try; 0: none */
+  /* Once lost, why; before, what "expired" would say (the last failed
+   * renewal), "" when nothing failed. */
+  char lost_reason[HRL_DETAIL_MAX];
+} hrl_renewal;
+
 /* What a client was made with: validated options and parsed masters. */
 typedef struct hrl_config {
   hrl_options opts; /* key_prefix points into prefix below */
@@ -99,6 +115,12 @@ struct hrl_lock {
   char token[HRL_TOKEN_LEN + 1];
   char detail[HRL_DETAIL_MAX];
   hrl_op op;
+  /* A managed lease's state (opts.auto_renew, see lease.c), NULL for any
+   * other lock: most locks never need it, and the size of a lock object
+   * matters to the bindings that make one per acquisition (lock_state.c). */
+  struct hrl_renewal *renewal;
+  struct hrl_lease *lease; /* the API layer's schedule entry; never read
+                              here */
 };
 
 /* config.c: parses the URLs and checks the options into cfg (zeroed by the
@@ -138,5 +160,54 @@ uint32_t hrl_min_ttl_ms(const hrl_config *cfg);
 
 /* redlock.c: whether lock is held with validity left at now_us. */
 bool hrl_lock_held_at(const hrl_lock *lock, int64_t now_us);
+
+/* lease.c: whether lock is a managed lease (auto_renew, with its twin). */
+bool hrl_lease_is(const hrl_lock *lock);
+
+/* lease.c: a lease whose validity ran out unrenewed is lost: marks it so.
+ * Returns whether the lock is lost (now or before). */
+bool hrl_lease_check_expiry(hrl_lock *lock, int64_t now_us);
+
+/* lease.c: marks the hold lost for reason (not held from now on). */
+void hrl_lease_mark_lost(hrl_lock *lock, const char *reason);
+
+/* lease.c: why the hold was lost ("" when it was not, or not a lease). */
+const char *hrl_lease_lost_reason(const hrl_lock *lock);
+
+/* lease.c: the acquire whose round started at start_us got the lock. */
+void hrl_lease_held_since(hrl_lock *lock, int64_t start_us);
+
+/* lease.c: the state and twin of an auto_renew lock (lock_state.c). */
+hrl_status hrl_lease_state_new(hrl_lock *lock, char *detail,
+                               size_t detail_size);
+void hrl_lease_state_free(hrl_lock *lock);
+
+/* lease.c: a new hold (acquire) or its end (release) at the caller's
+ * request: no renewal begun before may change it. starting: the hold
+ * starts (its loss and renewal state are reset). */
+void hrl_lease_new_hold(hrl_lock *lock, bool starting);
+
+/* lease.c: hrl_lock_lost() on the protocol's state at now_us. */
+hrl_status hrl_lease_lost_at(const hrl_lock *lock, int64_t now_us, char *reason,
+                             size_t reason_size);
+
+/* What a lease's accessors report. The API layer copies it under its
+ * renewer's mutex whenever a call of the holder's or a renewal ends
+ * (api/renewer.c), so that they may read it from any thread, even while
+ * the holder's own call changes the lock. */
+typedef struct hrl_lease_view {
+  bool held;
+  bool lost;
+  int64_t valid_until_us;
+  char reason[HRL_DETAIL_MAX]; /* why it was lost, or what expiry will say */
+} hrl_lease_view;
+
+/* lease.c: the view of lock now. */
+void hrl_lease_view_of(const hrl_lock *lock, hrl_lease_view *out);
+
+/* lease.c: held, and lost, as the view tells them at now_us. */
+bool hrl_lease_view_held(const hrl_lease_view *view, int64_t now_us);
+hrl_status hrl_lease_view_lost(const hrl_lease_view *view, int64_t now_us,
+                               char *reason, size_t reason_size);
 
 #endif

@@ -29,9 +29,22 @@ class Lock:
     whole wait. A task cancelled while acquiring leaves no key on any
     master: the round in flight finishes and a lock it got is released
     before the cancellation goes on.
+
+    With ``auto_renew=True`` the lock is a managed lease, renewed by the
+    client's renewer task; ``on_lost(lock)`` is called in the event loop
+    when its hold is lost, and with ``cancel_on_lost=True`` the task that
+    acquired it is cancelled too.
     """
 
-    __slots__ = ("_busy", "_client", "_core", "_waiters")
+    __slots__ = (
+        "_busy",
+        "_cancel_on_lost",
+        "_client",
+        "_core",
+        "_holder",
+        "_on_lost",
+        "_waiters",
+    )
 
     def __init__(
         self,
@@ -41,12 +54,25 @@ class Lock:
         *,
         timeout: float = -1,
         blocking: bool = True,
+        on_lost: Callable[[Lock], object] | None = None,
+        cancel_on_lost: bool = False,
         **options: Any,
     ) -> None:
         self._client = client
         self._core = _core.Lock(
             client._core, name, ttl, timeout=timeout, blocking=blocking, **options
         )
+        if on_lost is not None and not callable(on_lost):
+            raise TypeError(
+                f"on_lost must be callable or None, not {type(on_lost).__name__}"
+            )
+        if (on_lost is not None or cancel_on_lost) and not self._core.auto_renew:
+            raise ValueError(
+                "invalid argument: on_lost and cancel_on_lost need auto_renew=True"
+            )
+        self._on_lost = on_lost
+        self._cancel_on_lost = bool(cancel_on_lost)
+        self._holder: asyncio.Task[Any] | None = None  # the task that acquired
         self._busy = False  # an operation runs on the object
         self._waiters: list[asyncio.Future[None]] = []  # for it to end
 
@@ -54,6 +80,19 @@ class Lock:
     def locked(self) -> bool:
         """True while this object holds the lock with validity left."""
         return self._core.locked()
+
+    @property
+    def lost(self) -> bool:
+        """True once the hold of this lease was lost (never held then)."""
+        return self._core.lost
+
+    def check(self) -> None:
+        """Raises LockLost ("lost: <reason>") when the hold was lost."""
+        self._core.check()
+
+    @property
+    def auto_renew(self) -> bool:
+        return self._core.auto_renew
 
     @property
     def validity(self) -> float:
@@ -99,6 +138,8 @@ class Lock:
             ok = await self._run(core._begin_acquire, wait_ms, True)
         finally:
             self._leave()
+        if ok:
+            self._held_now()
         return ok
 
     async def _acquire_when_free(self, blocking: bool, wait_ms: int) -> bool:
@@ -121,9 +162,31 @@ class Lock:
             wait_ms = max(0, round((deadline - loop.time()) * 1000))
         self._busy = True
         try:
-            return await self._run(self._core._begin_acquire, wait_ms, True)
+            ok = await self._run(self._core._begin_acquire, wait_ms, True)
         finally:
             self._leave()
+        if ok:
+            self._held_now()
+        return ok
+
+    def _held_now(self) -> None:
+        """An acquire got the lock: a lease is renewed from now on."""
+        if self._core._renew_in() is not None:
+            self._holder = asyncio.current_task()
+            self._client._renewer.add(self)
+
+    def _lost(self, reason: str) -> None:
+        """The renewer found the hold lost: tell the holder."""
+        holder, self._holder = self._holder, None
+        if self._cancel_on_lost and holder is not None and not holder.done():
+            holder.cancel(f"hiredlock: lock {self.name!r} lost: {reason}")
+        if self._on_lost is not None:
+            try:
+                self._on_lost(self)
+            except Exception as exc:  # the renewer goes on
+                asyncio.get_running_loop().call_exception_handler(
+                    {"message": "hiredlock.asyncio: on_lost raised", "exception": exc}
+                )
 
     async def release(self) -> None:
         """Releases the lock on every master; afterwards it is not held,

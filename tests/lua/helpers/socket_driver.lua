@@ -144,4 +144,17 @@ function D.extend(lock, ttl)
   return run(lock:client(), lock)
 end
 
+--- Managed leases: what a driver's renewer does for one lock handle when
+-- its renewal is due (lock:renew_due()), once: the renewal runs on the
+-- lease's twin like any operation. Returns "renewed" | "lost", reason |
+-- "failed", err | "cancelled" | "wait" | "none".
+function D.renew(lock)
+  local what, twin = lock:renew_begin()
+  if what ~= "round" then
+    return what, twin
+  end
+  run(lock:client(), twin)
+  return lock:renew_end()
+end
+
 return D

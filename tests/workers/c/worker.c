@@ -11,7 +11,10 @@
  *   count CASE K      exactly K cycles, nothing timed (callgrind, strace)
  *   hold K            acquires K locks on distinct names (N = 1) and keeps
  *                     them (the memory case reads this process's RSS)
- *   unhold            releases and frees them
+ *   lease K TTL_MS N  acquires K auto-renewed locks (TTL_MS, on the first N
+ *                     masters, a client of their own) and keeps them (the
+ *                     leases phase reads this process's CPU time)
+ *   unhold            releases and frees them (and the leases' client)
  *   cycles K          K cycles, a new lock object each (the RSS drift case)
  *   client ..., cancel ...   reliability case 7 (cancel.c)
  *   quit
@@ -44,6 +47,7 @@ typedef struct worker {
   hrl_lock *locks[N_CLIENTS];
   hrl_lock **held;
   long n_held;
+  hrl_client *lease_client; /* the leases' ("lease"), NULL otherwise */
   double *lat;
   size_t lat_cap;
   hrl_options cancel_options; /* set by "client" */
@@ -218,22 +222,52 @@ static void count_case(worker *w, const char *name, long k) {
   fflush(stdout);
 }
 
-static void hold(worker *w, long k) {
+/* Acquires k locks with settings lo on client c, kept in w->held. */
+static void hold_with(worker *w, long k, hrl_client *c,
+                      const hrl_lock_options *lo, const char *prefix) {
   w->held = calloc((size_t)k, sizeof *w->held);
   if (w->held == NULL) {
     die("out of memory");
   }
   char name[64];
   for (long i = 0; i < k; i++) {
-    snprintf(name, sizeof name, "bench:hold:c:%ld", i);
-    check(hrl_lock_new(w->clients[0], name, strlen(name), TTL_MS, &w->held[i],
-                       NULL, 0),
+    snprintf(name, sizeof name, "%s%ld", prefix, i);
+    check(hrl_lock_new_with(c, name, strlen(name), lo, &w->held[i], NULL, 0),
           NULL, "lock_new");
     check(hrl_lock_acquire(w->held[i], 0), w->held[i], "hold acquire");
   }
   w->n_held = k;
   printf("{\"held\": %ld}\n", k);
   fflush(stdout);
+}
+
+static void hold(worker *w, long k) {
+  hrl_lock_options lo;
+  hrl_lock_options_init(w->clients[0], &lo);
+  lo.ttl_ms = TTL_MS;
+  hold_with(w, k, w->clients[0], &lo, "bench:hold:c:");
+}
+
+/* "lease K TTL_MS N": K managed leases on a client of their own, so the
+ * CPU time measured is its renewer's. */
+static void lease(worker *w, const char *line) {
+  long k = 0, ttl_ms = 0, n = 0;
+  if (sscanf(line, "%*s %ld %ld %ld", &k, &ttl_ms, &n) != 3 || k <= 0 ||
+      n <= 0 || (size_t)n > w->n_urls) {
+    printf("{\"error\": \"usage: lease K TTL_MS N\"}\n");
+    fflush(stdout);
+    return;
+  }
+  char detail[HRL_DETAIL_MAX];
+  if (hrl_client_new(w->urls, (size_t)n, NULL, &w->lease_client, detail,
+                     sizeof detail) != HRL_OK) {
+    die(detail);
+  }
+  hrl_lock_options lo;
+  hrl_lock_options_init(w->lease_client, &lo);
+  lo.ttl_ms = (uint32_t)ttl_ms;
+  lo.auto_renew = true;
+  hold_with(w, k, w->lease_client, &lo, "bench:lease:c:");
 }
 
 static void unhold(worker *w) {
@@ -243,6 +277,8 @@ static void unhold(worker *w) {
   }
   free(w->held);
   w->held = NULL;
+  hrl_client_free(w->lease_client);
+  w->lease_client = NULL;
   printf("{\"released\": %ld}\n", w->n_held);
   w->n_held = 0;
   fflush(stdout);
@@ -303,6 +339,8 @@ int main(int argc, char **argv) {
       count_case(&w, name, (long)arg);
     } else if (got >= 2 && strcmp(cmd, "hold") == 0) {
       hold(&w, atol(name));
+    } else if (got >= 1 && strcmp(cmd, "lease") == 0) {
+      lease(&w, line);
     } else if (got >= 1 && strcmp(cmd, "unhold") == 0) {
       unhold(&w);
     } else if (got >= 2 && strcmp(cmd, "cycles") == 0) {

@@ -194,6 +194,18 @@ class Bench:
         gc.collect()
         return {"held": len(self.held)}
 
+    def lease(self, k: int, ttl_ms: int, n: int) -> dict:
+        """K managed leases on a client of their own (the leases phase)."""
+        import hiredlock
+
+        client = hiredlock.Client(self.urls[:n])
+        for i in range(k):
+            lk = client.lock(f"bench:lease:py:{i}", ttl=ttl_ms / 1000, auto_renew=True)
+            if not lk.acquire(False):
+                return {"error": "lease: an acquire failed"}
+            self.held.append(lk)
+        return {"held": len(self.held)}
+
     def unhold(self) -> dict:
         for lk in self.held:
             lk.release()

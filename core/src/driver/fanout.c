@@ -433,9 +433,9 @@ static void readable(round *r, size_t i, int flags) {
 /* Whether the round can stop waiting for master i without closing its
  * connection: a connect still in progress carries over to later rounds; a
  * connection with whole commands out keeps them and owes their replies
- * (see the top of this file). Never closed right after an acquire: the
- * release that follows a timed-out SET must go out on the same connection,
- * behind it. */
+ * (see the top of this file). Never closed in a round of an acquire
+ * attempt: the release that follows a timed-out SET (or fenced script) must
+ * go out on the same connection, behind it. */
 static bool can_leave(const round *r, size_t i, int64_t now_us) {
   const slot *s = &r->slots[i];
   const hrl_conn *conn = &r->pool->conns[i];
@@ -444,7 +444,7 @@ static bool can_leave(const round *r, size_t i, int64_t now_us) {
   }
   return s->state == SLOT_READING && s->handshake_left == 0 &&
          (conn->owed + s->inflight <= OWED_MAX ||
-          r->lock->op.round_kind == HRL_OP_ACQUIRE);
+          hrl_round_of_attempt(r->lock));
 }
 
 /* Stops waiting for master i in this round (can_leave said it may): the

@@ -1,6 +1,9 @@
 /* Reply meanings, one table for every transport:
  *   acquire  +OK -> ok          nil -> refused (someone holds the name)
- *   script   :1  -> ok          :0  -> refused (the key is not ours)
+ *   fenced acquire  $<counter> -> ok    nil -> refused
+ *            (the counter: decimal, 1 to 2^63 - 1, else a protocol error)
+ *   script   :1  -> ok          :0  -> refused (the key is not ours; the
+ *            fence script: or the counter is above the fence)
  *            -NOSCRIPT -> send again with EVAL
  *            -WRONGTYPE -> refused (the key exists and is not a lock of ours)
  *   any      -NOAUTH / -WRONGPASS / -NOPERM -> auth;  other errors -> server
@@ -34,10 +37,52 @@ static hrl_node_result unexpected(const char *what, char *message,
   return HRL_NODE_PROTOCOL;
 }
 
-hrl_node_result hrl_reply_classify(hrl_op_kind op, const hrl_reply *r,
-                                   bool *noscript, char *message, size_t size) {
+/* A counter as the fenced acquire script returns it: the decimal digits of
+ * 1 to 2^63 - 1, without a sign or leading zeros (what INCR makes). */
+static bool parse_counter(const hrl_reply *r, uint64_t *out) {
+  if (r->type != HRL_REPLY_STRING || r->len == 0 || r->len > 19 ||
+      r->str[0] == '0') {
+    return false;
+  }
+  uint64_t v = 0;
+  for (size_t i = 0; i < r->len; i++) {
+    if (r->str[i] < '0' || r->str[i] > '9') {
+      return false;
+    }
+    v = v * 10 + (uint64_t)(r->str[i] - '0');
+  }
+  *out = v;
+  return v <= (uint64_t)INT64_MAX;
+}
+
+static hrl_node_result classify_fenced_acquire(const hrl_reply *r,
+                                               bool *noscript,
+                                               uint64_t *counter, char *message,
+                                               size_t size) {
+  if (parse_counter(r, counter)) {
+    return HRL_NODE_OK;
+  }
+  if (r->type == HRL_REPLY_NIL) {
+    return HRL_NODE_REFUSED;
+  }
+  if (r->type == HRL_REPLY_ERROR) {
+    if (has_prefix(r, "NOSCRIPT")) {
+      *noscript = true;
+      return HRL_NODE_RESEND;
+    }
+    return classify_error(r, message, size);
+  }
+  return unexpected("the fenced acquire script", message, size);
+}
+
+hrl_node_result hrl_reply_classify(hrl_round_kind kind, const hrl_reply *r,
+                                   bool *noscript, uint64_t *counter,
+                                   char *message, size_t size) {
   *noscript = false;
-  if (op == HRL_OP_ACQUIRE) {
+  if (kind == HRL_ROUND_FENCED_ACQUIRE) {
+    return classify_fenced_acquire(r, noscript, counter, message, size);
+  }
+  if (kind == HRL_ROUND_SET) {
     if (r->type == HRL_REPLY_STATUS && r->len == 2 &&
         memcmp(r->str, "OK", 2) == 0) {
       return HRL_NODE_OK;
@@ -64,8 +109,9 @@ hrl_node_result hrl_reply_classify(hrl_op_kind op, const hrl_reply *r,
     }
     return classify_error(r, message, size);
   }
-  return unexpected(op == HRL_OP_RELEASE ? "the release script"
-                                         : "the extend script",
+  return unexpected(kind == HRL_ROUND_RELEASE  ? "the release script"
+                    : kind == HRL_ROUND_EXTEND ? "the extend script"
+                                               : "the fence script",
                     message, size);
 }
 

@@ -5,14 +5,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "hiredlock/proto.h"
+#include <stdint.h>
 
-/* Meaning of a reply to SET NX PX (acquire) or to the release / extend
- * script. *noscript is set when the script must be sent again with EVAL.
- * message receives the server's text for failures. */
-hrl_node_result hrl_reply_classify(hrl_op_kind op, const hrl_reply *reply,
-                                   bool *noscript, char *message,
-                                   size_t message_size);
+#include "hiredlock/proto.h"
+#include "resp.h"
+
+/* Meaning of a reply to the command of a round of that kind. *noscript is
+ * set when the script must be sent again with EVAL; *counter receives the
+ * counter a fenced acquire returned (1 to 2^63 - 1). message receives the
+ * server's text for failures. */
+hrl_node_result hrl_reply_classify(hrl_round_kind kind, const hrl_reply *reply,
+                                   bool *noscript, uint64_t *counter,
+                                   char *message, size_t message_size);
 
 /* Meaning of the reply to a new connection's AUTH (is_auth) or SELECT. */
 hrl_node_result hrl_reply_classify_handshake(bool is_auth, const hrl_reply *r,

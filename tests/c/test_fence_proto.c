@@ -1,0 +1,366 @@
+/* The fenced acquire in the sans-I/O protocol, without Redis: its command
+ * bytes, what its replies mean, the fence round at N > 1 and the failures
+ * part way through an attempt, driven by hand with a fake clock. */
+#include <stdlib.h>
+
+#include "check.h"
+#include "proto/resp.h"
+
+static const char *const five[] = {"redis://127.0.0.1:1", "redis://127.0.0.1:2",
+                                   "redis://127.0.0.1:3", "redis://127.0.0.1:4",
+                                   "redis://127.0.0.1:5"};
+
+#define TOKEN "0123456789abcdef0123456789abcdef"
+
+static hrl_reply str_reply(const char *s) {
+  hrl_reply r = {HRL_REPLY_STRING, 0, s, strlen(s)};
+  return r;
+}
+static hrl_reply int_reply(long long v) {
+  hrl_reply r = {HRL_REPLY_INTEGER, v, NULL, 0};
+  return r;
+}
+static hrl_reply nil_reply(void) {
+  hrl_reply r = {HRL_REPLY_NIL, 0, NULL, 0};
+  return r;
+}
+static hrl_reply error_reply(const char *s) {
+  hrl_reply r = {HRL_REPLY_ERROR, 0, s, strlen(s)};
+  return r;
+}
+
+typedef struct env {
+  hrl_client *c;
+  hrl_lock *lk;
+} env;
+
+static env fenced_env(size_t n, uint32_t ttl_ms) {
+  env e = {NULL, NULL};
+  CHECK_STATUS(hrl_client_new(five, n, NULL, &e.c, NULL, 0), HRL_OK);
+  hrl_lock_options lo;
+  hrl_lock_options_init(e.c, &lo);
+  lo.ttl_ms = ttl_ms;
+  lo.fenced = true;
+  CHECK_STATUS(hrl_lock_new_with(e.c, "res", 3, &lo, &e.lk, NULL, 0), HRL_OK);
+  return e;
+}
+
+static void free_env(env e) {
+  hrl_lock_free(e.lk);
+  hrl_client_free(e.c);
+}
+
+/* The command master i gets in this round must contain `part`. */
+static void expect_command(env e, size_t i, const char *part, size_t len) {
+  size_t n;
+  const char *cmd = hrl_proto_command(e.lk, i, &n);
+  CHECK(cmd != NULL && memmem(cmd, n, part, len) != NULL);
+}
+
+static void answer(env e, size_t n, const hrl_reply *replies) {
+  for (size_t i = 0; i < n; i++) {
+    size_t len;
+    CHECK(hrl_proto_command(e.lk, i, &len) != NULL);
+    hrl_proto_reply(e.lk, i, &replies[i]);
+  }
+}
+
+static void test_fenced_command_bytes(void) {
+  char buf[1024];
+  hrl_command_args a = {"res", 3, "res{res}:fence", 14, TOKEN, 30000};
+  size_t n = hrl_resp_command(buf, HRL_ROUND_FENCED_ACQUIRE, true, &a);
+  const char want_acq[] =
+      "*7\r\n$7\r\nEVALSHA\r\n$40\r\n" HRL_FENCED_ACQUIRE_SHA1
+      "\r\n$1\r\n2\r\n$3\r\nres\r\n$14\r\nres{res}:fence\r\n"
+      "$32\r\n" TOKEN "\r\n$5\r\n30000\r\n";
+  CHECK_INT(n, sizeof want_acq - 1);
+  CHECK(memcmp(buf, want_acq, n) == 0);
+  a.number = 9223372036854775807ULL;
+  n = hrl_resp_command(buf, HRL_ROUND_FENCE, false, &a);
+  CHECK(memcmp(buf, "*7\r\n$4\r\nEVAL\r\n$", 15) == 0);
+  CHECK(memmem(buf, n, HRL_FENCE_SCRIPT, strlen(HRL_FENCE_SCRIPT)) != NULL);
+  const char tail[] = "$32\r\n" TOKEN "\r\n$19\r\n9223372036854775807\r\n";
+  CHECK(memcmp(buf + n - (sizeof tail - 1), tail, sizeof tail - 1) == 0);
+  CHECK(hrl_resp_command_capacity(1024, 2070) >=
+        strlen(HRL_FENCE_SCRIPT) + 1024 + 2070 + 150);
+}
+
+/* The option, the counter key and the accessors before any hold. */
+static void test_fenced_lock_object(void) {
+  env e = fenced_env(1, 10000);
+  size_t len;
+  const char *fk = hrl_lock_fence_key(e.lk, &len);
+  CHECK(fk != NULL && len == 14 && memcmp(fk, "res{res}:fence", 14) == 0);
+  CHECK_INT(hrl_lock_fence(e.lk), 0);
+  hrl_lock_options lo;
+  hrl_lock_get_options(e.lk, &lo);
+  CHECK(lo.fenced);
+  hrl_lock *plain = NULL;
+  CHECK_STATUS(hrl_lock_new(e.c, "res", 3, 10000, &plain, NULL, 0), HRL_OK);
+  CHECK(hrl_lock_fence_key(plain, &len) == NULL && len == 0);
+  hrl_lock_get_options(plain, &lo);
+  CHECK(!lo.fenced);
+  hrl_lock_free(plain);
+  /* A client-wide default: every lock of this client is fenced. */
+  hrl_options o;
+  hrl_options_init(&o);
+  CHECK(!o.lock.fenced);
+  o.lock.fenced = true;
+  hrl_client *c = NULL;
+  CHECK_STATUS(hrl_client_new(five, 1, &o, &c, NULL, 0), HRL_OK);
+  CHECK_STATUS(hrl_lock_new(c, "x", 1, 10000, &plain, NULL, 0), HRL_OK);
+  CHECK(hrl_lock_fence_key(plain, &len) != NULL);
+  hrl_lock_free(plain);
+  hrl_client_free(c);
+  free_env(e);
+}
+
+/* N = 1: one round, the script's INCR is the fence. */
+static void test_single_master_one_round(void) {
+  env e = fenced_env(1, 10000);
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
+  expect_command(e, 0, HRL_FENCED_ACQUIRE_SHA1, 40);
+  hrl_reply r = str_reply("9223372036854775807");
+  answer(e, 1, &r);
+  CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK);
+  CHECK(hrl_lock_fence(e.lk) == 9223372036854775807ULL);
+  /* The fence lasts as long as the hold, not its validity. */
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, 2000), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, 2000, &s), HRL_STEP_ROUND);
+  r = int_reply(1);
+  answer(e, 1, &r);
+  CHECK_INT(hrl_proto_step(e.lk, 3000, &s), HRL_STEP_DONE);
+  CHECK_INT(hrl_lock_fence(e.lk), 0);
+  free_env(e);
+}
+
+/* N = 5: the fence is the greatest counter the granting masters returned,
+ * it goes back to all 5, and the counts say what each did in the end. */
+static void test_fence_round(void) {
+  env e = fenced_env(5, 10000);
+  int64_t t = hrl_now_us(); /* held-ness is judged on the real clock */
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  hrl_reply first[5] = {str_reply("12"), str_reply("40"), nil_reply(),
+                        str_reply("7"), error_reply("READONLY x")};
+  answer(e, 5, first);
+  CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_ROUND);
+  CHECK_INT(s.timeout_ms, 50);
+  for (size_t i = 0; i < 5; i++) { /* to all N, 40 with the token */
+    expect_command(e, i, HRL_FENCE_SHA1, 40);
+    expect_command(e, i, "$2\r\n40\r\n", 8);
+  }
+  CHECK(!hrl_lock_held(e.lk));
+  CHECK_INT(hrl_lock_fence(e.lk), 0);
+  hrl_reply second[5] = {int_reply(1), int_reply(1), int_reply(0), int_reply(1),
+                         error_reply("READONLY x")};
+  answer(e, 5, second);
+  CHECK_INT(hrl_proto_step(e.lk, t + 3000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK);
+  CHECK_INT(hrl_lock_fence(e.lk), 40);
+  int64_t v = hrl_lock_validity_ms(e.lk); /* from the first round's start */
+  CHECK(v > 0 && v <= 10000 - 102);
+  hrl_counts cnt;
+  hrl_lock_counts(e.lk, &cnt);
+  CHECK_INT(cnt.ok, 3);
+  CHECK_INT(cnt.refused, 1);
+  CHECK_INT(cnt.failed, 1);
+  CHECK_INT(cnt.attempts, 1);
+  free_env(e);
+}
+
+/* A quorum said OK to the first round, too few accepted the fence: the
+ * attempt failed, the keys are released on all N, the caller is told
+ * "timeout" with one attempt, and no fence is reported. */
+static void test_fence_round_without_quorum(void) {
+  env e = fenced_env(5, 10000);
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
+  hrl_reply first[5] = {str_reply("3"), str_reply("3"), str_reply("3"),
+                        nil_reply(), nil_reply()};
+  answer(e, 5, first);
+  CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_ROUND);
+  hrl_reply second[5] = {int_reply(1), int_reply(1), int_reply(0), int_reply(0),
+                         int_reply(0)};
+  answer(e, 5, second);
+  CHECK_INT(hrl_proto_step(e.lk, 2000, &s), HRL_STEP_ROUND); /* cleanup */
+  for (size_t i = 0; i < 5; i++) {
+    expect_command(e, i, HRL_RELEASE_SHA1, 40);
+  }
+  hrl_reply rel[5] = {int_reply(1), int_reply(1), int_reply(1), int_reply(0),
+                      int_reply(0)};
+  answer(e, 5, rel);
+  CHECK_INT(hrl_proto_step(e.lk, 3000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ETIMEOUT);
+  CHECK(!hrl_lock_held(e.lk));
+  CHECK_INT(hrl_lock_fence(e.lk), 0);
+  free_env(e);
+}
+
+/* Masters that stop answering between the rounds: fewer than a quorum
+ * answered in the end, so the call fails at once naming them. */
+static void test_fence_round_unreachable(void) {
+  env e = fenced_env(3, 10000);
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, HRL_WAIT_FOREVER, 0),
+               HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
+  hrl_reply first[3] = {str_reply("1"), str_reply("1"), str_reply("1")};
+  answer(e, 3, first);
+  CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_ROUND);
+  CHECK(hrl_proto_command(e.lk, 0, &(size_t){0}) != NULL);
+  hrl_proto_reply(e.lk, 0, &(hrl_reply){HRL_REPLY_INTEGER, 1, NULL, 0});
+  hrl_proto_missed(e.lk, 1, "timeout after 50 ms");
+  hrl_proto_fail(e.lk, 2, HRL_NODE_UNREACHABLE, "Connection refused");
+  CHECK_INT(hrl_proto_step(e.lk, 51000, &s), HRL_STEP_ROUND); /* cleanup */
+  hrl_proto_reply(e.lk, 0, &(hrl_reply){HRL_REPLY_INTEGER, 1, NULL, 0});
+  hrl_proto_fail(e.lk, 1, HRL_NODE_UNREACHABLE, "timeout");
+  hrl_proto_fail(e.lk, 2, HRL_NODE_UNREACHABLE, "Connection refused");
+  CHECK_INT(hrl_proto_step(e.lk, 60000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ECONNECT);
+  CHECK_CONTAINS(hrl_lock_error(e.lk), "1 of 3 masters answered (2 needed)");
+  free_env(e);
+}
+
+/* The fence round waits no longer than the validity the first round left,
+ * and a hold is only granted within it. */
+static void test_fence_round_within_validity(void) {
+  env e = fenced_env(3, 1000); /* drift 12 ms: valid until 988 ms */
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
+  hrl_reply first[3] = {str_reply("5"), str_reply("5"), str_reply("5")};
+  answer(e, 3, first);
+  CHECK_INT(hrl_proto_step(e.lk, 960000, &s), HRL_STEP_ROUND);
+  CHECK_INT(s.timeout_ms, 28); /* not the 50 ms of the client */
+  hrl_reply ok[3] = {int_reply(1), int_reply(1), int_reply(1)};
+  answer(e, 3, ok);
+  CHECK_INT(hrl_proto_step(e.lk, 990000, &s), HRL_STEP_ROUND); /* too late */
+  expect_command(e, 0, HRL_RELEASE_SHA1, 40);
+  answer(e, 3, ok);
+  CHECK_INT(hrl_proto_step(e.lk, 991000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ETIMEOUT);
+  /* No validity left for a fence round at all: straight to the cleanup. */
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
+  answer(e, 3, first);
+  CHECK_INT(hrl_proto_step(e.lk, 987500, &s), HRL_STEP_ROUND);
+  expect_command(e, 0, HRL_RELEASE_SHA1, 40);
+  free_env(e);
+}
+
+/* What a fenced acquire's replies mean: an error may come after the SET
+ * ran (a counter that is not a number), so it is cleaned up; a counter
+ * that is not a decimal from 1 to 2^63 - 1 is a protocol error; NOSCRIPT
+ * sends the script in full. */
+static void test_fenced_replies(void) {
+  env e = fenced_env(1, 10000);
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
+  hrl_reply r = error_reply("ERR value is not an integer or out of range");
+  answer(e, 1, &r);
+  CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_ROUND);
+  expect_command(e, 0, HRL_RELEASE_SHA1, 40);
+  r = int_reply(1);
+  answer(e, 1, &r);
+  CHECK_INT(hrl_proto_step(e.lk, 2000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ESERVER);
+  CHECK_CONTAINS(hrl_lock_error(e.lk), "value is not an integer");
+
+  static const char *const bad[] = {"0",
+                                    "01",
+                                    "-1",
+                                    "+1",
+                                    "1x",
+                                    "",
+                                    "9223372036854775808",
+                                    "99999999999999999999"};
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
+    CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
+    r = str_reply(bad[k]);
+    answer(e, 1, &r);
+    CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_ROUND); /* cleanup */
+    r = int_reply(1);
+    answer(e, 1, &r);
+    CHECK_INT(hrl_proto_step(e.lk, 2000, &s), HRL_STEP_DONE);
+    CHECK_STATUS(s.status, HRL_EPROTOCOL);
+  }
+  hrl_reply st = {HRL_REPLY_STATUS, 0, "OK", 2};
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
+  answer(e, 1, &st); /* SET's own reply is not the script's */
+  CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_ROUND);
+
+  hrl_lock_free(e.lk);
+  hrl_lock_options lo;
+  hrl_lock_options_init(e.c, &lo);
+  lo.fenced = true;
+  CHECK_STATUS(hrl_lock_new_with(e.c, "res", 3, &lo, &e.lk, NULL, 0), HRL_OK);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
+  size_t len;
+  CHECK(hrl_proto_command(e.lk, 0, &len) != NULL);
+  r = error_reply("NOSCRIPT No matching script.");
+  CHECK_INT(hrl_proto_reply(e.lk, 0, &r), HRL_NODE_RESEND);
+  expect_command(e, 0, HRL_FENCED_ACQUIRE_SCRIPT,
+                 strlen(HRL_FENCED_ACQUIRE_SCRIPT));
+  r = str_reply("1");
+  CHECK_INT(hrl_proto_reply(e.lk, 0, &r), HRL_NODE_OK);
+  CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_DONE);
+  CHECK_INT(hrl_lock_fence(e.lk), 1);
+  free_env(e);
+}
+
+/* A late master gets no late command in the fenced rounds: running the
+ * acquire or the fence there later is of no use. */
+static void test_no_late_command_for_fenced_rounds(void) {
+  env e = fenced_env(3, 10000);
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
+  size_t len;
+  hrl_reply one = str_reply("1");
+  for (size_t i = 0; i < 2; i++) {
+    CHECK(hrl_proto_command(e.lk, i, &len) != NULL);
+    hrl_proto_reply(e.lk, i, &one);
+  }
+  CHECK(hrl_proto_command(e.lk, 2, &len) != NULL);
+  hrl_proto_missed(e.lk, 2, "timeout");
+  CHECK(hrl_proto_late_command(e.lk, 2, &len) == NULL && len == 0);
+  CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_ROUND); /* fence */
+  CHECK(!hrl_proto_settled(e.lk));
+  hrl_reply acc = int_reply(1);
+  for (size_t i = 0; i < 2; i++) {
+    CHECK(hrl_proto_command(e.lk, i, &len) != NULL);
+    hrl_proto_reply(e.lk, i, &acc);
+  }
+  CHECK(hrl_proto_settled(e.lk));
+  CHECK(hrl_proto_skippable(e.lk, 2)); /* late since the first round */
+  CHECK(hrl_proto_command(e.lk, 2, &len) != NULL);
+  hrl_proto_missed(e.lk, 2, "not waited for");
+  CHECK(hrl_proto_late_command(e.lk, 2, &len) == NULL);
+  CHECK_INT(hrl_proto_step(e.lk, 2000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK);
+  CHECK_INT(hrl_lock_fence(e.lk), 1);
+  free_env(e);
+}
+
+int main(void) {
+  RUN(test_fenced_command_bytes);
+  RUN(test_fenced_lock_object);
+  RUN(test_single_master_one_round);
+  RUN(test_fence_round);
+  RUN(test_fence_round_without_quorum);
+  RUN(test_fence_round_unreachable);
+  RUN(test_fence_round_within_validity);
+  RUN(test_fenced_replies);
+  RUN(test_no_late_command_for_fenced_rounds);
+  return finish_tests("test_fence_proto");
+}

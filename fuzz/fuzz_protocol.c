@@ -1,9 +1,10 @@
 /* libFuzzer: the Redlock state machine fed hostile replies. The input
  * drives everything: the number of masters, the TTL, the clock, which
  * masters fail, and the RESP bytes each master "sends" (parsed with the
- * core's reader, so framing and meaning are both under attack). Invariants:
- * the machine always ends, a held lock always has validity left and a
- * 32-hex token, and per-master counts add up to N. */
+ * core's reader, so framing and meaning are both under attack), fenced
+ * locks (their fence round) and plain ones. Invariants: the machine always
+ * ends, a held lock always has validity left and a 32-hex token, a fenced
+ * one a fence and a plain one none, and per-master counts add up to N. */
 #include <stdint.h>
 #include <string.h>
 
@@ -67,10 +68,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   hrl_options o;
   hrl_options_init(&o);
   o.retry_jitter_ms = take(&in);
+  o.lock.ttl_ms = ttl;
+  o.lock.fenced = take(&in) & 1;
   hrl_client *c = NULL;
   hrl_lock *lk = NULL;
   if (hrl_client_new(urls, n, &o, &c, NULL, 0) != HRL_OK ||
-      hrl_lock_new(c, "fuzz", 4, ttl, &lk, NULL, 0) != HRL_OK) {
+      hrl_lock_new_with(c, "fuzz", 4, NULL, &lk, NULL, 0) != HRL_OK) {
     __builtin_trap();
   }
   hrl_parser *parsers[5] = {0};
@@ -99,6 +102,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             (cnt.ok < cnt.quorum ||
              strlen(hrl_lock_token(lk)) != HRL_TOKEN_LEN)) {
           __builtin_trap(); /* held means a quorum said yes */
+        }
+        if (s.status == HRL_OK && kind == HRL_OP_ACQUIRE &&
+            (hrl_lock_fence(lk) != 0) != o.lock.fenced) {
+          __builtin_trap(); /* a fenced hold has a fence, a plain one not */
         }
         break;
       }

@@ -81,6 +81,7 @@ typedef struct hrlpy_lock {
   bool held;
   int64_t valid_until_us;
   uint32_t ttl_ms;
+  uint64_t fence;
   char token[HRL_TOKEN_LEN + 1];
 } hrlpy_lock;
 
@@ -162,6 +163,7 @@ typedef struct hrlpy_view {
   bool held;
   int64_t validity_ms;
   uint32_t ttl_ms;
+  uint64_t fence; /* 0: none */
   char token[HRL_TOKEN_LEN + 1];
 } hrlpy_view;
 void hrlpy_gate_view(hrlpy_lock *self, hrlpy_view *out);

@@ -39,6 +39,8 @@ static int add_options(PyObject *module) {
   PyObject *options = PyDict_New();
   for (size_t i = 0; options != NULL && i < count; i++) {
     PyObject *def = table[i].kind == HRL_OPTION_BYTES ? PyUnicode_FromString("")
+                    : table[i].kind == HRL_OPTION_FLAG
+                        ? PyBool_FromLong(table[i].def != 0)
                     : table[i].kind == HRL_OPTION_DURATION
                         ? PyFloat_FromDouble(table[i].def / 1000.0)
                         : PyFloat_FromDouble(table[i].def);
@@ -80,6 +82,8 @@ static int core_exec(PyObject *module) {
           0 ||
       PyModule_AddIntConstant(module, "NAME_MAX", HRL_NAME_MAX) < 0 ||
       PyModule_AddIntConstant(module, "MASTERS_MAX", HRL_MASTERS_MAX) < 0 ||
+      PyModule_AddStringConstant(module, "FENCED_WRITE_SCRIPT",
+                                 HRL_FENCED_WRITE_SCRIPT) < 0 ||
       add_options(module) < 0) {
     return -1;
   }

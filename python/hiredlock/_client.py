@@ -17,7 +17,7 @@ class Client(_core.Client):
     """The Redis masters locks are taken on.
 
     ``Client(urls, *, connect_timeout=0.1, timeout=0.05, retry_delay=0.2,
-    retry_jitter=0.1, drift_factor=0.01, key_prefix="")``
+    retry_jitter=0.1, drift_factor=0.01, key_prefix="", fenced=False)``
 
     ``urls`` is one URL or a sequence of N URLs of independent masters
     (``redis://[[user]:password@]host[:port][/db]`` or
@@ -25,6 +25,7 @@ class Client(_core.Client):
     (N/2 + 1) granted it. Times are in seconds. No connection is made here:
     masters are connected on first use. A Client may be shared by threads
     and survives ``fork()`` (the child opens its own connections).
+    ``fenced=True`` makes its locks fenced unless a lock says otherwise.
     """
 
     __module__ = "hiredlock"
@@ -37,14 +38,17 @@ class Client(_core.Client):
         *,
         timeout: float = -1,
         blocking: bool = True,
+        fenced: bool | None = None,
     ) -> Lock:
         """A :class:`Lock` on ``name`` (str or bytes), not yet held.
 
         ``ttl`` is how long the lock lives in Redis, in seconds. ``timeout``
         and ``blocking`` bound the wait of a ``with`` block (-1: forever;
-        ``blocking=False``: one attempt).
+        ``blocking=False``: one attempt). ``fenced=True`` takes a fencing
+        token with every acquire (:attr:`Lock.fence`); ``None``: the
+        client's default.
         """
-        return Lock(self, name, ttl, timeout=timeout, blocking=blocking)
+        return Lock(self, name, ttl, timeout=timeout, blocking=blocking, fenced=fenced)
 
     def synchronized(
         self,
@@ -53,17 +57,21 @@ class Client(_core.Client):
         *,
         timeout: float = -1,
         blocking: bool = True,
+        fenced: bool | None = None,
     ) -> Callable[[F], F]:
         """Decorator: every call of the function runs under the lock ``name``.
 
         Raises :class:`NotAcquired` when a call cannot acquire in time and
         :class:`NotOwned` when the lock was lost before the call returned.
         """
-        # Check the arguments now, at decoration time, not at the first call.
-        Lock(self, name, ttl, timeout=timeout, blocking=blocking)
-        return synchronized_by(
-            lambda: Lock(self, name, ttl, timeout=timeout, blocking=blocking)
-        )
+
+        def make() -> Lock:
+            return Lock(
+                self, name, ttl, timeout=timeout, blocking=blocking, fenced=fenced
+            )
+
+        make()  # check the arguments now, at decoration time
+        return synchronized_by(make)
 
     def __repr__(self) -> str:
         return (

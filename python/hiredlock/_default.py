@@ -57,9 +57,12 @@ def lock(
     *,
     timeout: float = -1,
     blocking: bool = True,
+    fenced: bool | None = None,
 ) -> Lock:
     """A :class:`Lock` on the default client; see :meth:`Client.lock`."""
-    return default_client().lock(name, ttl, timeout=timeout, blocking=blocking)
+    return default_client().lock(
+        name, ttl, timeout=timeout, blocking=blocking, fenced=fenced
+    )
 
 
 def synchronized(
@@ -68,6 +71,7 @@ def synchronized(
     *,
     timeout: float = -1,
     blocking: bool = True,
+    fenced: bool | None = None,
 ) -> Callable[[F], F]:
     """Decorator running every call under ``name`` on the default client.
 
@@ -75,5 +79,5 @@ def synchronized(
     after the decorated function is defined.
     """
     return synchronized_by(
-        lambda: lock(name, ttl, timeout=timeout, blocking=blocking)
+        lambda: lock(name, ttl, timeout=timeout, blocking=blocking, fenced=fenced)
     )

@@ -39,7 +39,7 @@ static void answer(hrl_lock *lk, size_t i, input *in, hrl_parser *p) {
   }
   in->p += chunk;
   in->left -= chunk;
-  for (int k = 0; k < 4; k++) {
+  for (int k = 0; k < 6; k++) {
     hrl_reply r;
     int rc = hrl_parser_next(p, &r);
     if (rc < 0) {
@@ -55,7 +55,7 @@ static void answer(hrl_lock *lk, size_t i, input *in, hrl_parser *p) {
       __builtin_trap(); /* every master of a round has a command */
     }
     hrl_node_result res = hrl_proto_reply(lk, i, &r);
-    if (res != HRL_NODE_RESEND) {
+    if (res != HRL_NODE_RESEND && res != HRL_NODE_MORE) {
       return;
     }
   }

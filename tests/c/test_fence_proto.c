@@ -1,6 +1,8 @@
 /* The fenced acquire in the sans-I/O protocol, without Redis: its command
- * bytes, what its replies mean, the fence round at N > 1 and the failures
- * part way through an attempt, driven by hand with a fake clock. */
+ * bytes (SET and INCR pipelined, two replies), what its replies mean, the
+ * fence round when fewer than a quorum of the granting masters returned
+ * the fence, and the failures part way through an attempt, driven by
+ * hand with a fake clock. */
 #include <stdlib.h>
 
 #include "check.h"
@@ -12,8 +14,8 @@ static const char *const five[] = {"redis://127.0.0.1:1", "redis://127.0.0.1:2",
 
 #define TOKEN "0123456789abcdef0123456789abcdef"
 
-static hrl_reply str_reply(const char *s) {
-  hrl_reply r = {HRL_REPLY_STRING, 0, s, strlen(s)};
+static hrl_reply ok_reply(void) {
+  hrl_reply r = {HRL_REPLY_STATUS, 0, "OK", 2};
   return r;
 }
 static hrl_reply int_reply(long long v) {
@@ -57,11 +59,25 @@ static void expect_command(env e, size_t i, const char *part, size_t len) {
   CHECK(cmd != NULL && memmem(cmd, n, part, len) != NULL);
 }
 
+/* One reply to every master of a plain round (a script's). */
 static void answer(env e, size_t n, const hrl_reply *replies) {
   for (size_t i = 0; i < n; i++) {
     size_t len;
     CHECK(hrl_proto_command(e.lk, i, &len) != NULL);
+    CHECK_INT(hrl_proto_command_replies(e.lk, i), 1);
     hrl_proto_reply(e.lk, i, &replies[i]);
+  }
+}
+
+/* The SET's and the INCR's reply to every master of a fenced acquire. */
+static void answer_pairs(env e, size_t n, const hrl_reply *set,
+                         const hrl_reply *incr) {
+  for (size_t i = 0; i < n; i++) {
+    size_t len;
+    CHECK(hrl_proto_command(e.lk, i, &len) != NULL);
+    CHECK_INT(hrl_proto_command_replies(e.lk, i), 2);
+    CHECK_INT(hrl_proto_reply(e.lk, i, &set[i]), HRL_NODE_MORE);
+    hrl_proto_reply(e.lk, i, &incr[i]);
   }
 }
 
@@ -69,18 +85,24 @@ static void test_fenced_command_bytes(void) {
   char buf[1024];
   hrl_command_args a = {"res", 3, "res{res}:fence", 14, TOKEN, 30000};
   size_t n = hrl_resp_command(buf, HRL_ROUND_FENCED_ACQUIRE, true, &a);
-  const char want_acq[] =
-      "*7\r\n$7\r\nEVALSHA\r\n$40\r\n" HRL_FENCED_ACQUIRE_SHA1
-      "\r\n$1\r\n2\r\n$3\r\nres\r\n$14\r\nres{res}:fence\r\n"
-      "$32\r\n" TOKEN "\r\n$5\r\n30000\r\n";
+  const char want_acq[] = "*6\r\n$3\r\nSET\r\n$3\r\nres\r\n$32\r\n" TOKEN
+                          "\r\n$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n30000\r\n"
+                          "*2\r\n$4\r\nINCR\r\n$14\r\nres{res}:fence\r\n";
   CHECK_INT(n, sizeof want_acq - 1);
   CHECK(memcmp(buf, want_acq, n) == 0);
+  CHECK_INT(hrl_resp_replies(HRL_ROUND_FENCED_ACQUIRE), 2);
+  CHECK_INT(hrl_resp_replies(HRL_ROUND_FENCE), 1);
   a.number = 9223372036854775807ULL;
+  n = hrl_resp_command(buf, HRL_ROUND_FENCE, true, &a);
+  const char want_fence[] =
+      "*7\r\n$7\r\nEVALSHA\r\n$40\r\n" HRL_FENCE_SHA1
+      "\r\n$1\r\n2\r\n$3\r\nres\r\n$14\r\nres{res}:fence"
+      "\r\n$32\r\n" TOKEN "\r\n$19\r\n9223372036854775807\r\n";
+  CHECK_INT(n, sizeof want_fence - 1);
+  CHECK(memcmp(buf, want_fence, n) == 0);
   n = hrl_resp_command(buf, HRL_ROUND_FENCE, false, &a);
   CHECK(memcmp(buf, "*7\r\n$4\r\nEVAL\r\n$", 15) == 0);
   CHECK(memmem(buf, n, HRL_FENCE_SCRIPT, strlen(HRL_FENCE_SCRIPT)) != NULL);
-  const char tail[] = "$32\r\n" TOKEN "\r\n$19\r\n9223372036854775807\r\n";
-  CHECK(memcmp(buf + n - (sizeof tail - 1), tail, sizeof tail - 1) == 0);
   CHECK(hrl_resp_command_capacity(1024, 2070) >=
         strlen(HRL_FENCE_SCRIPT) + 1024 + 2070 + 150);
 }
@@ -115,39 +137,66 @@ static void test_fenced_lock_object(void) {
   free_env(e);
 }
 
-/* N = 1: one round, the script's INCR is the fence. */
+/* N = 1: one round, the INCR is the fence; the fence lasts as long as the
+ * hold, not its validity. */
 static void test_single_master_one_round(void) {
   env e = fenced_env(1, 10000);
   hrl_step_info s;
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
-  expect_command(e, 0, HRL_FENCED_ACQUIRE_SHA1, 40);
-  hrl_reply r = str_reply("9223372036854775807");
-  answer(e, 1, &r);
+  expect_command(e, 0, "INCR", 4);
+  hrl_reply set = ok_reply(), incr = int_reply(9223372036854775807LL);
+  answer_pairs(e, 1, &set, &incr);
   CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_OK);
   CHECK(hrl_lock_fence(e.lk) == 9223372036854775807ULL);
-  /* The fence lasts as long as the hold, not its validity. */
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, 2000), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, 2000, &s), HRL_STEP_ROUND);
-  r = int_reply(1);
-  answer(e, 1, &r);
+  hrl_reply one = int_reply(1);
+  answer(e, 1, &one);
   CHECK_INT(hrl_proto_step(e.lk, 3000, &s), HRL_STEP_DONE);
   CHECK_INT(hrl_lock_fence(e.lk), 0);
   free_env(e);
 }
 
-/* N = 5: the fence is the greatest counter the granting masters returned,
- * it goes back to all 5, and the counts say what each did in the end. */
+/* N = 5, counters in step: the masters that granted returned the same
+ * counter, which they hold already: no fence round. */
+static void test_counters_in_step_one_round(void) {
+  env e = fenced_env(5, 10000);
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
+  hrl_reply set[5] = {ok_reply(), ok_reply(), ok_reply(), nil_reply(),
+                      ok_reply()};
+  /* master 4 refused (its INCR still counted: 9 says nothing); master 5's
+   * counter lags, and 3 of the 4 granting masters hold the fence 8 */
+  hrl_reply incr[5] = {int_reply(8), int_reply(8), int_reply(8), int_reply(9),
+                       int_reply(2)};
+  answer_pairs(e, 5, set, incr);
+  CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK);
+  CHECK_INT(hrl_lock_fence(e.lk), 8);
+  hrl_counts cnt;
+  hrl_lock_counts(e.lk, &cnt);
+  CHECK_INT(cnt.ok, 4);
+  CHECK_INT(cnt.refused, 1);
+  free_env(e);
+}
+
+/* N = 5, counters drifted: the fence is the greatest counter a granting
+ * master returned, and too few hold it: it goes to all 5 in the fence
+ * round; the counts say what each master did in the end. */
 static void test_fence_round(void) {
   env e = fenced_env(5, 10000);
   int64_t t = hrl_now_us(); /* held-ness is judged on the real clock */
   hrl_step_info s;
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
-  hrl_reply first[5] = {str_reply("12"), str_reply("40"), nil_reply(),
-                        str_reply("7"), error_reply("READONLY x")};
-  answer(e, 5, first);
+  hrl_reply set[5] = {ok_reply(), ok_reply(), nil_reply(), ok_reply(),
+                      error_reply("READONLY x")};
+  hrl_reply incr[5] = {int_reply(12), int_reply(40), int_reply(41),
+                       int_reply(7), error_reply("READONLY x")};
+  answer_pairs(e, 5, set, incr);
   CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_ROUND);
   CHECK_INT(s.timeout_ms, 50);
   for (size_t i = 0; i < 5; i++) { /* to all N, 40 with the token */
@@ -173,17 +222,19 @@ static void test_fence_round(void) {
   free_env(e);
 }
 
-/* A quorum said OK to the first round, too few accepted the fence: the
- * attempt failed, the keys are released on all N, the caller is told
- * "timeout" with one attempt, and no fence is reported. */
+/* Drifted, and too few accept the fence: the attempt failed, the keys are
+ * released on all N, the caller is told "timeout", and no fence is
+ * reported. */
 static void test_fence_round_without_quorum(void) {
   env e = fenced_env(5, 10000);
   hrl_step_info s;
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
-  hrl_reply first[5] = {str_reply("3"), str_reply("3"), str_reply("3"),
-                        nil_reply(), nil_reply()};
-  answer(e, 5, first);
+  hrl_reply set[5] = {ok_reply(), ok_reply(), ok_reply(), nil_reply(),
+                      nil_reply()};
+  hrl_reply incr[5] = {int_reply(3), int_reply(2), int_reply(1), int_reply(3),
+                       int_reply(3)};
+  answer_pairs(e, 5, set, incr);
   CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_ROUND);
   hrl_reply second[5] = {int_reply(1), int_reply(1), int_reply(0), int_reply(0),
                          int_reply(0)};
@@ -210,8 +261,9 @@ static void test_fence_round_unreachable(void) {
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, HRL_WAIT_FOREVER, 0),
                HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
-  hrl_reply first[3] = {str_reply("1"), str_reply("1"), str_reply("1")};
-  answer(e, 3, first);
+  hrl_reply set[3] = {ok_reply(), ok_reply(), ok_reply()};
+  hrl_reply incr[3] = {int_reply(2), int_reply(1), int_reply(1)};
+  answer_pairs(e, 3, set, incr);
   CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_ROUND);
   CHECK(hrl_proto_command(e.lk, 0, &(size_t){0}) != NULL);
   hrl_proto_reply(e.lk, 0, &(hrl_reply){HRL_REPLY_INTEGER, 1, NULL, 0});
@@ -232,10 +284,11 @@ static void test_fence_round_unreachable(void) {
 static void test_fence_round_within_validity(void) {
   env e = fenced_env(3, 1000); /* drift 12 ms: valid until 988 ms */
   hrl_step_info s;
+  hrl_reply set[3] = {ok_reply(), ok_reply(), ok_reply()};
+  hrl_reply incr[3] = {int_reply(6), int_reply(5), int_reply(5)};
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
-  hrl_reply first[3] = {str_reply("5"), str_reply("5"), str_reply("5")};
-  answer(e, 3, first);
+  answer_pairs(e, 3, set, incr);
   CHECK_INT(hrl_proto_step(e.lk, 960000, &s), HRL_STEP_ROUND);
   CHECK_INT(s.timeout_ms, 28); /* not the 50 ms of the client */
   hrl_reply ok[3] = {int_reply(1), int_reply(1), int_reply(1)};
@@ -248,90 +301,69 @@ static void test_fence_round_within_validity(void) {
   /* No validity left for a fence round at all: straight to the cleanup. */
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
-  answer(e, 3, first);
+  answer_pairs(e, 3, set, incr);
   CHECK_INT(hrl_proto_step(e.lk, 987500, &s), HRL_STEP_ROUND);
   expect_command(e, 0, HRL_RELEASE_SHA1, 40);
   free_env(e);
 }
 
-/* What a fenced acquire's replies mean: an error may come after the SET
- * ran (a counter that is not a number), so it is cleaned up; a counter
- * that is not a decimal from 1 to 2^63 - 1 is a protocol error; NOSCRIPT
- * sends the script in full. */
+/* What a fenced acquire's replies mean: an INCR that fails after a SET
+ * that took leaves our key there, so it is cleaned up; a counter that is
+ * not from 1 to 2^63 - 1 is a protocol error; a refused SET's INCR reply
+ * changes nothing. */
 static void test_fenced_replies(void) {
   env e = fenced_env(1, 10000);
   hrl_step_info s;
+  hrl_reply set = ok_reply();
+  hrl_reply incr = error_reply("ERR value is not an integer or out of range");
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
-  hrl_reply r = error_reply("ERR value is not an integer or out of range");
-  answer(e, 1, &r);
+  answer_pairs(e, 1, &set, &incr);
   CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_ROUND);
   expect_command(e, 0, HRL_RELEASE_SHA1, 40);
-  r = int_reply(1);
-  answer(e, 1, &r);
+  hrl_reply one = int_reply(1);
+  answer(e, 1, &one);
   CHECK_INT(hrl_proto_step(e.lk, 2000, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_ESERVER);
   CHECK_CONTAINS(hrl_lock_error(e.lk), "value is not an integer");
 
-  static const char *const bad[] = {"0",
-                                    "01",
-                                    "-1",
-                                    "+1",
-                                    "1x",
-                                    "",
-                                    "9223372036854775808",
-                                    "99999999999999999999"};
+  hrl_reply bad[] = {int_reply(0), int_reply(-3), ok_reply(), nil_reply()};
   for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
     CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
     CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
-    r = str_reply(bad[k]);
-    answer(e, 1, &r);
+    answer_pairs(e, 1, &set, &bad[k]);
     CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_ROUND); /* cleanup */
-    r = int_reply(1);
-    answer(e, 1, &r);
+    answer(e, 1, &one);
     CHECK_INT(hrl_proto_step(e.lk, 2000, &s), HRL_STEP_DONE);
     CHECK_STATUS(s.status, HRL_EPROTOCOL);
   }
-  hrl_reply st = {HRL_REPLY_STATUS, 0, "OK", 2};
+  /* Refused: the INCR's reply, error or not, is no news. */
+  hrl_reply refused = nil_reply();
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
-  answer(e, 1, &st); /* SET's own reply is not the script's */
-  CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_ROUND);
-
-  hrl_lock_free(e.lk);
-  hrl_lock_options lo;
-  hrl_lock_options_init(e.c, &lo);
-  lo.fenced = true;
-  CHECK_STATUS(hrl_lock_new_with(e.c, "res", 3, &lo, &e.lk, NULL, 0), HRL_OK);
-  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
-  CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
-  size_t len;
-  CHECK(hrl_proto_command(e.lk, 0, &len) != NULL);
-  r = error_reply("NOSCRIPT No matching script.");
-  CHECK_INT(hrl_proto_reply(e.lk, 0, &r), HRL_NODE_RESEND);
-  expect_command(e, 0, HRL_FENCED_ACQUIRE_SCRIPT,
-                 strlen(HRL_FENCED_ACQUIRE_SCRIPT));
-  r = str_reply("1");
-  CHECK_INT(hrl_proto_reply(e.lk, 0, &r), HRL_NODE_OK);
+  answer_pairs(e, 1, &refused, &incr);
   CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_DONE);
-  CHECK_INT(hrl_lock_fence(e.lk), 1);
+  CHECK_STATUS(s.status, HRL_ETIMEOUT);
   free_env(e);
 }
 
-/* A late master gets no late command in the fenced rounds: running the
- * acquire or the fence there later is of no use. */
+/* A late master gets no late command in the fenced rounds (running the
+ * acquire or the fence there later is of no use), and a master that misses
+ * a fenced acquire owes both its replies. */
 static void test_no_late_command_for_fenced_rounds(void) {
   env e = fenced_env(3, 10000);
   hrl_step_info s;
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
   size_t len;
-  hrl_reply one = str_reply("1");
+  hrl_reply set = ok_reply(), two = int_reply(2), one = int_reply(1);
   for (size_t i = 0; i < 2; i++) {
     CHECK(hrl_proto_command(e.lk, i, &len) != NULL);
-    hrl_proto_reply(e.lk, i, &one);
+    CHECK_INT(hrl_proto_reply(e.lk, i, &set), HRL_NODE_MORE);
+    CHECK_INT(hrl_proto_reply(e.lk, i, i == 0 ? &two : &one), HRL_NODE_OK);
   }
   CHECK(hrl_proto_command(e.lk, 2, &len) != NULL);
+  CHECK_INT(hrl_proto_command_replies(e.lk, 2), 2);
   hrl_proto_missed(e.lk, 2, "timeout");
   CHECK(hrl_proto_late_command(e.lk, 2, &len) == NULL && len == 0);
   CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_ROUND); /* fence */
@@ -348,7 +380,8 @@ static void test_no_late_command_for_fenced_rounds(void) {
   CHECK(hrl_proto_late_command(e.lk, 2, &len) == NULL);
   CHECK_INT(hrl_proto_step(e.lk, 2000, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_OK);
-  CHECK_INT(hrl_lock_fence(e.lk), 1);
+  CHECK_INT(hrl_lock_fence(e.lk), 2);
+  CHECK_INT(hrl_proto_command_replies(e.lk, 0), 0); /* no round out */
   free_env(e);
 }
 
@@ -356,6 +389,7 @@ int main(void) {
   RUN(test_fenced_command_bytes);
   RUN(test_fenced_lock_object);
   RUN(test_single_master_one_round);
+  RUN(test_counters_in_step_one_round);
   RUN(test_fence_round);
   RUN(test_fence_round_without_quorum);
   RUN(test_fence_round_unreachable);

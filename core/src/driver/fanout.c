@@ -83,7 +83,7 @@ typedef struct slot {
   int handshake_total; /* handshake replies expected on this connection */
   bool reused;         /* the connection was open before this round */
   bool replied;        /* a reply arrived on it in this round */
-  uint32_t inflight;   /* this round's commands written, not answered */
+  uint32_t inflight;   /* this round's replies due to what was written */
   bool carried;        /* a connect begun in an earlier round */
   bool retried;        /* a stale connection was already replaced */
   const char *out;     /* the handshake or the command: bytes not yet sent */
@@ -152,7 +152,7 @@ static void flush(round *r, size_t i) {
 static void send_command(round *r, size_t i) {
   slot *s = &r->slots[i];
   s->out = hrl_proto_command(r->lock, i, &s->out_len);
-  s->inflight++;
+  s->inflight += (uint32_t)hrl_proto_command_replies(r->lock, i);
   flush(r, i);
 }
 
@@ -377,6 +377,9 @@ static bool take_reply(round *r, size_t i, const redisReply *rep) {
   }
   s->inflight--;
   hrl_node_result res = hrl_proto_reply(r->lock, i, &v);
+  if (res == HRL_NODE_MORE) {
+    return true; /* the next reply of the same pipeline */
+  }
   if (res == HRL_NODE_RESEND) {
     send_command(r, i);
     return false;

@@ -5,11 +5,11 @@
  *
  * Acquire:
  *   ATTEMPT    -> new token, SET NX PX to all N at once     -> ACQUIRING
- *                 (a fenced lock: the fenced acquire script, which also
- *                 increments the name's counter and returns it)
+ *                 (a fenced lock: INCR of the name's counter behind it)
  *   ACQUIRING  -> ok >= quorum and validity > 0: held, DONE
- *                 (fenced, N > 1: the fence T = the greatest counter
- *                 returned goes back to all N in the fence round, which
+ *                 (fenced: the fence T is the greatest counter the masters
+ *                 that said OK returned; when fewer than a quorum of them
+ *                 returned T, T goes to all N in the fence round, which
  *                 raises the counter to T where our key is -> FENCING)
  *                 else, when any master may hold the token: release round
  *                 to all N (also those that failed or timed out) -> CLEANUP
@@ -222,22 +222,32 @@ static hrl_step end_attempt(hrl_lock *lk, bool may_hold, int64_t now_us,
   return start_round(lk, HRL_ROUND_RELEASE, c->opts.timeout_ms, now_us, info);
 }
 
-/* A fenced attempt on N > 1 masters that a quorum granted: the fence is the
- * greatest counter they returned, and it goes back to all N, to be raised
- * to where our key is, within the validity the first round left. */
-static hrl_step start_fence_round(hrl_lock *lk, int64_t now_us,
-                                  hrl_step_info *info) {
+/* A fenced attempt that a quorum granted: its fence is the greatest
+ * counter they returned. The masters whose counter is that fence hold it
+ * already (their INCR wrote it); when they are fewer than a quorum, the
+ * fence goes to all N, to be raised to where our key is, within the
+ * validity the first round left (the fence round). */
+static hrl_step fence_attempt(hrl_lock *lk, int64_t now_us,
+                              hrl_step_info *info) {
   hrl_op *op = &lk->op;
   const hrl_config *c = lk->cfg;
-  int64_t left_ms = (op->attempt_until_us - now_us) / US_PER_MS;
-  if (left_ms < 1) {
-    return end_attempt(lk, true, now_us, info);
-  }
   uint64_t fence = 0;
+  size_t at_fence = 0;
   for (size_t i = 0; i < c->n; i++) {
     if (op->nodes[i].result == HRL_NODE_OK && op->nodes[i].counter > fence) {
       fence = op->nodes[i].counter;
     }
+  }
+  for (size_t i = 0; i < c->n; i++) {
+    at_fence +=
+        op->nodes[i].result == HRL_NODE_OK && op->nodes[i].counter == fence;
+  }
+  if (at_fence >= c->quorum) {
+    return grant(lk, fence, info);
+  }
+  int64_t left_ms = (op->attempt_until_us - now_us) / US_PER_MS;
+  if (left_ms < 1) {
+    return end_attempt(lk, true, now_us, info);
   }
   uint32_t timeout_ms = ttl_bound_timeout(c, op->ttl_ms);
   if ((int64_t)timeout_ms > left_ms) {
@@ -259,18 +269,13 @@ static hrl_step judge_attempt(hrl_lock *lk, int64_t now_us,
                          drift_us(c, op->ttl_ms);
   bool fenced = op->round_kind == HRL_ROUND_FENCED_ACQUIRE;
   if (t.ok >= c->quorum && op->attempt_until_us > now_us) {
-    if (!fenced) {
-      return grant(lk, 0, info);
-    }
-    if (c->n == 1) {
-      return grant(lk, op->nodes[0].counter, info); /* INCR was the fence */
-    }
-    return start_fence_round(lk, now_us, info);
+    return fenced ? fence_attempt(lk, now_us, info) : grant(lk, 0, info);
   }
   /* A master that refused or rejected the SET cannot hold our fresh token;
    * any other may (a timeout can hide a SET that was applied). A fenced
-   * script may have failed after its SET (a counter that is not a number,
-   * or at 2^63 - 1): there, only a refusal says our token is not there. */
+   * acquire's error may be its INCR's, after a SET that took (a counter
+   * that is not a number, or at 2^63 - 1): there, only a refusal says our
+   * token is not there. */
   bool may_hold = false;
   for (size_t i = 0; i < c->n; i++) {
     hrl_node_result r = op->nodes[i].result;

@@ -1,7 +1,8 @@
 /* Reply meanings, one table for every transport:
  *   acquire  +OK -> ok          nil -> refused (someone holds the name)
- *   fenced acquire  $<counter> -> ok    nil -> refused
- *            (the counter: decimal, 1 to 2^63 - 1, else a protocol error)
+ *   fenced acquire: the SET's reply as above, then the INCR's:
+ *            :<counter> (1 to 2^63 - 1) -> ok with that counter when the
+ *            SET said OK; an error -> its meaning (after a SET that took)
  *   script   :1  -> ok          :0  -> refused (the key is not ours; the
  *            fence script: or the counter is above the fence)
  *            -NOSCRIPT -> send again with EVAL
@@ -37,52 +38,26 @@ static hrl_node_result unexpected(const char *what, char *message,
   return HRL_NODE_PROTOCOL;
 }
 
-/* A counter as the fenced acquire script returns it: the decimal digits of
- * 1 to 2^63 - 1, without a sign or leading zeros (what INCR makes). */
-static bool parse_counter(const hrl_reply *r, uint64_t *out) {
-  if (r->type != HRL_REPLY_STRING || r->len == 0 || r->len > 19 ||
-      r->str[0] == '0') {
-    return false;
+hrl_node_result hrl_reply_counter(hrl_node_result set, const hrl_reply *r,
+                                  uint64_t *counter, char *message,
+                                  size_t size) {
+  if (r->type == HRL_REPLY_INTEGER && r->integer >= 1) {
+    *counter = (uint64_t)r->integer;
+    return set;
   }
-  uint64_t v = 0;
-  for (size_t i = 0; i < r->len; i++) {
-    if (r->str[i] < '0' || r->str[i] > '9') {
-      return false;
-    }
-    v = v * 10 + (uint64_t)(r->str[i] - '0');
-  }
-  *out = v;
-  return v <= (uint64_t)INT64_MAX;
-}
-
-static hrl_node_result classify_fenced_acquire(const hrl_reply *r,
-                                               bool *noscript,
-                                               uint64_t *counter, char *message,
-                                               size_t size) {
-  if (parse_counter(r, counter)) {
-    return HRL_NODE_OK;
-  }
-  if (r->type == HRL_REPLY_NIL) {
-    return HRL_NODE_REFUSED;
+  if (set != HRL_NODE_OK) {
+    return set; /* the SET said no (or failed): the INCR changes nothing */
   }
   if (r->type == HRL_REPLY_ERROR) {
-    if (has_prefix(r, "NOSCRIPT")) {
-      *noscript = true;
-      return HRL_NODE_RESEND;
-    }
     return classify_error(r, message, size);
   }
-  return unexpected("the fenced acquire script", message, size);
+  return unexpected("INCR", message, size);
 }
 
 hrl_node_result hrl_reply_classify(hrl_round_kind kind, const hrl_reply *r,
-                                   bool *noscript, uint64_t *counter,
-                                   char *message, size_t size) {
+                                   bool *noscript, char *message, size_t size) {
   *noscript = false;
-  if (kind == HRL_ROUND_FENCED_ACQUIRE) {
-    return classify_fenced_acquire(r, noscript, counter, message, size);
-  }
-  if (kind == HRL_ROUND_SET) {
+  if (kind == HRL_ROUND_SET || kind == HRL_ROUND_FENCED_ACQUIRE) {
     if (r->type == HRL_REPLY_STATUS && r->len == 2 &&
         memcmp(r->str, "OK", 2) == 0) {
       return HRL_NODE_OK;

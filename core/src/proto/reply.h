@@ -10,13 +10,19 @@
 #include "hiredlock/proto.h"
 #include "resp.h"
 
-/* Meaning of a reply to the command of a round of that kind. *noscript is
- * set when the script must be sent again with EVAL; *counter receives the
- * counter a fenced acquire returned (1 to 2^63 - 1). message receives the
- * server's text for failures. */
+/* Meaning of a reply to the command of a round of that kind (a fenced
+ * acquire: of its SET). *noscript is set when the script must be sent
+ * again with EVAL. message receives the server's text for failures. */
 hrl_node_result hrl_reply_classify(hrl_round_kind kind, const hrl_reply *reply,
-                                   bool *noscript, uint64_t *counter,
-                                   char *message, size_t message_size);
+                                   bool *noscript, char *message,
+                                   size_t message_size);
+
+/* Meaning of a fenced acquire's INCR reply, after its SET said `set`: the
+ * SET's meaning, unless the SET took and the INCR failed. *counter
+ * receives the counter (1 to 2^63 - 1) when the INCR gave one. */
+hrl_node_result hrl_reply_counter(hrl_node_result set, const hrl_reply *reply,
+                                  uint64_t *counter, char *message,
+                                  size_t message_size);
 
 /* Meaning of the reply to a new connection's AUTH (is_auth) or SELECT. */
 hrl_node_result hrl_reply_classify_handshake(bool is_auth, const hrl_reply *r,

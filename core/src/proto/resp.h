@@ -19,18 +19,13 @@
   "if redis.call(\"get\",KEYS[1]) == ARGV[1] then return "                     \
   "redis.call(\"pexpire\",KEYS[1],ARGV[2]) else return 0 end"
 #define HRL_EXTEND_SHA1 "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10"
-/* A fenced acquire: SET NX PX, and only when it was set, INCR the counter
- * and return it as a string (a Lua number would round it past 2^53). */
-#define HRL_FENCED_ACQUIRE_SCRIPT                                              \
-  "if redis.call(\"set\",KEYS[1],ARGV[1],\"NX\",\"PX\",ARGV[2]) then "         \
-  "redis.call(\"incr\",KEYS[2]) return redis.call(\"get\",KEYS[2]) end "       \
-  "return false"
-#define HRL_FENCED_ACQUIRE_SHA1 "6cd7bfc70cd83c5cf91454ac7c156ef0288a4b0e"
-/* The fence round (N > 1): while KEYS[1] holds our token, raise the counter
- * to the fence ARGV[2] and say 1; 0 when the key is not ours, or when the
- * counter is above the fence (the fence would not be the greatest). Exact
- * for any 64-bit value: decimal strings compared by length, then byte by
- * byte (Lua's < on strings follows the server's locale). */
+/* The fence round (only when fewer than a quorum of the masters that
+ * granted an attempt returned its fence): while KEYS[1] holds our token,
+ * raise the counter to the fence ARGV[2] and say 1; 0 when the key is not
+ * ours, or when the counter is above the fence (the fence would not be the
+ * greatest). Exact for any 64-bit value: decimal strings compared by
+ * length, then byte by byte (Lua's < on strings follows the server's
+ * locale). */
 #define HRL_FENCE_SCRIPT                                                       \
   "if redis.call(\"get\",KEYS[1]) ~= ARGV[1] then return 0 end "               \
   "local c,t=redis.call(\"get\",KEYS[2]) or \"0\",ARGV[2] "                    \
@@ -44,8 +39,8 @@
 /* What a round sends. */
 typedef enum hrl_round_kind {
   HRL_ROUND_SET,            /* SET key token NX PX ttl: an acquire */
-  HRL_ROUND_FENCED_ACQUIRE, /* the fenced acquire script */
-  HRL_ROUND_FENCE,          /* the fence script (fenced, N > 1) */
+  HRL_ROUND_FENCED_ACQUIRE, /* SET NX PX, then INCR counter: two replies */
+  HRL_ROUND_FENCE,          /* the fence script (fenced, when needed) */
   HRL_ROUND_RELEASE,        /* the release script */
   HRL_ROUND_EXTEND          /* the extend script */
 } hrl_round_kind;
@@ -67,9 +62,13 @@ size_t hrl_resp_command_capacity(size_t key_len, size_t fence_key_len);
 
 /* Formats the command of a round into buf (which must hold
  * hrl_resp_command_capacity bytes); a script by its SHA1 (EVALSHA) when
- * by_sha, in full (EVAL) otherwise. Returns the length written. */
+ * by_sha, in full (EVAL) otherwise. A fenced acquire is two commands,
+ * pipelined (hrl_resp_replies). Returns the length written. */
 size_t hrl_resp_command(char *buf, hrl_round_kind kind, bool by_sha,
                         const hrl_command_args *a);
+
+/* How many replies the command of a round of that kind produces. */
+int hrl_resp_replies(hrl_round_kind kind);
 
 /* Formats argc arguments as one RESP command into a new malloc'd buffer;
  * NULL when out of memory. */

@@ -45,6 +45,8 @@ void hrl_round_start(hrl_lock *lk, hrl_round_kind kind, int64_t now_us) {
     op->nodes[i].eval_sent = false;
     op->nodes[i].sent = false;
     op->nodes[i].missed = false;
+    op->nodes[i].replies = 0;
+    op->nodes[i].set = HRL_NODE_PENDING;
     op->nodes[i].counter = 0;
     op->nodes[i].msg[0] = '\0';
   }
@@ -93,6 +95,13 @@ const char *hrl_proto_command(hrl_lock *lk, size_t i, size_t *len) {
   return op->cmd;
 }
 
+int hrl_proto_command_replies(const hrl_lock *lk, size_t i) {
+  if (!in_round(lk, i)) {
+    return 0;
+  }
+  return lk->op.nodes[i].eval_sent ? 1 : hrl_resp_replies(lk->op.round_kind);
+}
+
 hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
                                 const hrl_reply *reply) {
   if (!in_round(lk, i)) {
@@ -104,10 +113,18 @@ hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
   if (node->result != HRL_NODE_PENDING) {
     return node->result;
   }
+  if (op->round_kind == HRL_ROUND_FENCED_ACQUIRE && node->replies++ == 1) {
+    node->result = hrl_reply_counter(node->set, reply, &node->counter,
+                                     node->msg, sizeof node->msg);
+    return node->result;
+  }
   bool noscript;
-  hrl_node_result r =
-      hrl_reply_classify(op->round_kind, reply, &noscript, &node->counter,
-                         node->msg, sizeof node->msg);
+  hrl_node_result r = hrl_reply_classify(op->round_kind, reply, &noscript,
+                                         node->msg, sizeof node->msg);
+  if (op->round_kind == HRL_ROUND_FENCED_ACQUIRE) {
+    node->set = r; /* the INCR's reply comes next */
+    return HRL_NODE_MORE;
+  }
   if (noscript) {
     if (node->eval_sent) {
       hrl_detailf(node->msg, sizeof node->msg, "NOSCRIPT in reply to EVAL");

@@ -40,10 +40,14 @@ typedef struct hrl_config {
 /* A master's state in the current round. */
 typedef struct hrl_node {
   hrl_node_result result;
-  bool eval_sent;   /* NOSCRIPT came back once: the full script was sent */
-  bool sent;        /* the driver took the command */
-  bool missed;      /* ... and it went unanswered: it may run there yet */
-  uint64_t counter; /* a fenced acquire's OK: the counter it returned */
+  bool eval_sent; /* NOSCRIPT came back once: the full script was sent */
+  bool sent;      /* the driver took the command */
+  bool missed;    /* ... and it went unanswered: it may run there yet */
+  /* A fenced acquire's two replies: what its SET said, and the counter
+   * its INCR returned. */
+  uint8_t replies;
+  hrl_node_result set;
+  uint64_t counter;
   char msg[HRL_NODE_MSG_MAX];
 } hrl_node;
 

@@ -15,20 +15,7 @@ static const char *const five[] = {"redis://127.0.0.1:1", "redis://127.0.0.1:2",
 #define TOKEN "0123456789abcdef0123456789abcdef"
 
 static hrl_reply ok_reply(void) {
-  hrl_reply r = {HRL_REPLY_STATUS, 0, "OK", 2};
-  return r;
-}
-static hrl_reply int_reply(long long v) {
-  hrl_reply r = {HRL_REPLY_INTEGER, v, NULL, 0};
-  return r;
-}
-static hrl_reply nil_reply(void) {
-  hrl_reply r = {HRL_REPLY_NIL, 0, NULL, 0};
-  return r;
-}
-static hrl_reply error_reply(const char *s) {
-  hrl_reply r = {HRL_REPLY_ERROR, 0, s, strlen(s)};
-  return r;
+  return status_reply("OK");
 }
 
 typedef struct env {

@@ -10,23 +10,6 @@ static const char *const five[] = {"redis://127.0.0.1:1", "redis://127.0.0.1:2",
                                    "redis://127.0.0.1:3", "redis://127.0.0.1:4",
                                    "redis://127.0.0.1:5"};
 
-static hrl_reply status_reply(const char *s) {
-  hrl_reply r = {HRL_REPLY_STATUS, 0, s, strlen(s)};
-  return r;
-}
-static hrl_reply error_reply(const char *s) {
-  hrl_reply r = {HRL_REPLY_ERROR, 0, s, strlen(s)};
-  return r;
-}
-static hrl_reply int_reply(long long v) {
-  hrl_reply r = {HRL_REPLY_INTEGER, v, NULL, 0};
-  return r;
-}
-static hrl_reply nil_reply(void) {
-  hrl_reply r = {HRL_REPLY_NIL, 0, NULL, 0};
-  return r;
-}
-
 typedef struct env {
   hrl_client *c;
   hrl_lock *lk;

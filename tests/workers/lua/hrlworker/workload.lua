@@ -37,23 +37,14 @@ return function(urls, cfg)
   local data = assert(resp.connect(tonumber(cfg.data_port), 30))
   local fenced = cfg.fenced == "1"
   local client = hiredlock.new(urls, wire.client_options(cfg))
-  -- fenced_write wants lua-resty-redis's eval(): reply | nil, err.
-  local store = {
-    eval = function(_, ...)
-      local ok, res = pcall(data.call, data, "EVAL", ...)
-      if ok then
-        return res
-      end
-      return nil, (tostring(res):gsub("^redis error reply: ", ""))
-    end,
-  }
   -- A command on the data server, fenced when the lock is: the reply, or
   -- nil and the refusal.
   local function run(lock, ...)
     if not fenced then
       return data:call(...)
     end
-    local res, err = hiredlock.fenced_write(store, "fence", lock.fence_string, ...)
+    -- resp.lua's eval() has lua-resty-redis's shape, as fenced_write wants
+    local res, err = hiredlock.fenced_write(data, "fence", lock.fence_string, ...)
     if err and not err:find("^STALEFENCE") then
       error(err, 0)
     end

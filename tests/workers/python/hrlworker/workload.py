@@ -57,7 +57,11 @@ def workload(urls: list[str], opts: dict[str, str]) -> dict:
     data = redis.Redis(unix_socket_path=opts["data"], socket_timeout=30)
     fenced = opts.get("fenced") == "1"
     client = hiredlock.Client(urls, **seconds(opts, *CLIENT_OPTIONS))
-    lk = client.lock(opts["lock"], ttl=ttl, fenced=fenced)
+
+    def new_lock() -> hiredlock.Lock:
+        return client.lock(opts["lock"], ttl=ttl, fenced=fenced)
+
+    lk = new_lock()
 
     def run(*command: str | bytes | int) -> object:
         """A command on the data server, fenced when the lock is."""
@@ -143,7 +147,7 @@ def workload(urls: list[str], opts: dict[str, str]) -> dict:
         if not ok:
             # A transport failure keeps it held locally (it expires with
             # its TTL): the next cycle uses a new Lock object.
-            lk = client.lock(opts["lock"], ttl=ttl)
+            lk = new_lock()
     emit({"ev": "end", "t": time.monotonic_ns()})
     log.close()
     return {"done": True, "acquired": seq}

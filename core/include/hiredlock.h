@@ -113,9 +113,9 @@ typedef struct hrl_lock_options {
   uint32_t ttl_ms;
   /** Take a fencing token with every acquire (hrl_lock_fence()): a number
    *  strictly greater than the fence of every grant of the name whose
-   *  acquire returned before this one began. Default false. Costs a
-   *  script instead of SET at N = 1, and a second round at N > 1
-   *  (docs/SAFETY.md, "Fencing tokens"). */
+   *  acquire returned before this one began. Default false. Costs an
+   *  INCR behind the SET, and a second round only when the masters'
+   *  counters drifted apart (docs/SAFETY.md, "Fencing tokens"). */
   bool fenced;
 } hrl_lock_options;
 

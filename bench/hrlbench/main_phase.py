@@ -155,8 +155,10 @@ def analyse_main(args, cases, slices, lat, rb_lat) -> dict:
             }
         )
     for tid, what, fenced, plain, floor, bound in ROUND_TRIP_TARGETS:
+        if any(c not in out_cases for c in (fenced, plain, floor)):
+            continue  # a partial run (--cases) without one of them
         reps = sorted(set(rel[fenced]) & set(rel[plain]) & set(rel[floor]))
-        if not reps or fenced not in out_cases:
+        if not reps:
             continue
         q = quartiles(
             [(rel[fenced][r] - rel[plain][r]) / (rel[floor][r] / 2) for r in reps]

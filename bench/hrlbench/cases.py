@@ -314,10 +314,13 @@ FLOOR_RATIOS = [
 PROFILE_CASES = [
     "raw",
     "c-n1",
+    "c-fenced-n1",
     "c-new-n1",
     "fan5",
     "c-n5",
+    "c-fenced-n5",
     "py-n1",
+    "py-fenced-n1",
     "py-with-n1",
     "redis-py",
 ] + [

@@ -1,11 +1,13 @@
 /* libFuzzer: the Redlock state machine fed hostile replies. The input
  * drives everything: the number of masters, the TTL, the clock, which
  * masters fail, and the RESP bytes each master "sends" (parsed with the
- * core's reader, so framing and meaning are both under attack). Invariants:
- * the machine always ends, a held lock always has validity left and a
- * 32-hex token, and per-master counts add up to N. Half the inputs make
- * the lock a managed lease and mix renewals (on its twin) in: a lost lease
- * is never held, and a renewal's outcome is one of those documented. */
+ * core's reader, so framing and meaning are both under attack), fenced
+ * locks (their fence round) and plain ones. Invariants: the machine always
+ * ends, a held lock always has validity left and a 32-hex token, a fenced
+ * one a fence and a plain one none, and per-master counts add up to N.
+ * Half the inputs make the lock a managed lease and mix renewals (on its
+ * twin) in: a lost lease is never held, and a renewal's outcome is one of
+ * those documented. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -41,7 +43,7 @@ static void answer(hrl_lock *lk, size_t i, input *in, hrl_parser *p) {
   }
   in->p += chunk;
   in->left -= chunk;
-  for (int k = 0; k < 4; k++) {
+  for (int k = 0; k < 6; k++) {
     hrl_reply r;
     int rc = hrl_parser_next(p, &r);
     if (rc < 0) {
@@ -57,7 +59,7 @@ static void answer(hrl_lock *lk, size_t i, input *in, hrl_parser *p) {
       __builtin_trap(); /* every master of a round has a command */
     }
     hrl_node_result res = hrl_proto_reply(lk, i, &r);
-    if (res != HRL_NODE_RESEND) {
+    if (res != HRL_NODE_RESEND && res != HRL_NODE_MORE) {
       return;
     }
   }
@@ -65,7 +67,7 @@ static void answer(hrl_lock *lk, size_t i, input *in, hrl_parser *p) {
 
 /* Runs the operation begun on lk to its end; `size` bounds its rounds. */
 static void run(hrl_lock *lk, size_t n, input *in, hrl_parser **parsers,
-                int64_t *now, size_t size, bool acquire) {
+                int64_t *now, size_t size, bool acquire, bool fenced) {
   for (int steps = 0;; steps++) {
     if ((size_t)steps > 4 + 2 * size) {
       __builtin_trap(); /* every round eats input: it must end */
@@ -82,6 +84,10 @@ static void run(hrl_lock *lk, size_t n, input *in, hrl_parser **parsers,
           (cnt.ok < cnt.quorum ||
            strlen(hrl_lock_token(lk)) != HRL_TOKEN_LEN)) {
         __builtin_trap(); /* held means a quorum said yes */
+      }
+      if (s.status == HRL_OK && acquire &&
+          (hrl_lock_fence(lk) != 0) != fenced) {
+        __builtin_trap(); /* a fenced hold has a fence, a plain one not */
       }
       return;
     }
@@ -105,7 +111,7 @@ static void renew(hrl_lock *lk, size_t n, input *in, hrl_parser **parsers,
     __builtin_trap(); /* a twin for a round, and only then */
   }
   if (what == HRL_RENEW_ROUND) {
-    run(twin, n, in, parsers, now, size, false);
+    run(twin, n, in, parsers, now, size, false, false);
     hrl_status st = hrl_proto_renew_end(lk, *now);
     if (st == HRL_EINVAL || st == HRL_EHELD || st == HRL_ENOTOWNED) {
       __builtin_trap(); /* not an outcome renew_end gives */
@@ -125,6 +131,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   hrl_options o;
   hrl_options_init(&o);
   o.retry_jitter_ms = take(&in);
+  o.lock.ttl_ms = ttl;
+  o.lock.fenced = take(&in) & 1;
   hrl_client *c = NULL;
   hrl_lock *lk = NULL;
   if (hrl_client_new(urls, n, &o, &c, NULL, 0) != HRL_OK) {
@@ -153,7 +161,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (hrl_proto_begin(lk, kind, take(&in) * 10, now) != HRL_OK) {
       continue;
     }
-    run(lk, n, &in, parsers, &now, size, kind == HRL_OP_ACQUIRE);
+    run(lk, n, &in, parsers, &now, size, kind == HRL_OP_ACQUIRE, o.lock.fenced);
   }
   for (size_t i = 0; i < n; i++) {
     hrl_parser_free(parsers[i]);

@@ -12,8 +12,11 @@
  *     | lock:begin("extend", [ttl]) -> true | nil, err
  *   lock:step()                    -> "round", timeout_ms | "sleep", ms
  *                                     | "done", true | "done", nil, err
- *   lock:command(i)                -> bytes to send to master i
+ *   lock:command(i)                -> bytes to send to master i, and how
+ *                                     many replies they produce (2 for a
+ *                                     fenced acquire's SET and INCR)
  *   lock:reply(i, kind, value)     -> "ok" | "refused" | ... | "resend"
+ *                                     | "more" (read another reply)
  *   lock:fail(i, why, message)
  *   lock:missed(i, message)        -> bytes to send too | nil
  *   client:handshake(i)            -> bytes ("" when none), replies
@@ -88,7 +91,8 @@ static int lock_command(lua_State *L) {
     return luaL_error(L, "no round is out: call step() first");
   }
   lua_pushlstring(L, cmd, len);
-  return 1;
+  lua_pushinteger(L, hrl_proto_command_replies(lk->lock, i));
+  return 2;
 }
 
 static int lock_reply(lua_State *L) {

@@ -99,6 +99,7 @@ typedef struct hrlpy_lock {
   bool held;
   int64_t valid_until_us;
   uint32_t ttl_ms;
+  uint64_t fence;
   char token[HRL_TOKEN_LEN + 1];
   bool lost;
   char lost_reason[HRL_DETAIL_MAX];
@@ -188,6 +189,7 @@ typedef struct hrlpy_view {
   bool held;
   int64_t validity_ms;
   uint32_t ttl_ms;
+  uint64_t fence; /* 0: none */
   char token[HRL_TOKEN_LEN + 1];
   bool lost;
   char lost_reason[HRL_DETAIL_MAX];

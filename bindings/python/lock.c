@@ -414,6 +414,26 @@ static PyObject *get_token(PyObject *op, void *closure) {
   return PyUnicode_FromStringAndSize(v.token, (Py_ssize_t)strlen(v.token));
 }
 
+static PyObject *get_fence(PyObject *op, void *closure) {
+  (void)closure;
+  hrlpy_view v;
+  hrlpy_gate_view((hrlpy_lock *)op, &v);
+  if (v.fence == 0) {
+    Py_RETURN_NONE;
+  }
+  return PyLong_FromUnsignedLongLong((unsigned long long)v.fence);
+}
+
+static PyObject *get_fence_key(PyObject *op, void *closure) {
+  (void)closure;
+  size_t len;
+  const void *key = hrl_lock_fence_key(((hrlpy_lock *)op)->lock, &len);
+  if (key == NULL) {
+    Py_RETURN_NONE;
+  }
+  return PyBytes_FromStringAndSize(key, (Py_ssize_t)len);
+}
+
 static PyObject *get_ttl(PyObject *op, void *closure) {
   (void)closure;
   hrlpy_view v;
@@ -501,6 +521,17 @@ static PyGetSetDef lock_getset[] = {
      "Token of the current or last hold (32 hex chars), None before the "
      "first acquire.",
      NULL},
+    {"fence", get_fence, NULL,
+     "The fencing token of the current hold of a fenced lock (int), None\n"
+     "when the lock is not fenced or holds nothing. Greater than the fence\n"
+     "of every grant whose acquire returned before this one began; it stays\n"
+     "until the hold ends (release), also past the validity: pass it with\n"
+     "every write, and let the resource refuse older ones.",
+     NULL},
+    {"fence_key", get_fence_key, NULL,
+     "The Redis key of a fenced lock's counter (bytes), None when the lock\n"
+     "is not fenced. It never expires.",
+     NULL},
     {"ttl", get_ttl, NULL, "The lock's TTL in seconds (float).", NULL},
     {"name", get_name, NULL, "The lock's name, as given (str or bytes).", NULL},
     {"key", get_key, NULL, "The Redis key: the client's prefix + name.", NULL},
@@ -521,9 +552,12 @@ static PyGetSetDef lock_getset[] = {
 };
 
 static PyType_Slot lock_slots[] = {
-    {Py_tp_doc, "Lock(client, name, ttl=30, *, timeout=-1, blocking=True,\n"
-                "     auto_renew=None, max_hold=None, on_lost=None)\n\n"
-                "A named lock on client's masters; not held until acquired."},
+    {Py_tp_doc,
+     "Lock(client, name, ttl=30, *, timeout=-1, blocking=True,\n"
+     "     auto_renew=None, max_hold=None, on_lost=None, fenced=None)\n\n"
+     "A named lock on client's masters; not held until acquired.\n"
+     "fenced=True takes a fencing token (fence) with every acquire;\n"
+     "None: the client's default."},
     {Py_tp_new, lock_new},
     {Py_tp_dealloc, lock_dealloc},
     {Py_tp_traverse, lock_traverse},

@@ -38,12 +38,13 @@ static int add_options(PyObject *module) {
   const hrl_option *table = hrl_options_table(&count);
   PyObject *options = PyDict_New();
   for (size_t i = 0; options != NULL && i < count; i++) {
-    PyObject *def = table[i].kind == HRL_OPTION_BYTES ? PyUnicode_FromString("")
-                    : table[i].kind == HRL_OPTION_DURATION
-                        ? PyFloat_FromDouble(table[i].def / 1000.0)
-                    : table[i].kind == HRL_OPTION_FLAG
-                        ? PyBool_FromLong(table[i].def != 0)
-                        : PyFloat_FromDouble(table[i].def);
+    PyObject *def =
+        table[i].kind == HRL_OPTION_BYTES  ? PyUnicode_FromString("")
+        : table[i].kind == HRL_OPTION_FLAG ? PyBool_FromLong(table[i].def != 0)
+        : table[i].kind == HRL_OPTION_DURATION
+            ? PyFloat_FromDouble(table[i].def / 1000.0)
+        : table[i].kind == HRL_OPTION_FLAG ? PyBool_FromLong(table[i].def != 0)
+                                           : PyFloat_FromDouble(table[i].def);
     if (def == NULL || PyDict_SetItemString(options, table[i].name, def) < 0) {
       Py_XDECREF(def);
       Py_CLEAR(options);
@@ -93,6 +94,8 @@ static int core_exec(PyObject *module) {
           0 ||
       PyModule_AddIntConstant(module, "NAME_MAX", HRL_NAME_MAX) < 0 ||
       PyModule_AddIntConstant(module, "MASTERS_MAX", HRL_MASTERS_MAX) < 0 ||
+      PyModule_AddStringConstant(module, "FENCED_WRITE_SCRIPT",
+                                 HRL_FENCED_WRITE_SCRIPT) < 0 ||
       add_options(module) < 0) {
     return -1;
   }

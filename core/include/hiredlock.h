@@ -126,6 +126,12 @@ typedef struct hrl_lock_options {
    *  the lock then expires on its own unless released, and is reported
    *  lost ("max_hold reached"). 0 (the default): no cap. */
   uint32_t max_hold_ms;
+  /** Take a fencing token with every acquire (hrl_lock_fence()): a number
+   *  strictly greater than the fence of every grant of the name whose
+   *  acquire returned before this one began. Default false. Costs an
+   *  INCR behind the SET, and a second round only when the masters'
+   *  counters drifted apart (docs/SAFETY.md, "Fencing tokens"). */
+  bool fenced;
 } hrl_lock_options;
 
 /** Client settings. Start from hrl_options_init() and change what you need. */
@@ -339,6 +345,25 @@ HRL_API void hrl_lock_get_options(const hrl_lock *lock, hrl_lock_options *out);
 /** The lock's TTL in milliseconds. */
 HRL_API uint32_t hrl_lock_ttl_ms(const hrl_lock *lock);
 
+/**
+ * The fencing token of the current hold of a fenced lock: 1 to 2^63 - 1,
+ * strictly greater than the fence of every grant of the same name whose
+ * acquire returned before this hold's acquire began, whichever client and
+ * runtime took it (docs/SAFETY.md). It stays readable until the hold ends
+ * (release, an extend that finds the lock lost, the next acquire), also
+ * after the validity ran out: pass it with every write and let the
+ * resource refuse a fence older than one it has seen. 0 when the lock is
+ * not fenced or holds nothing.
+ */
+HRL_API uint64_t hrl_lock_fence(const hrl_lock *lock);
+
+/**
+ * The Redis key of a fenced lock's counter (docs/DESIGN.md, section 3); *len
+ * its length. It never expires and hashes to the lock key's Redis Cluster
+ * slot. NULL (*len 0) when the lock is not fenced.
+ */
+HRL_API const void *hrl_lock_fence_key(const hrl_lock *lock, size_t *len);
+
 /** The detail of the last failure of this lock ("" when none). */
 HRL_API const char *hrl_lock_error(const hrl_lock *lock);
 
@@ -385,6 +410,31 @@ typedef void (*hrl_lost_fn)(hrl_lock *lock, const char *reason,
  */
 HRL_API hrl_status hrl_lock_on_lost(hrl_lock *lock, hrl_lost_fn fn,
                                     void *user_data);
+/**
+ * A Lua script for the resource side of fencing, run with EVAL on the Redis
+ * that holds the protected data (not on the lock's masters):
+ *   EVAL script 1+k fence_key [key...] fence command [arg...]
+ * runs `command arg...` only when `fence` (decimal, 1 to 2^63 - 1) is not
+ * older than the last fence seen at fence_key, then records it there; the
+ * reply is the command's. An older fence gets the error reply
+ * "STALEFENCE fence <fence> is older than <last>", and nothing is written.
+ * The k keys are those the command touches, declared for Redis Cluster and
+ * ACLs (they must share fence_key's slot there: use a hash tag). Python's
+ * hiredlock.fenced_write() and Lua's hiredlock.fenced_write() send it.
+ */
+#define HRL_FENCED_WRITE_SCRIPT                                                \
+  "local function older(a,b) if #a~=#b then return #a<#b end "                 \
+  "for i=1,#a do local x,y=a:byte(i),b:byte(i) "                               \
+  "if x~=y then return x<y end end return false end "                          \
+  "local f,last=ARGV[1],redis.call('get',KEYS[1]) "                            \
+  "if not f:find('^[1-9]%d*$') or older('9223372036854775807',f) then "        \
+  "return redis.error_reply('ERR fence must be a decimal integer from 1 "      \
+  "to 9223372036854775807') end "                                              \
+  "if last and older(f,last) then return redis.error_reply("                   \
+  "'STALEFENCE fence '..f..' is older than '..last) end "                      \
+  "local reply=redis.call(unpack(ARGV,2)) "                                    \
+  "redis.call('set',KEYS[1],f) "                                               \
+  "return reply"
 
 /** The clock validity is judged by, in microseconds: CLOCK_BOOTTIME, which
  *  keeps counting while the machine is suspended (as the TTLs on the

@@ -22,8 +22,16 @@ a synchronized function cannot acquire in time; :class:`NotOwned` when
 ``release()``/``extend()`` find the lock no longer ours;
 :class:`ConnectionError` (also the built-in one) when no quorum of masters
 can be reached; :class:`LockLost` (a :class:`NotOwned`) when the hold of an
-auto-renewed lock was lost. Bad arguments raise :class:`TypeError` / :class:`ValueError`
-naming the argument.
+auto-renewed lock was lost; :class:`StaleFence` when :func:`fenced_write`
+refuses a write whose fence is older than one the resource has seen. Bad
+arguments raise :class:`TypeError` / :class:`ValueError` naming the argument.
+
+Fencing::
+
+    lk = client.lock("orders:42", fenced=True)
+    with lk:
+        hiredlock.fenced_write(store, "orders:42:fence", lk.fence,
+                               "SET", "orders:42", "paid")
 """
 
 from ._client import Client
@@ -39,9 +47,11 @@ from ._core import (
     __version__,
 )
 from ._default import default_client, lock, set_default_client, synchronized
+from ._fencing import FENCED_WRITE_SCRIPT, StaleFence, fenced_write
 from ._lock import Lock
 
 __all__ = [
+    "FENCED_WRITE_SCRIPT",
     "MASTERS_MAX",
     "NAME_MAX",
     "OPTIONS",
@@ -52,8 +62,10 @@ __all__ = [
     "LockLost",
     "NotAcquired",
     "NotOwned",
+    "StaleFence",
     "__version__",
     "default_client",
+    "fenced_write",
     "lock",
     "set_default_client",
     "synchronized",

@@ -19,7 +19,7 @@ class Client(_core.Client):
 
     ``Client(urls, *, connect_timeout=0.1, timeout=0.05, retry_delay=0.2,
     retry_jitter=0.1, drift_factor=0.01, key_prefix="", auto_renew=False,
-    max_hold=0)``
+    max_hold=0, fenced=False)``
 
     ``urls`` is one URL or a sequence of N URLs of independent masters
     (``redis://[[user]:password@]host[:port][/db]`` or
@@ -29,6 +29,7 @@ class Client(_core.Client):
     and survives ``fork()`` (the child opens its own connections).
     ``auto_renew`` and ``max_hold`` are the defaults of its locks (see
     :class:`Lock`); its auto-renewed locks share one renewer thread.
+    ``fenced=True`` makes its locks fenced unless a lock says otherwise.
     """
 
     __module__ = "hiredlock"
@@ -44,6 +45,7 @@ class Client(_core.Client):
         auto_renew: bool | None = None,
         max_hold: float | None = None,
         on_lost: OnLost = None,
+        fenced: bool | None = None,
     ) -> Lock:
         """A :class:`Lock` on ``name`` (str or bytes), not yet held.
 
@@ -51,8 +53,9 @@ class Client(_core.Client):
         and ``blocking`` bound the wait of a ``with`` block (-1: forever;
         ``blocking=False``: one attempt). ``auto_renew`` makes it a managed
         lease, renewed while held (at most ``max_hold`` seconds; 0: no cap),
-        and ``on_lost(lock)`` is called when its hold is lost; ``None``
-        takes the client's defaults.
+        and ``on_lost(lock)`` is called when its hold is lost; ``fenced=True``
+        takes a fencing token with every acquire (:attr:`Lock.fence`).
+        ``None`` takes the client's defaults.
         """
         return Lock(
             self,
@@ -63,6 +66,7 @@ class Client(_core.Client):
             auto_renew=auto_renew,
             max_hold=max_hold,
             on_lost=on_lost,
+            fenced=fenced,
         )
 
     def synchronized(
@@ -74,6 +78,7 @@ class Client(_core.Client):
         blocking: bool = True,
         auto_renew: bool | None = None,
         max_hold: float | None = None,
+        fenced: bool | None = None,
     ) -> Callable[[F], F]:
         """Decorator: every call of the function runs under the lock ``name``.
 
@@ -90,6 +95,7 @@ class Client(_core.Client):
                 blocking=blocking,
                 auto_renew=auto_renew,
                 max_hold=max_hold,
+                fenced=fenced,
             )
 
         make()  # check the arguments now, at decoration time

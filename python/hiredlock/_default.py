@@ -62,6 +62,7 @@ def lock(
     auto_renew: bool | None = None,
     max_hold: float | None = None,
     on_lost: OnLost = None,
+    fenced: bool | None = None,
 ) -> Lock:
     """A :class:`Lock` on the default client; see :meth:`Client.lock`."""
     return default_client().lock(
@@ -72,6 +73,7 @@ def lock(
         auto_renew=auto_renew,
         max_hold=max_hold,
         on_lost=on_lost,
+        fenced=fenced,
     )
 
 
@@ -83,6 +85,7 @@ def synchronized(
     blocking: bool = True,
     auto_renew: bool | None = None,
     max_hold: float | None = None,
+    fenced: bool | None = None,
 ) -> Callable[[F], F]:
     """Decorator running every call under ``name`` on the default client.
 
@@ -97,5 +100,6 @@ def synchronized(
             blocking=blocking,
             auto_renew=auto_renew,
             max_hold=max_hold,
+            fenced=fenced,
         )
     )

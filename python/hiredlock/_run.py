@@ -79,9 +79,10 @@ exit status:
   {EXIT_NOT_FOUND:<5} COMMAND was not found
 
 fencing:
-  --fence-env VAR will put the lock's fencing token in COMMAND's environment
-  as $VAR, for the resource to check. Fenced locks are not in this version
-  yet: the option is refused (exit status {EXIT_USAGE}) until they are."""
+  --fence-env VAR takes a fenced lock and puts its fencing token (a decimal
+  integer, greater than that of every earlier grant of NAME) in COMMAND's
+  environment as $VAR, for the resource that COMMAND writes to to check (see
+  hiredlock.fenced_write and docs/SAFETY.md)."""
 
 
 def _seconds(text: str) -> float:
@@ -141,8 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("--lost-exit-code", type=_exit_code, default=EXIT_LOST, metavar="N",
         help=f"exit status when the lock was lost (default {EXIT_LOST})")  # fmt: skip
     add("--fence-env", metavar="VAR",
-        help="pass the lock's fencing token to COMMAND as $VAR (needs fenced "
-             "locks: not in this version)")  # fmt: skip
+        help="take a fenced lock and pass its fencing token to COMMAND as "
+             "$VAR")  # fmt: skip
     add("-v", "--verbose", action="store_true",
         help="say on stderr when the lock is busy, taken and released")  # fmt: skip
     add("name", metavar="NAME", help="the lock's name")
@@ -202,7 +203,7 @@ class _Runner:
             )
             _signal_group(proc, signal.SIGKILL)
 
-    def start(self, command: list[str]) -> int | None:
+    def start(self, command: list[str], env: dict[str, str] | None) -> int | None:
         """Starts the command unless the lease was lost already; an exit
         status when it cannot run."""
         with self.mu:
@@ -214,7 +215,7 @@ class _Runner:
                 # A session of its own: a loss stops all of the command (a
                 # shell's children too), and a terminal's Ctrl-C reaches it
                 # once, through us.
-                self.proc = subprocess.Popen(command, start_new_session=True)
+                self.proc = subprocess.Popen(command, start_new_session=True, env=env)
             except FileNotFoundError:
                 _say(f"{command[0]}: command not found")
                 return EXIT_NOT_FOUND
@@ -260,10 +261,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         command = command[1:]
     if not command:
         parser.error("a COMMAND to run is needed after NAME (NAME -- COMMAND ...)")
-    if args.fence_env is not None:
-        _say("--fence-env needs fenced locks, which this version of hiredlock "
-             "does not have yet")  # fmt: skip
-        return EXIT_USAGE
+    if args.fence_env is not None and (
+        not args.fence_env or "=" in args.fence_env or "\0" in args.fence_env
+    ):
+        parser.error(f"--fence-env: {args.fence_env!r} is not a variable name")
     urls = [u.strip() for url in args.url for u in url.split(",") if u.strip()]
     runner = _Runner(args)
     try:
@@ -274,6 +275,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             auto_renew=True,
             max_hold=args.max_hold,
             on_lost=runner.on_lost,
+            fenced=args.fence_env is not None,
         )
     except (ValueError, TypeError) as err:
         _say(str(err))
@@ -297,7 +299,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return args.conflict_exit_code
     if args.verbose:
         _say(f"lock {args.name!r} taken (token {lock.token})")
-    status = runner.start(command)
+    env = None
+    if args.fence_env is not None:
+        env = {**os.environ, args.fence_env: str(lock.fence)}
+    status = runner.start(command, env)
     if status is None:
         status = runner.wait()
     if runner.lost_reason is not None:

@@ -25,3 +25,23 @@ int finish_tests(const char *suite) {
   printf("%s: %d tests, %d failed\n", suite, tests_run, tests_failed);
   return tests_failed == 0 ? 0 : 1;
 }
+
+hrl_reply status_reply(const char *s) {
+  hrl_reply r = {HRL_REPLY_STATUS, 0, s, strlen(s)};
+  return r;
+}
+
+hrl_reply error_reply(const char *s) {
+  hrl_reply r = {HRL_REPLY_ERROR, 0, s, strlen(s)};
+  return r;
+}
+
+hrl_reply int_reply(long long v) {
+  hrl_reply r = {HRL_REPLY_INTEGER, v, NULL, 0};
+  return r;
+}
+
+hrl_reply nil_reply(void) {
+  hrl_reply r = {HRL_REPLY_NIL, 0, NULL, 0};
+  return r;
+}

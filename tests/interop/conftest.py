@@ -7,6 +7,7 @@ this process; C (build/tests/interop/interop_agent) and Lua
 build/lua/<abi>) run as child processes speaking a line protocol:
   new <prefix-hex> <url,url,...>      -> ok
   acquire <name-hex> <ttl> <timeout>  -> ok <token> | err <message>
+  fenced <name-hex> <ttl> <timeout>   -> ok <token> <fence> | err <message>
   release | extend <ttl>              -> ok | err <message>
 Redis comes from the shared fixtures, tests/fixtures/pytest_redis.py.
 """
@@ -46,11 +47,18 @@ class PythonAgent:
         return "ok"
 
     def acquire(
-        self, name: bytes, ttl: float, timeout: float, auto_renew: bool = False
+        self,
+        name: bytes,
+        ttl: float,
+        timeout: float,
+        auto_renew: bool = False,
+        fenced: bool = False,
     ) -> str:
         import hiredlock
 
-        self.lock = self.client.lock(name, ttl=ttl, auto_renew=auto_renew)
+        self.lock = self.client.lock(
+            name, ttl=ttl, auto_renew=auto_renew, fenced=fenced
+        )
         try:
             if timeout == 0:
                 got = self.lock.acquire(blocking=False)
@@ -58,7 +66,13 @@ class PythonAgent:
                 got = self.lock.acquire(timeout=timeout)
         except hiredlock.LockError as exc:
             return f"err {exc}"
-        return f"ok {self.lock.token}" if got else "err timeout"
+        if not got:
+            return "err timeout"
+        fence = f" {self.lock.fence}" if fenced else ""
+        return f"ok {self.lock.token}{fence}"
+
+    def fenced(self, name: bytes, ttl: float, timeout: float) -> str:
+        return self.acquire(name, ttl, timeout, fenced=True)
 
     def release(self) -> str:
         import hiredlock
@@ -133,9 +147,15 @@ class AsyncioAgent:
                 got = await self.lock.acquire(blocking=False)
             else:
                 got = await self.lock.acquire(timeout=timeout)
-            return f"ok {self.lock.token}" if got else "err timeout"
+            if not got:
+                return "err timeout"
+            fence = f" {self.lock.fence}" if options.get("fenced") else ""
+            return f"ok {self.lock.token}{fence}"
 
         return self._run(acquire())
+
+    def fenced(self, name: bytes, ttl: float, timeout: float) -> str:
+        return self.acquire(name, ttl, timeout, fenced=True)
 
     def release(self) -> str:
         async def release() -> str:
@@ -195,6 +215,9 @@ class ProcessAgent:
 
     def acquire(self, name: bytes, ttl: float, timeout: float) -> str:
         return self._ask(f"acquire {name.hex()} {ttl} {timeout}")
+
+    def fenced(self, name: bytes, ttl: float, timeout: float) -> str:
+        return self._ask(f"fenced {name.hex()} {ttl} {timeout}")
 
     def release(self) -> str:
         return self._ask("release")

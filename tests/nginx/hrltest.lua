@@ -220,8 +220,9 @@ function T.stats()
 end
 
 -- A command to the counter's Redis (the first of URLS3) over a cosocket:
--- the test's own plumbing, separate from the driver under test.
-local function redis(...)
+-- the test's own plumbing, separate from the driver under test. Returns
+-- the reply's kind and value.
+local function call(...)
   local port = tonumber(os.getenv("HRL_NGX_URLS3"):match(":(%d+)"))
   local sock = ngx.socket.tcp()
   sock:settimeout(5000)
@@ -237,11 +238,49 @@ local function redis(...)
     local kind, value = parser:next()
     if kind then
       sock:setkeepalive()
-      assert(kind ~= "error", value)
-      return value
+      return kind, value
     end
     assert(parser:feed(assert(sock:receiveany(4096))))
   end
+end
+
+local function redis(...)
+  local kind, value = call(...)
+  assert(kind ~= "error", value)
+  return value
+end
+
+-- The store of the fencing example's upstream, shaped like a
+-- lua-resty-redis object for hiredlock.fenced_write: eval() -> reply, or
+-- nil and the error reply.
+local store = {
+  eval = function(_, ...)
+    local kind, value = call("EVAL", ...)
+    if kind == "error" then
+      return nil, value
+    end
+    return value
+  end,
+}
+
+--- The upstream of docs/LUA-API.md's fencing example (/docs/NAME on the
+-- backend port): writes ?body=... under store:doc:NAME with the request's
+-- Fencing-Token, the HTTP recipe of docs/SAFETY.md. 200 "written FENCE",
+-- 409 with the STALEFENCE message for an older fence, 400 without one.
+function T.docs_backend()
+  local fence = ngx.req.get_headers()["Fencing-Token"]
+  if type(fence) ~= "string" or not fence:find("^[1-9]%d*$") then
+    ngx.status = 400
+    return ngx.print("a Fencing-Token header is needed")
+  end
+  local doc = "store:doc:" .. ngx.var.uri
+  local res, err = hiredlock.fenced_write(store, { doc .. ":fence", doc }, fence,
+    "SET", doc, ngx.var.arg_body or "")
+  if res then
+    return ngx.print("written " .. fence)
+  end
+  ngx.status = err:find("^STALEFENCE") and 409 or 503
+  ngx.print(err)
 end
 
 -- The non-atomic increment: GET, a yield to the event loop, SET.

@@ -180,14 +180,31 @@ def test_max_hold_stops_the_command(servers5, name):
     assert "lost: max_hold reached" in err
 
 
+def test_fence_env_passes_increasing_fences(servers5, name):
+    show = [sys.executable, "-c", "import os; print(os.environ['FENCE'])"]
+    fences = []
+    for _ in range(3):
+        code, out, err = finish(
+            hiredlock_run(servers5, "--fence-env", "FENCE", name, "--", *show)
+        )
+        assert code == 0, err
+        fences.append(int(out))
+    assert fences[0] < fences[1] < fences[2]
+    # The same counter as the library's fenced locks.
+    with hiredlock.Client(servers5.urls).lock(name, fenced=True) as lk:
+        assert lk.fence > fences[2]
+    assert servers5.count(name) == 0
+
+
 def test_errors_and_usage(servers5, name):
     code, _, err = finish(hiredlock_run(servers5, name, "--", "/nonexistent/cmd"))
     assert code == 127 and "command not found" in err
     assert servers5.count(name) == 0  # released: the command never ran
     code, _, err = finish(
-        hiredlock_run(servers5, "--fence-env", "FENCE", name, "--", "true")
+        hiredlock_run(servers5, "--fence-env", "A=B", name, "--", "true")
     )
-    assert code == 2 and "needs fenced locks" in err
+    assert code == 2 and "is not a variable name" in err
+    assert servers5.count(name) == 0
     code, _, err = finish(hiredlock_run(servers5, name))
     assert code == 2 and "a COMMAND to run is needed" in err
     code, _, err = finish(hiredlock_run(servers5, "--ttl", "0", name, "--", "true"))

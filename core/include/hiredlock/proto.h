@@ -22,7 +22,9 @@
  *     //   refused AUTH or SELECT it would run anyway, in the wrong place).
  *     //   Send hrl_proto_command(lock, i), feed each reply to
  *     //   hrl_proto_reply(lock, i, reply): HRL_NODE_RESEND means send
- *     //   hrl_proto_command(lock, i) again and read one more reply.
+ *     //   hrl_proto_command(lock, i) again and read one more reply,
+ *     //   HRL_NODE_MORE read one more reply (the bytes held several
+ *     //   commands: hrl_proto_command_replies).
  *     //   A master that fails: hrl_proto_fail(lock, i, ...), and close that
  *     //   connection. One that misses the deadline: hrl_proto_missed(), and
  *     //   send hrl_proto_late_command() too, and close the connection or
@@ -71,7 +73,10 @@ typedef enum hrl_node_result {
   HRL_NODE_AUTH,        /**< AUTH refused, NOAUTH, NOPERM */
   HRL_NODE_SERVER,      /**< other error replies: READONLY, OOM, ... */
   HRL_NODE_PROTOCOL,    /**< a reply that makes no sense for the command */
-  HRL_NODE_RESEND       /**< hrl_proto_reply only: send the command again */
+  HRL_NODE_RESEND,      /**< hrl_proto_reply only: send the command again */
+  /** hrl_proto_reply only: the command's bytes were a pipeline of several
+   *  commands (a fenced acquire's SET and INCR): read one more reply. */
+  HRL_NODE_MORE
 } hrl_node_result;
 
 typedef enum hrl_reply_type {
@@ -112,9 +117,17 @@ HRL_API hrl_step hrl_proto_step(hrl_lock *lock, int64_t now_us,
 HRL_API const char *hrl_proto_command(hrl_lock *lock, size_t i, size_t *len);
 
 /**
+ * How many replies the bytes of hrl_proto_command(lock, i) produce: 1, or 2
+ * for a fenced acquire (SET, then INCR of the fence counter, pipelined).
+ * What a connection left unanswered owes; 0 when no round is out.
+ */
+HRL_API int hrl_proto_command_replies(const hrl_lock *lock, size_t i);
+
+/**
  * Feeds master i's reply to the current round's command. Returns the
- * master's result, or HRL_NODE_RESEND (NOSCRIPT: the script is sent again in
- * full with EVAL). Replies after a master's result are ignored.
+ * master's result, HRL_NODE_RESEND (NOSCRIPT: the script is sent again in
+ * full with EVAL), or HRL_NODE_MORE (one more reply of the same command is
+ * due). Replies after a master's result are ignored.
  */
 HRL_API hrl_node_result hrl_proto_reply(hrl_lock *lock, size_t i,
                                         const hrl_reply *reply);

@@ -200,6 +200,15 @@ uint32_t hrl_lock_ttl_ms(const hrl_lock *lk) {
   return lk->ttl_ms;
 }
 
+uint64_t hrl_lock_fence(const hrl_lock *lk) {
+  return lk->held ? lk->fence : 0;
+}
+
+const void *hrl_lock_fence_key(const hrl_lock *lk, size_t *len) {
+  *len = lk->fence_key_len;
+  return lk->fence_key;
+}
+
 const char *hrl_lock_error(const hrl_lock *lk) {
   return lk->detail;
 }

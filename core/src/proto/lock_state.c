@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "detail.h"
+#include "fence_key.h"
 #include "resp.h"
 #include "state.h"
 
@@ -28,7 +29,8 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
     return st;
   }
   /* Two allocations per lock: the handle, and one buffer for its
-   * per-master round states, the key and the two command buffers. Bindings
+   * per-master round states, the key, a fenced lock's counter key and the
+   * two command buffers. Bindings
    * make a lock per acquisition (Lua's API does), so this is on their hot
    * path. Not one block: at N = 1 each part stays under glibc's per-thread
    * cache limit (1032 bytes) where the whole would not, and a garbage
@@ -36,10 +38,13 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
    * the heap, a brk() every few cycles under LuaJIT. */
   size_t prefix_len = cfg->opts.key_prefix_len;
   size_t key_len = prefix_len + name_len;
-  size_t cap = hrl_resp_command_capacity(key_len);
   size_t nodes_size = cfg->n * sizeof(hrl_node);
+  /* A fenced lock's counter key is derived from the key once it is in
+   * place: room for the longest it can be. */
+  size_t fence_room = lo->fenced ? HRL_FENCE_KEY_MAX(key_len) : 0;
+  size_t cap = hrl_resp_command_capacity(key_len, fence_room);
   hrl_lock *lk = calloc(1, sizeof *lk);
-  char *buf = malloc(2 * nodes_size + key_len + 2 * cap);
+  char *buf = malloc(2 * nodes_size + key_len + fence_room + 2 * cap);
   if (lk == NULL || buf == NULL) {
     free(lk);
     free(buf);
@@ -52,10 +57,14 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
   lk->op.nodes = (hrl_node *)(void *)buf;
   lk->op.decided = (hrl_node *)(void *)(buf + nodes_size);
   lk->key = buf + 2 * nodes_size;
-  lk->op.cmd = lk->key + key_len;
-  lk->op.cmd_eval = lk->op.cmd + cap;
   memcpy(lk->key, cfg->prefix, prefix_len);
   memcpy(lk->key + prefix_len, name, name_len);
+  if (lo->fenced) {
+    lk->fence_key = lk->key + key_len;
+    lk->fence_key_len = hrl_fence_key(lk->key, key_len, lk->fence_key);
+  }
+  lk->op.cmd = lk->key + key_len + fence_room;
+  lk->op.cmd_eval = lk->op.cmd + cap;
   lk->key_len = key_len;
   lk->prefix_len = prefix_len;
   lk->opts = *lo;

@@ -43,7 +43,9 @@
   X("max_hold", HRL_OPTION_DURATION, HRL_SCOPE_LOCK_DEFAULT, 0, MAX_MS, false, \
     0, LOCK_FIELD(max_hold_ms),                                                \
     "with auto_renew: never renew past this long after the acquire (0: no "    \
-    "cap)")
+    "cap)")                                                                    \
+  X("fenced", HRL_OPTION_FLAG, HRL_SCOPE_LOCK_DEFAULT, 0, 1, false, 0,         \
+    LOCK_FIELD(fenced), "take a fencing token with every acquire")
 
 static const hrl_option table[] = {
 #define AS_OPTION_(name, kind, scope, min, max, open, def, field, doc)         \

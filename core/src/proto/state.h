@@ -10,6 +10,7 @@
 
 #include "hiredlock.h"
 #include "hiredlock/proto.h"
+#include "resp.h"
 #include "url.h"
 
 /* A master's message in a round: "timeout after 50 ms", "READONLY ...". */
@@ -58,6 +59,11 @@ typedef struct hrl_node {
   bool eval_sent; /* NOSCRIPT came back once: the full script was sent */
   bool sent;      /* the driver took the command */
   bool missed;    /* ... and it went unanswered: it may run there yet */
+  /* A fenced acquire's two replies: what its SET said, and the counter
+   * its INCR returned. */
+  uint8_t replies;
+  hrl_node_result set;
+  uint64_t counter;
   char msg[HRL_NODE_MSG_MAX];
 } hrl_node;
 
@@ -65,6 +71,7 @@ typedef enum hrl_phase {
   HRL_PHASE_IDLE,      /* no operation running */
   HRL_PHASE_ATTEMPT,   /* next step starts an acquire attempt */
   HRL_PHASE_ACQUIRING, /* an acquire round is out */
+  HRL_PHASE_FENCING,   /* the fence round of a fenced attempt is out */
   HRL_PHASE_CLEANUP,   /* a failed attempt's release round is out */
   HRL_PHASE_SCRIPT,    /* next step sends the release / extend round */
   HRL_PHASE_SCRIPTING, /* a release / extend round is out */
@@ -74,17 +81,26 @@ typedef enum hrl_phase {
 /* One acquire, release or extend in progress (see redlock.c). */
 typedef struct hrl_op {
   hrl_op_kind kind;
-  hrl_op_kind round_kind; /* what the round out now sends */
+  hrl_round_kind round_kind; /* what the round out now sends */
   hrl_phase phase;
   hrl_status result;
   int64_t deadline_us;    /* acquire: no attempt starts after this */
   int64_t round_start_us; /* start of the acquire / script round */
-  uint32_t ttl_ms;        /* acquire: the lock's; extend: the new one */
+  /* A fenced attempt's fence round: the validity its first round left
+   * (until when the hold would be valid) and the fence it writes back. */
+  int64_t attempt_until_us;
+  /* When the attempt's first round started: a lease's hold counts from
+   * there (max_hold), also after a fence round. */
+  int64_t attempt_start_us;
+  uint64_t fence;
+  uint32_t ttl_ms; /* acquire: the lock's; extend: the new one */
   uint32_t attempts;
   char token[HRL_TOKEN_LEN + 1]; /* the token this round carries */
   hrl_node *nodes;               /* n entries: the round out now */
-  hrl_node *decided;             /* n entries: the attempt being judged */
-  char *cmd;                     /* EVALSHA or SET form */
+  /* n entries: the attempt being judged (its cleanup round is out), or the
+   * first round of a fenced attempt while its fence round is out */
+  hrl_node *decided;
+  char *cmd; /* EVALSHA or SET form */
   size_t cmd_len;
   char *cmd_eval; /* EVAL form, after NOSCRIPT */
   size_t cmd_eval_len;
@@ -97,6 +113,8 @@ struct hrl_lock {
   char *key;          /* prefix + name */
   size_t key_len;
   size_t prefix_len;
+  char *fence_key; /* a fenced lock's counter (fence_key.c), else NULL */
+  size_t fence_key_len;
   hrl_lock_options opts; /* as made; opts.ttl_ms is the TTL it was made with */
   uint32_t ttl_ms;       /* the TTL now (extend may change it) */
   bool held;
@@ -112,6 +130,7 @@ struct hrl_lock {
   uint64_t granted; /* bit i: master i holds (held) our token, as far as we
                        know: its OK to the acquire or the last extend */
   int64_t valid_until_us;
+  uint64_t fence; /* the fence of the hold (fenced locks), while held */
   char token[HRL_TOKEN_LEN + 1];
   char detail[HRL_DETAIL_MAX];
   hrl_op op;
@@ -209,5 +228,14 @@ void hrl_lease_view_of(const hrl_lock *lock, hrl_lease_view *out);
 bool hrl_lease_view_held(const hrl_lease_view *view, int64_t now_us);
 hrl_status hrl_lease_view_lost(const hrl_lease_view *view, int64_t now_us,
                                char *reason, size_t reason_size);
+
+/* round.c: starts a round of that kind on every master (the EVAL form of a
+ * release or extend at once for masters known to be late). */
+void hrl_round_start(hrl_lock *lock, hrl_round_kind kind, int64_t now_us);
+
+/* round.c: whether the round out now belongs to an acquire attempt (its
+ * SET or script, or the fence round): a release may follow it on the same
+ * connections, which must then stay open behind it. */
+bool hrl_round_of_attempt(const hrl_lock *lock);
 
 #endif

@@ -259,14 +259,15 @@ local function converse(client, lock, i, t, sock, reused, timeout_ms)
     end
     answered = true
     local result = lock:reply(i, kind, value)
-    if result ~= "resend" then
+    if result == "resend" then
+      ok, err = send(sock, lock:command(i), deadline, timeout_ms)
+      if not ok then
+        lock:fail(i, "unreachable", err)
+        return "close"
+      end
+    elseif result ~= "more" then -- "more": the pipeline's next reply
       -- A reply out of step leaves the stream unusable.
       return result == "protocol" and "close" or "pool"
-    end
-    ok, err = send(sock, lock:command(i), deadline, timeout_ms)
-    if not ok then
-      lock:fail(i, "unreachable", err)
-      return "close"
     end
   end
 end

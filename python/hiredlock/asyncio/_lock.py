@@ -103,6 +103,17 @@ class Lock:
         return self._core.token
 
     @property
+    def fence(self) -> int | None:
+        """The fencing token of a fenced lock's current hold, as
+        :attr:`hiredlock.Lock.fence`."""
+        return self._core.fence
+
+    @property
+    def fence_key(self) -> bytes | None:
+        """A fenced lock's counter key, as :attr:`hiredlock.Lock.fence_key`."""
+        return self._core.fence_key
+
+    @property
     def ttl(self) -> float:
         return self._core.ttl
 

@@ -69,11 +69,11 @@ local R = {
   { "timeout", "option 'tll' = 10 (typo)",
     function(c) return c.client:acquire("bad", { tll = 10 }) end, "raises",
     "bad argument #2 to 'acquire' (unknown option 'tll' (known: ttl, auto_renew, max_hold, "
-      .. "timeout))", "none",
+      .. "fenced, timeout))", "none",
     id = "unknown_option" },
   { "timeout", "option [1] (a number key)", function(c) return c.client:acquire(X, { 5 }) end,
-    "raises", "(unknown option: a number key (known: ttl, auto_renew, max_hold, timeout))",
-    "none" },
+    "raises", "(unknown option: a number key (known: ttl, auto_renew, max_hold, fenced, "
+      .. "timeout))", "none" },
   { "type", "option auto_renew = 1",
     function(c) return c.client:acquire(X, { auto_renew = 1 }) end, "raises",
     "bad argument #2 to 'acquire' (auto_renew must be a boolean, got number)", "none" },
@@ -96,7 +96,7 @@ local R = {
   { "config", "option 'prefix' (unknown)", function(c) return new(c.ok, { prefix = "a:" }) end,
     "raises", "bad argument #2 to 'new' (unknown option 'prefix' (known: connect_timeout, "
       .. "timeout, retry_delay, retry_jitter, drift_factor, key_prefix, auto_renew, "
-      .. "max_hold))", "none" },
+      .. "max_hold, fenced))", "none" },
   { "config", "option 'tiemout' (typo)", function(c) return c.new(c.ok, { tiemout = 1 }) end,
     "raises", "unknown option 'tiemout'", "none" },
   { "config", 'opts = "fast"', function(c) return new(c.ok, "fast") end, "raises",

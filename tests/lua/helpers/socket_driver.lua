@@ -79,12 +79,14 @@ local function exchange(client, lock, pool, i, timeout_ms)
   end
   conn.sock:settimeout(timeout_ms / 1000)
   local result = "resend"
-  while result == "resend" do
-    local sent, serr = conn.sock:send(lock:command(i))
-    if not sent then
-      lock:fail(i, "unreachable", serr)
-      return close(pool, i)
-    end
+  while result == "resend" or result == "more" do
+    if result == "resend" then -- the first time, or the full script
+      local sent, serr = conn.sock:send((lock:command(i)))
+      if not sent then
+        lock:fail(i, "unreachable", serr)
+        return close(pool, i)
+      end
+    end -- "more": the pipeline's next reply
     local kind, value = read_reply(conn)
     if not kind then
       lock:fail(i, value == "protocol error" and "protocol" or "unreachable",

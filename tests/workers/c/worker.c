@@ -22,6 +22,7 @@
  * Cases:
  *   raw, fanK    the floor: raw hiredis round trips (floor.c)
  *   c-nK         hiredlock's C API on K masters, one lock object reused
+ *   c-fenced-nK  the same with a fenced lock (hrl_lock_fence)
  *   c-new-n1     hiredlock's C API, a new lock object per cycle
  *
  * Usage: hrl-worker URL1,URL2,... (redis://127.0.0.1:PORT only for the
@@ -45,6 +46,7 @@ typedef struct worker {
   redisContext *conns[MASTERS_MAX]; /* the floor's, opened on first use */
   hrl_client *clients[N_CLIENTS];
   hrl_lock *locks[N_CLIENTS];
+  hrl_lock *fenced[N_CLIENTS]; /* the same names' fenced twins */
   hrl_lock **held;
   long n_held;
   hrl_client *lease_client; /* the leases' ("lease"), NULL otherwise */
@@ -143,6 +145,10 @@ static plan resolve(worker *w, const char *name) {
              (size_t)k <= w->n_urls) {
     p.kind = K_LOCK;
     p.lock = w->locks[client_index(k)];
+  } else if (sscanf(name, "c-fenced-n%d%c", &k, &tail) == 1 &&
+             client_index(k) >= 0 && (size_t)k <= w->n_urls) {
+    p.kind = K_LOCK;
+    p.lock = w->fenced[client_index(k)];
   } else if (strcmp(name, "c-new-n1") == 0) {
     p.kind = K_NEW_LOCK;
   }
@@ -310,12 +316,21 @@ int main(int argc, char **argv) {
       continue;
     }
     char detail[HRL_DETAIL_MAX];
-    char name[32];
+    char name[32], fenced_name[32];
     snprintf(name, sizeof name, "bench:c-n%zu", n);
+    snprintf(fenced_name, sizeof fenced_name, "bench:c-fenced-n%zu", n);
+    hrl_lock_options lo;
     if (hrl_client_new(w.urls, n, NULL, &w.clients[i], detail, sizeof detail) !=
             HRL_OK ||
         hrl_lock_new(w.clients[i], name, strlen(name), TTL_MS, &w.locks[i],
                      detail, sizeof detail) != HRL_OK) {
+      die(detail);
+    }
+    hrl_lock_options_init(w.clients[i], &lo);
+    lo.ttl_ms = TTL_MS;
+    lo.fenced = true;
+    if (hrl_lock_new_with(w.clients[i], fenced_name, strlen(fenced_name), &lo,
+                          &w.fenced[i], detail, sizeof detail) != HRL_OK) {
       die(detail);
     }
   }
@@ -358,6 +373,7 @@ int main(int argc, char **argv) {
   }
   for (int i = 0; i < N_CLIENTS; i++) {
     hrl_lock_free(w.locks[i]);
+    hrl_lock_free(w.fenced[i]);
     hrl_client_free(w.clients[i]);
   }
   for (size_t i = 0; i < w.n_urls; i++) {

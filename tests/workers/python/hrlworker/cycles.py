@@ -39,10 +39,11 @@ def make_cases(urls: list[str]) -> dict:
             )
         return conns
 
-    def hiredlock_n(n):
+    def hiredlock_n(n, fenced=False):
         import hiredlock
 
-        lk = hiredlock.Client(urls[:n]).lock(f"bench:py-n{n}", ttl=TTL)
+        name = f"bench:py-{'fenced-' if fenced else ''}n{n}"
+        lk = hiredlock.Client(urls[:n]).lock(name, ttl=TTL, fenced=fenced)
         return (lambda: lk.acquire(False)), lk.release
 
     def with_n1():
@@ -88,6 +89,7 @@ def make_cases(urls: list[str]) -> dict:
     for n in (1, 3, 5, 7):
         if n <= len(urls):
             factories[f"py-n{n}"] = functools.partial(hiredlock_n, n)
+            factories[f"py-fenced-n{n}"] = functools.partial(hiredlock_n, n, True)
     for n in (1, 3, 5):
         if n <= len(urls):
             factories[f"pottery-n{n}"] = functools.partial(pottery_n, n)

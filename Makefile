@@ -4,7 +4,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 DEPS := core fuzz python lua nginx reliability
 
-.PHONY: all deps build test demo bench fuzz reliability format clean
+.PHONY: all deps build test demo dist bench fuzz reliability format clean
 
 all: build
 
@@ -18,6 +18,11 @@ build: deps
 # Every suite, each with its summary line; fails when any suite fails.
 test: deps
 	@scripts/run-tests.sh
+
+# The release artefacts in build/dist/: the sdist and a wheel (python -m
+# build) and the source rock, which builds offline (scripts/dist.sh).
+dist: deps
+	@scripts/dist.sh
 
 # A lock on 5 local masters: contention, 2 masters killed, then 3.
 demo: build
@@ -40,6 +45,9 @@ reliability: deps
 
 format:
 	@clang-format -i $$(git ls-files '*.[ch]')
+	@python3 -m ruff check --fix --quiet $$(git ls-files '*.py')
+	@python3 -m ruff format --quiet $$(git ls-files '*.py')
 
+# Every build output is under build/.
 clean:
-	rm -rf build build-* 
+	rm -rf build

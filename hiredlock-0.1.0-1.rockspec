@@ -1,17 +1,22 @@
 -- luarocks make                          (Lua 5.1; LuaJIT uses the same tree)
 -- luarocks --lua-version 5.4 make        (Lua 5.4)
--- Builds the C module hiredlock.core from bindings/lua/*.c and the C core
--- (core/src/*/*.c) in one shared object, linked with the system's hiredis, and
--- installs the Lua facade. The file lists below must follow core/src. TLS
--- (rediss://) links OpenSSL's libssl and libcrypto.
+-- Builds the C module hiredlock.core from bindings/lua/*.c and the C core in
+-- one shared object, linked with the system's hiredis and, for TLS
+-- (rediss://), OpenSSL's libssl and libcrypto, and installs the Lua facade.
+-- A rockspec cannot read files, so the core's list below repeats
+-- core/sources.txt; scripts/check-sources.py (make test) fails when they
+-- differ. `make dist` packs it with its sources into a source rock.
 rockspec_format = "3.0"
 package = "hiredlock"
 version = "0.1.0-1"
 
 source = {
-  -- `luarocks make` builds the checkout it runs in and never fetches this.
+  -- Never fetched by `luarocks make` (it builds the directory it runs in) nor
+  -- by installing the source rock of `make dist`, which carries the sources
+  -- in dir: both build offline.
   url = "git+https://github.com/hiredlock/hiredlock.git",
   tag = "v0.1.0",
+  dir = "hiredlock",
 }
 
 description = {
@@ -23,6 +28,7 @@ description = {
     format, same error texts, so a lock taken from one runtime excludes the
     others. Runs on Lua 5.1, LuaJIT 2.1 and Lua 5.4.
   ]],
+  license = "MIT",
   labels = { "redis", "lock", "redlock", "distributed" },
 }
 
@@ -53,6 +59,7 @@ build = {
         "bindings/lua/result.c",
         "core/src/api/client.c",
         "core/src/api/lock.c",
+        "core/src/api/renewer.c",
         "core/src/driver/conn.c",
         "core/src/driver/connect.c",
         "core/src/driver/fanout.c",
@@ -62,6 +69,8 @@ build = {
         "core/src/proto/cluster.c",
         "core/src/proto/config.c",
         "core/src/proto/convert.c",
+        "core/src/proto/fence_key.c",
+        "core/src/proto/lease.c",
         "core/src/proto/lock_state.c",
         "core/src/proto/nodes.c",
         "core/src/proto/options.c",
@@ -70,8 +79,10 @@ build = {
         "core/src/proto/redlock.c",
         "core/src/proto/reply.c",
         "core/src/proto/resp.c",
+        "core/src/proto/round.c",
         "core/src/proto/sentinel.c",
         "core/src/proto/status.c",
+        "core/src/proto/stream.c",
         "core/src/proto/target.c",
         "core/src/proto/url.c",
         "core/src/proto/url_seeds.c",

@@ -1,10 +1,11 @@
 """Builds hiredlock: the Python package over the hiredlock C core.
 
 The extension hiredlock._core is compiled from bindings/python/*.c with the
-core's sources (core/src/*/*.c) compiled in, so nothing but hiredis and
-OpenSSL (TLS, rediss://) needs to be installed; both are found with
-pkg-config. The version is read from the
-one public header, core/include/hiredlock.h.
+core's sources (the list in core/sources.txt, which CMake reads too) compiled
+in, so nothing but hiredis and OpenSSL (TLS, rediss://) needs to be
+installed; both are found with pkg-config. The version is read from the one
+public header, core/include/hiredlock.h. Build files go to
+build/python-build/, with every other build output under build/.
 """
 
 import os
@@ -18,7 +19,8 @@ from setuptools import Extension, setup
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 HEADER = os.path.join("core", "include", "hiredlock.h")
-BUILD_DIR = "build-python"  # the CMake build owns build/
+SOURCES = os.path.join("core", "sources.txt")
+BUILD_DIR = os.path.join("build", "python-build")
 
 
 def read_version():
@@ -31,6 +33,20 @@ def read_version():
     if match is None:
         sys.exit(f"setup.py: no HIREDLOCK_VERSION in {HEADER}")
     return match.group(1)
+
+
+def core_sources():
+    """The core's .c files as core/sources.txt lists them (the one list)."""
+    with open(os.path.join(ROOT, SOURCES), encoding="utf-8") as f:
+        return [line.strip() for line in f if line.strip() and line[0] != "#"]
+
+
+def files(pattern):
+    """The files matching pattern under ROOT, relative to it, sorted."""
+    return sorted(
+        os.path.relpath(path, ROOT)
+        for path in glob(os.path.join(ROOT, pattern), recursive=True)
+    )
 
 
 def pkg_config(option):
@@ -77,16 +93,13 @@ def hiredis_flags():
 
 def extension():
     include_dirs, cflags, libraries, library_dirs, ldflags = hiredis_flags()
-    sources = [
-        *sorted(glob("bindings/python/*.c")),
-        *sorted(glob("core/src/*/*.c")),
-    ]
     return Extension(
         "hiredlock._core",
-        sources=sources,
+        sources=[*files("bindings/python/*.c"), *core_sources()],
         depends=[
-            *sorted(glob("bindings/python/*.h") + glob("core/src/*/*.h")),
-            *sorted(glob("core/include/**/*.h", recursive=True)),
+            *files("bindings/python/*.h"),
+            *files("core/src/**/*.h"),
+            *files("core/include/**/*.h"),
         ],
         include_dirs=["core/include", "core/src", *include_dirs],
         libraries=[*libraries, "pthread", "m"],
@@ -106,17 +119,24 @@ def extension():
     )
 
 
-os.chdir(ROOT)  # setuptools wants the source paths relative to setup.py
-os.makedirs(BUILD_DIR, exist_ok=True)
-setup(
-    version=read_version(),
-    package_dir={"": "python"},
-    packages=["hiredlock"],
-    package_data={"hiredlock": ["py.typed", "*.pyi"]},
-    ext_modules=[extension()],
-    options={
-        "build": {"build_base": BUILD_DIR},
-        "egg_info": {"egg_base": BUILD_DIR},
-    },
-    zip_safe=False,
-)
+def main():
+    os.chdir(ROOT)  # setuptools wants the source paths relative to setup.py
+    os.makedirs(BUILD_DIR, exist_ok=True)
+    setup(
+        version=read_version(),
+        package_dir={"": "python"},
+        packages=["hiredlock", "hiredlock.asyncio"],
+        package_data={"hiredlock": ["py.typed", "*.pyi"]},
+        ext_modules=[extension()],
+        options={
+            "build": {"build_base": BUILD_DIR},
+            "egg_info": {"egg_base": BUILD_DIR},
+        },
+        zip_safe=False,
+    )
+
+
+# setuptools runs this file as __main__; scripts/check-sources.py imports it
+# to read the extension's sources.
+if __name__ == "__main__":
+    main()

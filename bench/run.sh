@@ -42,27 +42,31 @@ retry() {
 # The Python package from this checkout, plus the Python peers and
 # matplotlib (for the plot), each installed only when missing.
 mkdir -p build/bench
+# scripts/pip-install.sh installs into build/python: the harness and every
+# Python worker it starts import hiredlock from there, never from an older
+# install elsewhere.
+export PYTHONPATH=$PWD/build/python${PYTHONPATH:+:$PYTHONPATH}
 pystamp=build/bench/.python-installed
 if ! fresh "$pystamp" core bindings/python python setup.py pyproject.toml ||
   ! python3 -c "import hiredlock, redis, pottery, redis_lock, matplotlib" \
     2>/dev/null; then
-  retry scripts/pip-install.sh redis=redis pottery=pottery \
-    redis_lock=python-redis-lock matplotlib=matplotlib
+  retry scripts/pip-install.sh redis=redis hiredis=hiredis pottery=pottery \
+    redis_lock=python-redis-lock matplotlib=matplotlib uvloop=uvloop
   touch "$pystamp"
 fi
 
-# The Lua rock for 5.1 (also LuaJIT's) and 5.4, into build-lua/<abi>, then
+# The Lua rock for 5.1 (also LuaJIT's) and 5.4, into build/lua/<abi>, then
 # a copy of it in build/bench/lua/<abi> for the harness, so that a test
-# suite rebuilding build-lua/ meanwhile cannot pull it from under a run.
+# suite rebuilding build/lua/ meanwhile cannot pull it from under a run.
 for abi in 5.1 5.4; do
-  so=build-lua/$abi/lib/lua/$abi/hiredlock/core.so
+  so=build/lua/$abi/lib/lua/$abi/hiredlock/core.so
   fresh "$so" core bindings/lua lua hiredlock-*.rockspec ||
     retry tests/lua/build-rock.sh "$abi"
   dst=build/bench/lua/$abi
   tree=$PWD/$dst.new
   for try in 1 2 3; do
     rm -rf "$dst.new" && mkdir -p "$dst.new"
-    if cp -a "build-lua/$abi/share" "build-lua/$abi/lib" "$dst.new/" &&
+    if cp -a "build/lua/$abi/share" "build/lua/$abi/lib" "$dst.new/" &&
       LUA_PATH="$tree/share/lua/$abi/?.lua;$tree/share/lua/$abi/?/init.lua" \
         LUA_CPATH="$tree/lib/lua/$abi/?.so" \
         LUA_PATH_5_4="$tree/share/lua/$abi/?.lua;$tree/share/lua/$abi/?/init.lua" \

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds the core and its C tests against hiredis 1.x, next to Debian's 0.14.
 # hiredis 1.x is taken from the hiredis-py sdist on PyPI (which vendors the
-# C library), compiled into build-hiredis1/prefix with a pkg-config file, and
+# C library), compiled into build/hiredis1/prefix with a pkg-config file, and
 # found through PKG_CONFIG_PATH exactly as a system install would be.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib.sh
 version=3.0.0 # hiredis-py 3.0.0 vendors hiredis 1.2.0
-root=build-hiredis1
+root=build/hiredis1
 prefix=$PWD/$root/prefix
 if [ ! -f "$prefix/lib/libhiredis.a" ]; then
   mkdir -p "$root/src" "$prefix/lib/pkgconfig" "$prefix/include/hiredis"
@@ -34,13 +35,6 @@ Libs: -L\${libdir} -lhiredis
 Cflags: -I\${includedir}/hiredis -I\${includedir} -D_FILE_OFFSET_BITS=64
 PC
 fi
-quiet() {
-  local out
-  if ! out=$("$@" 2>&1); then
-    echo "$out"
-    return 1
-  fi
-}
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 echo "hiredis-compat: building against hiredis $(pkg-config --modversion hiredis)"
 quiet cmake -S . -B "$root/build" -DCMAKE_BUILD_TYPE=Debug -DHRL_BENCH=OFF

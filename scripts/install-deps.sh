@@ -13,9 +13,9 @@ group_packages() {
     core) echo build-essential cmake pkg-config libhiredis-dev libssl-dev openssl \
                redis-server redis-sentinel redis-tools valgrind clang-format ;;
     fuzz) echo clang-14 libclang-rt-14-dev ;;
-    python) echo python3-dev ;;
+    python) echo python3-dev python3-pip python3-venv ;; # venv: make test's fresh install
     lua) echo lua5.1 liblua5.1-0-dev lua5.4 liblua5.4-dev luajit2 \
-              libluajit2-5.1-dev lua-busted luarocks lua-socket lua-redis ;;
+              libluajit2-5.1-dev lua-busted luarocks lua-socket lua-redis zip ;;
     nginx) echo nginx libnginx-mod-http-lua ;;
     reliability) echo faketime libfaketime ;; # case 8: the client's wall clock
     bench) echo strace ;; # make bench: syscalls per cycle (valgrind is in core)

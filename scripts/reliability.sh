@@ -9,6 +9,7 @@
 # those of a commit) unless --allow-dirty.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+export PYTHONDONTWRITEBYTECODE=1 # no __pycache__ under tests/
 results=tests/reliability/results
 cases=()
 fuzz=1
@@ -33,7 +34,7 @@ python3 tests/reliability/run.py --full --bad --out "$results" "${cases[@]}" \
   "${dirty[@]}" || rc=1
 if [ $fuzz -eq 1 ]; then
   scripts/fuzz.sh || rc=1
-  python3 tests/reliability/fuzz_figures.py build-fuzz "$results/fuzz.json" || rc=1
+  python3 tests/reliability/fuzz_figures.py build/fuzz "$results/fuzz.json" || rc=1
 fi
 python3 tests/reliability/report.py "$results" docs/RELIABILITY.md || rc=1
 exit $rc

@@ -4,20 +4,20 @@
 # when any suite failed.
 #   scripts/run-tests.sh [name...]     e.g. scripts/run-tests.sh c c-asan
 # A suite file defines suite_run (run from the repository root) and
-# suite_summary, a regex for the line that sums it up.
+# suite_summary, a regex for the line that sums it up; it may use the
+# functions of scripts/lib.sh (quiet, use_python_build, ...).
+# Every file the suites write goes under build/ (the logs to build/logs/),
+# or into temp dirs they remove: the checkout itself is left as it was.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-logs=build-logs
+source scripts/lib.sh
+logs=build/logs
 mkdir -p "$logs"
-
-# Runs a command, showing its output only when it fails (builds are noisy).
-quiet() {
-  local out
-  if ! out=$("$@" 2>&1); then
-    echo "$out"
-    return 1
-  fi
-}
+# No byte-code caches of the tests' modules (__pycache__ under tests/).
+# Not PYTHONPYCACHEPREFIX=build/...: Python then ignores the standard
+# library's own caches too, and where PYTHONDONTWRITEBYTECODE is set as well
+# every process compiles it anew (the reliability cases took a third longer).
+export PYTHONDONTWRITEBYTECODE=1
 
 failed=0
 summaries=()

@@ -25,7 +25,7 @@ AB_WORKER: list[str] = []
 
 
 def lua_env(abi: str) -> dict:
-    # bench/run.sh's copy of the rock in build-lua/<abi>
+    # bench/run.sh's copy of the rock in build/lua/<abi>
     tree = REPO / "build" / "bench" / "lua" / abi
     lpath = f"{tree}/share/lua/{abi}/?.lua;{tree}/share/lua/{abi}/?/init.lua;;"
     cpath = f"{tree}/lib/lua/{abi}/?.so;;"

@@ -6,7 +6,7 @@ fmt         number and table formatting
 plot        performance.png
 context     title, the run, the method
 main_phase  targets, the tables per N, peers, A/B (explain: their reading)
-phases      profile, paused, contention, memory
+phases      profile, paused, contention, memory, leases
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ def render(d: dict, png_name: str) -> str:
         phases.paused,
         phases.contention,
         phases.memory,
+        phases.leases,
     ):
         lines += section(d)
     return "\n".join(lines) + "\n"

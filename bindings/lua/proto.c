@@ -14,11 +14,12 @@
  *                                     | "done", true | "done", nil, err
  *   lock:command(i)                -> bytes to send to master i, and how
  *                                     many replies they produce (2 after
- *                                     a cluster's ASK: ASKING first)
+ *                                     a cluster's ASK: ASKING first; 2 for
+ *                                     a fenced acquire's SET and INCR)
  *   lock:reply(i, kind, value)     -> "ok" | "refused" | ... | "resend"
  *                                     | "redirect" (a cluster: send the
  *                                     command to lock:target(i)) |
- *                                     "pending" (read the next reply)
+ *                                     "more" (read the next reply)
  *   lock:target(i)                 -> host, port, label, path, handshake:
  *                                     where master i's command goes (a
  *                                     cluster's node, a sentinel to ask:
@@ -31,6 +32,14 @@
  *   client:master_info(i)          -> {host, port | path, db, label,
  *                                      connect_timeout_ms, tls and the
  *                                      ssl_* settings of a rediss:// one}
+ *
+ * Managed leases (auto_renew), the renewal loop of hiredlock/proto.h:
+ *   lock:renew_due()               -> seconds on core.now()'s clock | nil
+ *   lock:renew_begin()             -> "round", twin | "lost", reason
+ *                                     | "wait" | "none"
+ *     (twin: a lock handle to run as any operation, begun already)
+ *   lock:renew_end()               -> "renewed" | "lost", reason
+ *                                     | "failed", err | "cancelled"
  */
 #include <string.h>
 
@@ -158,6 +167,85 @@ static int lock_missed(lua_State *L) {
   return 1;
 }
 
+static int lock_renew_due(lua_State *L) {
+  int64_t due = hrl_proto_renew_due(hrlua_check_lock(L, 1)->lock);
+  if (due == INT64_MAX) {
+    lua_pushnil(L);
+  } else {
+    lua_pushnumber(L, (lua_Number)due / 1e6);
+  }
+  return 1;
+}
+
+/* Pushes a handle on the twin of the lease at index 1: a lock handle like
+ * any other for the driver loop, whose uservalue {client, lease} keeps the
+ * lease (which owns the twin) alive. */
+static void push_twin(lua_State *L, hrl_lock *twin) {
+  hrlua_lock *lease = hrlua_check_lock(L, 1);
+  hrlua_lock *t = hrlua_newuserdata(L, sizeof *t);
+  t->lock = twin;
+  t->owner = lease->owner;
+  t->borrowed = true;
+  luaL_getmetatable(L, HRLUA_LOCK_MT);
+  lua_setmetatable(L, -2);
+  lua_createtable(L, 2, 0);
+  hrlua_getuservalue(L, 1); /* the lease's anchor: {client} */
+  lua_rawgeti(L, -1, 1);
+  lua_rawseti(L, -3, 1);
+  lua_pop(L, 1);
+  lua_pushvalue(L, 1);
+  lua_rawseti(L, -2, 2);
+  hrlua_setuservalue(L, -2);
+}
+
+static int lock_renew_begin(lua_State *L) {
+  hrlua_lock *lk = hrlua_check_lock_io(L, 1);
+  hrl_lock *twin = NULL;
+  switch (hrl_proto_renew_begin(lk->lock, hrl_now_us(), &twin)) {
+  case HRL_RENEW_ROUND:
+    lua_pushliteral(L, "round");
+    push_twin(L, twin);
+    return 2;
+  case HRL_RENEW_LOST: {
+    char reason[HRL_DETAIL_MAX];
+    hrl_lock_lost(lk->lock, reason, sizeof reason);
+    lua_pushliteral(L, "lost");
+    lua_pushstring(L, reason);
+    return 2;
+  }
+  case HRL_RENEW_WAIT:
+    lua_pushliteral(L, "wait");
+    return 1;
+  case HRL_RENEW_NONE:
+  default:
+    lua_pushliteral(L, "none");
+    return 1;
+  }
+}
+
+static int lock_renew_end(lua_State *L) {
+  hrlua_lock *lk = hrlua_check_lock_io(L, 1);
+  hrl_status st = hrl_proto_renew_end(lk->lock, hrl_now_us());
+  char msg[HRL_DETAIL_MAX + 64];
+  switch (st) {
+  case HRL_OK:
+    lua_pushliteral(L, "renewed");
+    return 1;
+  case HRL_ECANCELLED:
+    lua_pushliteral(L, "cancelled");
+    return 1;
+  case HRL_ELOST:
+    hrl_lock_lost(lk->lock, msg, sizeof msg);
+    lua_pushliteral(L, "lost");
+    lua_pushstring(L, msg);
+    return 2;
+  default:
+    lua_pushliteral(L, "failed");
+    lua_pushstring(L, hrl_format_error(st, "", msg, sizeof msg));
+    return 2;
+  }
+}
+
 static int lock_client(lua_State *L) {
   hrlua_check_lock(L, 1);
   hrlua_getuservalue(L, 1); /* the anchor: {client} */
@@ -264,15 +352,13 @@ static int core_now(lua_State *L) {
 }
 
 void hrlua_open_proto(lua_State *L) {
-  static const luaL_Reg lock_methods[] = {{"begin", lock_begin},
-                                          {"step", lock_step},
-                                          {"command", lock_command},
-                                          {"reply", lock_reply},
-                                          {"fail", lock_fail},
-                                          {"missed", lock_missed},
-                                          {"client", lock_client},
-                                          {"target", lock_target},
-                                          {NULL, NULL}};
+  static const luaL_Reg lock_methods[] = {
+      {"begin", lock_begin},         {"step", lock_step},
+      {"command", lock_command},     {"reply", lock_reply},
+      {"fail", lock_fail},           {"missed", lock_missed},
+      {"client", lock_client},       {"target", lock_target},
+      {"renew_due", lock_renew_due}, {"renew_begin", lock_renew_begin},
+      {"renew_end", lock_renew_end}, {NULL, NULL}};
   static const luaL_Reg client_methods[] = {
       {"handshake", client_handshake},
       {"handshake_reply", client_handshake_reply},

@@ -10,6 +10,8 @@
 
 #include <string.h>
 
+#include "hiredlock/proto.h"
+
 /* urls: one str, or a sequence of str, as C strings into *items (borrowed
  * from the list kept in *seq). */
 static int url_list(PyObject *urls, PyObject **seq, const char **items,
@@ -238,6 +240,40 @@ static PyObject *get_quorum(PyObject *op, void *closure) {
   return PyLong_FromSize_t(hrl_client_quorum(((hrlpy_client *)op)->client));
 }
 
+/* _master_info(i) -> (host, port, path): where master i is, for drivers
+ * that open their own connections (hiredlock.asyncio): host and port for
+ * TCP (path None), path for unix sockets (host None, port 0). ValueError
+ * for the deployments such a driver does not speak yet (TLS, a cluster,
+ * a sentinel-managed primary): a clear refusal, not a plain connection
+ * to the wrong place. */
+static PyObject *client_master_info(PyObject *op, PyObject *arg) {
+  const hrl_client *c = ((hrlpy_client *)op)->client;
+  Py_ssize_t i = PyLong_AsSsize_t(arg);
+  hrl_master_info info;
+  if (i == -1 && PyErr_Occurred()) {
+    return NULL;
+  }
+  if (i < 0 || !hrl_client_master_info(c, (size_t)i, &info)) {
+    return PyErr_Format(PyExc_IndexError, "no master %zd", i);
+  }
+  const char *scheme = info.tls        ? "rediss://"
+                       : info.cluster  ? "redis+cluster://"
+                       : info.sentinel ? "redis+sentinel://"
+                                       : NULL;
+  if (scheme != NULL) {
+    return PyErr_Format(PyExc_ValueError,
+                        "invalid argument: urls: hiredlock.asyncio does not "
+                        "support %s masters yet (hiredlock.Client does)",
+                        scheme);
+  }
+  return Py_BuildValue("(ziz)", info.host, info.port, info.path);
+}
+
+static PyMethodDef client_methods[] = {
+    {"_master_info", client_master_info, METH_O, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyGetSetDef client_getset[] = {
     {"masters", get_masters, NULL,
      "The masters, as 'host:port' or socket path (no credentials).", NULL},
@@ -255,6 +291,7 @@ static PyType_Slot client_slots[] = {
     {Py_tp_dealloc, client_dealloc},
     {Py_tp_traverse, client_traverse},
     {Py_tp_getset, client_getset},
+    {Py_tp_methods, client_methods},
     {0, NULL},
 };
 

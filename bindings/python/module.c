@@ -81,6 +81,10 @@ static int core_exec(PyObject *module) {
   st->ttl = hrl_option_find("ttl");
   hrlpy_link_init(&st->clients);
   hrlpy_link_init(&st->locks);
+  if (hrlpy_lost_init(&st->lost) < 0) {
+    PyErr_SetString(PyExc_OSError, "cannot create the on_lost queue");
+    return -1;
+  }
   st->client_type = (PyTypeObject *)PyType_FromModuleAndSpec(
       module, &hrlpy_client_spec, NULL);
   if (st->client_type == NULL ||
@@ -92,11 +96,20 @@ static int core_exec(PyObject *module) {
   if (st->lock_type == NULL || PyModule_AddType(module, st->lock_type) < 0) {
     return -1;
   }
+  st->stream_type = (PyTypeObject *)PyType_FromModuleAndSpec(
+      module, &hrlpy_stream_spec, NULL);
+  if (st->stream_type == NULL ||
+      PyModule_AddType(module, st->stream_type) < 0 ||
+      hrlpy_proto_constants(module) < 0) {
+    return -1;
+  }
   if (hrlpy_errors_init(module, st) < 0 ||
       PyModule_AddStringConstant(module, "__version__", HIREDLOCK_VERSION) <
           0 ||
       PyModule_AddIntConstant(module, "NAME_MAX", HRL_NAME_MAX) < 0 ||
       PyModule_AddIntConstant(module, "MASTERS_MAX", HRL_MASTERS_MAX) < 0 ||
+      PyModule_AddStringConstant(module, "FENCED_WRITE_SCRIPT",
+                                 HRL_FENCED_WRITE_SCRIPT) < 0 ||
       add_options(module) < 0) {
     return -1;
   }
@@ -107,9 +120,11 @@ static int core_traverse(PyObject *module, visitproc visit, void *arg) {
   hrlpy_state *st = PyModule_GetState(module);
   Py_VISIT(st->client_type);
   Py_VISIT(st->lock_type);
+  Py_VISIT(st->stream_type);
   Py_VISIT(st->lock_error);
   Py_VISIT(st->not_acquired);
   Py_VISIT(st->not_owned);
+  Py_VISIT(st->lock_lost);
   Py_VISIT(st->connection_error);
   return 0;
 }
@@ -118,15 +133,18 @@ static int core_clear(PyObject *module) {
   hrlpy_state *st = PyModule_GetState(module);
   Py_CLEAR(st->client_type);
   Py_CLEAR(st->lock_type);
+  Py_CLEAR(st->stream_type);
   Py_CLEAR(st->lock_error);
   Py_CLEAR(st->not_acquired);
   Py_CLEAR(st->not_owned);
+  Py_CLEAR(st->lock_lost);
   Py_CLEAR(st->connection_error);
   return 0;
 }
 
 static void core_free(void *module) {
   core_clear((PyObject *)module);
+  hrlpy_lost_close(&((hrlpy_state *)PyModule_GetState(module))->lost);
 }
 
 static PyMethodDef core_functions[] = {
@@ -135,6 +153,9 @@ static PyMethodDef core_functions[] = {
      "with os.register_at_fork)."},
     {"_after_fork_in_parent", hrlpy_after_fork_in_parent, METH_NOARGS,
      "Let the clients run rounds again in the parent after a fork."},
+    {"_dispatch_lost", hrlpy_dispatch_lost, METH_NOARGS,
+     "Run on_lost callbacks as losses are found (the body of the "
+     "hiredlock-on-lost daemon thread)."},
     {"_after_fork_in_child", hrlpy_after_fork_in_child, METH_NOARGS,
      "Reset every client and lock in a forked child (registered with "
      "os.register_at_fork)."},

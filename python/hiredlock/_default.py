@@ -6,7 +6,7 @@ import os
 import threading
 from typing import Callable, TypeVar
 
-from ._client import DEFAULT_TTL, Client, Name
+from ._client import DEFAULT_TTL, Client, Name, OnLost
 from ._lock import Lock, synchronized_by
 
 F = TypeVar("F", bound=Callable[..., object])
@@ -17,7 +17,9 @@ _lock = threading.Lock()
 _client: Client | None = None
 
 
-def _urls_from_env() -> list[str]:
+def urls_from_env() -> list[str]:
+    """The masters of a default client: HIREDLOCK_URLS, HIREDLOCK_URL, or
+    the local default."""
     for var in ("HIREDLOCK_URLS", "HIREDLOCK_URL"):
         value = os.environ.get(var, "")
         urls = [url.strip() for url in value.split(",") if url.strip()]
@@ -35,7 +37,7 @@ def default_client() -> Client:
     global _client
     with _lock:
         if _client is None:
-            _client = Client(_urls_from_env())
+            _client = Client(urls_from_env())
         return _client
 
 
@@ -57,9 +59,22 @@ def lock(
     *,
     timeout: float = -1,
     blocking: bool = True,
+    auto_renew: bool | None = None,
+    max_hold: float | None = None,
+    on_lost: OnLost = None,
+    fenced: bool | None = None,
 ) -> Lock:
     """A :class:`Lock` on the default client; see :meth:`Client.lock`."""
-    return default_client().lock(name, ttl, timeout=timeout, blocking=blocking)
+    return default_client().lock(
+        name,
+        ttl,
+        timeout=timeout,
+        blocking=blocking,
+        auto_renew=auto_renew,
+        max_hold=max_hold,
+        on_lost=on_lost,
+        fenced=fenced,
+    )
 
 
 def synchronized(
@@ -68,6 +83,9 @@ def synchronized(
     *,
     timeout: float = -1,
     blocking: bool = True,
+    auto_renew: bool | None = None,
+    max_hold: float | None = None,
+    fenced: bool | None = None,
 ) -> Callable[[F], F]:
     """Decorator running every call under ``name`` on the default client.
 
@@ -75,5 +93,13 @@ def synchronized(
     after the decorated function is defined.
     """
     return synchronized_by(
-        lambda: lock(name, ttl, timeout=timeout, blocking=blocking)
+        lambda: lock(
+            name,
+            ttl,
+            timeout=timeout,
+            blocking=blocking,
+            auto_renew=auto_renew,
+            max_hold=max_hold,
+            fenced=fenced,
+        )
     )

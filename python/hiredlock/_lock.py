@@ -13,9 +13,19 @@ from ._core import NotAcquired, NotOwned
 class Lock(_core.Lock):
     """A named distributed lock on a :class:`Client`'s masters.
 
-    ``Lock(client, name, ttl=30, *, timeout=-1, blocking=True)``; usually
-    made with :meth:`Client.lock` or :func:`hiredlock.lock`. It is not held
-    until acquired.
+    ``Lock(client, name, ttl=30, *, timeout=-1, blocking=True,
+    auto_renew=None, max_hold=None, on_lost=None)``; usually made with
+    :meth:`Client.lock` or :func:`hiredlock.lock`. It is not held until
+    acquired.
+
+    With ``auto_renew=True`` (``None``: the client's default) the lock is a
+    managed lease: while held, the client's renewer extends it to a full TTL
+    about every third of it, never past ``max_hold`` seconds after the
+    acquire. When its hold is lost (a renewal found the key taken, no
+    renewal got through before the validity ran out, or ``max_hold`` was
+    reached), ``lost`` turns True, ``check()`` raises :class:`LockLost`,
+    ``on_lost(lock)`` is called in a thread of its own, and a ``with`` block
+    raises :class:`LockLost` when it ends.
 
     ``acquire(blocking=True, timeout=-1)`` follows :class:`threading.Lock`:
     it returns ``True`` when the lock is held and ``False`` when others held
@@ -46,27 +56,48 @@ class Lock(_core.Lock):
     ) -> None:
         try:
             self.release()
-        except NotOwned as lost:
-            if exc is None:
-                raise NotOwned(
-                    f"{lost}: lock {self.name!r} was lost before its with block ended"
-                ) from lost
-            _note(
-                exc,
-                f"hiredlock: lock {self.name!r} was lost before the "
-                f"with block ended ({lost})",
-            )
-        except Exception as failed:
-            if exc is None:
+        except Exception as failure:
+            error = exit_error(self.name, exc, failure)
+            if error is failure:
                 raise
-            _note(exc, f"hiredlock: releasing lock {self.name!r} failed: {failed}")
+            if error is not None:
+                raise error from failure
 
     def __repr__(self) -> str:
-        state = f"held validity={self.validity:.3f}" if self.locked() else "unheld"
+        if self.locked():
+            state = f"held validity={self.validity:.3f}"
+        else:
+            state = "lost" if self.lost else "unheld"
         return (
             f"<{type(self).__module__}.{type(self).__qualname__} "
             f"name={self.name!r} ttl={self.ttl:g} {state}>"
         )
+
+
+def exit_error(
+    name: object, exc: BaseException | None, failure: Exception
+) -> BaseException | None:
+    """The one policy for leaving a ``with`` block (sync and asyncio) whose
+    release failed with ``failure``: what to raise (chained to failure), or
+    None. A lock lost before the block ended raises NotOwned; a
+    release that failed otherwise raises as it is. Neither ever replaces
+    the block's own exception ``exc``: it gets a note instead."""
+    if isinstance(failure, NotOwned):
+        if exc is None:
+            # LockLost (a lease lost while the block ran) stays a LockLost.
+            return type(failure)(
+                f"{failure}: lock {name!r} was lost before its with block ended"
+            )
+        _note(
+            exc,
+            f"hiredlock: lock {name!r} was lost before the with block "
+            f"ended ({failure})",
+        )
+        return None
+    if exc is None:
+        return failure
+    _note(exc, f"hiredlock: releasing lock {name!r} failed: {failure}")
+    return None
 
 
 F = TypeVar("F", bound=Callable[..., object])

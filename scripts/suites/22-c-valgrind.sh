@@ -5,8 +5,8 @@ suite_run() {
   local vg="valgrind;-q;--error-exitcode=99;--leak-check=full"
   vg+=";--errors-for-leak-kinds=definite,indirect,possible"
   vg+=";--show-leak-kinds=definite,indirect,possible"
-  quiet cmake -S . -B build-valgrind -DCMAKE_BUILD_TYPE=Debug -DHRL_BENCH=OFF \
+  quiet cmake -S . -B build/valgrind -DCMAKE_BUILD_TYPE=Debug -DHRL_BENCH=OFF \
     "-DHRL_TEST_WRAPPER=$vg" &&
-    quiet cmake --build build-valgrind -j"$(nproc)" &&
-    ctest --test-dir build-valgrind --output-on-failure
+    quiet cmake --build build/valgrind -j"$(nproc)" &&
+    ctest --test-dir build/valgrind --output-on-failure
 }

@@ -147,7 +147,7 @@ static bad_outcome dep_set_nul(void) {
   return dep_set("ssl_ca_certs", "a\0b", 3);
 }
 static bad_outcome dep_set_lock(void) {
-  hrl_lock_options lo = {5000};
+  hrl_lock_options lo = {.ttl_ms = 5000};
   char d[HRL_DETAIL_MAX] = "";
   return bad_status(hrl_lock_options_set(&lo, hrl_option_find("ssl_ca_certs"),
                                          0, d, sizeof d),

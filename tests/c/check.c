@@ -25,3 +25,33 @@ int finish_tests(const char *suite) {
   printf("%s: %d tests, %d failed\n", suite, tests_run, tests_failed);
   return tests_failed == 0 ? 0 : 1;
 }
+
+hrl_reply status_reply(const char *s) {
+  hrl_reply r = {.type = HRL_REPLY_STATUS, .str = s, .len = strlen(s)};
+  return r;
+}
+
+hrl_reply error_reply(const char *s) {
+  hrl_reply r = {.type = HRL_REPLY_ERROR, .str = s, .len = strlen(s)};
+  return r;
+}
+
+hrl_reply int_reply(long long v) {
+  hrl_reply r = {.type = HRL_REPLY_INTEGER, .integer = v};
+  return r;
+}
+
+void reply_ok(hrl_lock *lk, size_t i) {
+  hrl_reply r = status_reply("OK");
+  hrl_proto_reply(lk, i, &r);
+}
+
+void reply_int(hrl_lock *lk, size_t i, long long v) {
+  hrl_reply r = int_reply(v);
+  hrl_proto_reply(lk, i, &r);
+}
+
+hrl_reply nil_reply(void) {
+  hrl_reply r = {.type = HRL_REPLY_NIL};
+  return r;
+}

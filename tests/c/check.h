@@ -62,6 +62,16 @@ extern int check_failures;
     }                                                                          \
   } while (0)
 
+/* Replies as a driver would feed them to the protocol. */
+hrl_reply status_reply(const char *s);
+hrl_reply error_reply(const char *s);
+hrl_reply int_reply(long long v);
+hrl_reply nil_reply(void);
+
+/* Feeds master i of lk's round an OK, or an integer. */
+void reply_ok(hrl_lock *lk, size_t i);
+void reply_int(hrl_lock *lk, size_t i, long long v);
+
 typedef void (*test_fn)(void);
 
 /* Runs one test and prints its outcome line. */

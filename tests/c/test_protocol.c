@@ -10,31 +10,6 @@ static const char *const five[] = {"redis://127.0.0.1:1", "redis://127.0.0.1:2",
                                    "redis://127.0.0.1:3", "redis://127.0.0.1:4",
                                    "redis://127.0.0.1:5"};
 
-static hrl_reply status_reply(const char *s) {
-  hrl_reply r = {.type = HRL_REPLY_STATUS, .str = s, .len = strlen(s)};
-  return r;
-}
-static hrl_reply error_reply(const char *s) {
-  hrl_reply r = {.type = HRL_REPLY_ERROR, .str = s, .len = strlen(s)};
-  return r;
-}
-static hrl_reply int_reply(long long v) {
-  hrl_reply r = {.type = HRL_REPLY_INTEGER, .integer = v};
-  return r;
-}
-static hrl_reply nil_reply(void) {
-  hrl_reply r = {.type = HRL_REPLY_NIL};
-  return r;
-}
-static void reply_ok(hrl_lock *lk, size_t i) {
-  hrl_reply r = status_reply("OK");
-  hrl_proto_reply(lk, i, &r);
-}
-static void reply_int(hrl_lock *lk, size_t i, long long v) {
-  hrl_reply r = int_reply(v);
-  hrl_proto_reply(lk, i, &r);
-}
-
 typedef struct env {
   hrl_client *c;
   hrl_lock *lk;
@@ -55,30 +30,34 @@ static void free_env(env e) {
 static void test_command_bytes(void) {
   char buf[512];
   const char *token = "0123456789abcdef0123456789abcdef";
-  size_t n = hrl_resp_acquire(buf, "res", 3, token, 30000);
+  hrl_command_args a = {"res", 3, NULL, 0, token, 30000};
+  size_t n = hrl_resp_command(buf, HRL_ROUND_SET, true, &a);
   const char want_set[] = "*6\r\n$3\r\nSET\r\n$3\r\nres\r\n$32\r\n"
                           "0123456789abcdef0123456789abcdef\r\n"
                           "$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n30000\r\n";
   CHECK_INT(n, sizeof want_set - 1);
   CHECK(memcmp(buf, want_set, n) == 0);
 
-  n = hrl_resp_script(buf, HRL_OP_RELEASE, 1, "res", 3, token, 0);
+  a.number = 0;
+  n = hrl_resp_command(buf, HRL_ROUND_RELEASE, true, &a);
   const char want_rel[] = "*5\r\n$7\r\nEVALSHA\r\n$40\r\n" HRL_RELEASE_SHA1
                           "\r\n$1\r\n1\r\n$3\r\nres\r\n$32\r\n"
                           "0123456789abcdef0123456789abcdef\r\n";
   CHECK_INT(n, sizeof want_rel - 1);
   CHECK(memcmp(buf, want_rel, n) == 0);
 
-  n = hrl_resp_script(buf, HRL_OP_EXTEND, 0, "res", 3, token, 7);
+  a.number = 7;
+  n = hrl_resp_command(buf, HRL_ROUND_EXTEND, false, &a);
   CHECK(memcmp(buf, "*6\r\n$4\r\nEVAL\r\n$", 15) == 0);
   CHECK(memmem(buf, n, HRL_EXTEND_SCRIPT, strlen(HRL_EXTEND_SCRIPT)) != NULL);
   CHECK(memcmp(buf + n - 7, "$1\r\n7\r\n", 7) == 0);
 
   /* Binary-safe keys: embedded NUL and CRLF are framed by length. */
   char key[5] = {'a', '\0', '\r', '\n', 'b'};
-  n = hrl_resp_acquire(buf, key, 5, token, 1);
+  hrl_command_args b = {key, 5, NULL, 0, token, 1};
+  n = hrl_resp_command(buf, HRL_ROUND_SET, true, &b);
   CHECK(memmem(buf, n, "$5\r\na\0\r\nb\r\n", 11) != NULL);
-  CHECK(hrl_resp_command_capacity(HRL_PREFIX_MAX + HRL_NAME_MAX) >=
+  CHECK(hrl_resp_command_capacity(HRL_PREFIX_MAX + HRL_NAME_MAX, 0) >=
         strlen(HRL_EXTEND_SCRIPT) + HRL_PREFIX_MAX + HRL_NAME_MAX + 100);
 }
 

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# The nginx suite: builds the rock (Lua 5.1 ABI, what ngx_lua's LuaJIT loads)
-# into a private tree and the Python package into a private directory, both
-# from a copy of this checkout in a temp dir (so no other suite's build in
-# the checkout can race with it), then runs pytest on tests/nginx, which
-# starts Redis through tests/fixtures/redis-fixture and a real nginx.
+# The nginx suite: the rock as `luarocks make` installs it for the Lua 5.1
+# ABI (what ngx_lua's LuaJIT loads) into build/lua/5.1 (tests/lua/build-rock.sh)
+# and the Python package as pip installs it into build/python
+# (scripts/pip-install.sh), then pytest on tests/nginx, which starts Redis
+# through tests/fixtures/redis-fixture and a real nginx whose prefix is a
+# temp dir removed afterwards.
 #   tests/nginx/run.sh [pytest args...]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/lib.sh
 root=$PWD
 for tool in nginx luarocks luajit lua5.1 python3; do
   command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] || {
@@ -20,7 +22,7 @@ for module in /usr/lib/nginx/modules/ndk_http_module.so \
 done
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hrlngx.XXXXXX")
-chmod 755 "$tmp" # nginx workers read the rock tree from here
+chmod 755 "$tmp" # nginx workers read their prefix from here
 cleanup() {
   # nginx process groups pytest started and could not stop (pytest killed)
   if [ -f "$tmp/nginx.pgid" ]; then
@@ -33,38 +35,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
-mkdir "$tmp/src"
-cp -r hiredlock-*.rockspec lua bindings core setup.py pyproject.toml \
-  MANIFEST.in README.md python "$tmp/src/"
-find "$tmp/src" \( -name '*.o' -o -name '*.so' -o -name '__pycache__' \) \
-  -prune -exec rm -rf {} +
-
-cflags="-O2 -fPIC -std=c11 -Wall -Wextra -Werror -Wshadow"
-cflags+=" -Wstrict-prototypes -Wmissing-prototypes"
-if ! out=$(cd "$tmp/src" && luarocks --lua-version 5.1 --tree "$tmp/tree" \
-    make hiredlock-*.rockspec CFLAGS="$cflags" 2>&1); then
-  echo "$out"
-  echo "run.sh: luarocks make failed" >&2
-  exit 1
-fi
-echo "rock: $(luarocks --lua-version 5.1 --tree "$tmp/tree" list --porcelain hiredlock)"
-
-# The Python package from this checkout, built into a private directory:
-# the system's site-packages stay untouched (the python suite may be
-# installing there right now), and no build backend is fetched.
-if ! out=$(cd "$tmp/src" && HIREDLOCK_WERROR=1 python3 setup.py -q build \
-    --build-lib "$tmp/py" --build-temp "$tmp/pybuild" 2>&1); then
-  echo "$out"
-  echo "run.sh: building the Python package failed" >&2
-  exit 1
-fi
-python3 -c 'import pytest, redis' 2>/dev/null || {
-  echo "run.sh: pytest and redis-py are needed (pip install pytest redis)" >&2
-  exit 1
-}
+tests/lua/build-rock.sh 5.1 | sed 's/^installed/rock/'
+quiet scripts/pip-install.sh pytest=pytest redis=redis
+use_python_build
 nginx -v 2>&1
-export HRL_NGX_TREE="$tmp/tree" HRL_NGX_TMP="$tmp"
-export PYTHONPATH="$tmp/py${PYTHONPATH:+:$PYTHONPATH}"
+export HRL_NGX_TREE="$root/build/lua/5.1" HRL_NGX_TMP="$tmp"
 cd "$tmp"
 # -s: the figures the tests print (latencies, reuse) go to the suite log.
 python3 -m pytest -p no:cacheprovider -q -s -rs "$root/tests/nginx" "$@"

@@ -10,17 +10,25 @@ sockets with redis-py, independently of the code under test.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import uvloop
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "fixtures"))
 
 # servers1, servers5, servers, fresh5, name: the fixtures every suite shares.
 pytest_plugins = ["pytest_redis"]
+
+
+def pytest_asyncio_loop_factories(config, item):
+    """Every async test runs under asyncio's own event loop and under
+    uvloop (pytest-asyncio's hook)."""
+    return {"asyncio": asyncio.new_event_loop, "uvloop": uvloop.new_event_loop}
 
 
 @pytest.fixture

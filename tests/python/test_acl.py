@@ -14,8 +14,7 @@ import hiredlock
 
 # The line DEPLOYMENTS.md gives, for the key prefix "locks:".
 LOCK_RULES = (
-    "resetkeys ~locks:* resetchannels -@all "
-    "+set +eval +evalsha +get +del +pexpire"
+    "resetkeys ~locks:* resetchannels -@all +set +eval +evalsha +get +del +pexpire"
 )
 
 
@@ -43,7 +42,7 @@ def test_the_documented_rules_are_enough(acl_server, name):
 
 
 def test_outside_the_key_pattern(acl_server, name):
-    with pytest.raises(hiredlock.LockError, match="^authentication failed: .*NOPERM"):
+    with pytest.raises(hiredlock.LockError, match=r"^authentication failed: .*NOPERM"):
         client(acl_server, "other:").lock(name).acquire(blocking=False)
 
 
@@ -51,8 +50,7 @@ def test_a_command_left_out(acl_server, name):
     acl_server.redis(1).execute_command("ACL", "SETUSER", "locker", "-pexpire")
     try:
         lk = client(acl_server).lock(name)
-        with lk:
-            with pytest.raises(hiredlock.LockError, match="can't run this command"):
-                lk.extend()
+        with lk, pytest.raises(hiredlock.LockError, match="can't run this command"):
+            lk.extend()
     finally:
         acl_server.redis(1).execute_command("ACL", "SETUSER", "locker", "+pexpire")

@@ -14,7 +14,6 @@ from pytest_redis import TOLERANT
 
 import hiredlock
 
-
 TRANSIENT = ("server closed the connection", "connection reset by peer")
 
 

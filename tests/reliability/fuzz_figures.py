@@ -1,7 +1,7 @@
 """Collects the figures of the last scripts/fuzz.sh run (libFuzzer's
 -print_final_stats lines in BUILD_DIR/<target>.log) into one result file.
 
-  python3 fuzz_figures.py build-fuzz OUT.json
+  python3 fuzz_figures.py build/fuzz OUT.json
 """
 
 import json

@@ -26,11 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(
     0,
     os.path.join(
-        os.path.dirname(os.path.abspath(__file__)),
-        "..",
-        "..",
-        "build-reliability",
-        "py",
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "python"
     ),
 )
 

@@ -4,8 +4,9 @@ for the benchmark (bench/hrlbench) and the reliability cases
 sends commands and reads the JSON answers.
 
 The callers differ only in where the library comes from (the benchmark's
-installed package and rock copies, the reliability build in
-build-reliability/), so they pass the environment and, for C, the binary.
+copies of the package and rocks, the installers' own build/python and
+build/lua/<abi> for reliability), so they pass the environment and, for C,
+the binary.
 """
 
 from __future__ import annotations

@@ -24,10 +24,11 @@
  *     //   hrl_proto_reply(lock, i, reply): HRL_NODE_RESEND means send
  *     //   hrl_proto_command(lock, i) again and read one more reply;
  *     //   HRL_NODE_REDIRECT (a Redis Cluster moved the slot) means send it
- *     //   again where hrl_proto_target(lock, i) says; HRL_NODE_PENDING
- *     //   means read the next reply. The command of master i goes to
- *     //   hrl_proto_target(lock, i) (a cluster's node) and produces
- *     //   hrl_proto_command_replies(lock, i) replies.
+ *     //   again where hrl_proto_target(lock, i) says; HRL_NODE_MORE
+ *     //   means read the next reply (the bytes held several commands: an
+ *     //   ASKING, a fenced acquire's SET and INCR). The command of master
+ *     //   i goes to hrl_proto_target(lock, i) (a cluster's node) and
+ *     //   produces hrl_proto_command_replies(lock, i) replies.
  *     //   A master that fails: hrl_proto_fail(lock, i, ...), and close that
  *     //   connection. One that misses the deadline: hrl_proto_missed(), and
  *     //   send hrl_proto_late_command() too, and close the connection or
@@ -79,7 +80,11 @@ typedef enum hrl_node_result {
   HRL_NODE_RESEND,      /**< hrl_proto_reply only: send the command again */
   /** hrl_proto_reply only: a Redis Cluster answered MOVED or ASK: send
    *  the command again (hrl_proto_command) to hrl_proto_target */
-  HRL_NODE_REDIRECT
+  HRL_NODE_REDIRECT,
+  /** hrl_proto_reply only: the command's bytes were a pipeline of several
+   *  commands (an ASKING in front, a fenced acquire's SET and INCR): read
+   *  one more reply. */
+  HRL_NODE_MORE
 } hrl_node_result;
 
 typedef enum hrl_reply_type {
@@ -128,12 +133,20 @@ HRL_API hrl_step hrl_proto_step(hrl_lock *lock, int64_t now_us,
 HRL_API const char *hrl_proto_command(hrl_lock *lock, size_t i, size_t *len);
 
 /**
+ * How many replies the bytes of hrl_proto_command(lock, i) produce: 1, or 2
+ * for a fenced acquire (SET, then INCR of the fence counter, pipelined).
+ * What a connection left unanswered owes; 0 when no round is out.
+ */
+HRL_API int hrl_proto_command_replies(const hrl_lock *lock, size_t i);
+
+/**
  * Feeds master i's reply to the current round's command. Returns the
  * master's result, HRL_NODE_RESEND (NOSCRIPT: the script is sent again in
  * full with EVAL), HRL_NODE_REDIRECT (a cluster's MOVED or ASK: send the
  * command again to hrl_proto_target, which now names the node to ask), or
- * HRL_NODE_PENDING (the OK to an ASKING the command began with: its reply
- * is next). Replies after a master's result are ignored.
+ * HRL_NODE_MORE (one more reply of the same command bytes is due: the OK
+ * to an ASKING the command began with, or a fenced acquire's SET before
+ * its INCR). Replies after a master's result are ignored.
  */
 HRL_API hrl_node_result hrl_proto_reply(hrl_lock *lock, size_t i,
                                         const hrl_reply *reply);
@@ -227,6 +240,15 @@ HRL_API const char *hrl_proto_late_command(const hrl_lock *lock, size_t i,
 HRL_API bool hrl_proto_skippable(const hrl_lock *lock, size_t i);
 
 /**
+ * Ends an acquire that is between attempts (its last step was
+ * HRL_STEP_SLEEP) with HRL_ECANCELLED: its failed attempt was cleaned up
+ * already, so no key is left. In any other phase it does nothing: finish
+ * the round first (a cancelled driver still completes the round it is in,
+ * and releases a lock it got).
+ */
+HRL_API void hrl_proto_cancel(hrl_lock *lock);
+
+/**
  * The commands a new connection to master i needs first (AUTH, SELECT),
  * pipelined; *len their size (0 when none) and *replies how many replies
  * they produce. The bytes live as long as the client.
@@ -245,12 +267,144 @@ HRL_API hrl_node_result hrl_proto_handshake_reply(const hrl_client *client,
                                                   char *message,
                                                   size_t message_size);
 
+/*
+ * One connection to one master, for drivers that move the bytes: the
+ * rules about a byte stream (handshake first, owed replies dropped in
+ * order, NOSCRIPT resends, when a connection that missed a deadline may be
+ * kept) held here, so that a driver writes no rule of its own. A driver
+ * keeps one stream per connection and, in each round:
+ *
+ *   bytes = hrl_stream_start(s, lock, i, new_connection, &len); write them;
+ *   on data: a = hrl_stream_feed(s, lock, i, data, n, &out, &out_len):
+ *     HRL_STREAM_MORE   keep reading
+ *     HRL_STREAM_SEND   write out, keep reading
+ *     HRL_STREAM_DONE   master i has its result; the connection may be kept
+ *     HRL_STREAM_CLOSE  master i failed (already recorded); close it
+ *   at the deadline: a = hrl_stream_expire(s, lock, i, message, &out, &n):
+ *     write out if any, then DONE: keep the connection (it owes replies),
+ *     CLOSE: close it
+ *   once hrl_proto_skippable(lock, i): a = hrl_stream_skip(s, lock, i),
+ *     DONE or CLOSE as above
+ *   an I/O error: hrl_proto_fail(lock, i, HRL_NODE_UNREACHABLE, why), close
+ *     (a kept connection that broke before any reply in this round,
+ *     hrl_stream_replied() false, was closed by the server while idle: the
+ *     command never ran, and the driver may retry on a new connection once)
+ */
+typedef struct hrl_stream hrl_stream;
+
+typedef enum hrl_stream_action {
+  HRL_STREAM_MORE,
+  HRL_STREAM_SEND,
+  HRL_STREAM_DONE,
+  HRL_STREAM_CLOSE
+} hrl_stream_action;
+
+/** A stream for a new connection, or NULL when out of memory. */
+HRL_API hrl_stream *hrl_stream_new(void);
+HRL_API void hrl_stream_free(hrl_stream *stream);
+
+/**
+ * Starts master i's part of the current round on this stream: the bytes to
+ * write (*len their size). fresh: the connection is new (opened for this
+ * round, or replacing one): its handshake goes first, alone, when the
+ * master's URL asks for one.
+ */
+HRL_API const char *hrl_stream_start(hrl_stream *stream, hrl_lock *lock,
+                                     size_t i, bool fresh, size_t *len);
+
+/** Feeds bytes read from the connection; see above for the actions. */
+HRL_API hrl_stream_action hrl_stream_feed(hrl_stream *stream, hrl_lock *lock,
+                                          size_t i, const char *data,
+                                          size_t len, const char **out,
+                                          size_t *out_len);
+
+/** The round's deadline passed for master i (message: why, for users). */
+HRL_API hrl_stream_action hrl_stream_expire(hrl_stream *stream, hrl_lock *lock,
+                                            size_t i, const char *message,
+                                            const char **out, size_t *out_len);
+
+/** The round stops waiting for master i (hrl_proto_skippable). */
+HRL_API hrl_stream_action hrl_stream_skip(hrl_stream *stream, hrl_lock *lock,
+                                          size_t i);
+
+/** Whether any reply arrived on the stream in this round. */
+HRL_API bool hrl_stream_replied(const hrl_stream *stream);
+
+/** Replies the connection still owes for earlier rounds' commands. */
+HRL_API uint32_t hrl_stream_owed(const hrl_stream *stream);
+
+/*
+ * Managed leases (hrl_lock_options.auto_renew) for drivers that run the
+ * protocol themselves; the built-in driver's renewer thread does the same.
+ * A driver keeps its held leases and, for each, wakes at
+ * hrl_proto_renew_due() and calls hrl_proto_renew_begin():
+ *
+ *   hrl_lock *twin;
+ *switch (hrl_proto_renew_begin(lock, hrl_now_us(), &twin)) {
+   *case HRL_RENEW_ROUND : // an extend was begun on twin: run it to DONE
+                           *run(twin); // with the usual loop, then:
+   *if (hrl_proto_renew_end(lock, hrl_now_us()) == HRL_ELOST) tell_holder();
+   *break;
+   *case HRL_RENEW_LOST : tell_holder();
+   break;                        // hrl_lock_lost() says why
+   *case HRL_RENEW_WAIT : break; // look again at renew_due
+   *case HRL_RENEW_NONE : forget(lock);
+   break; // nothing more to renew
+   *
+ }
+ *
+ * The twin is the lock's private copy for renewals (its own operation,
+ * detail and counts), so a renewal may be out while the holder's own call
+ * (release, extend) runs on the lock itself: when the hold changed
+ * meanwhile, hrl_proto_renew_end() discards the renewal's outcome.
+ */
+
+/** What hrl_proto_renew_begin() found. */
+typedef enum hrl_renew {
+  HRL_RENEW_NONE,  /**< not a held lease (any more): nothing to renew */
+  HRL_RENEW_WAIT,  /**< nothing now: look again at hrl_proto_renew_due() */
+  HRL_RENEW_ROUND, /**< an extend was begun on *twin: run it to its end,
+                        then call hrl_proto_renew_end() */
+  HRL_RENEW_LOST   /**< the hold was found lost just now (its validity ran
+                        out unrenewed, or max_hold): tell the holder */
+} hrl_renew;
+
+/**
+ * When the lease's next renewal (or the check that finds it expired) is
+ * due, on the hrl_now_us() clock: about a third of the TTL after the last
+ * renewal, sooner after a failed one. INT64_MAX when there is nothing to
+ * renew: not a lease, not held, or lost.
+ */
+HRL_API int64_t hrl_proto_renew_due(const hrl_lock *lock);
+
+/**
+ * Begins the lease's renewal at now_us, whenever the driver calls it (it
+ * does not wait for hrl_proto_renew_due). See hrl_renew for the outcomes;
+ * *twin is set for HRL_RENEW_ROUND only, and lives as long as lock.
+ */
+HRL_API hrl_renew hrl_proto_renew_begin(hrl_lock *lock, int64_t now_us,
+                                        hrl_lock **twin);
+
+/**
+ * Takes the outcome of the renewal the twin ran. HRL_OK: renewed.
+ * HRL_ELOST: the hold was lost just now ("not owned", or the validity ran
+ * out before this renewal was confirmed): tell the holder. HRL_ECANCELLED:
+ * the hold changed while the renewal was out (released, taken again): its
+ * outcome means nothing. Any other status: the renewal failed (too few
+ * masters confirmed); the lock keeps its validity and the next try is at
+ * hrl_proto_renew_due().
+ */
+HRL_API hrl_status hrl_proto_renew_end(hrl_lock *lock, int64_t now_us);
+
 /** Incremental RESP reader for byte-stream transports. */
 typedef struct hrl_parser hrl_parser;
 
 /** A new reader, or NULL when out of memory. */
 HRL_API hrl_parser *hrl_parser_new(void);
 HRL_API void hrl_parser_free(hrl_parser *parser);
+
+/** Forgets every byte fed so far (a new connection). */
+HRL_API void hrl_parser_reset(hrl_parser *parser);
 
 /** Appends received bytes. HRL_ENOMEM or HRL_EPROTOCOL on failure. */
 HRL_API hrl_status hrl_parser_feed(hrl_parser *parser, const char *buf,

@@ -125,9 +125,7 @@ static void flush(round *r, size_t i) {
 static void send_command(round *r, size_t i) {
   slot *s = &r->slots[i];
   s->out = hrl_proto_command(r->lock, i, &s->out_len);
-  s->inflight += r->cfg->clusters == 0
-                     ? 1
-                     : (uint32_t)hrl_proto_command_replies(r->lock, i);
+  s->inflight += (uint32_t)hrl_proto_command_replies(r->lock, i);
   flush(r, i);
 }
 
@@ -291,8 +289,10 @@ static bool take_reply(round *r, size_t i, const redisReply *rep) {
   case HRL_NODE_RESEND:
     send_command(r, i);
     return false;
-  case HRL_NODE_PENDING:
-    return true; /* ASKING's OK: the command's reply is next */
+  case HRL_NODE_MORE:
+    /* The next reply of the same pipeline: ASKING's OK, or a fenced
+     * acquire's SET before its INCR. */
+    return true;
   case HRL_NODE_REDIRECT:
     redirect(r, i);
     return false;
@@ -368,9 +368,9 @@ static void readable(round *r, size_t i, int flags) {
 /* Whether the round can stop waiting for master i without closing its
  * connection: a connect still in progress carries over to later rounds; a
  * connection with whole commands out keeps them and owes their replies
- * (see the top of this file). Never closed right after an acquire: the
- * release that follows a timed-out SET must go out on the same connection,
- * behind it. */
+ * (see the top of this file). Never closed in a round of an acquire
+ * attempt: the release that follows a timed-out SET (or fenced script) must
+ * go out on the same connection, behind it. */
 static bool can_leave(const round *r, size_t i, int64_t now_us) {
   const slot *s = &r->slots[i];
   const hrl_conn *conn = s->conn;
@@ -379,7 +379,7 @@ static bool can_leave(const round *r, size_t i, int64_t now_us) {
   }
   return s->state == SLOT_READING && s->handshake_left == 0 &&
          (conn->owed + s->inflight <= OWED_MAX ||
-          r->lock->op.round_kind == HRL_OP_ACQUIRE);
+          hrl_round_of_attempt(r->lock));
 }
 
 /* Stops waiting for master i in this round (can_leave said it may): the

@@ -11,29 +11,6 @@
 #include "detail.h"
 #include "state.h"
 
-uint16_t hrl_cluster_slot(const char *key, size_t len) {
-  /* The hash tag: the part between the first '{' and the first '}' after
-   * it, when that part is not empty. */
-  const char *open = memchr(key, '{', len);
-  if (open != NULL) {
-    size_t rest = len - (size_t)(open + 1 - key);
-    const char *close = memchr(open + 1, '}', rest);
-    if (close != NULL && close > open + 1) {
-      key = open + 1;
-      len = (size_t)(close - key);
-    }
-  }
-  uint16_t crc = 0; /* CRC16-CCITT (XMODEM): poly 0x1021, init 0 */
-  for (size_t i = 0; i < len; i++) {
-    crc ^= (uint16_t)((unsigned char)key[i] << 8);
-    for (int bit = 0; bit < 8; bit++) {
-      crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x1021)
-                           : (uint16_t)(crc << 1);
-    }
-  }
-  return crc % HRL_CLUSTER_SLOTS;
-}
-
 hrl_cluster *hrl_cluster_new(const hrl_endpoint *ep) {
   hrl_cluster *c = calloc(1, sizeof *c);
   if (c != NULL && !hrl_nodes_add_seeds(&c->nodes, ep)) {
@@ -142,7 +119,7 @@ hrl_node_result hrl_cluster_reply(hrl_lock *lk, size_t i,
     node->asking_ack = false;
     if (reply->type == HRL_REPLY_STATUS && reply->len == 2 &&
         memcmp(reply->str, "OK", 2) == 0) {
-      return HRL_NODE_PENDING; /* ASKING's OK; the command's reply is next */
+      return HRL_NODE_MORE; /* ASKING's OK; the command's reply is next */
     }
     /* ASKING refused (an ACL without it): the command behind it got its
      * own refusal, still unread; the caller classifies this one. */

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fence_key.h" /* hrl_cluster_slot */
 #include "hiredlock/proto.h"
 #include "nodes.h"
 #include "url.h"
@@ -25,10 +26,6 @@ typedef struct hrl_cluster {
   uint8_t owner[HRL_CLUSTER_SLOTS];
   size_t guess;
 } hrl_cluster;
-
-/* The hash slot of a key: CRC16 (XMODEM) of the key, or of its hash tag
- * (the first "{...}" with something inside), modulo 16384. */
-uint16_t hrl_cluster_slot(const char *key, size_t len);
 
 /* A cluster whose nodes are ep's seeds; NULL when out of memory. */
 hrl_cluster *hrl_cluster_new(const hrl_endpoint *ep);

@@ -5,6 +5,7 @@
 
 #include "cluster.h"
 #include "detail.h"
+#include "fence_key.h"
 #include "resp.h"
 #include "state.h"
 
@@ -29,7 +30,8 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
     return st;
   }
   /* Two allocations per lock: the handle, and one buffer for its
-   * per-master round states, the key and the two command buffers. Bindings
+   * per-master round states, the key, a fenced lock's counter key and the
+   * two command buffers. Bindings
    * make a lock per acquisition (Lua's API does), so this is on their hot
    * path. Not one block: at N = 1 each part stays under glibc's per-thread
    * cache limit (1032 bytes) where the whole would not, and a garbage
@@ -37,12 +39,15 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
    * the heap, a brk() every few cycles under LuaJIT. */
   size_t prefix_len = cfg->opts.key_prefix_len;
   size_t key_len = prefix_len + name_len;
+  size_t nodes_size = cfg->n * sizeof(hrl_node);
+  /* A fenced lock's counter key is derived from the key once it is in
+   * place: room for the longest it can be. */
+  size_t fence_room = lo->fenced ? HRL_FENCE_KEY_MAX(key_len) : 0;
   /* Each command buffer has room for an ASKING in front (a cluster's ASK
    * redirect sends the two at once, with no copy). */
-  size_t cap = HRL_ASKING_LEN + hrl_resp_command_capacity(key_len);
-  size_t nodes_size = cfg->n * sizeof(hrl_node);
+  size_t cap = HRL_ASKING_LEN + hrl_resp_command_capacity(key_len, fence_room);
   hrl_lock *lk = calloc(1, sizeof *lk);
-  char *buf = malloc(2 * nodes_size + key_len + 2 * cap);
+  char *buf = malloc(2 * nodes_size + key_len + fence_room + 2 * cap);
   if (lk == NULL || buf == NULL) {
     free(lk);
     free(buf);
@@ -55,12 +60,16 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
   lk->op.nodes = (hrl_node *)(void *)buf;
   lk->op.decided = (hrl_node *)(void *)(buf + nodes_size);
   lk->key = buf + 2 * nodes_size;
-  lk->op.cmd = lk->key + key_len + HRL_ASKING_LEN;
+  memcpy(lk->key, cfg->prefix, prefix_len);
+  memcpy(lk->key + prefix_len, name, name_len);
+  if (lo->fenced) {
+    lk->fence_key = lk->key + key_len;
+    lk->fence_key_len = hrl_fence_key(lk->key, key_len, lk->fence_key);
+  }
+  lk->op.cmd = lk->key + key_len + fence_room + HRL_ASKING_LEN;
   lk->op.cmd_eval = lk->op.cmd + cap;
   memcpy(lk->op.cmd - HRL_ASKING_LEN, HRL_ASKING, HRL_ASKING_LEN);
   memcpy(lk->op.cmd_eval - HRL_ASKING_LEN, HRL_ASKING, HRL_ASKING_LEN);
-  memcpy(lk->key, cfg->prefix, prefix_len);
-  memcpy(lk->key + prefix_len, name, name_len);
   lk->key_len = key_len;
   if (cfg->clusters > 0) { /* a lock is made per acquire in Lua: no CRC */
     lk->slot = hrl_cluster_slot(lk->key, key_len);
@@ -69,6 +78,14 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
   lk->opts = *lo;
   lk->ttl_ms = ttl_ms;
   lk->op.phase = HRL_PHASE_IDLE;
+  if (lo->auto_renew) {
+    /* A lease's state, and the twin its renewals run on (lease.c). */
+    st = hrl_lease_state_new(lk, detail, detail_size);
+    if (st != HRL_OK) {
+      hrl_lock_destroy(lk);
+      return st;
+    }
+  }
   *out = lk;
   return HRL_OK;
 }
@@ -77,6 +94,7 @@ void hrl_lock_destroy(hrl_lock *lk) {
   if (lk == NULL) {
     return;
   }
+  hrl_lease_state_free(lk);
   free(lk->op.nodes); /* the buffer: see hrl_lock_create */
   free(lk);
 }

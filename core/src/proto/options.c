@@ -50,6 +50,16 @@ static const char *const cert_reqs_choices[] = {"none", "optional", "required",
     NULL)                                                                      \
   X("ttl", HRL_OPTION_DURATION, HRL_SCOPE_LOCK, 1, MAX_MS, false, 30000,       \
     LOCK_FIELD(ttl_ms), "how long a lock lives on the masters", NULL)          \
+  X("auto_renew", HRL_OPTION_FLAG, HRL_SCOPE_LOCK_DEFAULT, 0, 1, false, 0,     \
+    LOCK_FIELD(auto_renew),                                                    \
+    "while held, renew the lock about every third of its TTL", NULL)           \
+  X("max_hold", HRL_OPTION_DURATION, HRL_SCOPE_LOCK_DEFAULT, 0, MAX_MS, false, \
+    0, LOCK_FIELD(max_hold_ms),                                                \
+    "with auto_renew: never renew past this long after the acquire (0: no "    \
+    "cap)",                                                                    \
+    NULL)                                                                      \
+  X("fenced", HRL_OPTION_FLAG, HRL_SCOPE_LOCK_DEFAULT, 0, 1, false, 0,         \
+    LOCK_FIELD(fenced), "take a fencing token with every acquire", NULL)       \
   X("ssl_ca_certs", HRL_OPTION_STRING, HRL_SCOPE_CLIENT, 1, PATH_BYTES, false, \
     0, FIELD(ssl_ca_certs),                                                    \
     "rediss://: CA certificates (PEM file) to verify masters with "            \

@@ -37,6 +37,12 @@ void hrl_parser_free(hrl_parser *p) {
   }
 }
 
+void hrl_parser_reset(hrl_parser *p) {
+  p->len = 0;
+  p->pos = 0;
+  p->broken = false;
+}
+
 hrl_status hrl_parser_feed(hrl_parser *p, const char *data, size_t n) {
   if (p->broken) {
     return HRL_EPROTOCOL;

@@ -5,14 +5,22 @@
  *
  * Acquire:
  *   ATTEMPT    -> new token, SET NX PX to all N at once     -> ACQUIRING
+ *                 (a fenced lock: INCR of the name's counter behind it)
  *   ACQUIRING  -> ok >= quorum and validity > 0: held, DONE
+ *                 (fenced: the fence T is the greatest counter the masters
+ *                 that said OK returned; when fewer than a quorum of them
+ *                 returned T, T goes to all N in the fence round, which
+ *                 raises the counter to T where our key is -> FENCING)
  *                 else, when any master may hold the token: release round
  *                 to all N (also those that failed or timed out) -> CLEANUP
+ *   FENCING    -> a quorum accepted T, validity > 0: held with fence T, DONE
+ *                 else the attempt failed: release round to all N -> CLEANUP
  *   CLEANUP    -> fewer than a quorum answered: a transport error, DONE now
  *                 wait left: SLEEP retry_delay +/- jitter     -> ATTEMPT
  *                 no wait left: timeout, DONE
  *   validity = ttl - elapsed - (ttl * drift_factor + 2 ms); a lock whose
  *   validity is <= 0 is never reported held.
+ * docs/SAFETY.md proves the fences strictly increasing.
  * Release / extend:
  *   SCRIPT -> compare script (EVALSHA, EVAL on NOSCRIPT) to all N -> SCRIPTING
  *   SCRIPTING -> ok >= quorum (extend: and new validity > 0): OK
@@ -23,8 +31,6 @@
 
 #include "detail.h"
 #include "random.h"
-#include "reply.h"
-#include "resp.h"
 #include "state.h"
 
 #define US_PER_MS 1000
@@ -48,56 +54,10 @@ static hrl_step finish(hrl_lock *lk, hrl_status status, hrl_step_info *info) {
   return HRL_STEP_DONE;
 }
 
-/* The EVAL form of the round's script command, built once per round. */
-static void build_eval(hrl_lock *lk) {
-  hrl_op *op = &lk->op;
-  if (op->cmd_eval_len == 0) {
-    op->cmd_eval_len = hrl_resp_script(op->cmd_eval, op->round_kind, 0, lk->key,
-                                       lk->key_len, op->token, op->ttl_ms);
-  }
-}
-
-static hrl_step start_round(hrl_lock *lk, hrl_op_kind round_kind,
+static hrl_step start_round(hrl_lock *lk, hrl_round_kind kind,
                             uint32_t timeout_ms, int64_t now_us,
                             hrl_step_info *info) {
-  hrl_op *op = &lk->op;
-  op->round_kind = round_kind;
-  op->round_start_us = now_us;
-  op->cmd_eval_len = 0;
-  for (size_t i = 0; i < lk->cfg->n; i++) {
-    op->nodes[i].result = HRL_NODE_PENDING;
-    op->nodes[i].eval_sent = false;
-    op->nodes[i].sent = false;
-    op->nodes[i].missed = false;
-    op->nodes[i].msg[0] = '\0';
-    op->nodes[i].asking = false;
-    op->nodes[i].asking_ack = false;
-    op->nodes[i].redirects = 0;
-    op->nodes[i].asked = 0;
-    op->nodes[i].target = 0;
-    if (lk->cfg->masters[i].cluster != NULL) {
-      hrl_cluster_round(lk, i);
-    } else if (lk->cfg->masters[i].sentinel != NULL) {
-      hrl_sentinel_round(lk, i);
-    }
-  }
-  if (round_kind == HRL_OP_ACQUIRE) {
-    op->cmd_len =
-        hrl_resp_acquire(op->cmd, lk->key, lk->key_len, op->token, op->ttl_ms);
-  } else {
-    op->cmd_len = hrl_resp_script(op->cmd, round_kind, 1, lk->key, lk->key_len,
-                                  op->token, op->ttl_ms);
-    /* A late master answers after the round has stopped listening, so a
-     * NOSCRIPT from it (its script cache flushed while it was away) would
-     * go unread and the release or extend would never run there: it gets
-     * the full script at once. */
-    for (size_t i = 0; i < lk->cfg->n; i++) {
-      if (lk->cfg->masters[i].late) {
-        build_eval(lk);
-        op->nodes[i].eval_sent = true;
-      }
-    }
-  }
+  hrl_round_start(lk, kind, now_us);
   info->timeout_ms = timeout_ms;
   return HRL_STEP_ROUND;
 }
@@ -230,8 +190,74 @@ static hrl_step start_attempt(hrl_lock *lk, int64_t now_us,
   }
   op->attempts++;
   op->phase = HRL_PHASE_ACQUIRING;
-  return start_round(lk, HRL_OP_ACQUIRE, ttl_bound_timeout(lk->cfg, op->ttl_ms),
-                     now_us, info);
+  return start_round(
+      lk, lk->fence_key != NULL ? HRL_ROUND_FENCED_ACQUIRE : HRL_ROUND_SET,
+      ttl_bound_timeout(lk->cfg, op->ttl_ms), now_us, info);
+}
+
+/* The attempt holds the lock (the masters that said OK to its last round
+ * granted it), valid until op->attempt_until_us. */
+static hrl_step grant(hrl_lock *lk, uint64_t fence, hrl_step_info *info) {
+  hrl_op *op = &lk->op;
+  lk->held = true;
+  hrl_lease_held_since(lk, op->attempt_start_us);
+  lk->granted = ok_mask(op->nodes, lk->cfg->n);
+  memcpy(lk->token, op->token, sizeof lk->token);
+  lk->valid_until_us = op->attempt_until_us;
+  lk->fence = fence;
+  return finish(lk, HRL_OK, info);
+}
+
+/* The attempt did not get the lock: its results are what the retry is
+ * decided on, and when any master may hold its token, the release goes to
+ * all N first. */
+static hrl_step end_attempt(hrl_lock *lk, bool may_hold, int64_t now_us,
+                            hrl_step_info *info) {
+  hrl_op *op = &lk->op;
+  const hrl_config *c = lk->cfg;
+  memcpy(op->decided, op->nodes, c->n * sizeof *op->decided);
+  if (!may_hold) {
+    return decide_retry(lk, now_us, info);
+  }
+  op->phase = HRL_PHASE_CLEANUP;
+  return start_round(lk, HRL_ROUND_RELEASE, c->opts.timeout_ms, now_us, info);
+}
+
+/* A fenced attempt that a quorum granted: its fence is the greatest
+ * counter they returned. The masters whose counter is that fence hold it
+ * already (their INCR wrote it); when they are fewer than a quorum, the
+ * fence goes to all N, to be raised to where our key is, within the
+ * validity the first round left (the fence round). */
+static hrl_step fence_attempt(hrl_lock *lk, int64_t now_us,
+                              hrl_step_info *info) {
+  hrl_op *op = &lk->op;
+  const hrl_config *c = lk->cfg;
+  uint64_t fence = 0;
+  size_t at_fence = 0;
+  for (size_t i = 0; i < c->n; i++) {
+    if (op->nodes[i].result == HRL_NODE_OK && op->nodes[i].counter > fence) {
+      fence = op->nodes[i].counter;
+    }
+  }
+  for (size_t i = 0; i < c->n; i++) {
+    at_fence +=
+        op->nodes[i].result == HRL_NODE_OK && op->nodes[i].counter == fence;
+  }
+  if (at_fence >= c->quorum) {
+    return grant(lk, fence, info);
+  }
+  int64_t left_ms = (op->attempt_until_us - now_us) / US_PER_MS;
+  if (left_ms < 1) {
+    return end_attempt(lk, true, now_us, info);
+  }
+  uint32_t timeout_ms = ttl_bound_timeout(c, op->ttl_ms);
+  if ((int64_t)timeout_ms > left_ms) {
+    timeout_ms = (uint32_t)left_ms;
+  }
+  op->fence = fence;
+  memcpy(op->decided, op->nodes, c->n * sizeof *op->decided);
+  op->phase = HRL_PHASE_FENCING;
+  return start_round(lk, HRL_ROUND_FENCE, timeout_ms, now_us, info);
 }
 
 static hrl_step judge_attempt(hrl_lock *lk, int64_t now_us,
@@ -240,31 +266,48 @@ static hrl_step judge_attempt(hrl_lock *lk, int64_t now_us,
   const hrl_config *c = lk->cfg;
   tally t = count_nodes(op->nodes, c->n);
   record_counts(lk, t);
-  int64_t drift = drift_us(c, op->ttl_ms);
-  int64_t validity =
-      (int64_t)op->ttl_ms * US_PER_MS - (now_us - op->round_start_us) - drift;
-  if (t.ok >= c->quorum && validity > 0) {
-    lk->held = true;
-    lk->granted = ok_mask(op->nodes, c->n);
-    memcpy(lk->token, op->token, sizeof lk->token);
-    lk->valid_until_us =
-        op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS - drift;
-    return finish(lk, HRL_OK, info);
+  op->attempt_start_us = op->round_start_us;
+  op->attempt_until_us = op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS -
+                         drift_us(c, op->ttl_ms);
+  bool fenced = op->round_kind == HRL_ROUND_FENCED_ACQUIRE;
+  if (t.ok >= c->quorum && op->attempt_until_us > now_us) {
+    return fenced ? fence_attempt(lk, now_us, info) : grant(lk, 0, info);
   }
-  memcpy(op->decided, op->nodes, c->n * sizeof *op->decided);
   /* A master that refused or rejected the SET cannot hold our fresh token;
-   * any other may (a timeout can hide a SET that was applied). */
+   * any other may (a timeout can hide a SET that was applied). A fenced
+   * acquire's error may be its INCR's, after a SET that took (a counter
+   * that is not a number, or at 2^63 - 1): there, only a refusal says our
+   * token is not there. */
   bool may_hold = false;
   for (size_t i = 0; i < c->n; i++) {
     hrl_node_result r = op->nodes[i].result;
-    may_hold |=
-        r == HRL_NODE_OK || r == HRL_NODE_UNREACHABLE || r == HRL_NODE_PROTOCOL;
+    may_hold |= r == HRL_NODE_OK || r == HRL_NODE_UNREACHABLE ||
+                r == HRL_NODE_PROTOCOL || (fenced && r != HRL_NODE_REFUSED);
   }
-  if (!may_hold) {
-    return decide_retry(lk, now_us, info);
+  return end_attempt(lk, may_hold, now_us, info);
+}
+
+/* After the fence round: held when a quorum raised its counter to the fence
+ * while our key was there, within the validity of the first round. The
+ * counts then say what each master did in the end: accepted the fence, or
+ * why not (in the first round when it failed there). Otherwise the attempt
+ * failed and is cleaned up like any other (a quorum said OK to the first
+ * round: our token is out there). */
+static hrl_step judge_fence(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
+  hrl_op *op = &lk->op;
+  const hrl_config *c = lk->cfg;
+  for (size_t i = 0; i < c->n; i++) {
+    if (op->nodes[i].result != HRL_NODE_OK &&
+        op->decided[i].result != HRL_NODE_OK) {
+      op->nodes[i] = op->decided[i];
+    }
   }
-  op->phase = HRL_PHASE_CLEANUP;
-  return start_round(lk, HRL_OP_RELEASE, c->opts.timeout_ms, now_us, info);
+  tally t = count_nodes(op->nodes, c->n);
+  record_counts(lk, t);
+  if (t.ok >= c->quorum && op->attempt_until_us > now_us) {
+    return grant(lk, op->fence, info);
+  }
+  return end_attempt(lk, true, now_us, info);
 }
 
 /* Whether the lock is provably lost: fewer than a quorum of the masters
@@ -337,6 +380,13 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
   int64_t drift = drift_us(c, op->ttl_ms);
   int64_t new_until =
       op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS - drift;
+  if (hrl_lease_check_expiry(lk, now_us)) {
+    /* A lease whose validity ran out during the round was lost then,
+     * whatever the masters say now (see lease.c). */
+    const char *why = hrl_lease_lost_reason(lk);
+    hrl_detail_copy_text(lk->detail, sizeof lk->detail, why, strlen(why));
+    return finish(lk, HRL_ELOST, info);
+  }
   if (t.ok >= c->quorum && new_until > now_us) {
     lk->valid_until_us = new_until;
     lk->ttl_ms = op->ttl_ms;
@@ -346,6 +396,9 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
   if (t.ok >= c->quorum || lost_on_granting_masters(lk)) {
     /* Lost, or extended so slowly that no validity is left to promise. */
     lk->held = false;
+    if (hrl_lease_is(lk)) {
+      hrl_lease_mark_lost(lk, hrl_strerror(HRL_ENOTOWNED));
+    }
     return finish(lk, HRL_ENOTOWNED, info);
   }
   /* Masters that timed out may have applied the new TTL: when it is shorter
@@ -383,9 +436,11 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
       return HRL_EINVAL;
     }
     lk->held = false;
+    lk->fence = 0;
     lk->release_pending = false;
     lk->released = 0;
     lk->release_unsure = 0;
+    hrl_lease_new_hold(lk, true);
     op->deadline_us =
         arg_ms == HRL_WAIT_FOREVER ? INT64_MAX : now_us + arg_ms * US_PER_MS;
     op->ttl_ms = lk->ttl_ms;
@@ -393,6 +448,13 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
     break;
   case HRL_OP_RELEASE:
   case HRL_OP_EXTEND:
+    /* A lost lease says so, with why, until a new hold starts: nothing is
+     * sent (its keys are someone else's, or expire on their own). */
+    if (hrl_lease_check_expiry(lk, now_us)) {
+      const char *why = hrl_lease_lost_reason(lk);
+      hrl_detail_copy_text(lk->detail, sizeof lk->detail, why, strlen(why));
+      return HRL_ELOST;
+    }
     /* A release that did not finish may be retried; nothing else may run
      * on a hold that is over. */
     if (!lk->held && !(kind == HRL_OP_RELEASE && lk->release_pending)) {
@@ -411,6 +473,9 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
     op->ttl_ms = arg_ms > 0 ? (uint32_t)arg_ms : lk->ttl_ms;
     memcpy(op->token, lk->token, sizeof op->token);
     op->phase = HRL_PHASE_SCRIPT;
+    if (kind == HRL_OP_RELEASE) {
+      hrl_lease_new_hold(lk, false); /* no renewal out may touch it now */
+    }
     break;
   default:
     hrl_detailf(lk->detail, sizeof lk->detail, "unknown operation %d",
@@ -433,16 +498,18 @@ hrl_step hrl_proto_step(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
     return start_attempt(lk, now_us, info);
   case HRL_PHASE_ACQUIRING:
     return judge_attempt(lk, now_us, info);
+  case HRL_PHASE_FENCING:
+    return judge_fence(lk, now_us, info);
   case HRL_PHASE_CLEANUP:
     count_nodes(op->nodes, lk->cfg->n);
     return decide_retry(lk, now_us, info);
   case HRL_PHASE_SCRIPT:
     op->phase = HRL_PHASE_SCRIPTING;
-    return start_round(lk, op->kind,
-                       op->kind == HRL_OP_EXTEND
-                           ? ttl_bound_timeout(lk->cfg, op->ttl_ms)
-                           : lk->cfg->opts.timeout_ms,
-                       now_us, info);
+    return start_round(
+        lk, op->kind == HRL_OP_EXTEND ? HRL_ROUND_EXTEND : HRL_ROUND_RELEASE,
+        op->kind == HRL_OP_EXTEND ? ttl_bound_timeout(lk->cfg, op->ttl_ms)
+                                  : lk->cfg->opts.timeout_ms,
+        now_us, info);
   case HRL_PHASE_SCRIPTING:
     return judge_script(lk, now_us, info);
   case HRL_PHASE_DONE:
@@ -461,104 +528,6 @@ void hrl_proto_cancel(hrl_lock *lk) {
     hrl_step_info ignored;
     finish(lk, HRL_ECANCELLED, &ignored);
   }
-}
-
-hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
-                                const hrl_reply *reply) {
-  if (!hrl_proto_in_round(lk, i)) {
-    return HRL_NODE_PROTOCOL;
-  }
-  hrl_op *op = &lk->op;
-  hrl_node *node = &op->nodes[i];
-  lk->cfg->masters[i].late = false; /* it answers this round's command */
-  if (node->result != HRL_NODE_PENDING) {
-    return node->result;
-  }
-  if (lk->cfg->masters[i].cluster != NULL ||
-      lk->cfg->masters[i].sentinel != NULL) {
-    hrl_node_result c = lk->cfg->masters[i].cluster != NULL
-                            ? hrl_cluster_reply(lk, i, reply)
-                            : hrl_sentinel_reply(lk, i, reply);
-    if (c != HRL_NODE_OK) {
-      return c;
-    }
-  }
-  bool noscript;
-  hrl_node_result r = hrl_reply_classify(op->round_kind, reply, &noscript,
-                                         node->msg, sizeof node->msg);
-  if (noscript) {
-    if (node->eval_sent) {
-      hrl_detailf(node->msg, sizeof node->msg, "NOSCRIPT in reply to EVAL");
-      node->result = HRL_NODE_PROTOCOL;
-      return node->result;
-    }
-    build_eval(lk);
-    node->eval_sent = true;
-    return HRL_NODE_RESEND;
-  }
-  node->result = r;
-  return r;
-}
-
-bool hrl_proto_settled(const hrl_lock *lk) {
-  const hrl_op *op = &lk->op;
-  switch (op->phase) {
-  case HRL_PHASE_CLEANUP:
-    return true;
-  case HRL_PHASE_ACQUIRING:
-  case HRL_PHASE_SCRIPTING: {
-    size_t ok = 0;
-    for (size_t i = 0; i < lk->cfg->n; i++) {
-      ok += op->nodes[i].result == HRL_NODE_OK;
-    }
-    return ok >= lk->cfg->quorum;
-  }
-  default:
-    return false;
-  }
-}
-
-hrl_node_result hrl_proto_fail(hrl_lock *lk, size_t i, hrl_node_result why,
-                               const char *message) {
-  if (!hrl_proto_in_round(lk, i)) {
-    return HRL_NODE_PROTOCOL;
-  }
-  if (lk->op.nodes[i].result != HRL_NODE_PENDING) {
-    return lk->op.nodes[i].result;
-  }
-  hrl_node *node = &lk->op.nodes[i];
-  bool is_failure = why == HRL_NODE_UNREACHABLE || why == HRL_NODE_AUTH ||
-                    why == HRL_NODE_SERVER || why == HRL_NODE_PROTOCOL;
-  node->result = is_failure ? why : HRL_NODE_PROTOCOL;
-  if (message == NULL) {
-    message = "failed";
-  }
-  hrl_detail_copy_text(node->msg, sizeof node->msg, message, strlen(message));
-  if (lk->cfg->masters[i].cluster != NULL) {
-    return hrl_cluster_failed(lk, i);
-  }
-  if (lk->cfg->masters[i].sentinel != NULL) {
-    return hrl_sentinel_failed(lk, i);
-  }
-  return node->result;
-}
-
-void hrl_proto_missed(hrl_lock *lk, size_t i, const char *message) {
-  if (!hrl_proto_in_round(lk, i)) {
-    return;
-  }
-  lk->cfg->masters[i].late = true;
-  lk->op.nodes[i].missed = true;
-  if (lk->op.round_kind != HRL_OP_ACQUIRE) {
-    build_eval(lk); /* for hrl_proto_late_command */
-  }
-  hrl_proto_fail(lk, i, HRL_NODE_UNREACHABLE, message);
-}
-
-bool hrl_proto_skippable(const hrl_lock *lk, size_t i) {
-  return hrl_proto_in_round(lk, i) &&
-         lk->op.nodes[i].result == HRL_NODE_PENDING &&
-         lk->cfg->masters[i].late && hrl_proto_settled(lk);
 }
 
 uint32_t hrl_min_ttl_ms(const hrl_config *c) {

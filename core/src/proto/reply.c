@@ -1,6 +1,10 @@
 /* Reply meanings, one table for every transport:
  *   acquire  +OK -> ok          nil -> refused (someone holds the name)
- *   script   :1  -> ok          :0  -> refused (the key is not ours)
+ *   fenced acquire: the SET's reply as above, then the INCR's:
+ *            :<counter> (1 to 2^63 - 1) -> ok with that counter when the
+ *            SET said OK; an error -> its meaning (after a SET that took)
+ *   script   :1  -> ok          :0  -> refused (the key is not ours; the
+ *            fence script: or the counter is above the fence)
  *            -NOSCRIPT -> send again with EVAL
  *            -WRONGTYPE -> refused (the key exists and is not a lock of ours)
  *   any      -NOAUTH / -WRONGPASS / -NOPERM -> auth, and so is a script's
@@ -49,10 +53,26 @@ static hrl_node_result unexpected(const char *what, char *message,
   return HRL_NODE_PROTOCOL;
 }
 
-hrl_node_result hrl_reply_classify(hrl_op_kind op, const hrl_reply *r,
+hrl_node_result hrl_reply_counter(hrl_node_result set, const hrl_reply *r,
+                                  uint64_t *counter, char *message,
+                                  size_t size) {
+  if (r->type == HRL_REPLY_INTEGER && r->integer >= 1) {
+    *counter = (uint64_t)r->integer;
+    return set;
+  }
+  if (set != HRL_NODE_OK) {
+    return set; /* the SET said no (or failed): the INCR changes nothing */
+  }
+  if (r->type == HRL_REPLY_ERROR) {
+    return classify_error(r, message, size);
+  }
+  return unexpected("INCR", message, size);
+}
+
+hrl_node_result hrl_reply_classify(hrl_round_kind kind, const hrl_reply *r,
                                    bool *noscript, char *message, size_t size) {
   *noscript = false;
-  if (op == HRL_OP_ACQUIRE) {
+  if (kind == HRL_ROUND_SET || kind == HRL_ROUND_FENCED_ACQUIRE) {
     if (r->type == HRL_REPLY_STATUS && r->len == 2 &&
         memcmp(r->str, "OK", 2) == 0) {
       return HRL_NODE_OK;
@@ -79,8 +99,9 @@ hrl_node_result hrl_reply_classify(hrl_op_kind op, const hrl_reply *r,
     }
     return classify_error(r, message, size);
   }
-  return unexpected(op == HRL_OP_RELEASE ? "the release script"
-                                         : "the extend script",
+  return unexpected(kind == HRL_ROUND_RELEASE  ? "the release script"
+                    : kind == HRL_ROUND_EXTEND ? "the extend script"
+                                               : "the fence script",
                     message, size);
 }
 

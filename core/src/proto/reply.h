@@ -5,14 +5,24 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "hiredlock/proto.h"
+#include <stdint.h>
 
-/* Meaning of a reply to SET NX PX (acquire) or to the release / extend
- * script. *noscript is set when the script must be sent again with EVAL.
- * message receives the server's text for failures. */
-hrl_node_result hrl_reply_classify(hrl_op_kind op, const hrl_reply *reply,
+#include "hiredlock/proto.h"
+#include "resp.h"
+
+/* Meaning of a reply to the command of a round of that kind (a fenced
+ * acquire: of its SET). *noscript is set when the script must be sent
+ * again with EVAL. message receives the server's text for failures. */
+hrl_node_result hrl_reply_classify(hrl_round_kind kind, const hrl_reply *reply,
                                    bool *noscript, char *message,
                                    size_t message_size);
+
+/* Meaning of a fenced acquire's INCR reply, after its SET said `set`: the
+ * SET's meaning, unless the SET took and the INCR failed. *counter
+ * receives the counter (1 to 2^63 - 1) when the INCR gave one. */
+hrl_node_result hrl_reply_counter(hrl_node_result set, const hrl_reply *reply,
+                                  uint64_t *counter, char *message,
+                                  size_t message_size);
 
 /* Meaning of the reply to a new connection's AUTH (is_auth) or SELECT. */
 hrl_node_result hrl_reply_classify_handshake(bool is_auth, const hrl_reply *r,

@@ -48,12 +48,20 @@ const char *hrl_proto_command(hrl_lock *lk, size_t i, size_t *len) {
 }
 
 int hrl_proto_command_replies(const hrl_lock *lk, size_t i) {
-  return hrl_proto_in_round(lk, i) && lk->op.nodes[i].asking ? 2 : 1;
+  if (!hrl_proto_in_round(lk, i)) {
+    return 0;
+  }
+  if (to_sentinel(lk, i)) {
+    return 1; /* the question */
+  }
+  const hrl_node *node = &lk->op.nodes[i];
+  int replies = node->eval_sent ? 1 : hrl_resp_replies(lk->op.round_kind);
+  return replies + (node->asking ? 1 : 0);
 }
 
 const char *hrl_proto_late_command(const hrl_lock *lk, size_t i, size_t *len) {
   const hrl_op *op = &lk->op;
-  if (!hrl_proto_in_round(lk, i) || op->round_kind == HRL_OP_ACQUIRE ||
+  if (!hrl_proto_in_round(lk, i) || !hrl_round_runs_late(op->round_kind) ||
       op->nodes[i].eval_sent || op->cmd_eval_len == 0 || to_sentinel(lk, i)) {
     *len = 0;
     return NULL;

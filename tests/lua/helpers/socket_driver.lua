@@ -75,7 +75,8 @@ end
 
 -- One master's part of a round: on its connection, or, for a Redis
 -- Cluster, on that of the node lock:target names, following MOVED and ASK
--- ("redirect") and "pending" (ASKING's OK: the command's reply is next).
+-- ("redirect"), and reading on at "more" (the next reply of the same
+-- bytes: ASKING's OK, a fenced SET's INCR).
 local function exchange(client, lock, pool, i, timeout_ms)
   for _ = 1, 16 do -- redirects are bounded by the protocol first
     local _, _, label = lock:target(i)
@@ -93,7 +94,7 @@ local function exchange(client, lock, pool, i, timeout_ms)
     if conn then
       conn.sock:settimeout(timeout_ms / 1000)
       local result = "resend"
-      while result == "resend" or result == "pending" do
+      while result == "resend" or result == "more" do
         if result == "resend" then
           local sent, serr = conn.sock:send((lock:command(i)))
           if not sent then
@@ -163,6 +164,19 @@ function D.extend(lock, ttl)
     return nil, err
   end
   return run(lock:client(), lock)
+end
+
+--- Managed leases: what a driver's renewer does for one lock handle when
+-- its renewal is due (lock:renew_due()), once: the renewal runs on the
+-- lease's twin like any operation. Returns "renewed" | "lost", reason |
+-- "failed", err | "cancelled" | "wait" | "none".
+function D.renew(lock)
+  local what, twin = lock:renew_begin()
+  if what ~= "round" then
+    return what, twin
+  end
+  run(lock:client(), twin)
+  return lock:renew_end()
 end
 
 return D

@@ -38,12 +38,16 @@ def tls_to(ctx_url: str) -> str:
 
 ROWS: list[tuple] = []
 for url, message in [
-    ("rediss://h?ssl_cert_reqs=maybe",
-     "ssl_cert_reqs must be one of none, optional, required, got 'maybe'"),
+    (
+        "rediss://h?ssl_cert_reqs=maybe",
+        "ssl_cert_reqs must be one of none, optional, required, got 'maybe'",
+    ),
     ("rediss://h?ssl_verify=1", "unknown TLS option 'ssl_verify'"),
     ("redis://h?ssl_cert_reqs=none", "TLS options (ssl_*) need a rediss:// url"),
-    ("rediss://h?ssl_check_hostname=perhaps",
-     "ssl_check_hostname must be true or false, got 'perhaps'"),
+    (
+        "rediss://h?ssl_check_hostname=perhaps",
+        "ssl_check_hostname must be true or false, got 'perhaps'",
+    ),
     ("rediss://h?ssl_ca_certs=a&ssl_ca_certs=b", "ssl_ca_certs is given twice"),
     ("rediss://h?ssl_ca_certs=", "name=value pairs"),
     ("rediss://h?ssl_ca_certs=a&", "empty query after '&'"),
@@ -53,24 +57,47 @@ for url, message in [
         ("tls", f"url {url!r}", lambda x, u=url: client(u), "ValueError", message, NONE)
     )  # fmt: skip
 for kw, kind, message in [
-    ({"ssl_cert_reqs": "maybe"}, "ValueError",
-     INVALID + "ssl_cert_reqs must be one of none, optional, required, got 'maybe'"),
+    (
+        {"ssl_cert_reqs": "maybe"},
+        "ValueError",
+        INVALID + "ssl_cert_reqs must be one of none, optional, required, got 'maybe'",
+    ),
     ({"ssl_cert_reqs": "REQUIRED"}, "ValueError", "got 'REQUIRED'"),
-    ({"ssl_cert_reqs": 7}, "ValueError",
-     INVALID + "ssl_cert_reqs must be one of none, optional, required, got 7$"),
-    ({"ssl_cert_reqs": True}, "TypeError",
-     "^ssl_cert_reqs must be str or ssl.VerifyMode, not bool"),
+    (
+        {"ssl_cert_reqs": 7},
+        "ValueError",
+        INVALID + "ssl_cert_reqs must be one of none, optional, required, got 7$",
+    ),
+    (
+        {"ssl_cert_reqs": True},
+        "TypeError",
+        "^ssl_cert_reqs must be str or ssl.VerifyMode, not bool",
+    ),
     ({"ssl_cert_reqs": 2**80}, "OverflowError", ""),
-    ({"ssl_ca_certs": 5}, "TypeError",
-     "^ssl_ca_certs must be str, os.PathLike or None, not int"),
+    (
+        {"ssl_ca_certs": 5},
+        "TypeError",
+        "^ssl_ca_certs must be str, os.PathLike or None, not int",
+    ),
     ({"ssl_ca_certs": b"/ca.pem"}, "TypeError", "not bytes"),
-    ({"ssl_ca_certs": ""}, "ValueError",
-     INVALID + "ssl_ca_certs must be 1 to 4096 bytes, got 0"),
+    (
+        {"ssl_ca_certs": ""},
+        "ValueError",
+        INVALID + "ssl_ca_certs must be 1 to 4096 bytes, got 0",
+    ),
     ({"ssl_ca_certs": "a" * 4097}, "ValueError", "got 4097"),
     ({"ssl_certfile": "a\x00b"}, "ValueError", "ssl_certfile must not contain a NUL"),
-    ({"ssl_check_hostname": 1}, "TypeError", "^ssl_check_hostname must be a bool, not int"),
+    (
+        {"ssl_check_hostname": 1},
+        "TypeError",
+        "^ssl_check_hostname must be a bool, not int",
+    ),
     ({"ssl_check_hostname": "no"}, "TypeError", "not str"),
-    ({"ssl_keyfile": "/k.pem"}, "ValueError", "ssl_keyfile is given without ssl_certfile"),
+    (
+        {"ssl_keyfile": "/k.pem"},
+        "ValueError",
+        "ssl_keyfile is given without ssl_certfile",
+    ),
     ({"ssl_verify": True}, "TypeError", "unexpected keyword argument 'ssl_verify'"),
 ]:
     ROWS.append(
@@ -95,10 +122,14 @@ for url, message in [
     ("rediss+cluster://h:1", "TLS to a Redis Cluster or through Sentinel"),
     ("redis+cluster://", "missing host"),
     ("redis+cluster://h:1,", "missing host"),
-    ("redis+cluster://" + ",".join(f"h:{p}" for p in range(1, 18)),
-     "at most 16 addresses, got 17"),
-    (["redis+cluster://h:1,h:2", "redis://h:2"],
-     "is listed twice; Redlock needs independent masters"),
+    (
+        "redis+cluster://" + ",".join(f"h:{p}" for p in range(1, 18)),
+        "at most 16 addresses, got 17",
+    ),
+    (
+        ["redis+cluster://h:1,h:2", "redis://h:2"],
+        "is listed twice; Redlock needs independent masters",
+    ),
 ]:
     ROWS.append(
         ("cluster", f"url {url!r:.60}", lambda x, u=url: client(u), "ValueError",

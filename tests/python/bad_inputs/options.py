@@ -110,7 +110,10 @@ for urls, pattern in [
          INVALID + ".*" + pattern, NONE)
     )  # fmt: skip
 for url, message in [
-    ("http://x", "scheme must be redis://, rediss://, unix://, redis+cluster:// or redis+sentinel://"),
+    (
+        "http://x",
+        "scheme must be redis://, rediss://, unix://, redis+cluster:// or redis+sentinel://",
+    ),
     ("redis://h:99999", "port"),
     ("redis://h:abc", "port"),
     ("redis://:@h", "empty password"),
@@ -166,4 +169,15 @@ ROWS += [
      lambda x: lock_class(nowhere(), "n", ttl_ms=5), "TypeError", "'ttl_ms'", NONE),
     ("type", 'synchronized("n", ttl_ms=5)',
      lambda x: nowhere().synchronized("n", ttl_ms=5), "TypeError", "'ttl_ms'", NONE),
+    ("type", "Client(auto_renew=1)", lambda x: client(auto_renew=1), "TypeError",
+     "^auto_renew must be a bool, not int$", NONE),
+    ("timeout", 'lock("n", max_hold=-1)',
+     lambda x: nowhere().lock("n", auto_renew=True, max_hold=-1), "ValueError",
+     INVALID + "max_hold must be between 0\\.000 and", NONE),
+    ("type", 'lock("n", on_lost=3)',
+     lambda x: nowhere().lock("n", auto_renew=True, on_lost=3), "TypeError",
+     "^on_lost must be callable or None, not int$", NONE),
+    ("config", 'lock("n", on_lost=print) without auto_renew',
+     lambda x: nowhere().lock("n", on_lost=print), "ValueError",
+     INVALID + "on_lost needs auto_renew=True", NONE),
 ]  # fmt: skip

@@ -3,8 +3,8 @@
  * HRL_BAD_* servers of tests/reliability/hrlrel/badenv.py, the observed
  * outcomes written as JSON for docs/RELIABILITY.md.
  *   bad_inputs OUT.json       (run by tests/reliability/run_bad.py)
- * tests/reliability/build.sh compiles this one file with the core, so the
- * table's files are included here rather than listed there. */
+ * One translation unit of the table's files (a CMake target, linked with
+ * the library: tests/reliability/CMakeLists.txt). */
 #include "../../c/bad_inputs_args.c"
 #include "../../c/bad_inputs_deploy.c"
 #include "../../c/bad_inputs_run.c"

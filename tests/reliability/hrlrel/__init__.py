@@ -16,7 +16,12 @@ ROOT = os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 )
 HERE = os.path.join(ROOT, "tests", "reliability")
-BUILD = os.path.join(ROOT, "build-reliability")
+# The harness's directory: its runs and results, and links to what CMake,
+# pip and luarocks built (tests/reliability/build.sh).
+BUILD = os.path.join(ROOT, "build", "reliability")
+# Where the installers put the Python package and the Lua rock trees.
+PYTHON_BUILD = os.path.join(ROOT, "build", "python")
+LUA_TREES = os.path.join(ROOT, "build", "lua")
 
 
 def now_ns() -> int:

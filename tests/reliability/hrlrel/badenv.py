@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import socket
 import tempfile
 
@@ -100,3 +101,4 @@ def bad_env():
         px.stop()
         plain.stop()
         locked.stop()
+        shutil.rmtree(work, ignore_errors=True)

@@ -1,15 +1,15 @@
 """The reliability cases' workers: the shared per-runtime programs of
-tests/workers (one line protocol, tests/workers/README.md), run on what
-tests/reliability/build.sh built into build-reliability/: the Python
-package (py/), the Lua C module (lua/<abi>/) with the Lua sources of this
-checkout, and the C worker (c/canceller, the name build.sh builds it by)."""
+tests/workers (one line protocol, tests/workers/README.md), run on what the
+installers built (tests/reliability/build.sh): the Python package in
+build/python, the Lua rock trees in build/lua/<abi>, and the C worker
+(c/canceller under the harness's directory, a CMake target)."""
 
 from __future__ import annotations
 
 import os
 import sys
 
-from . import BUILD, ROOT
+from . import BUILD, LUA_TREES, PYTHON_BUILD, ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "workers"))
 
@@ -22,17 +22,18 @@ command = driver.command
 def runtime_env(runtime: str, extra: dict | None = None) -> dict:
     """The environment a worker of runtime runs in (plus extra)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.join(BUILD, "py")
+    env["PYTHONPATH"] = PYTHON_BUILD
     if runtime in driver.LUA_ABI:
         abi = driver.LUA_ABI[runtime]
+        tree = os.path.join(LUA_TREES, abi)
         lpath = ";".join(
             [
-                os.path.join(ROOT, "lua", "?.lua"),
-                os.path.join(ROOT, "lua", "?", "init.lua"),
+                os.path.join(tree, "share", "lua", abi, "?.lua"),
+                os.path.join(tree, "share", "lua", abi, "?", "init.lua"),
                 "",
             ]
         )
-        cpath = os.path.join(BUILD, "lua", abi, "?.so") + ";;"
+        cpath = os.path.join(tree, "lib", "lua", abi, "?.so") + ";;"
         env["LUA_PATH"] = env["LUA_PATH_5_4"] = lpath + ";"
         env["LUA_CPATH"] = env["LUA_CPATH_5_4"] = cpath
     env.update(extra or {})

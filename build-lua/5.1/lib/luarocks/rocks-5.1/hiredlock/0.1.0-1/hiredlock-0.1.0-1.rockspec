@@ -1,0 +1,95 @@
+-- luarocks make                          (Lua 5.1; LuaJIT uses the same tree)
+-- luarocks --lua-version 5.4 make        (Lua 5.4)
+-- Builds the C module hiredlock.core from bindings/lua/*.c and the C core
+-- (core/src/*/*.c) in one shared object, linked with the system's hiredis, and
+-- installs the Lua facade. The file lists below must follow core/src. TLS
+-- (rediss://) links OpenSSL's libssl and libcrypto.
+rockspec_format = "3.0"
+package = "hiredlock"
+version = "0.1.0-1"
+
+source = {
+  -- `luarocks make` builds the checkout it runs in and never fetches this.
+  url = "git+https://github.com/hiredlock/hiredlock.git",
+  tag = "v0.1.0",
+}
+
+description = {
+  summary = "Distributed locks on Redis (Redlock) over one C core",
+  detailed = [[
+    hiredlock implements the Redlock algorithm over N independent Redis
+    masters (N = 1 is the plain single-instance lock) in a small C core on
+    hiredis, shared with the C and Python APIs: same algorithm, same wire
+    format, same error texts, so a lock taken from one runtime excludes the
+    others. Runs on Lua 5.1, LuaJIT 2.1 and Lua 5.4.
+  ]],
+  labels = { "redis", "lock", "redlock", "distributed" },
+}
+
+dependencies = {
+  "lua >= 5.1",
+}
+
+external_dependencies = {
+  HIREDIS = { header = "hiredis/hiredis.h" },
+  OPENSSL = { header = "openssl/ssl.h" },
+}
+
+build = {
+  type = "builtin",
+  modules = {
+    ["hiredlock"] = "lua/hiredlock/init.lua",
+    ["hiredlock.driver.hiredis"] = "lua/hiredlock/driver/hiredis.lua",
+    ["hiredlock.driver.cosocket"] = "lua/hiredlock/driver/cosocket.lua",
+    ["hiredlock.core"] = {
+      sources = {
+        "bindings/lua/args.c",
+        "bindings/lua/client.c",
+        "bindings/lua/compat.c",
+        "bindings/lua/lock.c",
+        "bindings/lua/module.c",
+        "bindings/lua/parser.c",
+        "bindings/lua/proto.c",
+        "bindings/lua/result.c",
+        "core/src/api/client.c",
+        "core/src/api/lock.c",
+        "core/src/driver/conn.c",
+        "core/src/driver/connect.c",
+        "core/src/driver/fanout.c",
+        "core/src/driver/sleep.c",
+        "core/src/driver/tls.c",
+        "core/src/proto/clock.c",
+        "core/src/proto/cluster.c",
+        "core/src/proto/config.c",
+        "core/src/proto/convert.c",
+        "core/src/proto/lock_state.c",
+        "core/src/proto/nodes.c",
+        "core/src/proto/options.c",
+        "core/src/proto/parser.c",
+        "core/src/proto/random.c",
+        "core/src/proto/redlock.c",
+        "core/src/proto/reply.c",
+        "core/src/proto/resp.c",
+        "core/src/proto/sentinel.c",
+        "core/src/proto/status.c",
+        "core/src/proto/target.c",
+        "core/src/proto/url.c",
+        "core/src/proto/url_seeds.c",
+        "core/src/proto/url_tls.c",
+      },
+      incdirs = {
+        "core/include",
+        "core/src",
+        "$(HIREDIS_INCDIR)",
+        "$(OPENSSL_INCDIR)",
+      },
+      libdirs = { "$(HIREDIS_LIBDIR)", "$(OPENSSL_LIBDIR)" },
+      libraries = { "hiredis", "ssl", "crypto", "pthread", "m" },
+    },
+  },
+}
+
+test = {
+  type = "busted",
+  flags = { "--config-file=tests/lua/busted-config.lua" },
+}

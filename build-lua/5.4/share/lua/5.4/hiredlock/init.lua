@@ -1,0 +1,186 @@
+--- hiredlock: distributed locks on Redis (Redlock) for Lua 5.1, LuaJIT 2.1
+-- and Lua 5.4, over the same C core as the C and Python APIs.
+--
+--   local hiredlock = require "hiredlock"
+--   local client = hiredlock.new({"redis://a:6379", "redis://b:6379",
+--                                 "redis://c:6379"}, {timeout = 0.05})
+--   local lock, err = client:acquire("res", {ttl = 10, timeout = 5})
+--   if lock then ... lock:release() end
+--
+-- Runtime failures return nil and a short lowercase message ("timeout",
+-- "not owned", "connection failed: ..."); wrong arguments raise. The full
+-- reference is docs/LUA-API.md.
+local core = require "hiredlock.core"
+
+local error, pcall, setmetatable, getmetatable, type, tostring =
+  error, pcall, setmetatable, getmetatable, type, tostring
+
+-- Under ngx_lua a blocking socket would stall every request of the worker:
+-- there, all I/O goes through cosockets (hiredlock/driver/cosocket.lua).
+local ngx = rawget(_G, "ngx")
+local in_nginx = type(ngx) == "table" and type(ngx.socket) == "table"
+  and type(ngx.get_phase) == "function"
+
+local M = {
+  VERSION = core.VERSION,
+  _VERSION = "hiredlock " .. core.VERSION,
+  --- The driver new clients use for their network calls (see
+  -- hiredlock/driver/hiredis.lua for the contract). Internal: the seam the
+  -- OpenResty cosocket driver plugs into.
+  _driver = require(in_nginx and "hiredlock.driver.cosocket"
+    or "hiredlock.driver.hiredis"),
+}
+
+local Client = {}
+Client.__index = Client
+
+local Lock = {}
+Lock.__index = Lock
+
+--- hiredlock.new(urls, opts) -> client
+-- urls: one URL or a list of them, redis://[[user]:pass@]host[:port][/db],
+-- rediss://...[?ssl_option=value&...] (TLS) or
+-- unix://[[user]:pass@]/path[?db=N]. opts (all optional, seconds):
+-- connect_timeout (0.1), timeout (per master, 0.05), retry_delay (0.2),
+-- retry_jitter (0.1), drift_factor (0.01), key_prefix (""), and for
+-- rediss:// masters ssl_ca_certs, ssl_ca_path, ssl_certfile, ssl_keyfile
+-- (paths), ssl_cert_reqs ("required", "optional" or "none") and
+-- ssl_check_hostname (true).
+-- No connection is made until the first lock needs one.
+function M.new(urls, opts)
+  local handle = core.new(urls, opts)
+  return setmetatable({ _handle = handle, _driver = M._driver }, Client)
+end
+
+--- client:acquire(name, opts) -> lock | nil, err
+-- opts: ttl (seconds the lock lives on the masters, default 30) and timeout
+-- (seconds to keep retrying, default 5; 0 makes one attempt).
+-- err: "timeout" when others held it until the deadline, or the
+-- "connection failed: ..." (or "authentication failed: ...", ...) message
+-- when no quorum of masters answered.
+function Client:acquire(name, opts)
+  local driver = self._driver
+  local handle, err = driver.acquire(self._handle, name, opts)
+  if not handle then
+    return nil, err
+  end
+  return setmetatable({
+    name = name,
+    token = handle:token(),
+    _handle = handle,
+    _driver = driver,
+  }, Lock)
+end
+
+local function callable(f)
+  if type(f) == "function" then
+    return true
+  end
+  local mt = getmetatable(f)
+  return type(mt) == "table" and mt.__call ~= nil
+end
+
+-- The policy of every scoped hold (with, <close>), once: release on the way
+-- out; "not held" is nothing to report (the body released it, or was told
+-- it was lost); a failed release is reported only when the body did not
+-- fail, so it never masks the body's own error. Returns the message to
+-- report, or nil.
+local function release_on_exit(lock, body_failed)
+  local released, err = lock:release()
+  if released or err == "not held" or body_failed then
+    return nil
+  end
+  return err
+end
+
+-- Re-raises fn's error, or returns its results unless the release failed.
+local function finish(lock, ok, ...)
+  local err = release_on_exit(lock, not ok)
+  if not ok then
+    error((...), 0)
+  end
+  if err then
+    return nil, err
+  end
+  return true, ...
+end
+
+--- client:with(name, opts, fn, ...) -> true, fn's results | nil, err
+-- Acquires, calls fn(lock, ...), and always releases, also when fn raises
+-- (fn's error is raised again, unchanged, after the release). nil, err when
+-- the lock was not acquired, or when the release found it lost ("not
+-- owned": fn's work was not protected to the end).
+function Client:with(name, opts, fn, ...)
+  if not callable(fn) then
+    error(("bad argument #3 to 'with' (function expected, got %s)"):format(
+      type(fn)), 2)
+  end
+  local lock, err = self:acquire(name, opts)
+  if not lock then
+    return nil, err
+  end
+  return finish(lock, pcall(fn, lock, ...))
+end
+
+function Client:masters()
+  return self._handle:masters()
+end
+
+function Client:quorum()
+  return self._handle:quorum()
+end
+
+function Client:__tostring()
+  return (tostring(self._handle):gsub("^hiredlock%.core%.", "hiredlock.", 1))
+end
+
+--- lock:release() -> true | nil, err
+-- "not owned": a quorum answered but the key was no longer ours (expired,
+-- taken since). "not held": this object does not hold the lock (released
+-- already, or found lost). Transport failures keep it held so release can
+-- be retried; it expires with its TTL anyway.
+function Lock:release()
+  return self._driver.release(self._handle)
+end
+
+--- lock:extend([ttl]) -> true | nil, err
+-- Resets the TTL on the masters to ttl seconds (default: the lock's own
+-- TTL); the new TTL replaces what was left. "not owned" when it was lost.
+function Lock:extend(ttl)
+  return self._driver.extend(self._handle, ttl)
+end
+
+--- lock:validity() -> seconds this lock is still safely held (0 when not).
+function Lock:validity()
+  return self._handle:validity()
+end
+
+--- lock:held() -> whether this object holds the lock with validity left.
+function Lock:held()
+  return self._handle:held()
+end
+
+function Lock:__tostring()
+  local handle = self._handle
+  local ok, held = pcall(handle.held, handle)
+  if not ok then -- finalized: only reachable through another finalizer
+    return ("hiredlock.lock %q (closed)"):format(self.name)
+  end
+  if held then
+    return ("hiredlock.lock %q (held, %.3f s left)"):format(self.name,
+      handle:validity())
+  end
+  return ("hiredlock.lock %q (not held)"):format(self.name)
+end
+
+--- Lua 5.4: `local lock <close> = client:acquire(...)` releases on scope
+-- exit. A failed release is raised when the scope ends normally (the work
+-- may not have been protected), never over the error the scope unwinds with.
+function Lock:__close(err)
+  local rerr = release_on_exit(self, err ~= nil)
+  if rerr then
+    error(rerr, 2)
+  end
+end
+
+return M

@@ -1,0 +1,77 @@
+"""The default client, made on first use from the environment."""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Callable, TypeVar
+
+from ._client import DEFAULT_TTL, Client, Name
+from ._lock import Lock, synchronized_by
+
+F = TypeVar("F", bound=Callable[..., object])
+
+DEFAULT_URL = "redis://127.0.0.1:6379"
+
+_lock = threading.Lock()
+_client: Client | None = None
+
+
+def _urls_from_env() -> list[str]:
+    for var in ("HIREDLOCK_URLS", "HIREDLOCK_URL"):
+        value = os.environ.get(var, "")
+        urls = [url.strip() for url in value.split(",") if url.strip()]
+        if urls:
+            return urls
+    return [DEFAULT_URL]
+
+
+def default_client() -> Client:
+    """The client :func:`lock` and :func:`synchronized` use.
+
+    Made on first use from ``HIREDLOCK_URLS`` (comma separated), else
+    ``HIREDLOCK_URL``, else ``redis://127.0.0.1:6379``.
+    """
+    global _client
+    with _lock:
+        if _client is None:
+            _client = Client(_urls_from_env())
+        return _client
+
+
+def set_default_client(client: Client | None) -> None:
+    """Replace the default client; ``None`` reads the environment again on
+    next use."""
+    global _client
+    if client is not None and not isinstance(client, Client):
+        raise TypeError(
+            f"client must be a hiredlock.Client or None, not {type(client).__name__}"
+        )
+    with _lock:
+        _client = client
+
+
+def lock(
+    name: Name,
+    ttl: float = DEFAULT_TTL,
+    *,
+    timeout: float = -1,
+    blocking: bool = True,
+) -> Lock:
+    """A :class:`Lock` on the default client; see :meth:`Client.lock`."""
+    return default_client().lock(name, ttl, timeout=timeout, blocking=blocking)
+
+
+def synchronized(
+    name: Name,
+    ttl: float = DEFAULT_TTL,
+    *,
+    timeout: float = -1,
+    blocking: bool = True,
+) -> Callable[[F], F]:
+    """Decorator running every call under ``name`` on the default client.
+
+    The client is looked up at each call, so the environment may be set up
+    after the decorated function is defined.
+    """
+    return synchronized_by(lambda: lock(name, ttl, timeout=timeout, blocking=blocking))

@@ -1,0 +1,19 @@
+file(REMOVE_RECURSE
+  "CMakeFiles/test_bad_inputs.dir/bad_inputs_args.c.o"
+  "CMakeFiles/test_bad_inputs.dir/bad_inputs_args.c.o.d"
+  "CMakeFiles/test_bad_inputs.dir/bad_inputs_deploy.c.o"
+  "CMakeFiles/test_bad_inputs.dir/bad_inputs_deploy.c.o.d"
+  "CMakeFiles/test_bad_inputs.dir/bad_inputs_run.c.o"
+  "CMakeFiles/test_bad_inputs.dir/bad_inputs_run.c.o.d"
+  "CMakeFiles/test_bad_inputs.dir/bad_inputs_state.c.o"
+  "CMakeFiles/test_bad_inputs.dir/bad_inputs_state.c.o.d"
+  "CMakeFiles/test_bad_inputs.dir/test_bad_inputs.c.o"
+  "CMakeFiles/test_bad_inputs.dir/test_bad_inputs.c.o.d"
+  "test_bad_inputs"
+  "test_bad_inputs.pdb"
+)
+
+# Per-language clean rules from dependency scanning.
+foreach(lang C)
+  include(CMakeFiles/test_bad_inputs.dir/cmake_clean_${lang}.cmake OPTIONAL)
+endforeach()

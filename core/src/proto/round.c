@@ -1,0 +1,230 @@
+/* One round of the protocol as a driver sees it: the command for each
+ * master, what its reply means, its failures and missed deadlines, and
+ * when a late master need not be waited for (hiredlock/proto.h). The
+ * decisions between rounds are redlock.c's. */
+#include <string.h>
+
+#include "cluster.h"
+#include "detail.h"
+#include "reply.h"
+#include "sentinel.h"
+#include "state.h"
+
+static hrl_command_args command_args(const hrl_lock *lk) {
+  const hrl_op *op = &lk->op;
+  hrl_command_args a = {
+      lk->key,
+      lk->key_len,
+      lk->fence_key,
+      lk->fence_key_len,
+      op->token,
+      op->round_kind == HRL_ROUND_FENCE ? op->fence : op->ttl_ms};
+  return a;
+}
+
+/* The EVAL form of the round's script command, built once per round. */
+static void build_eval(hrl_lock *lk) {
+  hrl_op *op = &lk->op;
+  if (op->cmd_eval_len == 0) {
+    hrl_command_args a = command_args(lk);
+    op->cmd_eval_len =
+        hrl_resp_command(op->cmd_eval, op->round_kind, false, &a);
+  }
+}
+
+bool hrl_round_runs_late(hrl_round_kind kind) {
+  return kind == HRL_ROUND_RELEASE || kind == HRL_ROUND_EXTEND;
+}
+
+void hrl_round_start(hrl_lock *lk, hrl_round_kind kind, int64_t now_us) {
+  hrl_op *op = &lk->op;
+  op->round_kind = kind;
+  op->round_start_us = now_us;
+  op->cmd_eval_len = 0;
+  for (size_t i = 0; i < lk->cfg->n; i++) {
+    op->nodes[i].result = HRL_NODE_PENDING;
+    op->nodes[i].eval_sent = false;
+    op->nodes[i].sent = false;
+    op->nodes[i].missed = false;
+    op->nodes[i].replies = 0;
+    op->nodes[i].set = HRL_NODE_PENDING;
+    op->nodes[i].counter = 0;
+    op->nodes[i].redirected = false;
+    op->nodes[i].msg[0] = '\0';
+    op->nodes[i].asking = false;
+    op->nodes[i].asking_ack = false;
+    op->nodes[i].redirects = 0;
+    op->nodes[i].asked = 0;
+    op->nodes[i].target = 0;
+    if (lk->cfg->masters[i].cluster != NULL) {
+      hrl_cluster_round(lk, i);
+    } else if (lk->cfg->masters[i].sentinel != NULL) {
+      hrl_sentinel_round(lk, i);
+    }
+  }
+  hrl_command_args a = command_args(lk);
+  op->cmd_len = hrl_resp_command(op->cmd, kind, true, &a);
+  if (!hrl_round_runs_late(kind)) {
+    return;
+  }
+  /* A late master answers after the round has stopped listening, so a
+   * NOSCRIPT from it (its script cache flushed while it was away) would
+   * go unread and the release or extend would never run there: it gets
+   * the full script at once. */
+  for (size_t i = 0; i < lk->cfg->n; i++) {
+    if (lk->cfg->masters[i].late) {
+      build_eval(lk);
+      op->nodes[i].eval_sent = true;
+    }
+  }
+}
+
+bool hrl_round_of_attempt(const hrl_lock *lk) {
+  hrl_round_kind k = lk->op.round_kind;
+  return k == HRL_ROUND_SET || k == HRL_ROUND_FENCED_ACQUIRE ||
+         k == HRL_ROUND_FENCE;
+}
+
+/* The INCR's reply behind a fenced acquire's redirected SET: read and
+ * dropped (the INCR ran nowhere, or at a node the slot is leaving: fences
+ * may skip numbers). A MOVED (or a primary gone) sends the pair again to
+ * the new node. An ASK (the slot is migrating) is not followed: ASKING
+ * covers one command, and the counter may be on either node until the
+ * migration ends, so the master fails this attempt and a later one, after
+ * the migration, gets the fence from wherever the counter is then. */
+static hrl_node_result fenced_redirect(hrl_lock *lk, size_t i) {
+  hrl_node *node = &lk->op.nodes[i];
+  node->redirected = false;
+  node->replies = 0;
+  if (node->asking) {
+    node->asking = false;
+    hrl_detailf(node->msg, sizeof node->msg,
+                "slot %u is migrating: a fenced acquire waits for its end",
+                (unsigned)lk->slot);
+    node->result = HRL_NODE_SERVER;
+    return node->result;
+  }
+  return HRL_NODE_REDIRECT;
+}
+
+hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
+                                const hrl_reply *reply) {
+  if (!hrl_proto_in_round(lk, i)) {
+    return HRL_NODE_PROTOCOL;
+  }
+  hrl_op *op = &lk->op;
+  hrl_node *node = &op->nodes[i];
+  lk->cfg->masters[i].late = false; /* it answers this round's command */
+  if (node->result != HRL_NODE_PENDING) {
+    return node->result;
+  }
+  if (node->redirected) {
+    return fenced_redirect(lk, i);
+  }
+  hrl_master_cfg *m = &lk->cfg->masters[i];
+  if (m->cluster != NULL || m->sentinel != NULL) {
+    bool to_sentinel =
+        m->sentinel != NULL && hrl_sentinel_asks(m->sentinel, node->target);
+    hrl_node_result c = m->cluster != NULL ? hrl_cluster_reply(lk, i, reply)
+                                           : hrl_sentinel_reply(lk, i, reply);
+    if (c == HRL_NODE_REDIRECT && !to_sentinel &&
+        op->round_kind == HRL_ROUND_FENCED_ACQUIRE && !node->eval_sent &&
+        node->replies == 0) {
+      /* The SET's reply; the INCR's is still to come, from the same node,
+       * before the pair may go elsewhere. */
+      node->replies = 1;
+      node->redirected = true;
+      return HRL_NODE_MORE;
+    }
+    if (c != HRL_NODE_OK) {
+      return c;
+    }
+  }
+  if (op->round_kind == HRL_ROUND_FENCED_ACQUIRE && node->replies++ == 1) {
+    node->result = hrl_reply_counter(node->set, reply, &node->counter,
+                                     node->msg, sizeof node->msg);
+    return node->result;
+  }
+  bool noscript;
+  hrl_node_result r = hrl_reply_classify(op->round_kind, reply, &noscript,
+                                         node->msg, sizeof node->msg);
+  if (op->round_kind == HRL_ROUND_FENCED_ACQUIRE) {
+    node->set = r; /* the INCR's reply comes next */
+    return HRL_NODE_MORE;
+  }
+  if (noscript) {
+    if (node->eval_sent) {
+      hrl_detailf(node->msg, sizeof node->msg, "NOSCRIPT in reply to EVAL");
+      node->result = HRL_NODE_PROTOCOL;
+      return node->result;
+    }
+    build_eval(lk);
+    node->eval_sent = true;
+    return HRL_NODE_RESEND;
+  }
+  node->result = r;
+  return r;
+}
+
+bool hrl_proto_settled(const hrl_lock *lk) {
+  const hrl_op *op = &lk->op;
+  switch (op->phase) {
+  case HRL_PHASE_CLEANUP:
+    return true;
+  case HRL_PHASE_ACQUIRING:
+  case HRL_PHASE_FENCING:
+  case HRL_PHASE_SCRIPTING: {
+    size_t ok = 0;
+    for (size_t i = 0; i < lk->cfg->n; i++) {
+      ok += op->nodes[i].result == HRL_NODE_OK;
+    }
+    return ok >= lk->cfg->quorum;
+  }
+  default:
+    return false;
+  }
+}
+
+hrl_node_result hrl_proto_fail(hrl_lock *lk, size_t i, hrl_node_result why,
+                               const char *message) {
+  if (!hrl_proto_in_round(lk, i)) {
+    return HRL_NODE_PROTOCOL;
+  }
+  if (lk->op.nodes[i].result != HRL_NODE_PENDING) {
+    return lk->op.nodes[i].result;
+  }
+  hrl_node *node = &lk->op.nodes[i];
+  bool is_failure = why == HRL_NODE_UNREACHABLE || why == HRL_NODE_AUTH ||
+                    why == HRL_NODE_SERVER || why == HRL_NODE_PROTOCOL;
+  node->result = is_failure ? why : HRL_NODE_PROTOCOL;
+  if (message == NULL) {
+    message = "failed";
+  }
+  hrl_detail_copy_text(node->msg, sizeof node->msg, message, strlen(message));
+  node->redirected = false; /* a pipeline cut short: it went nowhere new */
+  if (lk->cfg->masters[i].cluster != NULL) {
+    return hrl_cluster_failed(lk, i);
+  }
+  if (lk->cfg->masters[i].sentinel != NULL) {
+    return hrl_sentinel_failed(lk, i);
+  }
+  return node->result;
+}
+
+void hrl_proto_missed(hrl_lock *lk, size_t i, const char *message) {
+  if (!hrl_proto_in_round(lk, i)) {
+    return;
+  }
+  lk->cfg->masters[i].late = true;
+  lk->op.nodes[i].missed = true;
+  if (hrl_round_runs_late(lk->op.round_kind)) {
+    build_eval(lk); /* for hrl_proto_late_command */
+  }
+  hrl_proto_fail(lk, i, HRL_NODE_UNREACHABLE, message);
+}
+
+bool hrl_proto_skippable(const hrl_lock *lk, size_t i) {
+  return hrl_proto_in_round(lk, i) &&
+         lk->op.nodes[i].result == HRL_NODE_PENDING &&
+         lk->cfg->masters[i].late && hrl_proto_settled(lk);
+}

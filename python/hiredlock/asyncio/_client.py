@@ -1,0 +1,76 @@
+"""The asyncio Client: the masters, their connections (owned by the event
+loop that first used them), and lock()."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .. import _core
+from .._client import DEFAULT_TTL, Name
+from ._driver import Driver
+from ._lock import Lock
+from ._renewer import Renewer
+
+
+class Client:
+    """The Redis masters locks are taken on, for asyncio code.
+
+    ``Client(urls, *, connect_timeout=0.1, timeout=0.05, ...)``: the same
+    URLs and options as :class:`hiredlock.Client` (``hiredlock.OPTIONS``),
+    checked with the same messages. No connection is made here; masters are
+    connected on first use, from the running event loop, which then owns
+    the connections: use a client from one event loop. ``await
+    client.close()`` (or ``async with client``) closes them.
+    """
+
+    __slots__ = ("_core", "_driver", "_renewer")
+
+    def __init__(self, urls: str | Sequence[str], **options: Any) -> None:
+        self._core = _core.Client(urls, **options)
+        connect_timeout = options.get(
+            "connect_timeout", _core.OPTIONS["connect_timeout"]
+        )
+        self._driver = Driver(self._core, float(connect_timeout))
+        self._renewer = Renewer(self._driver)
+
+    @property
+    def masters(self) -> tuple[str, ...]:
+        """The masters, as 'host:port' or socket path (no credentials)."""
+        return self._core.masters
+
+    @property
+    def quorum(self) -> int:
+        """Masters needed for a decision: N/2 + 1."""
+        return self._core.quorum
+
+    def lock(
+        self,
+        name: Name,
+        ttl: float = DEFAULT_TTL,
+        *,
+        timeout: float = -1,
+        blocking: bool = True,
+        **options: Any,
+    ) -> Lock:
+        """A :class:`Lock` on ``name``, not yet held; the arguments are
+        those of :meth:`hiredlock.Client.lock`."""
+        return Lock(self, name, ttl, timeout=timeout, blocking=blocking, **options)
+
+    async def close(self) -> None:
+        """Stops renewing leases and closes every connection (a held lock
+        is not released: it expires with its TTL)."""
+        await self._renewer.close()
+        self._driver.close()
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"<hiredlock.asyncio.Client masters={list(self.masters)!r} "
+            f"quorum={self.quorum}>"
+        )

@@ -1,0 +1,170 @@
+"""One connection to one master, as an asyncio Protocol.
+
+The bytes it writes and what the replies mean come from the core's
+``_core.Stream`` (handshake first, owed replies dropped, NOSCRIPT resends,
+when a connection that missed a deadline may be kept): this class only
+moves bytes between the transport and the stream, and tells the round how
+master's part of it ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import struct
+
+from .. import _core
+
+MORE, SEND, DONE, CLOSE = (
+    _core.STREAM_MORE,
+    _core.STREAM_SEND,
+    _core.STREAM_DONE,
+    _core.STREAM_CLOSE,
+)
+
+# How master i's part of a round ended (the waiter's result).
+KEPT = "kept"  # answered, or left owing replies: back to the pool
+CLOSED = "closed"  # failed, recorded by the protocol: the connection is gone
+STALE = "stale"  # a pooled connection broke before any reply: retry once
+
+
+def os_message(err: BaseException) -> str:
+    """An OS error as the C driver words it ("connection refused")."""
+    if isinstance(err, OSError) and err.errno:
+        text = os.strerror(err.errno)
+    else:
+        text = str(err) or type(err).__name__
+    # "Connection refused" -> "connection refused", but keep "READONLY ...".
+    if text[:1].isupper() and text[1:2].islower():
+        text = text[:1].lower() + text[1:]
+    return text
+
+
+class Outcome(asyncio.Future):  # type: ignore[type-arg]
+    """How master i's part of a round ended. Cancelling the task that awaits
+    it cannot cancel it: the round's I/O goes on to its end (the task sees
+    its CancelledError once the outcome is in), so a cancelled acquire
+    never forgets a master that may hold its key."""
+
+    def cancel(self, msg: object = None) -> bool:
+        return False
+
+
+class Connection(asyncio.Protocol):
+    """A connection, its stream, and the round it is serving (if any)."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.stream = _core.Stream()
+        self.fresh = True  # the next round sends the handshake first
+        self.lock: _core.Lock | None = None
+        self.index = 0
+        self.waiter: Outcome | None = None
+        self.reused = False
+        self.idle = bytearray()  # late replies that came between rounds
+
+    # asyncio.Protocol
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        if self.lock is None:
+            self.idle += data  # owed replies: the stream drops them later
+            return
+        self._feed(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.transport = None
+        if self.lock is None or self.waiter is None or self.waiter.done():
+            return
+        if self.reused and not self.stream.replied:
+            self._end(STALE)  # closed by the server while idle: never ran
+            return
+        why = os_message(exc) if exc is not None else "server closed the connection"
+        self.lock._fail(self.index, why)
+        self._end(CLOSED)
+
+    # the round's side
+    @property
+    def usable(self) -> bool:
+        return self.transport is not None and not self.transport.is_closing()
+
+    def start(self, lock: _core.Lock, i: int) -> Outcome:
+        """Sends master i's part of the round; the future says how it ended."""
+        assert self.transport is not None
+        self.lock, self.index = lock, i
+        self.reused = not self.fresh
+        self.waiter = waiter = Outcome()
+        self.transport.write(self.stream.start(lock, i, self.fresh))
+        self.fresh = False
+        if self.idle:  # owed replies that came while idle: dropped first
+            early, self.idle = bytes(self.idle), bytearray()
+            self._feed(early)
+        return waiter
+
+    def expire(self, timeout_ms: int) -> None:
+        """The round's deadline (timeout_ms after it began) passed before
+        master i's answer."""
+        if self.waiter is None or self.waiter.done() or self.lock is None:
+            return
+        message = f"timeout after {timeout_ms} ms"
+        action, late = self.stream.expire(self.lock, self.index, message)
+        if late is not None and self.transport is not None:
+            self.transport.write(late)
+        self._end(KEPT if action == DONE else self.close())
+
+    def skip(self) -> None:
+        """The round stops waiting for this late master."""
+        if self.waiter is None or self.waiter.done() or self.lock is None:
+            return
+        action = self.stream.skip(self.lock, self.index)
+        self._end(KEPT if action == DONE else self.close())
+
+    def close(self) -> str:
+        if self.transport is not None:
+            self.transport.abort()  # never a late write to a dead stream
+            self.transport = None
+        return CLOSED
+
+    def _feed(self, data: bytes) -> None:
+        assert self.lock is not None
+        action, out = self.stream.feed(self.lock, self.index, data)
+        if action == MORE:
+            return
+        if action == SEND:
+            assert self.transport is not None
+            self.transport.write(out)
+            return
+        self._end(KEPT if action == DONE else self.close())
+
+    def _end(self, outcome: str) -> None:
+        self.lock = None
+        waiter, self.waiter = self.waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(outcome)
+
+
+def connected_to_itself(transport: asyncio.BaseTransport) -> bool:
+    """A connect to a local port nobody listens on can be given that very
+    port and connect to itself (TCP simultaneous open); the C driver
+    refuses such a "master" too."""
+    sock = transport.get_extra_info("socket")
+    if sock is None or sock.family not in (socket.AF_INET, socket.AF_INET6):
+        return False
+    try:
+        return sock.getsockname() == sock.getpeername()
+    except OSError:
+        return False
+
+
+def reset(transport: asyncio.BaseTransport) -> None:
+    """Closes with a reset, so no TIME_WAIT keeps the master's port."""
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(
+                socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+            )
+    transport.abort()

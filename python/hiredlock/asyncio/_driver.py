@@ -1,0 +1,263 @@
+"""The asyncio driver: runs the core's sans-I/O operations over asyncio
+transports, exactly as the C driver does over poll(): a round goes to every
+master at once, each against its own deadline; a connection that missed a
+deadline is kept (its late replies are owed) when the protocol says it may;
+a connect still in progress carries over to the next round until the
+connect timeout; once a round is settled, masters known to be late are not
+waited for. docs/DESIGN.md, section 2, lists these duties.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+
+from .. import _core
+from ._connection import (
+    CLOSED,
+    KEPT,
+    STALE,
+    Connection,
+    connected_to_itself,
+    os_message,
+    reset,
+)
+
+
+class Master:
+    """One master: where it is, its idle connections, and connects still in
+    progress that an earlier round gave up waiting for (each is taken by
+    one later round, until its connect timeout)."""
+
+    def __init__(self, index: int, where: tuple, connect_timeout: float) -> None:
+        self.index = index
+        self.host, self.port, self.path = where
+        self.connect_timeout = connect_timeout
+        self.idle: list[Connection] = []
+        self.connecting: list[tuple[asyncio.Task[Connection], float]] = []
+
+    def close(self) -> None:
+        for conn in self.idle:
+            conn.close()
+        self.idle.clear()
+        for task, _ in self.connecting:
+            task.cancel()
+        self.connecting.clear()
+
+    async def _open(self) -> Connection:
+        loop = asyncio.get_running_loop()
+        if self.path is not None:
+            transport, conn = await loop.create_unix_connection(Connection, self.path)
+        else:
+            transport, conn = await loop.create_connection(
+                Connection, self.host, self.port
+            )
+            if connected_to_itself(transport):
+                reset(transport)
+                raise ConnectionRefusedError("connection refused (connected to itself)")
+        return conn
+
+    def _connect(self, now: float) -> tuple[asyncio.Task[Connection], float]:
+        """A connect of an earlier round still in progress, or a new one."""
+        while self.connecting:
+            task, until = self.connecting.pop()
+            if until > now:
+                return task, until
+            task.cancel()
+        task = asyncio.get_running_loop().create_task(self._open())
+        return task, now + self.connect_timeout
+
+    async def _connection(
+        self, lock: _core.Lock, deadline: float, timeout_ms: int, progress: Progress
+    ) -> Connection | None:
+        """A connection for this round: an idle one, or one being opened
+        (waited for until the round's deadline, or the connect's own if
+        that comes first). None when the protocol was told why not."""
+        while self.idle:
+            conn = self.idle.pop()
+            if conn.usable:
+                return conn
+        loop = asyncio.get_running_loop()
+        task, connect_deadline = self._connect(loop.time())
+        until = min(deadline, connect_deadline)
+        while not task.done() and loop.time() < until:
+            try:
+                await asyncio.wait({task}, timeout=max(0.0, until - loop.time()))
+            except asyncio.CancelledError:
+                progress.cancel()  # the round still ends as rounds do
+        if not task.done():
+            if loop.time() >= connect_deadline:
+                task.cancel()
+                ms = round(self.connect_timeout * 1000)
+                lock._missed(self.index, f"connect timeout after {ms} ms")
+            else:  # a later round may take it over
+                self.connecting.append((task, connect_deadline))
+                lock._missed(self.index, f"timeout after {timeout_ms} ms (connecting)")
+            return None
+        err = task.exception()
+        if err is not None:
+            lock._fail(self.index, os_message(err))
+            return None
+        return task.result()
+
+    async def exchange(
+        self,
+        lock: _core.Lock,
+        deadline: float,
+        timeout_ms: int,
+        progress: Progress,
+        serving: list[Connection | None] | None = None,
+    ) -> None:
+        """Master i's part of a round, from connection to keep or close.
+        serving[i] holds the connection while it waits (for skipping)."""
+        loop = asyncio.get_running_loop()
+        for _ in range(2):  # a second time only after a stale connection
+            idle = self.idle
+            if idle and idle[-1].usable:  # the usual case, without a coroutine
+                conn = idle.pop()
+            else:
+                conn = await self._connection(lock, deadline, timeout_ms, progress)
+                if conn is None:
+                    return
+            waiter = conn.start(lock, self.index)
+            if serving is not None:
+                serving[self.index] = conn
+            timer = loop.call_at(deadline, conn.expire, timeout_ms)
+            try:
+                outcome = await waiter
+            except asyncio.CancelledError:
+                progress.cancel()  # thrown in once the outcome was in
+                outcome = waiter.result()
+            finally:
+                timer.cancel()
+                if serving is not None:
+                    serving[self.index] = None
+            if outcome == KEPT:
+                self.idle.append(conn)
+                return
+            conn.close()
+            if outcome == CLOSED:
+                return
+            assert outcome == STALE
+        lock._fail(self.index, "server closed the connection")
+
+
+# Rounds one client runs at once, and so connections it keeps per master:
+# more tasks than this queue for a turn (before the round starts, so the
+# wait is not taken from any master's deadline) instead of opening a
+# connection each, which would overflow the masters' listen backlogs.
+ROUNDS_AT_ONCE = 32
+
+
+class Driver:
+    """The masters of one client and the loop that steps an operation."""
+
+    def __init__(self, core_client: _core.Client, connect_timeout: float) -> None:
+        self.masters = [
+            Master(i, core_client._master_info(i), connect_timeout)
+            for i in range(len(core_client.masters))
+        ]
+        self._active = 0  # rounds running now
+        self._queue: collections.deque[asyncio.Future[None]] = collections.deque()
+
+    async def _turn(self, progress: Progress) -> None:
+        """Waits for a turn to run a round (the usual case: one is free, no
+        suspension). A cancellation meanwhile is noted and the wait goes on:
+        the step after it may be a cleanup that must still run."""
+        if self._active < ROUNDS_AT_ONCE:
+            self._active += 1
+            return
+        loop = asyncio.get_running_loop()
+        turn = loop.create_future()
+        self._queue.append(turn)
+        while True:
+            try:
+                await turn
+                return  # handed over by _end_turn: _active already counts it
+            except asyncio.CancelledError:
+                progress.cancel()
+                if turn.done() and not turn.cancelled():
+                    return
+                turn = loop.create_future()
+                self._queue.appendleft(turn)
+
+    def close(self) -> None:
+        for m in self.masters:
+            m.close()
+
+    def _end_turn(self) -> None:
+        """Hands the turn to the first round waiting for one, if any."""
+        while self._queue:
+            turn = self._queue.popleft()
+            if not turn.done():
+                turn.set_result(None)
+                return
+        self._active -= 1
+
+    async def round(
+        self, lock: _core.Lock, timeout_ms: int, progress: Progress
+    ) -> None:
+        """One round on every master at once. A cancellation of the task
+        running it is noted in progress and the round goes on: each master
+        ends within its deadline."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_ms / 1000
+        if len(self.masters) == 1:
+            await self.masters[0].exchange(lock, deadline, timeout_ms, progress)
+            return
+        serving: list[Connection | None] = [None] * len(self.masters)
+        pending = {
+            loop.create_task(m.exchange(lock, deadline, timeout_ms, progress, serving))
+            for m in self.masters
+        }
+        while pending:
+            try:
+                _, pending = await asyncio.wait(
+                    pending, return_when=asyncio.FIRST_COMPLETED
+                )
+            except asyncio.CancelledError:
+                progress.cancel()
+            # Settled now? Then a late master's answer cannot matter.
+            for i, conn in enumerate(serving):
+                if conn is not None and lock._skippable(i):
+                    conn.skip()
+
+    async def operate(self, lock: _core.Lock, progress: Progress) -> bool:
+        """Steps the begun operation to its end: True when it succeeded
+        (an acquire: the lock is held), False when an acquire timed out.
+        Once the awaiting task is cancelled (noted in progress), it goes on
+        to the next sleep between acquire attempts, where stopping leaves
+        nothing behind (the attempt was cleaned up), and ends there; a round
+        always finishes."""
+        while True:
+            await self._turn(progress)
+            try:
+                kind, value = lock._step()
+                if kind == "round":
+                    await self.round(lock, value, progress)
+                    continue
+            finally:
+                self._end_turn()
+            if kind == "done":
+                return value
+            if not progress.cancelled:
+                try:
+                    await asyncio.sleep(value / 1000)
+                except asyncio.CancelledError:
+                    progress.cancel()
+            if progress.cancelled:
+                lock._cancel()
+
+
+class Progress:
+    """Whether the task running an operation was cancelled meanwhile: the
+    operation then stops at the first point that leaves nothing behind,
+    and the cancellation goes on from there (Lock._run)."""
+
+    __slots__ = ("cancelled",)
+
+    def __init__(self) -> None:
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True

@@ -1,0 +1,166 @@
+"""hiredlock.asyncio with many tasks: cancellation leaves no key, the event
+loop stays responsive while a master is stopped, 1,000 tasks on 100 names
+never overlap, and async code excludes sync and redis-py holders (Lua:
+tests/interop)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+import redis
+from pytest_redis import TOLERANT
+
+import hiredlock
+import hiredlock.asyncio as hla
+
+
+@pytest.mark.asyncio
+async def test_a_cancelled_acquire_leaves_no_key(fresh5, name):
+    # A paused master makes the first round of each new client last its
+    # whole 0.3 s: cancellation lands in the middle of a round that gets
+    # the lock (then released), of attempts and cleanups while another
+    # holds it, and of the sleeps between them.
+    holder = hiredlock.Client(fresh5.urls, **TOLERANT).lock(name, ttl=30)
+    fresh5.pause(5)
+    try:
+        for k in range(12):
+            if k == 6:  # half of them while someone else holds it
+                assert holder.acquire()
+            client = hla.Client(
+                fresh5.urls, timeout=0.3, retry_delay=0.01, retry_jitter=0.005
+            )
+            lk = client.lock(name, ttl=30)
+            task = asyncio.create_task(lk.acquire(timeout=5))
+            await asyncio.sleep(0.05 + 0.04 * (k % 6))
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert not lk.locked()
+            await client.close()
+        holder.release()
+    finally:
+        fresh5.resume(5)
+    await asyncio.sleep(0.5)  # the resumed master runs what it queued
+    assert fresh5.count(name) == 0
+
+
+@pytest.mark.asyncio
+async def test_a_cancelled_body_still_releases(servers, name):
+    client = hla.Client(servers.urls, **TOLERANT)
+    entered = asyncio.Event()
+
+    async def body():
+        async with client.lock(name, ttl=30):
+            entered.set()
+            await asyncio.sleep(60)
+
+    task = asyncio.create_task(body())
+    await entered.wait()
+    assert servers.count(name) == servers.n
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert servers.count(name) == 0
+
+
+@pytest.mark.asyncio
+async def test_asyncio_timeout_around_an_acquire(servers, name):
+    if not hasattr(asyncio, "timeout"):
+        pytest.fail("asyncio.timeout needs Python 3.11")
+    holder = hla.Client(servers.urls, **TOLERANT).lock(name, ttl=30)
+    assert await holder.acquire()
+    waiter = hla.Client(servers.urls, **TOLERANT).lock(name, ttl=30)
+    t0 = time.monotonic()
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.3):
+            await waiter.acquire()
+    assert time.monotonic() - t0 < 0.3 + 2 * 0.5 + 0.3
+    assert not waiter.locked()
+    await holder.release()
+    assert servers.count(name) == 0
+
+
+@pytest.mark.asyncio
+async def test_the_loop_stays_responsive_while_a_master_is_stopped(fresh5, name):
+    client = hla.Client(fresh5.urls, timeout=0.2, retry_delay=0.01, retry_jitter=0.005)
+    lateness: list[float] = []
+    stop = asyncio.Event()
+
+    async def ticker():
+        loop = asyncio.get_running_loop()
+        while not stop.is_set():
+            t = loop.time()
+            await asyncio.sleep(0.005)
+            lateness.append(loop.time() - t - 0.005)
+
+    async def worker(k: int):
+        lk = client.lock(f"{name}:{k}", ttl=10)
+        for _ in range(20):
+            assert await lk.acquire(timeout=5)
+            await lk.release()
+
+    fresh5.pause(2)
+    try:
+        tick = asyncio.create_task(ticker())
+        await asyncio.gather(*(worker(k) for k in range(10)))
+        stop.set()
+        await tick
+    finally:
+        fresh5.resume(2)
+    lateness.sort()
+    worst = lateness[-1]
+    p99 = lateness[int(len(lateness) * 0.99) - 1]
+    print(
+        "ticker lateness with a stopped master: "
+        f"p99 {p99 * 1e3:.1f} ms, max {worst * 1e3:.1f} ms"
+    )
+    assert len(lateness) > 20
+    assert p99 < 0.02  # milliseconds: nothing blocks the loop
+
+
+@pytest.mark.asyncio
+async def test_a_thousand_tasks_on_a_hundred_names_never_overlap(servers, name):
+    client = hla.Client(servers.urls, **TOLERANT)
+    holders: dict[int, int] = {}
+    overlaps = 0
+    held = 0
+
+    async def task(k: int):
+        nonlocal overlaps, held
+        slot = k % 100
+        lk = client.lock(f"{name}:{slot}", ttl=30)
+        assert await lk.acquire(timeout=60)
+        try:
+            holders[slot] = holders.get(slot, 0) + 1
+            overlaps += holders[slot] > 1
+            held += 1
+            await asyncio.sleep(0.001)
+            holders[slot] -= 1
+        finally:
+            await lk.release()
+
+    await asyncio.gather(*(task(k) for k in range(1000)))
+    await client.close()
+    assert (held, overlaps) == (1000, 0)
+    for slot in range(0, 100, 17):
+        assert servers.count(f"{name}:{slot}") == 0
+
+
+@pytest.mark.asyncio
+async def test_async_excludes_sync_and_redis_py_and_the_reverse(servers1, name):
+    lk = hla.Client(servers1.urls, **TOLERANT).lock(name, ttl=10)
+    assert await lk.acquire()
+    sync = hiredlock.Client(servers1.urls, **TOLERANT).lock(name, ttl=10)
+    assert not sync.acquire(blocking=False)
+    r = redis.Redis(unix_socket_path=servers1.unix_urls[0][len("unix://") :])
+    assert not r.lock(name, timeout=10).acquire(blocking=False)
+    await lk.release()
+    rp = r.lock(name, timeout=10)
+    assert rp.acquire(blocking=False)
+    assert not await lk.acquire(blocking=False)
+    rp.release()
+    assert await lk.acquire(blocking=False)
+    await lk.release()
+    r.close()

@@ -388,7 +388,9 @@ static void test_threads_share_the_renewer(void) {
   char name[32];
   for (int i = 0; i < 4; i++) {
     snprintf(name, sizeof name, "lease:thread%d", i);
-    ws[i] = (worker){c, lease(c, name, 400, 0), 0};
+    /* 900 ms: about four renewals each in the 1.5 s, with room for
+     * valgrind's one-thread-at-a-time on a loaded machine. */
+    ws[i] = (worker){c, lease(c, name, 900, 0), 0};
   }
   for (int i = 0; i < 4; i++) {
     pthread_create(&threads[i], NULL, hold_and_poke, &ws[i]);

@@ -46,8 +46,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         (void)sum;
       }
-      if (r.type > HRL_REPLY_OTHER) {
+      if (r.type > HRL_REPLY_ARRAY) {
         __builtin_trap();
+      }
+      for (size_t k = 0; r.type == HRL_REPLY_ARRAY && k < r.elements; k++) {
+        const hrl_reply *e = &r.element[k];
+        if (e->type == HRL_REPLY_ARRAY || e->type > HRL_REPLY_ARRAY) {
+          __builtin_trap(); /* a flat array's items are never arrays */
+        }
+        volatile unsigned sum = 0;
+        for (size_t i = 0; e->str != NULL && i < e->len; i++) {
+          sum += (unsigned char)e->str[i];
+        }
+        (void)sum;
       }
     }
   }

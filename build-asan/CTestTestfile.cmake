@@ -1,9 +1,0 @@
-# CMake generated Testfile for 
-# Source directory: /work/wt-deploy
-# Build directory: /work/wt-deploy/build-asan
-# 
-# This file includes the relevant testing commands required for 
-# testing this directory and lists subdirectories to be tested as well.
-subdirs("tests/c")
-subdirs("tests/interop")
-subdirs("examples")

@@ -1,3 +1,0 @@
-file(REMOVE_RECURSE
-  "libhrl_check.a"
-)

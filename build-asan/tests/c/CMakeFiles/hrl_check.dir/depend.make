@@ -1,2 +1,0 @@
-# Empty dependencies file for hrl_check.
-# This may be replaced when dependencies are built.

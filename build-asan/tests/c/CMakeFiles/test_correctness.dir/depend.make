@@ -1,2 +1,0 @@
-# Empty dependencies file for test_correctness.
-# This may be replaced when dependencies are built.

@@ -1,2 +1,0 @@
-# Empty dependencies file for interop_agent.
-# This may be replaced when dependencies are built.

@@ -1,6 +1,0 @@
-# CMake generated Testfile for 
-# Source directory: /work/wt-deploy/examples
-# Build directory: /work/wt-deploy/build-valgrind/examples
-# 
-# This file includes the relevant testing commands required for 
-# testing this directory and lists subdirectories to be tested as well.

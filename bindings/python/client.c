@@ -240,12 +240,26 @@ static PyObject *get_quorum(PyObject *op, void *closure) {
   return PyLong_FromSize_t(hrl_client_quorum(((hrlpy_client *)op)->client));
 }
 
-/* _master_info(i) -> (host, port, path): where master i is, for drivers
- * that open their own connections (hiredlock.asyncio): host and port for
- * TCP (path None), path for unix sockets (host None, port 0). ValueError
- * for the deployments such a driver does not speak yet (TLS, a cluster,
- * a sentinel-managed primary): a clear refusal, not a plain connection
- * to the wrong place. */
+/* The TLS settings of a rediss:// master as a dict, for a driver that
+ * shakes hands itself (Python's ssl module): ca_certs, ca_path, certfile,
+ * keyfile (str or None), cert_reqs ("none", "optional", "required") and
+ * check_hostname (bool). */
+static PyObject *tls_settings_dict(const hrl_tls_settings *t) {
+  static const char *const reqs[] = {"none", "optional", "required"};
+  return Py_BuildValue("{s:z,s:z,s:z,s:z,s:s,s:O}", "ca_certs", t->ca_certs,
+                       "ca_path", t->ca_path, "certfile", t->certfile,
+                       "keyfile", t->keyfile, "cert_reqs",
+                       reqs[(int)t->cert_reqs % 3], "check_hostname",
+                       t->check_hostname ? Py_True : Py_False);
+}
+
+/* _master_info(i) -> (host, port, path, tls): where master i is, for
+ * drivers that open their own connections (hiredlock.asyncio): host and
+ * port for TCP (path None), path for unix sockets (host None, port 0);
+ * tls None, or a rediss:// master's settings (tls_settings_dict).
+ * ValueError for the deployments such a driver does not speak yet (a
+ * cluster, a sentinel-managed primary): a clear refusal, not a plain
+ * connection to the wrong place. */
 static PyObject *client_master_info(PyObject *op, PyObject *arg) {
   const hrl_client *c = ((hrlpy_client *)op)->client;
   Py_ssize_t i = PyLong_AsSsize_t(arg);
@@ -256,8 +270,7 @@ static PyObject *client_master_info(PyObject *op, PyObject *arg) {
   if (i < 0 || !hrl_client_master_info(c, (size_t)i, &info)) {
     return PyErr_Format(PyExc_IndexError, "no master %zd", i);
   }
-  const char *scheme = info.tls        ? "rediss://"
-                       : info.cluster  ? "redis+cluster://"
+  const char *scheme = info.cluster    ? "redis+cluster://"
                        : info.sentinel ? "redis+sentinel://"
                                        : NULL;
   if (scheme != NULL) {
@@ -266,7 +279,12 @@ static PyObject *client_master_info(PyObject *op, PyObject *arg) {
                         "support %s masters yet (hiredlock.Client does)",
                         scheme);
   }
-  return Py_BuildValue("(ziz)", info.host, info.port, info.path);
+  PyObject *tls =
+      info.tls ? tls_settings_dict(&info.tls_settings) : Py_NewRef(Py_None);
+  if (tls == NULL) {
+    return NULL;
+  }
+  return Py_BuildValue("(zizN)", info.host, info.port, info.path, tls);
 }
 
 static PyMethodDef client_methods[] = {

@@ -229,16 +229,12 @@ async def test_fenced_locks_share_the_sync_counter(servers, name):
 
 @pytest.mark.parametrize(
     "url",
-    [
-        "rediss://127.0.0.1:1",
-        "redis+cluster://127.0.0.1:1",
-        "redis+sentinel://127.0.0.1:1/mymaster",
-    ],
+    ["redis+cluster://127.0.0.1:1", "redis+sentinel://127.0.0.1:1/mymaster"],
 )
 def test_deployments_asyncio_does_not_speak_are_refused(url):
-    """TLS, cluster and sentinel masters are the C driver's for now: the
-    asyncio client says so at construction instead of connecting as if to
-    a plain master."""
+    """Cluster and sentinel masters are the C driver's for now: the asyncio
+    client says so at construction instead of connecting as if to a plain
+    master."""
     with pytest.raises(ValueError, match=r"hiredlock\.asyncio does not support"):
         hla.Client([url])
     hiredlock.Client([url])  # the sync client takes it

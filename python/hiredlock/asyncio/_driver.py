@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import ssl
+from typing import Any
 
 from .. import _core
+from . import _tls
 from ._connection import (
     CLOSED,
     KEPT,
@@ -31,8 +34,9 @@ class Master:
 
     def __init__(self, index: int, where: tuple, connect_timeout: float) -> None:
         self.index = index
-        self.host, self.port, self.path = where
+        self.host, self.port, self.path, self.tls = where
         self.connect_timeout = connect_timeout
+        self._ssl: ssl.SSLContext | None = None  # made at the first connect
         self.idle: list[Connection] = []
         self.connecting: list[tuple[asyncio.Task[Connection], float]] = []
 
@@ -49,8 +53,15 @@ class Master:
         if self.path is not None:
             transport, conn = await loop.create_unix_connection(Connection, self.path)
         else:
+            tls: dict[str, Any] = {}
+            if self.tls is not None:
+                if self._ssl is None:
+                    self._ssl = _tls.context(self.tls)
+                # The handshake counts against the connect timeout, as in
+                # the C driver: _connection() waits for all of _open().
+                tls = {"ssl": self._ssl, "server_hostname": self.host}
             transport, conn = await loop.create_connection(
-                Connection, self.host, self.port
+                Connection, self.host, self.port, **tls
             )
             if connected_to_itself(transport):
                 reset(transport)
@@ -96,7 +107,7 @@ class Master:
             return None
         err = task.exception()
         if err is not None:
-            lock._fail(self.index, os_message(err))
+            lock._fail(self.index, _tls.failure_message(err) or os_message(err))
             return None
         return task.result()
 

@@ -1,9 +1,11 @@
 /* libFuzzer: the Redlock state machine fed hostile replies. The input
  * drives everything: the number of masters, the TTL, the clock, which
- * masters fail, and the RESP bytes each master "sends" (parsed with the
- * core's reader, so framing and meaning are both under attack). Invariants:
- * the machine always ends, a held lock always has validity left and a
- * 32-hex token, and per-master counts add up to N. */
+ * masters fail, the RESP bytes each master "sends" (parsed with the core's
+ * reader, so framing and meaning are both under attack), and, while an
+ * acquire waits, which masters hand it the lock, wakes and cancels.
+ * Invariants: the machine always ends, a held lock always has validity left
+ * and a 32-hex token, per-master counts add up to N, and a wait is never
+ * longer than the caller's. */
 #include <stdint.h>
 #include <string.h>
 
@@ -80,7 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int64_t now = hrl_now_us();
   for (int op = 0; op < 3 && in.left > 0; op++) {
     hrl_op_kind kind = (hrl_op_kind)(take(&in) % 3);
-    if (hrl_proto_begin(lk, kind, take(&in) * 10, now) != HRL_OK) {
+    uint32_t wait_ms = take(&in) * 10u;
+    if (hrl_proto_begin(lk, kind, wait_ms, now) != HRL_OK) {
       continue;
     }
     for (int steps = 0;; steps++) {
@@ -102,8 +105,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         break;
       }
-      if (step == HRL_STEP_SLEEP) {
-        now += (int64_t)s.sleep_ms * 1000 + 1;
+      if (step == HRL_STEP_WAIT) {
+        if (hrl_proto_waiter(lk) == NULL || s.wait_ms > wait_ms + 1) {
+          __builtin_trap(); /* a waiter, never waiting past its wait */
+        }
+        uint8_t what = take(&in);
+        if (what & 1) {
+          hrl_proto_notified(lk, what % n);
+        }
+        if (what & 2) {
+          hrl_proto_wake(lk);
+        }
+        if (what & 4) {
+          hrl_proto_cancel(lk);
+        }
+        now += (what & 8) ? (int64_t)s.wait_ms * 1000 + 1 : take(&in) * 100;
         continue;
       }
       for (size_t i = 0; i < n; i++) {

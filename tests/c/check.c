@@ -25,3 +25,23 @@ int finish_tests(const char *suite) {
   printf("%s: %d tests, %d failed\n", suite, tests_run, tests_failed);
   return tests_failed == 0 ? 0 : 1;
 }
+
+hrl_reply reply_status(const char *text) {
+  hrl_reply r = {HRL_REPLY_STATUS, 0, text, strlen(text)};
+  return r;
+}
+
+hrl_reply reply_error(const char *text) {
+  hrl_reply r = {HRL_REPLY_ERROR, 0, text, strlen(text)};
+  return r;
+}
+
+hrl_reply reply_int(long long v) {
+  hrl_reply r = {HRL_REPLY_INTEGER, v, NULL, 0};
+  return r;
+}
+
+hrl_reply reply_nil(void) {
+  hrl_reply r = {HRL_REPLY_NIL, 0, NULL, 0};
+  return r;
+}

@@ -62,6 +62,12 @@ extern int check_failures;
     }                                                                          \
   } while (0)
 
+/* Replies, for tests that play the server's part. */
+hrl_reply reply_status(const char *text);
+hrl_reply reply_error(const char *text);
+hrl_reply reply_int(long long v);
+hrl_reply reply_nil(void);
+
 typedef void (*test_fn)(void);
 
 /* Runs one test and prints its outcome line. */

@@ -3,9 +3,6 @@
 #include "api.h"
 #include "proto/detail.h"
 
-/* Longest single sleep between cancellation checks. */
-#define CANCEL_POLL_MS 50
-
 void hrl_lock_options_init(const hrl_client *c, hrl_lock_options *out) {
   *out = c->cfg.opts.lock;
 }
@@ -39,41 +36,36 @@ void hrl_lock_free(hrl_lock *lk) {
   hrl_lock_destroy(lk);
 }
 
-/* Sleeps ms, checking cancel at least every CANCEL_POLL_MS. */
-static bool sleep_unless_cancelled(uint32_t ms, hrl_cancel_fn cancel,
-                                   void *ud) {
-  for (;;) {
-    if (cancel != NULL && cancel(ud)) {
-      return false;
-    }
-    if (ms == 0) {
-      return true;
-    }
-    uint32_t slice =
-        cancel != NULL && ms > CANCEL_POLL_MS ? CANCEL_POLL_MS : ms;
-    hrl_sleep_ms(slice);
-    ms -= slice;
-  }
-}
-
-/* Runs the begun operation to its end with the hiredis driver. Rounds hold
- * the client's mutex; sleeps do not, so a waiter never blocks the holder's
- * release on a shared client. */
+/* Runs the begun operation to its end with the built-in driver. Rounds
+ * hold the client's mutex; waits do not, so a waiter never blocks the
+ * holder's release on a shared client. A waiting acquire registers its
+ * token in the client's waitroom before the round that queues it, and
+ * leaves it when done. */
 static hrl_status run(hrl_lock *lk, hrl_cancel_fn cancel, void *ud) {
+  hrl_client *c = lk->client;
+  hrl_waiter w;
+  hrl_waiter *waiter = NULL;
   for (;;) {
     hrl_step_info s;
     switch (hrl_proto_step(lk, hrl_now_us(), &s)) {
     case HRL_STEP_DONE:
+      if (waiter != NULL) {
+        hrl_waitroom_leave(&c->room, waiter);
+      }
       return s.status;
-    case HRL_STEP_SLEEP:
-      if (!sleep_unless_cancelled(s.sleep_ms, cancel, ud)) {
+    case HRL_STEP_WAIT:
+      if (!hrl_waitroom_wait(&c->room, c, waiter, lk, s.wait_ms, cancel, ud)) {
         hrl_proto_cancel(lk);
       }
       break;
     case HRL_STEP_ROUND:
-      pthread_mutex_lock(&lk->client->mu);
-      hrl_driver_round(&lk->client->pool, lk, s.timeout_ms);
-      pthread_mutex_unlock(&lk->client->mu);
+      if (waiter == NULL && hrl_proto_waiter(lk) != NULL &&
+          hrl_waitroom_enter(&c->room, &w, hrl_proto_waiter(lk))) {
+        waiter = &w; /* else it waits on its timers alone */
+      }
+      pthread_mutex_lock(&c->mu);
+      hrl_driver_round(&c->pool, lk, s.timeout_ms);
+      pthread_mutex_unlock(&c->mu);
       break;
     }
   }

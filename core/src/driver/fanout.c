@@ -444,7 +444,7 @@ static bool can_leave(const round *r, size_t i, int64_t now_us) {
   }
   return s->state == SLOT_READING && s->handshake_left == 0 &&
          (conn->owed + s->inflight <= OWED_MAX ||
-          r->lock->op.round_kind == HRL_OP_ACQUIRE);
+          hrl_round_of_attempt(r->lock));
 }
 
 /* Stops waiting for master i in this round (can_leave said it may): the

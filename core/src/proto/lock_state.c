@@ -5,7 +5,13 @@
 
 #include "detail.h"
 #include "resp.h"
+#include "sibling_key.h"
 #include "state.h"
+
+/* The waiting queue's keys beside the lock key (docs/DESIGN.md, 3). */
+#define QUEUE_SUFFIX ":queue"
+#define WAITERS_SUFFIX ":waiters"
+#define SUFFIX_MAX (sizeof WAITERS_SUFFIX - 1)
 
 hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
                            const void *name, size_t name_len,
@@ -28,18 +34,21 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
     return st;
   }
   /* Two allocations per lock: the handle, and one buffer for its
-   * per-master round states, the key and the two command buffers. Bindings
-   * make a lock per acquisition (Lua's API does), so this is on their hot
-   * path. Not one block: at N = 1 each part stays under glibc's per-thread
-   * cache limit (1032 bytes) where the whole would not, and a garbage
-   * collector freeing a batch of larger blocks makes malloc trim and regrow
-   * the heap, a brk() every few cycles under LuaJIT. */
+   * per-master round states, the key, the queue's keys and the command
+   * buffer (the EVAL form, rarely needed, is allocated on first use).
+   * Bindings make a lock per acquisition (Lua's API does), so this is on
+   * their hot path. Not one block: at N = 1 each part stays under glibc's
+   * per-thread cache limit (1032 bytes) where the whole would not, and a
+   * garbage collector freeing a batch of larger blocks makes malloc trim
+   * and regrow the heap, a brk() every few cycles under LuaJIT. */
   size_t prefix_len = cfg->opts.key_prefix_len;
   size_t key_len = prefix_len + name_len;
-  size_t cap = hrl_resp_command_capacity(key_len);
+  size_t sibling_max = HRL_SIBLING_KEY_MAX(key_len, SUFFIX_MAX);
+  size_t cap =
+      hrl_resp_command_capacity(key_len, sibling_max, cfg->channel_len);
   size_t nodes_size = cfg->n * sizeof(hrl_node);
   hrl_lock *lk = calloc(1, sizeof *lk);
-  char *buf = malloc(2 * nodes_size + key_len + 2 * cap);
+  char *buf = malloc(2 * nodes_size + key_len + 2 * sibling_max + cap);
   if (lk == NULL || buf == NULL) {
     free(lk);
     free(buf);
@@ -52,11 +61,16 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
   lk->op.nodes = (hrl_node *)(void *)buf;
   lk->op.decided = (hrl_node *)(void *)(buf + nodes_size);
   lk->key = buf + 2 * nodes_size;
-  lk->op.cmd = lk->key + key_len;
-  lk->op.cmd_eval = lk->op.cmd + cap;
+  lk->queue = lk->key + key_len;
+  lk->waiters = lk->queue + sibling_max;
+  lk->op.cmd = lk->waiters + sibling_max;
   memcpy(lk->key, cfg->prefix, prefix_len);
   memcpy(lk->key + prefix_len, name, name_len);
   lk->key_len = key_len;
+  lk->queue_len = hrl_sibling_key(lk->key, key_len, QUEUE_SUFFIX,
+                                  sizeof QUEUE_SUFFIX - 1, lk->queue);
+  lk->waiters_len = hrl_sibling_key(lk->key, key_len, WAITERS_SUFFIX,
+                                    sizeof WAITERS_SUFFIX - 1, lk->waiters);
   lk->prefix_len = prefix_len;
   lk->opts = *lo;
   lk->ttl_ms = ttl_ms;
@@ -70,5 +84,6 @@ void hrl_lock_destroy(hrl_lock *lk) {
     return;
   }
   free(lk->op.nodes); /* the buffer: see hrl_lock_create */
+  free(lk->op.cmd_eval);
   free(lk);
 }

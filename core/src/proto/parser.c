@@ -3,6 +3,9 @@
  * an integer, a bulk string or nil. Anything else -- arrays, RESP3 types,
  * oversized frames, malformed numbers -- is a protocol error, so a hostile
  * or confused server can never make it allocate much or lose sync silently.
+ * A subscriber connection's reader (subscriber.c) takes small arrays too:
+ * their header comes as one reply (HRL_REPLY_OTHER, integer: the count),
+ * their elements as the replies after it.
  *
  * Rules: bytes are appended by hrl_parser_feed(); hrl_parser_next() consumes
  * exactly one complete reply from the front or reports that more bytes are
@@ -11,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hiredlock/proto.h"
+#include "parser.h"
 
 /* A reply line or bulk longer than this is not one of ours. */
 #define FRAME_MAX (64 * 1024)
@@ -22,6 +25,7 @@ struct hrl_parser {
   size_t pos; /* start of the unconsumed bytes */
   size_t cap;
   bool broken;
+  long long max_array; /* longest array header taken; 0: none */
 };
 
 hrl_parser *hrl_parser_new(void) {
@@ -33,6 +37,10 @@ void hrl_parser_free(hrl_parser *p) {
     free(p->buf);
     free(p);
   }
+}
+
+void hrl_parser_accept_arrays(hrl_parser *p, long long max_elements) {
+  p->max_array = max_elements;
 }
 
 void hrl_parser_reset(hrl_parser *p) {
@@ -171,11 +179,19 @@ int hrl_parser_next(hrl_parser *p, hrl_reply *out) {
   }
   case '*': {
     long long count;
-    if (!parse_integer(line, line_len, &count) || count != -1) {
+    if (!parse_integer(line, line_len, &count) || count < -1) {
+      return broken(p);
+    }
+    if (count == -1) {
+      out->type = HRL_REPLY_NIL;
+      break;
+    }
+    if (p->max_array == 0 || count > p->max_array) {
       /* A real array is never an answer to our commands. */
       return broken(p);
     }
-    out->type = HRL_REPLY_NIL;
+    out->type = HRL_REPLY_OTHER;
+    out->integer = count;
     break;
   }
   default:

@@ -1,24 +1,28 @@
 /*
  * The Redlock algorithm as a sans-I/O state machine (docs/DESIGN.md).
- * Transports move bytes and sleep; every decision is made here, once, for
- * the hiredis driver and the OpenResty cosocket driver alike.
+ * Transports move bytes and wait; every decision is made here, once, for
+ * every driver alike.
  *
  * Acquire:
  *   ATTEMPT    -> new token, SET NX PX to all N at once     -> ACQUIRING
  *   ACQUIRING  -> ok >= quorum and validity > 0: held, DONE
+ *                 a quorum answered and wait is left: the waiting acquire
+ *                 of waiting.c (queue, hand-offs) takes over
  *                 else, when any master may hold the token: release round
  *                 to all N (also those that failed or timed out) -> CLEANUP
- *   CLEANUP    -> fewer than a quorum answered: a transport error, DONE now
- *                 wait left: SLEEP retry_delay +/- jitter     -> ATTEMPT
- *                 no wait left: timeout, DONE
+ *   CLEANUP    -> fewer than a quorum answered: a transport error, DONE
+ *                 else a timeout, DONE
  *   validity = ttl - elapsed - (ttl * drift_factor + 2 ms); a lock whose
  *   validity is <= 0 is never reported held.
  * Release / extend:
- *   SCRIPT -> compare script (EVALSHA, EVAL on NOSCRIPT) to all N -> SCRIPTING
+ *   SCRIPT -> release (the queue script: hands the lock to the first
+ *             waiter) or extend script (EVALSHA, EVAL on NOSCRIPT) to all
+ *             N                                               -> SCRIPTING
  *   SCRIPTING -> ok >= quorum (extend: and new validity > 0): OK
  *                a quorum answered: not owned, the lock is no longer held
  *                otherwise a transport error; the lock keeps what it knew.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "detail.h"
@@ -36,30 +40,63 @@ static int64_t drift_us(const hrl_config *c, uint32_t ttl_ms) {
 
 /* A master is never waited on longer than a tenth of the TTL it is asked to
  * hold, so slow masters cannot eat the validity. */
-static uint32_t ttl_bound_timeout(const hrl_config *c, uint32_t ttl_ms) {
+uint32_t hrl_ttl_bound_timeout(const hrl_config *c, uint32_t ttl_ms) {
   uint32_t cap = ttl_ms / 10 > 0 ? ttl_ms / 10 : 1;
   return c->opts.timeout_ms < cap ? c->opts.timeout_ms : cap;
 }
 
-static hrl_step finish(hrl_lock *lk, hrl_status status, hrl_step_info *info) {
+hrl_step hrl_op_finish(hrl_lock *lk, hrl_status status, hrl_step_info *info) {
   lk->op.phase = HRL_PHASE_DONE;
   lk->op.result = status;
   info->status = status;
   return HRL_STEP_DONE;
 }
 
-/* The EVAL form of the round's script command, built once per round. */
-static void build_eval(hrl_lock *lk) {
-  hrl_op *op = &lk->op;
-  if (op->cmd_eval_len == 0) {
-    op->cmd_eval_len = hrl_resp_script(op->cmd_eval, op->round_kind, 0, lk->key,
-                                       lk->key_len, op->token, op->ttl_ms);
+/* The arguments of the round's command. */
+static hrl_command_args command_args(hrl_lock *lk) {
+  const hrl_op *op = &lk->op;
+  hrl_command_args a = {lk->key,           lk->key_len, lk->queue,
+                        lk->queue_len,     lk->waiters, lk->waiters_len,
+                        op->token,         op->ttl_ms,  op->arrival_us,
+                        lk->cfg->lease_ms, NULL,        0};
+  if (op->round_kind == HRL_ROUND_TRY || op->round_kind == HRL_ROUND_ASIDE) {
+    a.channel = hrl_config_channel(lk->cfg, &a.channel_len);
   }
+  return a;
 }
 
-static hrl_step start_round(hrl_lock *lk, hrl_op_kind round_kind,
-                            uint32_t timeout_ms, int64_t now_us,
-                            hrl_step_info *info) {
+/* The EVAL form of the round's script command, built once per round into
+ * a buffer allocated on first use (few locks ever need one: the scripts
+ * are cached on the masters). False when out of memory. */
+static bool build_eval(hrl_lock *lk) {
+  hrl_op *op = &lk->op;
+  if (op->cmd_eval == NULL) {
+    op->cmd_eval = malloc(hrl_resp_eval_capacity(lk->key_len, lk->queue_len,
+                                                 lk->cfg->channel_len + 1));
+    if (op->cmd_eval == NULL) {
+      return false;
+    }
+  }
+  if (op->cmd_eval_len == 0) {
+    hrl_command_args a = command_args(lk);
+    op->cmd_eval_len =
+        hrl_resp_command(op->cmd_eval, op->round_kind, false, &a);
+  }
+  return true;
+}
+
+static bool is_script(hrl_round_kind kind) {
+  return kind != HRL_ROUND_SET;
+}
+
+bool hrl_round_of_attempt(const hrl_lock *lk) {
+  return lk->op.round_kind == HRL_ROUND_SET ||
+         lk->op.round_kind == HRL_ROUND_TRY;
+}
+
+hrl_step hrl_round_start(hrl_lock *lk, hrl_round_kind round_kind,
+                         uint32_t timeout_ms, int64_t now_us,
+                         hrl_step_info *info) {
   hrl_op *op = &lk->op;
   op->round_kind = round_kind;
   op->round_start_us = now_us;
@@ -69,21 +106,19 @@ static hrl_step start_round(hrl_lock *lk, hrl_op_kind round_kind,
     op->nodes[i].eval_sent = false;
     op->nodes[i].sent = false;
     op->nodes[i].missed = false;
+    op->nodes[i].pttl = -1;
     op->nodes[i].msg[0] = '\0';
   }
-  if (round_kind == HRL_OP_ACQUIRE) {
-    op->cmd_len =
-        hrl_resp_acquire(op->cmd, lk->key, lk->key_len, op->token, op->ttl_ms);
-  } else {
-    op->cmd_len = hrl_resp_script(op->cmd, round_kind, 1, lk->key, lk->key_len,
-                                  op->token, op->ttl_ms);
+  hrl_command_args a = command_args(lk);
+  op->cmd_len = hrl_resp_command(op->cmd, round_kind, true, &a);
+  if (is_script(round_kind)) {
     /* A late master answers after the round has stopped listening, so a
      * NOSCRIPT from it (its script cache flushed while it was away) would
      * go unread and the release or extend would never run there: it gets
-     * the full script at once. */
+     * the full script at once (when memory allows: else the digest, and
+     * the script runs wherever it is cached). */
     for (size_t i = 0; i < lk->cfg->n; i++) {
-      if (lk->cfg->masters[i].late) {
-        build_eval(lk);
+      if (lk->cfg->masters[i].late && build_eval(lk)) {
         op->nodes[i].eval_sent = true;
       }
     }
@@ -92,14 +127,10 @@ static hrl_step start_round(hrl_lock *lk, hrl_op_kind round_kind,
   return HRL_STEP_ROUND;
 }
 
-typedef struct tally {
-  uint32_t ok, refused, unreachable, failed;
-} tally;
-
 /* Counts a round's results; a master the transport never reported on
  * counts as unreachable. */
-static tally count_nodes(hrl_node *nodes, size_t n) {
-  tally t = {0, 0, 0, 0};
+static hrl_tally count_nodes(hrl_node *nodes, size_t n) {
+  hrl_tally t = {0, 0, 0, 0};
   for (size_t i = 0; i < n; i++) {
     if (nodes[i].result == HRL_NODE_PENDING) {
       nodes[i].result = HRL_NODE_UNREACHABLE;
@@ -134,7 +165,11 @@ static uint64_t ok_mask(const hrl_node *nodes, size_t n) {
   return mask;
 }
 
-static void record_counts(hrl_lock *lk, tally t) {
+hrl_tally hrl_round_tally(hrl_lock *lk) {
+  return count_nodes(lk->op.nodes, lk->cfg->n);
+}
+
+void hrl_round_record(hrl_lock *lk, hrl_tally t) {
   hrl_counts *c = &lk->op.counts;
   c->masters = (uint32_t)lk->cfg->n;
   c->quorum = (uint32_t)lk->cfg->quorum;
@@ -146,11 +181,10 @@ static void record_counts(hrl_lock *lk, tally t) {
 }
 
 /* Too few masters gave a usable answer (acquire) or confirmed (release,
- * extend): report the gravest cause and list every master that failed, so
- * the caller can see what to fix. `what` says what `count` masters did. */
-static hrl_step fail_unreachable(hrl_lock *lk, const hrl_node *nodes,
-                                 size_t count, const char *what,
-                                 hrl_step_info *info) {
+ * extend): the gravest cause, and every master that failed in the detail,
+ * so the caller can see what to fix. `what` says what `count` masters did. */
+hrl_status hrl_unreachable_status(hrl_lock *lk, const hrl_node *nodes,
+                                  size_t count, const char *what) {
   const hrl_config *c = lk->cfg;
   bool auth = false, server = false, protocol = false;
   for (size_t i = 0; i < c->n; i++) {
@@ -169,16 +203,22 @@ static hrl_step fail_unreachable(hrl_lock *lk, const hrl_node *nodes,
                         c->masters[i].ep.label, nodes[i].msg);
     }
   }
-  hrl_status st = auth       ? HRL_EAUTH
-                  : server   ? HRL_ESERVER
-                  : protocol ? HRL_EPROTOCOL
-                             : HRL_ECONNECT;
-  return finish(lk, st, info);
+  return auth       ? HRL_EAUTH
+         : server   ? HRL_ESERVER
+         : protocol ? HRL_EPROTOCOL
+                    : HRL_ECONNECT;
 }
 
-/* After an attempt (and its cleanup): fail fast, time out, or sleep. */
-static hrl_step decide_retry(hrl_lock *lk, int64_t now_us,
-                             hrl_step_info *info) {
+static hrl_step fail_unreachable(hrl_lock *lk, const hrl_node *nodes,
+                                 size_t count, const char *what,
+                                 hrl_step_info *info) {
+  return hrl_op_finish(lk, hrl_unreachable_status(lk, nodes, count, what),
+                       info);
+}
+
+/* After a failed attempt (and its cleanup), with no wait left or too few
+ * answers: fail fast, or time out. */
+static hrl_step decide_retry(hrl_lock *lk, hrl_step_info *info) {
   hrl_op *op = &lk->op;
   const hrl_config *c = lk->cfg;
   size_t answered = 0;
@@ -191,23 +231,7 @@ static hrl_step decide_retry(hrl_lock *lk, int64_t now_us,
      * patience for one lock: say so now instead of spinning. */
     return fail_unreachable(lk, op->decided, answered, "answered", info);
   }
-  if (now_us >= op->deadline_us) {
-    return finish(lk, HRL_ETIMEOUT, info);
-  }
-  uint32_t jitter = c->opts.retry_jitter_ms;
-  int64_t sleep_ms =
-      (int64_t)c->opts.retry_delay_ms - jitter +
-      hrl_random_upto(jitter <= UINT32_MAX / 2 ? 2 * jitter : UINT32_MAX);
-  if (sleep_ms < 0) {
-    sleep_ms = 0;
-  }
-  int64_t left_ms = (op->deadline_us - now_us + US_PER_MS - 1) / US_PER_MS;
-  if (sleep_ms > left_ms) {
-    sleep_ms = left_ms;
-  }
-  op->phase = HRL_PHASE_ATTEMPT;
-  info->sleep_ms = (uint32_t)sleep_ms;
-  return HRL_STEP_SLEEP;
+  return hrl_op_finish(lk, HRL_ETIMEOUT, info);
 }
 
 static hrl_step start_attempt(hrl_lock *lk, int64_t now_us,
@@ -216,30 +240,45 @@ static hrl_step start_attempt(hrl_lock *lk, int64_t now_us,
   if (hrl_token_new(op->token) != HRL_OK) {
     hrl_detailf(lk->detail, sizeof lk->detail,
                 "the OS random generator failed");
-    return finish(lk, HRL_ESYSTEM, info);
+    return hrl_op_finish(lk, HRL_ESYSTEM, info);
   }
   op->attempts++;
   op->phase = HRL_PHASE_ACQUIRING;
-  return start_round(lk, HRL_OP_ACQUIRE, ttl_bound_timeout(lk->cfg, op->ttl_ms),
-                     now_us, info);
+  return hrl_round_start(lk, HRL_ROUND_SET,
+                         hrl_ttl_bound_timeout(lk->cfg, op->ttl_ms), now_us,
+                         info);
+}
+
+bool hrl_attempt_won(hrl_lock *lk, hrl_tally t, int64_t now_us) {
+  hrl_op *op = &lk->op;
+  const hrl_config *c = lk->cfg;
+  int64_t drift = drift_us(c, op->ttl_ms);
+  int64_t validity =
+      (int64_t)op->ttl_ms * US_PER_MS - (now_us - op->round_start_us) - drift;
+  if (t.ok < c->quorum || validity <= 0) {
+    return false;
+  }
+  lk->held = true;
+  lk->granted = ok_mask(op->nodes, c->n);
+  memcpy(lk->token, op->token, sizeof lk->token);
+  lk->valid_until_us =
+      op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS - drift;
+  return true;
 }
 
 static hrl_step judge_attempt(hrl_lock *lk, int64_t now_us,
                               hrl_step_info *info) {
   hrl_op *op = &lk->op;
   const hrl_config *c = lk->cfg;
-  tally t = count_nodes(op->nodes, c->n);
-  record_counts(lk, t);
-  int64_t drift = drift_us(c, op->ttl_ms);
-  int64_t validity =
-      (int64_t)op->ttl_ms * US_PER_MS - (now_us - op->round_start_us) - drift;
-  if (t.ok >= c->quorum && validity > 0) {
-    lk->held = true;
-    lk->granted = ok_mask(op->nodes, c->n);
-    memcpy(lk->token, op->token, sizeof lk->token);
-    lk->valid_until_us =
-        op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS - drift;
-    return finish(lk, HRL_OK, info);
+  hrl_tally t = count_nodes(op->nodes, c->n);
+  hrl_round_record(lk, t);
+  if (hrl_attempt_won(lk, t, now_us)) {
+    return hrl_op_finish(lk, HRL_OK, info);
+  }
+  if (t.ok + t.refused >= c->quorum && now_us < op->deadline_us) {
+    /* Refused by a quorum, with time to wait: queue up (waiting.c). Its
+     * first try claims what this attempt got, so no cleanup here. */
+    return hrl_wait_start(lk, now_us, info);
   }
   memcpy(op->decided, op->nodes, c->n * sizeof *op->decided);
   /* A master that refused or rejected the SET cannot hold our fresh token;
@@ -251,10 +290,11 @@ static hrl_step judge_attempt(hrl_lock *lk, int64_t now_us,
         r == HRL_NODE_OK || r == HRL_NODE_UNREACHABLE || r == HRL_NODE_PROTOCOL;
   }
   if (!may_hold) {
-    return decide_retry(lk, now_us, info);
+    return decide_retry(lk, info);
   }
   op->phase = HRL_PHASE_CLEANUP;
-  return start_round(lk, HRL_OP_RELEASE, c->opts.timeout_ms, now_us, info);
+  return hrl_round_start(lk, HRL_ROUND_RELEASE, c->opts.timeout_ms, now_us,
+                         info);
 }
 
 /* Whether the lock is provably lost: fewer than a quorum of the masters
@@ -299,15 +339,15 @@ static hrl_step judge_release(hrl_lock *lk, hrl_step_info *info) {
       unsure |= bit;
     }
   }
-  tally t = count_nodes(op->nodes, c->n);
-  record_counts(lk, t);
+  hrl_tally t = count_nodes(op->nodes, c->n);
+  hrl_round_record(lk, t);
   lk->held = false;
   lk->release_pending = false;
   if (t.ok >= c->quorum) {
-    return finish(lk, HRL_OK, info);
+    return hrl_op_finish(lk, HRL_OK, info);
   }
   if (lost_on_granting_masters(lk)) {
-    return finish(lk, HRL_ENOTOWNED, info);
+    return hrl_op_finish(lk, HRL_ENOTOWNED, info);
   }
   lk->release_pending = true;
   lk->released = ok_mask(op->nodes, c->n);
@@ -322,8 +362,8 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
   if (op->kind == HRL_OP_RELEASE) {
     return judge_release(lk, info);
   }
-  tally t = count_nodes(op->nodes, c->n);
-  record_counts(lk, t);
+  hrl_tally t = count_nodes(op->nodes, c->n);
+  hrl_round_record(lk, t);
   int64_t drift = drift_us(c, op->ttl_ms);
   int64_t new_until =
       op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS - drift;
@@ -331,12 +371,12 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
     lk->valid_until_us = new_until;
     lk->ttl_ms = op->ttl_ms;
     lk->granted = ok_mask(op->nodes, c->n);
-    return finish(lk, HRL_OK, info);
+    return hrl_op_finish(lk, HRL_OK, info);
   }
   if (t.ok >= c->quorum || lost_on_granting_masters(lk)) {
     /* Lost, or extended so slowly that no validity is left to promise. */
     lk->held = false;
-    return finish(lk, HRL_ENOTOWNED, info);
+    return hrl_op_finish(lk, HRL_ENOTOWNED, info);
   }
   /* Masters that timed out may have applied the new TTL: when it is shorter
    * than what was left, only the shorter bound is safe to keep. */
@@ -380,6 +420,7 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
         arg_ms == HRL_WAIT_FOREVER ? INT64_MAX : now_us + arg_ms * US_PER_MS;
     op->ttl_ms = lk->ttl_ms;
     op->phase = HRL_PHASE_ATTEMPT;
+    op->arrival_us = hrl_wall_us();
     break;
   case HRL_OP_RELEASE:
   case HRL_OP_EXTEND:
@@ -409,6 +450,7 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
   }
   op->kind = kind;
   op->attempts = 0;
+  op->waiting = false;
   op->result = HRL_OK;
   memset(&op->counts, 0, sizeof op->counts);
   lk->detail[0] = '\0';
@@ -425,16 +467,24 @@ hrl_step hrl_proto_step(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
     return judge_attempt(lk, now_us, info);
   case HRL_PHASE_CLEANUP:
     count_nodes(op->nodes, lk->cfg->n);
-    return decide_retry(lk, now_us, info);
+    return decide_retry(lk, info);
   case HRL_PHASE_SCRIPT:
     op->phase = HRL_PHASE_SCRIPTING;
-    return start_round(lk, op->kind,
-                       op->kind == HRL_OP_EXTEND
-                           ? ttl_bound_timeout(lk->cfg, op->ttl_ms)
-                           : lk->cfg->opts.timeout_ms,
-                       now_us, info);
+    if (op->kind == HRL_OP_EXTEND) {
+      return hrl_round_start(lk, HRL_ROUND_EXTEND,
+                             hrl_ttl_bound_timeout(lk->cfg, op->ttl_ms), now_us,
+                             info);
+    }
+    return hrl_round_start(lk, HRL_ROUND_RELEASE, lk->cfg->opts.timeout_ms,
+                           now_us, info);
   case HRL_PHASE_SCRIPTING:
     return judge_script(lk, now_us, info);
+  case HRL_PHASE_TRYING:
+  case HRL_PHASE_ASIDE:
+  case HRL_PHASE_WAITING:
+  case HRL_PHASE_LEAVE:
+  case HRL_PHASE_LEAVING:
+    return hrl_wait_step(lk, now_us, info);
   case HRL_PHASE_DONE:
     info->status = op->result;
     return HRL_STEP_DONE;
@@ -449,15 +499,24 @@ hrl_step hrl_proto_step(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
 void hrl_proto_cancel(hrl_lock *lk) {
   if (lk->op.phase == HRL_PHASE_ATTEMPT) {
     hrl_step_info ignored;
-    finish(lk, HRL_ECANCELLED, &ignored);
+    hrl_op_finish(lk, HRL_ECANCELLED, &ignored);
+  } else if (lk->op.phase == HRL_PHASE_WAITING) {
+    hrl_wait_cancel(lk);
   }
 }
 
 static bool in_round(const hrl_lock *lk, size_t i) {
-  hrl_phase ph = lk->op.phase;
-  return i < lk->cfg->n &&
-         (ph == HRL_PHASE_ACQUIRING || ph == HRL_PHASE_CLEANUP ||
-          ph == HRL_PHASE_SCRIPTING);
+  switch (lk->op.phase) {
+  case HRL_PHASE_ACQUIRING:
+  case HRL_PHASE_CLEANUP:
+  case HRL_PHASE_SCRIPTING:
+  case HRL_PHASE_TRYING:
+  case HRL_PHASE_ASIDE:
+  case HRL_PHASE_LEAVING:
+    return i < lk->cfg->n;
+  default:
+    return false;
+  }
 }
 
 const char *hrl_proto_command(hrl_lock *lk, size_t i, size_t *len) {
@@ -487,15 +546,17 @@ hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
     return node->result;
   }
   bool noscript;
-  hrl_node_result r = hrl_reply_classify(op->round_kind, reply, &noscript,
-                                         node->msg, sizeof node->msg);
+  hrl_node_result r =
+      hrl_reply_classify(op->round_kind, reply, &noscript, &node->pttl,
+                         node->msg, sizeof node->msg);
   if (noscript) {
-    if (node->eval_sent) {
-      hrl_detailf(node->msg, sizeof node->msg, "NOSCRIPT in reply to EVAL");
+    if (node->eval_sent || !build_eval(lk)) {
+      hrl_detailf(node->msg, sizeof node->msg,
+                  node->eval_sent ? "NOSCRIPT in reply to EVAL"
+                                  : "out of memory");
       node->result = HRL_NODE_PROTOCOL;
       return node->result;
     }
-    build_eval(lk);
     node->eval_sent = true;
     return HRL_NODE_RESEND;
   }
@@ -507,8 +568,11 @@ bool hrl_proto_settled(const hrl_lock *lk) {
   const hrl_op *op = &lk->op;
   switch (op->phase) {
   case HRL_PHASE_CLEANUP:
-    return true;
+  case HRL_PHASE_ASIDE:
+  case HRL_PHASE_LEAVING:
+    return true; /* rounds whose replies decide nothing */
   case HRL_PHASE_ACQUIRING:
+  case HRL_PHASE_TRYING:
   case HRL_PHASE_SCRIPTING: {
     size_t ok = 0;
     for (size_t i = 0; i < lk->cfg->n; i++) {
@@ -542,15 +606,15 @@ void hrl_proto_missed(hrl_lock *lk, size_t i, const char *message) {
   }
   lk->cfg->masters[i].late = true;
   lk->op.nodes[i].missed = true;
-  if (lk->op.round_kind != HRL_OP_ACQUIRE) {
-    build_eval(lk); /* for hrl_proto_late_command */
+  if (lk->op.round_kind != HRL_ROUND_SET) {
+    build_eval(lk); /* for hrl_proto_late_command (none without memory) */
   }
   hrl_proto_fail(lk, i, HRL_NODE_UNREACHABLE, message);
 }
 
 const char *hrl_proto_late_command(const hrl_lock *lk, size_t i, size_t *len) {
   const hrl_op *op = &lk->op;
-  if (!in_round(lk, i) || op->round_kind == HRL_OP_ACQUIRE ||
+  if (!in_round(lk, i) || op->round_kind == HRL_ROUND_SET ||
       op->nodes[i].eval_sent || op->cmd_eval_len == 0) {
     *len = 0;
     return NULL;

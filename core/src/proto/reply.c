@@ -1,7 +1,10 @@
 /* Reply meanings, one table for every transport:
  *   acquire  +OK -> ok          nil -> refused (someone holds the name)
- *   script   :1  -> ok          :0  -> refused (the key is not ours)
- *            -NOSCRIPT -> send again with EVAL
+ *   release, extend
+ *            :1  -> ok          :0  -> refused (the key is not ours)
+ *   try      +OK -> ok (held)   :n  -> refused, the key's PTTL is n ms
+ *   aside    :n  -> ok (it ran; its answer decides nothing)
+ *   scripts  -NOSCRIPT -> send again with EVAL
  *            -WRONGTYPE -> refused (the key exists and is not a lock of ours)
  *   any      -NOAUTH / -WRONGPASS / -NOPERM -> auth;  other errors -> server
  *            anything else -> protocol error
@@ -34,12 +37,53 @@ static hrl_node_result unexpected(const char *what, char *message,
   return HRL_NODE_PROTOCOL;
 }
 
-hrl_node_result hrl_reply_classify(hrl_op_kind op, const hrl_reply *r,
-                                   bool *noscript, char *message, size_t size) {
+static bool is_ok(const hrl_reply *r) {
+  return r->type == HRL_REPLY_STATUS && r->len == 2 &&
+         memcmp(r->str, "OK", 2) == 0;
+}
+
+/* What a script's reply of the expected type means, or PENDING. */
+static hrl_node_result script_answer(hrl_round_kind kind, const hrl_reply *r,
+                                     int64_t *pttl) {
+  bool integer = r->type == HRL_REPLY_INTEGER;
+  switch (kind) {
+  case HRL_ROUND_TRY:
+    if (is_ok(r)) {
+      return HRL_NODE_OK;
+    }
+    if (integer && r->integer >= -2) {
+      *pttl = r->integer; /* -1: no TTL, -2: gone meanwhile */
+      return HRL_NODE_REFUSED;
+    }
+    return HRL_NODE_PENDING;
+  case HRL_ROUND_ASIDE:
+    return integer ? HRL_NODE_OK : HRL_NODE_PENDING;
+  default:
+    if (integer && (r->integer == 0 || r->integer == 1)) {
+      return r->integer == 1 ? HRL_NODE_OK : HRL_NODE_REFUSED;
+    }
+    return HRL_NODE_PENDING;
+  }
+}
+
+static const char *script_name(hrl_round_kind kind) {
+  switch (kind) {
+  case HRL_ROUND_EXTEND:
+    return "the extend script";
+  case HRL_ROUND_TRY:
+  case HRL_ROUND_ASIDE:
+    return "the queue script";
+  default:
+    return "the release script";
+  }
+}
+
+hrl_node_result hrl_reply_classify(hrl_round_kind kind, const hrl_reply *r,
+                                   bool *noscript, int64_t *pttl, char *message,
+                                   size_t size) {
   *noscript = false;
-  if (op == HRL_OP_ACQUIRE) {
-    if (r->type == HRL_REPLY_STATUS && r->len == 2 &&
-        memcmp(r->str, "OK", 2) == 0) {
+  if (kind == HRL_ROUND_SET) {
+    if (is_ok(r)) {
       return HRL_NODE_OK;
     }
     if (r->type == HRL_REPLY_NIL) {
@@ -50,8 +94,9 @@ hrl_node_result hrl_reply_classify(hrl_op_kind op, const hrl_reply *r,
     }
     return unexpected("SET", message, size);
   }
-  if (r->type == HRL_REPLY_INTEGER && (r->integer == 0 || r->integer == 1)) {
-    return r->integer == 1 ? HRL_NODE_OK : HRL_NODE_REFUSED;
+  hrl_node_result answer = script_answer(kind, r, pttl);
+  if (answer != HRL_NODE_PENDING) {
+    return answer;
   }
   if (r->type == HRL_REPLY_ERROR) {
     if (has_prefix(r, "NOSCRIPT")) {
@@ -64,9 +109,7 @@ hrl_node_result hrl_reply_classify(hrl_op_kind op, const hrl_reply *r,
     }
     return classify_error(r, message, size);
   }
-  return unexpected(op == HRL_OP_RELEASE ? "the release script"
-                                         : "the extend script",
-                    message, size);
+  return unexpected(script_name(kind), message, size);
 }
 
 hrl_node_result hrl_reply_classify_handshake(bool is_auth, const hrl_reply *r,

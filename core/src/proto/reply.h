@@ -5,13 +5,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "hiredlock/proto.h"
+#include <stdint.h>
 
-/* Meaning of a reply to SET NX PX (acquire) or to the release / extend
- * script. *noscript is set when the script must be sent again with EVAL.
- * message receives the server's text for failures. */
-hrl_node_result hrl_reply_classify(hrl_op_kind op, const hrl_reply *reply,
-                                   bool *noscript, char *message,
+#include "hiredlock/proto.h"
+#include "resp.h"
+
+/* Meaning of a reply to the command of a round of that kind. *noscript is
+ * set when the script must be sent again with EVAL; a try refused by a held
+ * key sets *pttl to the key's PTTL in ms (-1: it has none). message
+ * receives the server's text for failures. */
+hrl_node_result hrl_reply_classify(hrl_round_kind kind, const hrl_reply *reply,
+                                   bool *noscript, int64_t *pttl, char *message,
                                    size_t message_size);
 
 /* Meaning of the reply to a new connection's AUTH (is_auth) or SELECT. */

@@ -5,19 +5,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCRIPT_LEN_MAX (sizeof HRL_EXTEND_SCRIPT)
+/* Framing of one argument: "$<len>\r\n" and "\r\n", at most 16 bytes. */
+#define FRAMING 16
+/* Most arguments of a command (a try: EVALSHA sha 3 k q w t token ttl
+ * arrival lease channel), and the longest number in one (a 64-bit value). */
+#define ARGS_MAX 12
+#define NUMBER_MAX 20
 
-size_t hrl_resp_command_capacity(size_t key_len) {
-  /* Six arguments, each with "$<len>\r\n...\r\n" framing (at most 16 bytes
-   * of framing), the longest script, the key, a token and a number. */
-  return 16 + 6 * 16 + SCRIPT_LEN_MAX + key_len + HRL_TOKEN_LEN + 16;
+static size_t capacity(size_t key_len, size_t sibling_len, size_t channel_len,
+                       size_t script_len) {
+  return 16 + ARGS_MAX * FRAMING + script_len + key_len + 2 * sibling_len +
+         HRL_TOKEN_LEN + 3 * NUMBER_MAX + channel_len;
+}
+
+size_t hrl_resp_command_capacity(size_t key_len, size_t sibling_len,
+                                 size_t channel_len) {
+  return capacity(key_len, sibling_len, channel_len, 40); /* a SHA1 */
+}
+
+size_t hrl_resp_eval_capacity(size_t key_len, size_t sibling_len,
+                              size_t channel_len) {
+  size_t longest = sizeof HRL_QUEUE_SCRIPT > sizeof HRL_EXTEND_SCRIPT
+                       ? sizeof HRL_QUEUE_SCRIPT
+                       : sizeof HRL_EXTEND_SCRIPT;
+  return capacity(key_len, sibling_len, channel_len, longest);
 }
 
 /* Decimal digits of v; returns how many were written. The commands are
  * formatted on every round of every lock cycle, so no stdio here: sprintf
  * alone was most of the core's own instructions per cycle. */
 static size_t put_uint(char *buf, uint64_t v) {
-  char tmp[20];
+  char tmp[NUMBER_MAX];
   size_t n = 0;
   do {
     tmp[n++] = (char)('0' + v % 10);
@@ -51,44 +69,82 @@ static size_t put_arg(char *buf, const char *arg, size_t len) {
 /* A string literal as one argument. */
 #define PUT_LITERAL(buf, lit) put_arg((buf), (lit), sizeof(lit) - 1)
 
-static size_t put_ttl(char *buf, uint32_t ttl_ms) {
-  char ttl[20];
-  return put_arg(buf, ttl, put_uint(ttl, ttl_ms));
+static size_t put_number(char *buf, uint64_t v) {
+  char digits[NUMBER_MAX];
+  return put_arg(buf, digits, put_uint(digits, v));
 }
 
-size_t hrl_resp_acquire(char *buf, const char *key, size_t key_len,
-                        const char *token, uint32_t ttl_ms) {
+static size_t put_set(char *buf, const hrl_command_args *a) {
   size_t n = 0;
   memcpy(buf, "*6\r\n$3\r\nSET\r\n", 13);
   n += 13;
-  n += put_arg(buf + n, key, key_len);
-  n += put_arg(buf + n, token, HRL_TOKEN_LEN);
+  n += put_arg(buf + n, a->key, a->key_len);
+  n += put_arg(buf + n, a->token, HRL_TOKEN_LEN);
   memcpy(buf + n, "$2\r\nNX\r\n$2\r\nPX\r\n", 16);
   n += 16;
-  n += put_ttl(buf + n, ttl_ms);
+  return n + put_number(buf + n, a->ttl_ms);
+}
+
+/* EVALSHA sha (or EVAL script): the script's first arguments. */
+static size_t put_script(char *buf, int argc, bool by_sha, const char *source,
+                         size_t len, const char *sha1) {
+  size_t n = put_count(buf, argc);
+  if (by_sha) {
+    n += PUT_LITERAL(buf + n, "EVALSHA");
+    return n + put_arg(buf + n, sha1, 40);
+  }
+  n += PUT_LITERAL(buf + n, "EVAL");
+  return n + put_arg(buf + n, source, len);
+}
+
+#define PUT_SCRIPT(buf, argc, by_sha, name)                                    \
+  put_script((buf), (argc), (by_sha), name##_SCRIPT, sizeof name##_SCRIPT - 1, \
+             name##_SHA1)
+
+/* EVALSHA sha 1 key token ttl */
+static size_t put_extend(char *buf, bool by_sha, const hrl_command_args *a) {
+  size_t n = PUT_SCRIPT(buf, 6, by_sha, HRL_EXTEND);
+  n += PUT_LITERAL(buf + n, "1");
+  n += put_arg(buf + n, a->key, a->key_len);
+  n += put_arg(buf + n, a->token, HRL_TOKEN_LEN);
+  return n + put_number(buf + n, a->ttl_ms);
+}
+
+/* EVALSHA sha 3 key queue waiters mode token [ttl arrival lease channel] */
+static size_t put_queue(char *buf, const char *mode, bool by_sha,
+                        const hrl_command_args *a) {
+  bool waiter = mode[0] != 'r';
+  size_t n = PUT_SCRIPT(buf, waiter ? 12 : 8, by_sha, HRL_QUEUE);
+  n += PUT_LITERAL(buf + n, "3");
+  n += put_arg(buf + n, a->key, a->key_len);
+  n += put_arg(buf + n, a->queue, a->queue_len);
+  n += put_arg(buf + n, a->waiters, a->waiters_len);
+  n += put_arg(buf + n, mode, 1);
+  n += put_arg(buf + n, a->token, HRL_TOKEN_LEN);
+  if (waiter) {
+    n += put_number(buf + n, a->ttl_ms);
+    n += put_number(buf + n, (uint64_t)(a->arrival_us > 0 ? a->arrival_us : 0));
+    n += put_number(buf + n, a->lease_ms);
+    n += put_arg(buf + n, a->channel, a->channel_len);
+  }
   return n;
 }
 
-size_t hrl_resp_script(char *buf, hrl_op_kind op, int by_sha, const char *key,
-                       size_t key_len, const char *token, uint32_t ttl_ms) {
-  int extend = op == HRL_OP_EXTEND;
-  size_t n = put_count(buf, extend ? 6 : 5);
-  if (by_sha) {
-    n += PUT_LITERAL(buf + n, "EVALSHA");
-    n += extend ? PUT_LITERAL(buf + n, HRL_EXTEND_SHA1)
-                : PUT_LITERAL(buf + n, HRL_RELEASE_SHA1);
-  } else {
-    n += PUT_LITERAL(buf + n, "EVAL");
-    n += extend ? PUT_LITERAL(buf + n, HRL_EXTEND_SCRIPT)
-                : PUT_LITERAL(buf + n, HRL_RELEASE_SCRIPT);
+size_t hrl_resp_command(char *buf, hrl_round_kind kind, bool by_sha,
+                        const hrl_command_args *a) {
+  switch (kind) {
+  case HRL_ROUND_SET:
+    return put_set(buf, a);
+  case HRL_ROUND_EXTEND:
+    return put_extend(buf, by_sha, a);
+  case HRL_ROUND_TRY:
+    return put_queue(buf, "t", by_sha, a);
+  case HRL_ROUND_ASIDE:
+    return put_queue(buf, "a", by_sha, a);
+  case HRL_ROUND_RELEASE:
+  default:
+    return put_queue(buf, "r", by_sha, a);
   }
-  n += PUT_LITERAL(buf + n, "1");
-  n += put_arg(buf + n, key, key_len);
-  n += put_arg(buf + n, token, HRL_TOKEN_LEN);
-  if (extend) {
-    n += put_ttl(buf + n, ttl_ms);
-  }
-  return n;
 }
 
 char *hrl_resp_format(int argc, const char *const *argv, const size_t *lens,

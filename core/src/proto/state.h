@@ -8,8 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/types.h>
+
 #include "hiredlock.h"
 #include "hiredlock/proto.h"
+#include "resp.h"
 #include "url.h"
 
 /* A master's message in a round: "timeout after 50 ms", "READONLY ...". */
@@ -26,6 +29,12 @@ typedef struct hrl_master_cfg {
   bool late;
 } hrl_master_cfg;
 
+/* The channel a client's waiters hear their hand-offs on: the key prefix,
+ * "hiredlock:wake:" and 32 random hex characters (waiting.c). */
+#define HRL_CHANNEL_INFIX "hiredlock:wake:"
+#define HRL_CHANNEL_MAX                                                        \
+  (HRL_PREFIX_MAX + sizeof HRL_CHANNEL_INFIX - 1 + HRL_TOKEN_LEN)
+
 /* What a client was made with: validated options and parsed masters. */
 typedef struct hrl_config {
   hrl_options opts; /* key_prefix points into prefix below */
@@ -33,7 +42,15 @@ typedef struct hrl_config {
   size_t n;
   size_t quorum;
   uint32_t min_ttl_ms; /* the smallest TTL a round leaves validity in */
+  /* How long a waiter's queue entry (and a hand-off reserved for it) lives
+   * without a new try from it (waiting.c). */
+  uint32_t lease_ms;
   hrl_master_cfg *masters;
+  /* This process's channel, made on the first wait (and anew in a forked
+   * child: channel_pid is the process it was made in). */
+  char channel[HRL_CHANNEL_MAX + 1];
+  size_t channel_len;
+  pid_t channel_pid;
 } hrl_config;
 
 /* A master's state in the current round. */
@@ -42,6 +59,7 @@ typedef struct hrl_node {
   bool eval_sent; /* NOSCRIPT came back once: the full script was sent */
   bool sent;      /* the driver took the command */
   bool missed;    /* ... and it went unanswered: it may run there yet */
+  int64_t pttl;   /* a refused try: the holder's PTTL in ms (-1: unknown) */
   char msg[HRL_NODE_MSG_MAX];
 } hrl_node;
 
@@ -52,25 +70,39 @@ typedef enum hrl_phase {
   HRL_PHASE_CLEANUP,   /* a failed attempt's release round is out */
   HRL_PHASE_SCRIPT,    /* next step sends the release / extend round */
   HRL_PHASE_SCRIPTING, /* a release / extend round is out */
+  /* A waiting acquire (waiting.c): */
+  HRL_PHASE_TRYING,  /* a try round is out */
+  HRL_PHASE_ASIDE,   /* the round stepping aside after a failed try is out */
+  HRL_PHASE_WAITING, /* between tries: for a hand-off or a timer */
+  HRL_PHASE_LEAVE,   /* next step sends the round that leaves the queue */
+  HRL_PHASE_LEAVING, /* ... which is out; the result is decided */
   HRL_PHASE_DONE
 } hrl_phase;
 
 /* One acquire, release or extend in progress (see redlock.c). */
 typedef struct hrl_op {
   hrl_op_kind kind;
-  hrl_op_kind round_kind; /* what the round out now sends */
+  hrl_round_kind round_kind; /* what the round out now sends */
   hrl_phase phase;
   hrl_status result;
   int64_t deadline_us;    /* acquire: no attempt starts after this */
   int64_t round_start_us; /* start of the acquire / script round */
   uint32_t ttl_ms;        /* acquire: the lock's; extend: the new one */
   uint32_t attempts;
+  /* A waiting acquire (waiting.c): */
+  bool waiting;            /* it has (or may have) a queue entry */
+  int64_t arrival_us;      /* wall clock at begin: its place in the queues */
+  int64_t retry_at_us;     /* the next try without a hand-off (PTTL, cap) */
+  uint64_t notified;       /* masters that handed it the lock since the try */
+  int64_t notified_at_us;  /* when the first of them was seen */
+  bool woken;              /* try again at once (a subscriber came up) */
+  hrl_status leave_status; /* LEAVE, LEAVING: the result after the round */
   char token[HRL_TOKEN_LEN + 1]; /* the token this round carries */
   hrl_node *nodes;               /* n entries: the round out now */
   hrl_node *decided;             /* n entries: the attempt being judged */
   char *cmd;                     /* EVALSHA or SET form */
   size_t cmd_len;
-  char *cmd_eval; /* EVAL form, after NOSCRIPT */
+  char *cmd_eval; /* EVAL form, after NOSCRIPT; allocated on first use */
   size_t cmd_eval_len;
   hrl_counts counts;
 } hrl_op;
@@ -81,6 +113,10 @@ struct hrl_lock {
   char *key;          /* prefix + name */
   size_t key_len;
   size_t prefix_len;
+  char *queue; /* the waiting queue's keys (sibling_key.c) */
+  size_t queue_len;
+  char *waiters;
+  size_t waiters_len;
   hrl_lock_options opts; /* as made; opts.ttl_ms is the TTL it was made with */
   uint32_t ttl_ms;       /* the TTL now (extend may change it) */
   bool held;
@@ -136,7 +172,51 @@ void hrl_lock_destroy(hrl_lock *lock);
 /* redlock.c: the smallest TTL with room for a round (see there). */
 uint32_t hrl_min_ttl_ms(const hrl_config *cfg);
 
+/* clock.c: the wall clock (CLOCK_REALTIME) in microseconds: a waiter's
+ * arrival, the one clock every host has in common. */
+int64_t hrl_wall_us(void);
+
 /* redlock.c: whether lock is held with validity left at now_us. */
 bool hrl_lock_held_at(const hrl_lock *lock, int64_t now_us);
+
+/* redlock.c, for waiting.c: the round's machinery and verdicts. */
+typedef struct hrl_tally {
+  uint32_t ok, refused, unreachable, failed;
+} hrl_tally;
+hrl_step hrl_round_start(hrl_lock *lock, hrl_round_kind kind,
+                         uint32_t timeout_ms, int64_t now_us,
+                         hrl_step_info *info);
+/* Whether the round out now may leave our token on a master (a SET, or a
+ * try that claims or sets): a release may follow it on the same
+ * connections, which must then stay open behind it. */
+bool hrl_round_of_attempt(const hrl_lock *lock);
+/* Counts the round's results (a master never reported on: unreachable). */
+hrl_tally hrl_round_tally(hrl_lock *lock);
+/* Records a judged round's counts as the operation's (hrl_lock_counts). */
+void hrl_round_record(hrl_lock *lock, hrl_tally t);
+hrl_step hrl_op_finish(hrl_lock *lock, hrl_status status, hrl_step_info *info);
+/* An attempt that won: the lock is held (or validity ran out: false). */
+bool hrl_attempt_won(hrl_lock *lock, hrl_tally t, int64_t now_us);
+/* The detail and status of too few usable answers (nodes: the round's). */
+hrl_status hrl_unreachable_status(hrl_lock *lock, const hrl_node *nodes,
+                                  size_t count, const char *what);
+uint32_t hrl_ttl_bound_timeout(const hrl_config *cfg, uint32_t ttl_ms);
+
+/* waiting.c: a waiting acquire's steps after its first attempt was refused
+ * by a quorum (start), and in the phases of its own. */
+hrl_step hrl_wait_start(hrl_lock *lock, int64_t now_us, hrl_step_info *info);
+hrl_step hrl_wait_step(hrl_lock *lock, int64_t now_us, hrl_step_info *info);
+/* waiting.c: hrl_proto_cancel between tries: leave the queue, then end. */
+void hrl_wait_cancel(hrl_lock *lock);
+/* waiting.c: the client's channel (made anew in a new process), or NULL
+ * when the OS random generator failed. */
+const char *hrl_config_channel(hrl_config *cfg, size_t *len);
+/* waiting.c: the lease of a client's waiters, from its options. */
+uint32_t hrl_lease_ms(const hrl_options *opts);
+/* waiting.c: makes this process's channel (HRL_ESYSTEM: no randomness). */
+hrl_status hrl_config_make_channel(hrl_config *cfg);
+
+/* subscriber.c: hrl_subscriber_new() on the configuration. */
+hrl_subscriber *hrl_subscriber_create(hrl_config *cfg, size_t i);
 
 #endif

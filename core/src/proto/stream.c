@@ -162,7 +162,7 @@ static hrl_stream_action leave(hrl_stream *s, const hrl_lock *lk, bool late) {
     return HRL_STREAM_CLOSE; /* the connection's state is unknown */
   }
   uint32_t owed = s->owed + s->inflight + (late ? 1 : 0);
-  if (lk->op.round_kind != HRL_OP_ACQUIRE && owed > OWED_MAX) {
+  if (!hrl_round_of_attempt(lk) && owed > OWED_MAX) {
     return HRL_STREAM_CLOSE;
   }
   s->owed = owed;

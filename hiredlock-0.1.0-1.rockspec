@@ -45,6 +45,7 @@ build = {
     ["hiredlock"] = "lua/hiredlock/init.lua",
     ["hiredlock.driver.hiredis"] = "lua/hiredlock/driver/hiredis.lua",
     ["hiredlock.driver.cosocket"] = "lua/hiredlock/driver/cosocket.lua",
+    ["hiredlock.driver.listener"] = "lua/hiredlock/driver/listener.lua",
     ["hiredlock.core"] = {
       sources = {
         "bindings/lua/args.c",
@@ -55,6 +56,7 @@ build = {
         "bindings/lua/parser.c",
         "bindings/lua/proto.c",
         "bindings/lua/result.c",
+        "bindings/lua/subscriber.c",
         "core/src/api/client.c",
         "core/src/api/lock.c",
         "core/src/driver/conn.c",

@@ -36,6 +36,7 @@ typedef struct hrlpy_state {
   PyTypeObject *client_type;
   PyTypeObject *lock_type;
   PyTypeObject *stream_type;
+  PyTypeObject *subscriber_type;
   PyObject *lock_error;       /* hiredlock.LockError(Exception) */
   PyObject *not_acquired;     /* NotAcquired(LockError, TimeoutError) */
   PyObject *not_owned;        /* NotOwned(LockError) */
@@ -178,8 +179,16 @@ PyObject *hrlpy_fail(PyObject *op, PyObject *const *args, Py_ssize_t nargs);
 PyObject *hrlpy_missed(PyObject *op, PyObject *const *args, Py_ssize_t nargs);
 PyObject *hrlpy_skippable(PyObject *op, PyObject *arg);
 PyObject *hrlpy_cancel(PyObject *op, PyObject *unused);
+PyObject *hrlpy_waiter(PyObject *op, PyObject *unused);
+PyObject *hrlpy_notified(PyObject *op, PyObject *arg);
+PyObject *hrlpy_wake(PyObject *op, PyObject *unused);
 extern PyType_Spec hrlpy_stream_spec;
 int hrlpy_proto_constants(PyObject *module);
+
+/* subscriber.c: the Subscriber type (a subscriber connection's stream) and
+ * the module's NOTICE_* constants. */
+extern PyType_Spec hrlpy_subscriber_spec;
+int hrlpy_subscriber_constants(PyObject *module);
 
 /* fork.c: the lists of live handles and the after-fork reset. */
 void hrlpy_link_init(hrlpy_link *head);

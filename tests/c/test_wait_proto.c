@@ -144,6 +144,18 @@ static void test_the_holders_ttl_bounds_the_wait(void) {
   answer(e, forever);
   CHECK_INT(hrl_proto_step(e.lk, t + 83000, &s), HRL_STEP_WAIT);
   CHECK_INT(s.wait_ms, 1000);
+  /* Keys set in one round expire close together: it waits for the last
+   * of them within a per-master timeout, to get every master. */
+  CHECK_INT(hrl_proto_step(e.lk, t + 1083000, &s), HRL_STEP_ROUND);
+  hrl_reply near[3] = {reply_int(30), reply_int(40), reply_int(45)};
+  answer(e, near);
+  CHECK_INT(hrl_proto_step(e.lk, t + 1083000, &s), HRL_STEP_WAIT);
+  CHECK_INT(s.wait_ms, 46);
+  CHECK_INT(hrl_proto_step(e.lk, t + 1129000, &s), HRL_STEP_ROUND);
+  hrl_reply far[3] = {reply_int(30), reply_int(40), reply_int(900)};
+  answer(e, far);
+  CHECK_INT(hrl_proto_step(e.lk, t + 1129000, &s), HRL_STEP_WAIT);
+  CHECK_INT(s.wait_ms, 41); /* the quorum's: 900 is too far */
   drop(e);
 }
 

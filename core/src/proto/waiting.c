@@ -128,11 +128,15 @@ static int64_t cap_us(const hrl_config *c) {
 
 /* When to try again without a hand-off: once the holder's keys expired on
  * a quorum (the quorum-th smallest PTTL of the try; a master that said OK
- * counts as free, one that did not answer as never), or after the cap. */
+ * counts as free, one that did not answer as never), or after the cap. A
+ * holder set its keys in one round, so they expire within about a round
+ * of each other: waiting for the last of them within a per-master timeout
+ * of the quorum-th costs milliseconds and gets the lock on every master
+ * (more than a bare quorum survives masters failing during the hold). */
 static void schedule_retry(hrl_lock *lk, int64_t now_us) {
   const hrl_config *c = lk->cfg;
   const hrl_op *op = &lk->op;
-  int64_t free_in[HRL_MASTERS_MAX];
+  int64_t free_in[HRL_MASTERS_MAX] = {0};
   for (size_t i = 0; i < c->n; i++) {
     const hrl_node *node = &op->nodes[i];
     int64_t v = INT64_MAX;
@@ -148,6 +152,11 @@ static void schedule_retry(hrl_lock *lk, int64_t now_us) {
     free_in[j] = v;
   }
   int64_t q = free_in[c->quorum - 1];
+  for (size_t k = c->quorum; q != INT64_MAX && k < c->n; k++) {
+    if (free_in[k] <= q + (int64_t)c->opts.timeout_ms) {
+      q = free_in[k];
+    }
+  }
   int64_t retry_at = now_us + cap_us(c);
   if (q != INT64_MAX) {
     /* PTTLs were read during the round: the keys expire no earlier than

@@ -4,7 +4,9 @@ master at once, each against its own deadline; a connection that missed a
 deadline is kept (its late replies are owed) when the protocol says it may;
 a connect still in progress carries over to the next round until the
 connect timeout; once a round is settled, masters known to be late are not
-waited for. docs/DESIGN.md, section 2, lists these duties.
+waited for; a waiting acquire hears its hand-offs through the client's
+subscriber connections (_listener.py). docs/DESIGN.md, section 2, lists
+these duties.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ._connection import (
     os_message,
     reset,
 )
+from ._listener import Listener, Waiter
 
 
 class Master:
@@ -151,11 +154,14 @@ ROUNDS_AT_ONCE = 32
 class Driver:
     """The masters of one client and the loop that steps an operation."""
 
-    def __init__(self, core_client: _core.Client, connect_timeout: float) -> None:
+    def __init__(
+        self, core_client: _core.Client, connect_timeout: float, timeout: float
+    ) -> None:
         self.masters = [
             Master(i, core_client._master_info(i), connect_timeout)
             for i in range(len(core_client.masters))
         ]
+        self.listener = Listener(core_client, self.masters, timeout)
         self._turns: asyncio.Semaphore | None = None
 
     async def _turn(self, progress: Progress) -> asyncio.Semaphore:
@@ -173,6 +179,7 @@ class Driver:
     def close(self) -> None:
         for m in self.masters:
             m.close()
+        self.listener.close()
 
     async def round(
         self, lock: _core.Lock, timeout_ms: int, progress: Progress
@@ -206,27 +213,37 @@ class Driver:
         """Steps the begun operation to its end: True when it succeeded
         (an acquire: the lock is held), False when an acquire timed out.
         Once the awaiting task is cancelled (noted in progress), it goes on
-        to the next sleep between acquire attempts, where stopping leaves
-        nothing behind (the attempt was cleaned up), and ends there; a round
-        always finishes."""
-        while True:
-            turns = await self._turn(progress)
-            try:
-                kind, value = lock._step()
-                if kind == "round":
-                    await self.round(lock, value, progress)
-                    continue
-            finally:
-                turns.release()
-            if kind == "done":
-                return value
-            if not progress.cancelled:
+        to the next wait between tries, where it leaves the queue (one more
+        round) and ends; a round always finishes. A waiting acquire's token
+        is registered with the listener before the round that queues it."""
+        waiter: Waiter | None = None
+        try:
+            while True:
+                turns = await self._turn(progress)
                 try:
-                    await asyncio.sleep(value / 1000)
-                except asyncio.CancelledError:
-                    progress.cancel()
-            if progress.cancelled:
-                lock._cancel()
+                    kind, value = lock._step()
+                    if kind == "round":
+                        if waiter is None and lock._waiter() is not None:
+                            waiter = self.listener.enter(lock._waiter())
+                        await self.round(lock, value, progress)
+                        continue
+                finally:
+                    turns.release()
+                if kind == "done":
+                    return value
+                if not progress.cancelled:
+                    try:
+                        if waiter is not None:
+                            await waiter.wait(lock, value)
+                        else:  # registered before any wait: never
+                            await asyncio.sleep(value / 1000)
+                    except asyncio.CancelledError:
+                        progress.cancel()
+                if progress.cancelled:
+                    lock._cancel()
+        finally:
+            if waiter is not None:
+                self.listener.leave(waiter)
 
 
 class Progress:

@@ -3,7 +3,10 @@
 -- loop an OpenResty cosocket driver runs, here with blocking sockets and
 -- one master after the other. For the specs: it proves the protocol methods
 -- are enough to run the algorithm and that the facade's driver seam takes
--- a driver other than the C core's own.
+-- a driver other than the C core's own. It keeps no subscriber connection:
+-- a waiting acquire just sleeps the wait the core gives ("wait", ms), which
+-- is bounded by the holder's TTL, retry_delay and the caller's timeout, so
+-- it still gets the lock a releaser hands it, only later.
 local core = require "hiredlock.core"
 local socket = require "socket"
 local system = require "system"
@@ -106,7 +109,7 @@ local function run(client, lock)
     local step, a, b = lock:step()
     if step == "done" then
       return a, b
-    elseif step == "sleep" then
+    elseif step == "wait" then
       system.sleep(a / 1000)
     else
       D.rounds = D.rounds + 1

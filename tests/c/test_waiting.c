@@ -230,6 +230,15 @@ static void test_a_holder_that_publishes_nothing(void) {
   hrl_client_free(c);
 }
 
+/* Whether a client subscribes to channel on node 1. */
+static bool subscribed(fixture *f, const char *channel, size_t len) {
+  redisReply *r = fixture_cmd(f, 1, "PUBSUB NUMSUB %b", channel, len);
+  bool yes = r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+             r->element[1]->integer >= 1;
+  freeReplyObject(r);
+  return yes;
+}
+
 /* The subscriber connection is killed while the waiter waits, and cannot
  * subscribe again for a while (ACL): the hand-off is published to nobody.
  * Once the subscription is back, the waiter tries again and claims it. */
@@ -242,13 +251,14 @@ static void test_a_killed_subscriber_connection(void) {
   waiter_arg a = {w, "wait:killed", 20000, HRL_EINVAL, 0, -1, 0};
   pthread_create(&th, NULL, wait_for_lock, &a);
   await_queued(&fx, "wait:killed", 1);
-  freeReplyObject(fixture_cmd(&fx, 1, "ACL SETUSER default -subscribe"));
-  int killed = 0;
-  for (int i = 0; i < 2000 && killed == 0; i++) {
-    killed = (int)fixture_int(&fx, 1, "CLIENT KILL TYPE pubsub");
-    usleep(killed == 0 ? 1000 : 0);
+  size_t len;
+  const char *channel = hrl_client_channel(w, &len);
+  for (int i = 0; i < 2000 && !subscribed(&fx, channel, len); i++) {
+    usleep(1000); /* until its subscription is up */
   }
-  CHECK(killed >= 1);
+  /* Kill it, and refuse it until the hand-off is made. */
+  freeReplyObject(fixture_cmd(&fx, 1, "ACL SETUSER default -subscribe"));
+  CHECK(fixture_int(&fx, 1, "CLIENT KILL TYPE pubsub") >= 1);
   int64_t t0 = hrl_now_us();
   CHECK_STATUS(hrl_lock_release(holder), HRL_OK);
   usleep(300 * 1000);

@@ -181,7 +181,7 @@ bool hrl_waitroom_wait(hrl_waitroom *room, hrl_client *client, hrl_waiter *w,
                        void *ud) {
   int64_t now = hrl_now_us();
   int64_t until = now + (int64_t)ms * 1000;
-  int64_t next_check = now + SLICE_US;
+  int64_t next_check = now; /* at once, then every slice */
   bool go_on = true, polled = false;
   pthread_mutex_lock(&room->mu);
   for (;;) {

@@ -420,7 +420,6 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
         arg_ms == HRL_WAIT_FOREVER ? INT64_MAX : now_us + arg_ms * US_PER_MS;
     op->ttl_ms = lk->ttl_ms;
     op->phase = HRL_PHASE_ATTEMPT;
-    op->arrival_us = hrl_wall_us();
     break;
   case HRL_OP_RELEASE:
   case HRL_OP_EXTEND:

@@ -29,8 +29,8 @@
  *
  * The token stays the same from the first attempt to the last try: the
  * queue entries and hand-offs are made for it. So does the arrival (wall
- * clock at begin), the score of our entry on every master, which orders
- * the queue the same way everywhere.
+ * clock when it first queues), the score of our entry on every master,
+ * which orders the queue the same way everywhere.
  */
 #include <string.h>
 #include <unistd.h>
@@ -113,6 +113,9 @@ static hrl_step start_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
 }
 
 hrl_step hrl_wait_start(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
+  /* Its place in every master's queue: read here, not at begin, so an
+   * acquire that never waits costs no clock read for it. */
+  lk->op.arrival_us = hrl_wall_us();
   lk->op.waiting = true;
   return start_try(lk, now_us, info);
 }

@@ -99,7 +99,12 @@ def test_many_waiting_requests_share_the_subscriber_connections(ngx, servers3):
     with ThreadPoolExecutor(50) as pool:
         futures = [
             pool.submit(
-                ngx.get, "/lock", c="patient3", name=name, timeout=20, ttl=10,
+                ngx.get,
+                "/lock",
+                c="patient3",
+                name=name,
+                timeout=20,
+                ttl=10,
                 hold=0.005,
             )
             for _ in range(50)

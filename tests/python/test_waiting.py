@@ -33,7 +33,9 @@ def queued(servers, name: str, n: int) -> None:
 
 
 def queue_keys(servers, name: str) -> list[bytes]:
-    return [k for i in range(1, servers.n + 1) for k in servers.redis(i).keys(f"{name}{{*")]
+    return [
+        k for i in range(1, servers.n + 1) for k in servers.redis(i).keys(f"{name}{{*")
+    ]
 
 
 class Waiter(threading.Thread):

@@ -128,7 +128,9 @@ class Listener:
         it); starts the connections on the first wait."""
         if not self.tasks:
             loop = asyncio.get_running_loop()
-            self.tasks = [loop.create_task(self._listen(i)) for i in range(len(self.masters))]
+            self.tasks = [
+                loop.create_task(self._listen(i)) for i in range(len(self.masters))
+            ]
         waiter = Waiter(token)
         self.waiters[token] = waiter
         return waiter
@@ -153,7 +155,9 @@ class Listener:
         loop = asyncio.get_running_loop()
         stream = _core.Subscriber(self.core, i)
         if master.path is not None:
-            opening = loop.create_unix_connection(lambda: Feed(self, i, stream), master.path)
+            opening = loop.create_unix_connection(
+                lambda: Feed(self, i, stream), master.path
+            )
         else:
             opening = loop.create_connection(
                 lambda: Feed(self, i, stream), master.host, master.port

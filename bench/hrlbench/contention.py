@@ -12,7 +12,7 @@ import time
 
 from . import log
 from .pool import command, start_worker
-from .stats import percentile
+from .stats import lat_summary
 
 LUA_ROLES = ["luajit", "lua5.1", "lua5.4"]
 
@@ -48,16 +48,6 @@ def boottime() -> float:
     return time.clock_gettime(time.CLOCK_BOOTTIME)
 
 
-def pct(values: list[float]) -> dict:
-    s = sorted(values)
-    return {
-        "n": len(s),
-        "p50": percentile(s, 50),
-        "p99": percentile(s, 99),
-        "max": s[-1] if s else float("nan"),
-    }
-
-
 def analyse(holds: list[tuple], w: int, start: float, end: float) -> dict:
     """holds: (acquired, release called, process, acquire called) within
     the run. Busy: the time some process held it, over the run's length."""
@@ -71,8 +61,10 @@ def analyse(holds: list[tuple], w: int, start: float, end: float) -> dict:
         "holds": len(holds),
         "holds_per_s": len(holds) / duration,
         "busy": busy / duration,
-        "handoff_ms": pct([(b[0] - a[1]) * 1e3 for a, b in zip(holds, holds[1:])]),
-        "wait_ms": pct([(h[0] - h[3]) * 1e3 for h in holds]),
+        "handoff_ms": lat_summary(
+            [(b[0] - a[1]) * 1e3 for a, b in zip(holds, holds[1:])]
+        ),
+        "wait_ms": lat_summary([(h[0] - h[3]) * 1e3 for h in holds]),
         "holds_per_process": per,
         "min_share": min(per) / mean if mean else 0.0,
         "overlaps": sum(1 for a, b in zip(holds, holds[1:]) if b[0] < a[1]),

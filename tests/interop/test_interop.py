@@ -109,16 +109,6 @@ def test_every_runtime_sends_the_same_scripts(agents, servers1, runtime):
 PATIENT = 20
 
 
-def queued(servers, name: bytes, n: int) -> None:
-    """Waits until n waiters are in name's queue on master 1."""
-    queue = name + b"{" + name + b"}:queue"
-    for _ in range(500):
-        if servers.redis(1).zcard(queue) >= n:
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"{n} waiters did not queue on {name!r}")
-
-
 @pytest.mark.parametrize("holder,waiter", PAIRS, ids=[f"{a}-{b}" for a, b in PAIRS])
 def test_a_release_wakes_the_other_runtimes_waiter(agents, servers1, holder, waiter):
     name = fresh_name()
@@ -126,7 +116,7 @@ def test_a_release_wakes_the_other_runtimes_waiter(agents, servers1, holder, wai
     b = agents(waiter, servers1.urls, retry_delay=PATIENT)
     token_of(a.acquire(name, 30, 0))
     b.start_acquire(name, 10, 15)
-    queued(servers1, name, 1)
+    servers1.queued(name, 1)
     assert b.answer(0.3) is None  # it waits: the holder's TTL is 30 s
     t0 = time.monotonic()
     assert a.release() == "ok"
@@ -152,10 +142,10 @@ def test_waiters_of_every_runtime_get_it_in_arrival_order(
     token_of(holder.acquire(name, 30, 0))
     for k, w in enumerate(waiters):
         w.start_acquire(name, 10, 15)
-        queued(servers, name, k + 1)
+        servers.queued(name, k + 1)
     assert holder.release() == "ok"
     holder.start_acquire(name, 10, 15)  # at once: it queues last
-    queued(servers, name, len(waiters))
+    servers.queued(name, len(waiters))
     for k, w in enumerate(waiters):
         token = token_of(w.answer(10))
         assert servers.values(name).count(token.encode()) >= servers.n // 2 + 1

@@ -23,15 +23,6 @@ def unique(prefix: str) -> str:
     return f"{prefix}:{uuid.uuid4().hex[:12]}"
 
 
-def queued(servers, name: str, n: int) -> None:
-    queue = f"{name}{{{name}}}:queue"
-    for _ in range(1000):
-        if servers.redis(1).zcard(queue) >= n:
-            return
-        time.sleep(0.005)
-    raise AssertionError(f"{n} waiters did not queue on {name}")
-
-
 def listener_stats(ngx) -> tuple[int, int]:
     """Subscriptions made and hand-offs heard, summed over the workers."""
     subscribed = handoffs = 0
@@ -52,7 +43,7 @@ def test_a_python_release_wakes_a_waiting_request(ngx, servers3):
 
     thread = threading.Thread(target=waiter)
     thread.start()
-    queued(servers3, name, 1)
+    servers3.queued(name, 1)
     time.sleep(0.2)
     t0 = time.monotonic()
     holder.release()
@@ -109,7 +100,7 @@ def test_many_waiting_requests_share_the_subscriber_connections(ngx, servers3):
             )
             for _ in range(50)
         ]
-        queued(servers3, name, 50)
+        servers3.queued(name, 50)
         pings = [ngx.get("/ping").took for _ in range(5)]
         t0 = time.monotonic()
         holder.release()

@@ -22,16 +22,6 @@ import hiredlock.asyncio as hla
 PATIENT = {**TOLERANT, "retry_delay": 20.0, "retry_jitter": 0.0}
 
 
-def queued(servers, name: str, n: int) -> None:
-    """Waits until n waiters are in name's queue on master 1."""
-    queue = f"{name}{{{name}}}:queue"
-    for _ in range(1000):
-        if servers.redis(1).zcard(queue) >= n:
-            return
-        time.sleep(0.005)
-    raise AssertionError(f"{n} waiters did not queue on {name}")
-
-
 def queue_keys(servers, name: str) -> list[bytes]:
     return [
         k for i in range(1, servers.n + 1) for k in servers.redis(i).keys(f"{name}{{*")
@@ -64,7 +54,7 @@ def test_a_release_wakes_the_waiter(servers, name):
     holder = hiredlock.Client(servers.urls, **PATIENT).lock(name, ttl=30)
     assert holder.acquire(blocking=False)
     w = Waiter(servers.urls, name)
-    queued(servers, name, 1)
+    servers.queued(name, 1)
     time.sleep(0.2)
     t0 = time.monotonic()
     holder.release()
@@ -86,7 +76,7 @@ def test_threads_of_one_client_get_it_in_arrival_order(servers, name):
         w = threading.Thread(target=lambda k=k: hold_once(shared, name, got, k))
         w.start()
         waiters.append(w)
-        queued(servers, name, k + 1)
+        servers.queued(name, k + 1)
     holder.release()
     for w in waiters:
         w.join(20)
@@ -111,7 +101,7 @@ def test_a_redis_py_holder_is_waited_for(servers1, name):
     theirs = r.lock(name, timeout=30)
     assert theirs.acquire(blocking=False)
     w = Waiter(servers1.urls, name, retry_delay=0.3)
-    queued(servers1, name, 1)
+    servers1.queued(name, 1)
     time.sleep(0.3)
     t0 = time.monotonic()
     theirs.release()
@@ -132,7 +122,7 @@ def test_a_killed_subscriber_connection_loses_nothing(servers1, name):
     holder = hiredlock.Client(servers1.urls, **PATIENT).lock(name, ttl=30)
     assert holder.acquire(blocking=False)
     w = Waiter(servers1.urls, name)
-    queued(servers1, name, 1)
+    servers1.queued(name, 1)
     r = servers1.redis(1)
     channel = w.lock.client._channel
     for _ in range(1000):  # its subscription is up
@@ -159,7 +149,7 @@ def test_a_holder_taking_it_again_queues_behind(servers1, name):
     assert holder.acquire(blocking=False)
     got: list = []
     w = Waiter(servers1.urls, name, hold=0.2, got=got)
-    queued(servers1, name, 1)
+    servers1.queued(name, 1)
     holder.release()
     assert holder.acquire(timeout=10)  # at once: queued behind w
     got.append(holder)
@@ -197,7 +187,7 @@ async def test_asyncio_waiters_are_woken_in_arrival_order(servers, name):
     tasks = []
     for k in range(6):
         tasks.append(asyncio.create_task(take(k)))
-        await asyncio.to_thread(queued, servers, name, k + 1)
+        await asyncio.to_thread(servers.queued, name, k + 1)
     t0 = time.monotonic()
     holder.release()
     await asyncio.wait_for(asyncio.gather(*tasks), 20)
@@ -220,7 +210,7 @@ async def test_asyncio_fallbacks_and_cancel(servers1, name):
     # A task cancelled while it waits leaves the queue.
     r.set(name, "other", px=30000)
     task = asyncio.create_task(client.lock(name, ttl=10).acquire(timeout=10))
-    await asyncio.to_thread(queued, servers1, name, 1)
+    await asyncio.to_thread(servers1.queued, name, 1)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

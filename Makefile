@@ -45,6 +45,8 @@ reliability: deps
 
 format:
 	@clang-format -i $$(git ls-files '*.[ch]')
+	@python3 -m ruff check --fix --quiet $$(git ls-files '*.py')
+	@python3 -m ruff format --quiet $$(git ls-files '*.py')
 
 # Every build output is under build/.
 clean:

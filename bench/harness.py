@@ -29,6 +29,8 @@ Phases:
               and pottery.
   memory      RSS of a process holding 10,000 locks; RSS over 1M cycles.
   profile     instructions and system calls per cycle (callgrind, strace).
+  leases      1,000 auto-renewed held locks: renewals and commands per
+              second on the masters, the holder's CPU and wakeups.
 
 A full run (neither --quick nor --phases/--cases) refuses a tree with
 uncommitted changes unless --allow-dirty: its results are committed as the
@@ -53,6 +55,7 @@ from hrlbench import C_WORKER, FIXTURE_NODES, LAUNCHER, NODE_DIR, REF, REPO, log
 from hrlbench.cases import build_cases
 from hrlbench.contention import contention_phase
 from hrlbench.delay import delay_phase
+from hrlbench.leases import leases_phase
 from hrlbench.machine import (
     cpu_times,
     fixture,
@@ -73,7 +76,7 @@ sys.path.insert(0, str(REPO / "tests" / "fixtures"))
 
 from treestate import refuse_dirty, tree_state  # the path above
 
-PHASES = "main,paused,contention,stampede,delay,memory,profile"
+PHASES = "main,paused,contention,stampede,delay,memory,profile,leases"
 
 
 def parse_args() -> argparse.Namespace:
@@ -151,6 +154,10 @@ def parse_args() -> argparse.Namespace:
     a.hold = 10000
     a.drift_cycles = 20000 if quick else 1000000
     a.profile_cycles = 300 if quick else 2000
+    a.lease_count = 1000
+    a.lease_seconds = 3.0 if quick else 10.0
+    # (masters, TTL ms): a renewal a second per lock at 3 s, fewer at 30 s
+    a.lease_configs = [(1, 3000)] if quick else [(1, 3000), (1, 30000), (5, 3000)]
     if a.wait_quiet is None:
         a.wait_quiet = 0 if quick else 600
     if a.no_pin:
@@ -298,6 +305,8 @@ def main() -> None:
         timed("memory", memory_phase, args, urls)
     if "profile" in phases:
         timed("profile", profile_phase, args, all_cases, urls)
+    if "leases" in phases:
+        timed("leases", leases_phase, args, urls)
     cpu1 = cpu_times(args.cpu if args.cpu is not None else 0)
     delta = [b - a for a, b in zip(cpu0, cpu1)]
     total = sum(delta) or 1

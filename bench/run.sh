@@ -52,7 +52,7 @@ if ! fresh "$pystamp" core bindings/python python setup.py pyproject.toml ||
   ! python3 -c "import hiredlock, redis, hiredis, pottery, redis_lock, matplotlib" \
     2>/dev/null; then
   retry scripts/pip-install.sh redis=redis hiredis=hiredis pottery=pottery \
-    redis_lock=python-redis-lock matplotlib=matplotlib
+    redis_lock=python-redis-lock matplotlib=matplotlib uvloop=uvloop
   touch "$pystamp"
 fi
 

@@ -67,6 +67,7 @@ code() {
   echo 'URLS = [None, *os.environ["HRL_FIXTURE_URLS"].split(",")]'
   code python "## Python quick start"
   echo 'cleanup()'
+  code python "## asyncio quick start"
   echo 'import hiredlock._core'
   echo 'print("python:", hiredlock.__file__, hiredlock._core.__file__)'
 } >"$tmp/run/quickstart.py"

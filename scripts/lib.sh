@@ -37,10 +37,12 @@ stage_rock() {
 }
 
 # use_python_build: puts build/python (scripts/pip-install.sh) first on
-# PYTHONPATH and checks that python3 then imports hiredlock from there, not
-# from an older install elsewhere. Run from the repository root.
+# PYTHONPATH (and its bin/ on PATH) and checks that python3 then imports
+# hiredlock from there, not from an older install elsewhere. Run from the repository root.
 use_python_build() {
   export PYTHONPATH="$PWD/build/python${PYTHONPATH:+:$PYTHONPATH}"
+  # pip install --target puts console scripts (hiredlock) in its bin/.
+  export PATH="$PWD/build/python/bin:$PATH"
   local where
   where=$(cd / && python3 -c 'import hiredlock; print(hiredlock.__file__)')
   case $where in

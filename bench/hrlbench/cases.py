@@ -1,6 +1,6 @@
 """The benchmark's cases and what it checks them against: every case of
-the main phase (who runs it, its floor), the targets of issue 7 and the
-floor's own ratios, and the cases the profile phase counts."""
+the main phase (who runs it, its floor), the targets of issues 7 and 15
+and the floor's own ratios, and the cases the profile phase counts."""
 
 from __future__ import annotations
 
@@ -86,6 +86,24 @@ def build_cases() -> dict[str, dict]:
                 "hiredlock",
                 "hiredlock from Lua: client:acquire, release",
             )
+    # Issue 15: the fenced cycle beside the plain one, at N = 1 (a script
+    # instead of SET) and N = 5 (the fence round on top).
+    for n in (1, 5):
+        for cid, worker, runtime, wcase in (
+            (f"c-fenced-n{n}", "c", "C", f"c-fenced-n{n}"),
+            (f"py-fenced-n{n}", "py", "Python", f"py-fenced-n{n}"),
+            (f"luajit-fenced-n{n}", "luajit", "luajit", f"lua-fenced-n{n}"),
+        ):
+            add(
+                cid,
+                worker,
+                wcase,
+                "hiredlock",
+                runtime,
+                n,
+                "fenced",
+                "hiredlock, a fenced lock (fenced = true)",
+            )
     add(
         "c-new-n1",
         "c",
@@ -147,6 +165,34 @@ def build_cases() -> dict[str, dict]:
             "peer",
             "lua-redis: SET NX PX + EVAL",
         )
+    for cid, n, what in [
+        ("py-async-n1", 1, "hiredlock.asyncio, one task (asyncio's loop)"),
+        ("py-async-uv-n1", 1, "hiredlock.asyncio, one task (uvloop)"),
+        ("py-async-n5", 5, "hiredlock.asyncio, one task (asyncio's loop)"),
+        ("py-async-c100-n1", 1, "hiredlock.asyncio, 100 tasks at once"),
+        ("py-async-uv-c100-n1", 1, "hiredlock.asyncio, 100 tasks (uvloop)"),
+    ]:
+        add(cid, "py", cid, "hiredlock", "Python asyncio", n, "hiredlock", what)
+    add(
+        "redis-asyncio",
+        "py",
+        "redis-asyncio",
+        "redis-py",
+        "Python asyncio",
+        1,
+        "peer",
+        "redis.asyncio Lock (hiredis parser), one task",
+    )
+    add(
+        "redis-asyncio-c100",
+        "py",
+        "redis-asyncio-c100",
+        "redis-py",
+        "Python asyncio",
+        1,
+        "peer",
+        "redis.asyncio Lock (hiredis parser), 100 tasks at once",
+    )
     add("redis-py", "py", "redis-py", "redis-py", "Python", 1, "peer", "redis-py Lock")
     add(
         "redis-lock",
@@ -252,6 +298,57 @@ TARGETS = [
         "<=",
         1.3,
     ),
+    # issue 17: hiredlock.asyncio
+    (
+        "async-vs-sync",
+        "asyncio cycle time (one task) / sync Python cycle time",
+        "py-async-n1",
+        "py-n1",
+        "<=",
+        1.3,
+    ),
+    (
+        "async-vs-redis-asyncio",
+        "redis.asyncio Lock time / hiredlock.asyncio time (one task)",
+        "redis-asyncio",
+        "py-async-n1",
+        ">",
+        1.0,
+    ),
+    (
+        "async100-vs-redis-asyncio100",
+        "redis.asyncio Lock time / hiredlock.asyncio time (100 tasks)",
+        "redis-asyncio-c100",
+        "py-async-c100-n1",
+        ">",
+        1.0,
+    ),
+]
+# Issue 15: a fenced cycle at N = 1 costs a script instead of SET.
+for _rt, _label in (("c", "C"), ("py", "Python"), ("luajit", "LuaJIT")):
+    TARGETS.append(
+        (
+            f"{_rt}-fenced-n1",
+            f"{_label} fenced N=1 cycle time / plain N=1 cycle time",
+            f"{_rt}-fenced-n1",
+            f"{_rt}-n1",
+            "<=",
+            1.05,
+        )
+    )
+# ... and at N = 5 at most one round trip more: (id, what, fenced case,
+# plain case, floor, bound). The measure is (fenced time - plain time) over
+# one N = 5 round trip, half the fan5 floor (which fans out two commands).
+ROUND_TRIP_TARGETS = [
+    (
+        f"{rt}-fenced-n5",
+        f"{label} fenced N=5 cycle: extra N=5 round trips over plain N=5",
+        f"{rt}-fenced-n5",
+        f"{rt}-n5",
+        "fan5",
+        1.0,
+    )
+    for rt, label in (("c", "C"), ("py", "Python"), ("luajit", "LuaJIT"))
 ]
 # What the floor itself allows for the same comparisons.
 FLOOR_RATIOS = [
@@ -270,10 +367,13 @@ FLOOR_RATIOS = [
 PROFILE_CASES = [
     "raw",
     "c-n1",
+    "c-fenced-n1",
     "c-new-n1",
     "fan5",
     "c-n5",
+    "c-fenced-n5",
     "py-n1",
+    "py-fenced-n1",
     "py-with-n1",
     "redis-py",
 ] + [

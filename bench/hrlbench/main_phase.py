@@ -8,7 +8,7 @@ import statistics
 import time
 
 from . import REF, log
-from .cases import FLOOR_RATIOS, TARGETS
+from .cases import FLOOR_RATIOS, ROUND_TRIP_TARGETS, TARGETS
 from .machine import loadavg
 from .stats import lat_summary, quartiles
 
@@ -152,6 +152,27 @@ def analyse_main(args, cases, slices, lat, rb_lat) -> dict:
                 "bound": bound,
                 "ratio": q,
                 "met": met,
+            }
+        )
+    for tid, what, fenced, plain, floor, bound in ROUND_TRIP_TARGETS:
+        if any(c not in out_cases for c in (fenced, plain, floor)):
+            continue  # a partial run (--cases) without one of them
+        reps = sorted(set(rel[fenced]) & set(rel[plain]) & set(rel[floor]))
+        if not reps:
+            continue
+        q = quartiles(
+            [(rel[fenced][r] - rel[plain][r]) / (rel[floor][r] / 2) for r in reps]
+        )
+        targets.append(
+            {
+                "id": tid,
+                "what": what,
+                "num": fenced,
+                "den": plain,
+                "op": "<=",
+                "bound": bound,
+                "ratio": q,
+                "met": q["median"] <= bound,
             }
         )
     floors = []

@@ -6,7 +6,7 @@ fmt         number and table formatting
 plot        performance.png
 context     title, the run, the method
 main_phase  targets, the tables per N, peers, A/B (explain: their reading)
-phases      profile, paused, memory
+phases      profile, paused, memory, leases
 waiting     contention, the nginx stampede, the delay proxy
 """
 
@@ -33,6 +33,7 @@ def render(d: dict, png_name: str) -> str:
         waiting.stampede,
         waiting.delay,
         phases.memory,
+        phases.leases,
     ):
         lines += section(d)
     return "\n".join(lines) + "\n"

@@ -8,7 +8,8 @@ from .fmt import DASH, TIMES, fmt_rate, fmt_ratio, fmt_us, mark, md_table
 
 
 def targets(d) -> list[str]:
-    """The targets of issue 7, met or missed, and the floor's ratios."""
+    """The targets of issues 7 and 15, met or missed, and the floor's
+    ratios."""
     main = d.get("main", {})
     lines: list[str] = []
     w = lines.append
@@ -74,7 +75,7 @@ def main_table(d) -> list[str]:
         group = [(cid, c) for cid, c in cases.items() if c["n"] == n]
         if not group:
             continue
-        order = {"floor": 0, "hiredlock": 1, "peer": 2, "diagnostic": 3}
+        order = {"floor": 0, "hiredlock": 1, "fenced": 2, "peer": 3, "diagnostic": 4}
         group.sort(key=lambda r: (order[r[1]["kind"]], -r[1]["rate_median"]))
         w(f"### N = {n}")
         w("")

@@ -1,6 +1,6 @@
 """The other phases in PERFORMANCE.md: profile (instructions and system
-calls per cycle), one master paused, memory (contention and the waiting
-phases: waiting.py)."""
+calls per cycle), one master paused, memory, leases (contention and the
+waiting phases: waiting.py)."""
 
 from __future__ import annotations
 
@@ -176,6 +176,60 @@ def memory(d) -> list[str]:
                     "drift kB",
                     "RSS at each tenth kB",
                     "time s",
+                ],
+                rows,
+            )
+        )
+        w("")
+    return lines
+
+
+def leases(d) -> list[str]:
+    """What auto-renewed held locks cost."""
+    lines: list[str] = []
+    w = lines.append
+    le = d.get("leases")
+    if le:
+        w("## Leases")
+        w("")
+        w(
+            f"A fresh C and Python process each holds {le['locks']:,} "
+            f"auto-renewed locks (a client of their own, so its renewer thread "
+            f"is the only one at work) for {le['seconds']:g} s: the renewals "
+            f"(EVALSHA) master 1 ran, the Redis commands per second each master "
+            f"ran (total_commands_processed: a renewal is its EVALSHA and the "
+            f"GET and PEXPIRE its script runs), and the holder's CPU time and "
+            f"context switches (every thread). The target is one renewal per "
+            f"lock per third of a TTL."
+        )
+        w("")
+        rows = []
+        for r in le["runs"]:
+            rows.append(
+                [
+                    r["runtime"],
+                    str(r["masters"]),
+                    f"{r['ttl_ms'] / 1000:g}",
+                    f"{r['renewals_per_s']:,.0f}",
+                    f"{r['expected_per_s']:,.0f}",
+                    f"{r['commands_per_s_per_master']:,.0f}",
+                    f"{r['cpu_fraction'] * 100:.1f}",
+                    f"{r['cpu_us_per_renewal']:.0f}",
+                    f"{r['switches_per_s']:,.0f}",
+                ]
+            )
+        w(
+            md_table(
+                [
+                    "runtime",
+                    "N",
+                    "TTL s",
+                    "renewals/s",
+                    "target/s",
+                    "commands/s a master",
+                    "CPU % of a core",
+                    "CPU µs a renewal",
+                    "context switches/s",
                 ],
                 rows,
             )

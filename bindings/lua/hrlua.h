@@ -47,6 +47,9 @@ typedef struct hrlua_client {
 typedef struct hrlua_lock {
   hrl_lock *lock;
   hrlua_client *owner;
+  /* A lease's renewal twin (proto.c, renew_begin): the lock belongs to the
+   * lease's own handle, which this one keeps alive; never freed here. */
+  bool borrowed;
 } hrlua_lock;
 
 /* client.c: the live client handle at idx; raises when it is not one or was

@@ -5,6 +5,7 @@
  * A lock handle keeps its client alive through the shared anchor table (see
  * hrlua.h). Finalizing a handle frees the C lock but never does network I/O:
  * a lock dropped while held is left to expire with its TTL. */
+#include <stdio.h>
 #include <string.h>
 
 #include "hrlua.h"
@@ -60,6 +61,7 @@ hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
   hrlua_lock *lk = hrlua_newuserdata(L, sizeof *lk);
   lk->lock = NULL;
   lk->owner = c;
+  lk->borrowed = false;
   luaL_getmetatable(L, HRLUA_LOCK_MT);
   lua_setmetatable(L, -2);
   int self = lua_gettop(L);
@@ -197,6 +199,44 @@ static int lock_token(lua_State *L) {
   return 1;
 }
 
+/* The fence of the current hold (hrl_lock_fence) as a number, nil when
+ * none: an integer in Lua 5.4; in 5.1 and LuaJIT a double, exact up to
+ * 2^53 (fence_string() is exact for every fence). */
+static int lock_fence(lua_State *L) {
+  uint64_t fence = hrl_lock_fence(hrlua_check_lock(L, 1)->lock);
+  if (fence == 0) {
+    lua_pushnil(L);
+  } else {
+    lua_pushinteger(L, (lua_Integer)fence);
+  }
+  return 1;
+}
+
+/* The fence as a decimal string, nil when none: exact in every Lua. */
+static int lock_fence_string(lua_State *L) {
+  uint64_t fence = hrl_lock_fence(hrlua_check_lock(L, 1)->lock);
+  if (fence == 0) {
+    lua_pushnil(L);
+    return 1;
+  }
+  char digits[24];
+  snprintf(digits, sizeof digits, "%llu", (unsigned long long)fence);
+  lua_pushstring(L, digits);
+  return 1;
+}
+
+/* The key of a fenced lock's counter, nil when the lock is not fenced. */
+static int lock_fence_key(lua_State *L) {
+  size_t len;
+  const char *key = hrl_lock_fence_key(hrlua_check_lock(L, 1)->lock, &len);
+  if (key == NULL) {
+    lua_pushnil(L);
+  } else {
+    lua_pushlstring(L, key, len);
+  }
+  return 1;
+}
+
 static int lock_name(lua_State *L) {
   size_t len;
   const char *name = hrl_lock_name(hrlua_check_lock(L, 1)->lock, &len);
@@ -245,9 +285,35 @@ static int lock_counts(lua_State *L) {
   return 1;
 }
 
+/* lock:lost() -> true, reason | false: whether the hold of this lease was
+ * lost ("not owned", "expired...", "max_hold reached"). No I/O. */
+static int lock_lost(lua_State *L) {
+  char reason[HRL_DETAIL_MAX];
+  if (hrl_lock_lost(hrlua_check_lock(L, 1)->lock, reason, sizeof reason) ==
+      HRL_ELOST) {
+    lua_pushboolean(L, 1);
+    lua_pushstring(L, reason);
+    return 2;
+  }
+  lua_pushboolean(L, 0);
+  return 1;
+}
+
+/* lock:check() -> true | nil, "lost: <reason>". No I/O. */
+static int lock_check(lua_State *L) {
+  char reason[HRL_DETAIL_MAX];
+  hrl_status st =
+      hrl_lock_lost(hrlua_check_lock(L, 1)->lock, reason, sizeof reason);
+  return hrlua_push_status(L, st, reason);
+}
+
 static int lock_gc(lua_State *L) {
   hrlua_lock *lk = luaL_checkudata(L, 1, HRLUA_LOCK_MT);
-  hrl_lock_free(lk->lock);
+  if (!lk->borrowed) {
+    /* A held lease is not released: it stops being renewed and expires
+     * with its TTL; the core frees it after a renewal still out. */
+    hrl_lock_free(lk->lock);
+  }
   lk->lock = NULL;
   return 0;
 }
@@ -280,13 +346,23 @@ static int lock_tostring(lua_State *L) {
 void hrlua_open_lock(lua_State *L) {
   static const luaL_Reg meta[] = {
       {"__gc", lock_gc}, {"__tostring", lock_tostring}, {NULL, NULL}};
-  static const luaL_Reg methods[] = {
-      {"acquire", lock_acquire},   {"release", lock_release},
-      {"extend", lock_extend},     {"held", lock_held},
-      {"validity", lock_validity}, {"token", lock_token},
-      {"name", lock_name},         {"key", lock_key},
-      {"ttl", lock_ttl},           {"error", lock_error},
-      {"counts", lock_counts},     {NULL, NULL}};
+  static const luaL_Reg methods[] = {{"acquire", lock_acquire},
+                                     {"release", lock_release},
+                                     {"extend", lock_extend},
+                                     {"held", lock_held},
+                                     {"validity", lock_validity},
+                                     {"token", lock_token},
+                                     {"fence", lock_fence},
+                                     {"fence_string", lock_fence_string},
+                                     {"fence_key", lock_fence_key},
+                                     {"name", lock_name},
+                                     {"key", lock_key},
+                                     {"ttl", lock_ttl},
+                                     {"error", lock_error},
+                                     {"counts", lock_counts},
+                                     {"lost", lock_lost},
+                                     {"check", lock_check},
+                                     {NULL, NULL}};
   static const luaL_Reg client_methods[] = {
       {"acquire", client_acquire}, {"lock", client_lock}, {NULL, NULL}};
   luaL_newmetatable(L, HRLUA_LOCK_MT);

@@ -18,5 +18,7 @@ int luaopen_hiredlock_core(lua_State *L) {
   lua_setfield(L, -2, "NAME_MAX");
   lua_pushinteger(L, HRL_TOKEN_LEN);
   lua_setfield(L, -2, "TOKEN_LEN");
+  lua_pushliteral(L, HRL_FENCED_WRITE_SCRIPT);
+  lua_setfield(L, -2, "FENCED_WRITE_SCRIPT");
   return 1;
 }

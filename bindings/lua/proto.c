@@ -16,14 +16,26 @@
  *                                     acquire carry | nil
  *   lock:notified(i)               master i handed the lock to it
  *   lock:wake()                    try again now (a subscription came up)
- *   lock:command(i)                -> bytes to send to master i
+ *   lock:command(i)                -> bytes to send to master i, and how
+ *                                     many replies they produce (2 for a
+ *                                     fenced acquire's or try's SET/try
+ *                                     and INCR)
  *   lock:reply(i, kind, value)     -> "ok" | "refused" | ... | "resend"
+ *                                     | "more" (read another reply)
  *   lock:fail(i, why, message)
  *   lock:missed(i, message)        -> bytes to send too | nil
  *   client:handshake(i)            -> bytes ("" when none), replies
  *   client:handshake_reply(i, k, kind, value) -> result, message
  *   client:master_info(i)          -> {host, port | path, db, label,
  *                                      connect_timeout_ms}
+ *
+ * Managed leases (auto_renew), the renewal loop of hiredlock/proto.h:
+ *   lock:renew_due()               -> seconds on core.now()'s clock | nil
+ *   lock:renew_begin()             -> "round", twin | "lost", reason
+ *                                     | "wait" | "none"
+ *     (twin: a lock handle to run as any operation, begun already)
+ *   lock:renew_end()               -> "renewed" | "lost", reason
+ *                                     | "failed", err | "cancelled"
  */
 #include <string.h>
 
@@ -84,7 +96,8 @@ static int lock_command(lua_State *L) {
     return luaL_error(L, "no round is out: call step() first");
   }
   lua_pushlstring(L, cmd, len);
-  return 1;
+  lua_pushinteger(L, hrl_proto_command_replies(lk->lock, i));
+  return 2;
 }
 
 static int lock_reply(lua_State *L) {
@@ -141,6 +154,85 @@ static int lock_notified(lua_State *L) {
 static int lock_wake(lua_State *L) {
   hrl_proto_wake(hrlua_check_lock_io(L, 1)->lock);
   return 0;
+}
+
+static int lock_renew_due(lua_State *L) {
+  int64_t due = hrl_proto_renew_due(hrlua_check_lock(L, 1)->lock);
+  if (due == INT64_MAX) {
+    lua_pushnil(L);
+  } else {
+    lua_pushnumber(L, (lua_Number)due / 1e6);
+  }
+  return 1;
+}
+
+/* Pushes a handle on the twin of the lease at index 1: a lock handle like
+ * any other for the driver loop, whose uservalue {client, lease} keeps the
+ * lease (which owns the twin) alive. */
+static void push_twin(lua_State *L, hrl_lock *twin) {
+  hrlua_lock *lease = hrlua_check_lock(L, 1);
+  hrlua_lock *t = hrlua_newuserdata(L, sizeof *t);
+  t->lock = twin;
+  t->owner = lease->owner;
+  t->borrowed = true;
+  luaL_getmetatable(L, HRLUA_LOCK_MT);
+  lua_setmetatable(L, -2);
+  lua_createtable(L, 2, 0);
+  hrlua_getuservalue(L, 1); /* the lease's anchor: {client} */
+  lua_rawgeti(L, -1, 1);
+  lua_rawseti(L, -3, 1);
+  lua_pop(L, 1);
+  lua_pushvalue(L, 1);
+  lua_rawseti(L, -2, 2);
+  hrlua_setuservalue(L, -2);
+}
+
+static int lock_renew_begin(lua_State *L) {
+  hrlua_lock *lk = hrlua_check_lock_io(L, 1);
+  hrl_lock *twin = NULL;
+  switch (hrl_proto_renew_begin(lk->lock, hrl_now_us(), &twin)) {
+  case HRL_RENEW_ROUND:
+    lua_pushliteral(L, "round");
+    push_twin(L, twin);
+    return 2;
+  case HRL_RENEW_LOST: {
+    char reason[HRL_DETAIL_MAX];
+    hrl_lock_lost(lk->lock, reason, sizeof reason);
+    lua_pushliteral(L, "lost");
+    lua_pushstring(L, reason);
+    return 2;
+  }
+  case HRL_RENEW_WAIT:
+    lua_pushliteral(L, "wait");
+    return 1;
+  case HRL_RENEW_NONE:
+  default:
+    lua_pushliteral(L, "none");
+    return 1;
+  }
+}
+
+static int lock_renew_end(lua_State *L) {
+  hrlua_lock *lk = hrlua_check_lock_io(L, 1);
+  hrl_status st = hrl_proto_renew_end(lk->lock, hrl_now_us());
+  char msg[HRL_DETAIL_MAX + 64];
+  switch (st) {
+  case HRL_OK:
+    lua_pushliteral(L, "renewed");
+    return 1;
+  case HRL_ECANCELLED:
+    lua_pushliteral(L, "cancelled");
+    return 1;
+  case HRL_ELOST:
+    hrl_lock_lost(lk->lock, msg, sizeof msg);
+    lua_pushliteral(L, "lost");
+    lua_pushstring(L, msg);
+    return 2;
+  default:
+    lua_pushliteral(L, "failed");
+    lua_pushstring(L, hrl_format_error(st, "", msg, sizeof msg));
+    return 2;
+  }
 }
 
 static int lock_client(lua_State *L) {
@@ -236,6 +328,9 @@ void hrlua_open_proto(lua_State *L) {
                                           {"fail", lock_fail},
                                           {"missed", lock_missed},
                                           {"client", lock_client},
+                                          {"renew_due", lock_renew_due},
+                                          {"renew_begin", lock_renew_begin},
+                                          {"renew_end", lock_renew_end},
                                           {"waiter", lock_waiter},
                                           {"notified", lock_notified},
                                           {"wake", lock_wake},

@@ -1,6 +1,9 @@
 /* Results as Lua returns them: `true`, or `nil, "short lowercase message"`
  * from the core's one message table (hrl_format_error), the very text
  * Python puts in its exceptions. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hrlua.h"
@@ -21,6 +24,7 @@ static const char *const node_result_names[] = {
     [HRL_NODE_REFUSED] = "refused",   [HRL_NODE_UNREACHABLE] = "unreachable",
     [HRL_NODE_AUTH] = "auth",         [HRL_NODE_SERVER] = "server",
     [HRL_NODE_PROTOCOL] = "protocol", [HRL_NODE_RESEND] = "resend",
+    [HRL_NODE_MORE] = "more",
 };
 
 #define NODE_RESULT_COUNT                                                      \
@@ -39,6 +43,32 @@ hrl_node_result hrlua_check_node_result(lua_State *L, int arg) {
   }
   luaL_argerror(L, arg, lua_pushfstring(L, "unknown result '%s'", name));
   return HRL_NODE_PROTOCOL;
+}
+
+/* Whether a Lua number holds v exactly: always with 64-bit integers (Lua
+ * 5.3+); within +/- 2^53 with doubles (5.1, LuaJIT). */
+static bool integer_fits(long long v) {
+#if LUA_VERSION_NUM >= 503
+  if (sizeof(lua_Integer) >= sizeof v) {
+    return true;
+  }
+#endif
+  const long long exact = 9007199254740992LL; /* 2^53 */
+  return v >= -exact && v <= exact;
+}
+
+/* An integer reply given as its decimal digits (hrlua_push_reply's form
+ * for one a number would round). */
+static long long check_digits(lua_State *L, int idx) {
+  size_t len;
+  const char *s = lua_tolstring(L, idx, &len);
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (len == 0 || end != s + len || errno != 0) {
+    luaL_argerror(L, idx, "an integer reply must be a decimal integer");
+  }
+  return v;
 }
 
 static const char *const reply_kinds[] = {
@@ -60,6 +90,14 @@ int hrlua_push_reply(lua_State *L, const hrl_reply *reply) {
     lua_pushlstring(L, reply->str, reply->len);
     return 2;
   case HRL_REPLY_INTEGER:
+    if (!integer_fits(reply->integer)) {
+      /* A number would round it (a fence counter past 2^53): the digits
+       * go through unchanged, and hrlua_check_reply reads them back. */
+      char digits[24];
+      snprintf(digits, sizeof digits, "%lld", reply->integer);
+      lua_pushstring(L, digits);
+      return 2;
+    }
     lua_pushinteger(L, (lua_Integer)reply->integer);
     return 2;
   default:
@@ -87,7 +125,9 @@ void hrlua_check_reply(lua_State *L, int arg, hrl_reply *out) {
     out->str = luaL_checklstring(L, arg + 1, &out->len);
     break;
   case HRL_REPLY_INTEGER:
-    out->integer = (long long)luaL_checkinteger(L, arg + 1);
+    out->integer = lua_type(L, arg + 1) == LUA_TSTRING
+                       ? check_digits(L, arg + 1)
+                       : (long long)luaL_checkinteger(L, arg + 1);
     break;
   default:
     break;

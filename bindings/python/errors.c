@@ -50,6 +50,16 @@ int hrlpy_errors_init(PyObject *module, hrlpy_state *st) {
   if (st->not_owned == NULL) {
     return -1;
   }
+  st->lock_lost = new_error(
+      module, "LockLost",
+      "The hold of an auto-renewed lock was lost: a renewal found the key no "
+      "longer ours, no renewal got through before the validity ran out, or "
+      "max_hold was reached. A NotOwned, so code that handles NotOwned "
+      "handles it too.",
+      st->not_owned);
+  if (st->lock_lost == NULL) {
+    return -1;
+  }
   bases = PyTuple_Pack(2, st->lock_error, PyExc_ConnectionError);
   if (bases == NULL) {
     return -1;
@@ -79,6 +89,9 @@ PyObject *hrlpy_raise_status(hrlpy_state *st, hrl_status status,
   case HRL_ENOTOWNED:
   case HRL_ENOTHELD:
     cls = st->not_owned;
+    break;
+  case HRL_ELOST:
+    cls = st->lock_lost;
     break;
   case HRL_ECONNECT:
   case HRL_EAUTH:

@@ -41,6 +41,7 @@ static void renew_lock(hrlpy_lock *self) {
                         0) == HRL_OK) {
     hrl_lock_free(self->lock);
     self->lock = fresh;
+    hrlpy_lock_watch(self);
   }
 }
 
@@ -72,6 +73,7 @@ PyObject *hrlpy_after_fork_in_child(PyObject *module, PyObject *unused) {
   for (hrlpy_link *l = st->clients.next; l != &st->clients; l = l->next) {
     hrl_client_after_fork(CONTAINER(l, hrlpy_client)->client);
   }
+  hrlpy_lost_after_fork(&st->lost);
   for (hrlpy_link *l = st->locks.next; l != &st->locks; l = l->next) {
     hrlpy_lock *lock = CONTAINER(l, hrlpy_lock);
     if (hrlpy_gate_after_fork(lock) != HRLPY_IDLE) {

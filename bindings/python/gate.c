@@ -73,11 +73,14 @@ static void snapshot(hrlpy_lock *self) {
   self->valid_until_us =
       self->held ? hrl_now_us() + hrl_lock_validity_ms(lk) * 1000 : 0;
   self->ttl_ms = hrl_lock_ttl_ms(lk);
+  self->fence = hrl_lock_fence(lk);
   const char *token = hrl_lock_token(lk);
   size_t n = strlen(token);
   n = n > HRL_TOKEN_LEN ? HRL_TOKEN_LEN : n;
   memcpy(self->token, token, n);
   self->token[n] = '\0';
+  self->lost = hrl_lock_lost(lk, self->lost_reason, sizeof self->lost_reason) ==
+               HRL_ELOST;
 }
 
 void hrlpy_gate_view(hrlpy_lock *self, hrlpy_view *out) {
@@ -89,7 +92,10 @@ void hrlpy_gate_view(hrlpy_lock *self, hrlpy_view *out) {
   out->held = self->held && left > 0;
   out->validity_ms = out->held ? left / 1000 : 0;
   out->ttl_ms = self->ttl_ms;
+  out->fence = self->fence;
   memcpy(out->token, self->token, sizeof out->token);
+  out->lost = self->lost;
+  memcpy(out->lost_reason, self->lost_reason, sizeof out->lost_reason);
   pthread_mutex_unlock(&self->mu);
 }
 
@@ -108,6 +114,9 @@ static int try_enter(hrlpy_lock *self, hrlpy_busy op) {
       return HRLPY_GATE_BUSY;
     }
   }
+  /* What the accessors report while op runs: the state as it starts (a
+   * renewal may have changed it since the last operation ended). */
+  snapshot(self);
   self->busy = op;
   return HRLPY_GATE_ENTERED;
 }

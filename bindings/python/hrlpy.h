@@ -32,6 +32,19 @@ typedef struct hrlpy_link {
   struct hrlpy_link *next;
 } hrlpy_link;
 
+/* Locks whose hold was lost, waiting for their on_lost callback (lost.c).
+ * pending is guarded by mu, not by the GIL: the core's renewer posts here
+ * without the GIL. */
+typedef struct hrlpy_lost_queue {
+  pthread_mutex_t mu;
+  pthread_cond_t cv; /* an entry was posted, or the dispatcher left */
+  hrlpy_link pending;
+  bool ready;   /* mu and cv were initialised */
+  bool closed;  /* the module goes away: the dispatcher returns */
+  bool waiting; /* the dispatcher waits inside the queue */
+  bool started; /* a dispatcher thread runs in this process (GIL) */
+} hrlpy_lost_queue;
+
 typedef struct hrlpy_state {
   PyTypeObject *client_type;
   PyTypeObject *lock_type;
@@ -40,10 +53,12 @@ typedef struct hrlpy_state {
   PyObject *lock_error;       /* hiredlock.LockError(Exception) */
   PyObject *not_acquired;     /* NotAcquired(LockError, TimeoutError) */
   PyObject *not_owned;        /* NotOwned(LockError) */
+  PyObject *lock_lost;        /* LockLost(NotOwned) */
   PyObject *connection_error; /* ConnectionError(LockError, ConnectionError) */
   const hrl_option *ttl;      /* the lock option "ttl": its default */
   hrlpy_link clients;         /* live Client objects, for after_fork */
   hrlpy_link locks;           /* live Lock objects, for after_fork */
+  hrlpy_lost_queue lost;      /* on_lost callbacks to run (lost.c) */
 } hrlpy_state;
 
 typedef struct hrlpy_client {
@@ -69,6 +84,8 @@ typedef struct hrlpy_lock {
   hrlpy_client *client; /* strong: a client outlives its locks */
   PyObject *name;       /* the name as given, str or bytes */
   hrl_lock *lock;
+  PyObject *on_lost;    /* called with the Lock when a lease is lost */
+  hrlpy_link lost_link; /* in the state's lost queue (lost.c), under its mu */
   int64_t with_wait_ms; /* the wait of a `with` block, HRL_WAIT_FOREVER */
   bool with_blocking;
   bool gate_ready; /* mu and cv were initialised */
@@ -83,7 +100,14 @@ typedef struct hrlpy_lock {
   bool held;
   int64_t valid_until_us;
   uint32_t ttl_ms;
+  uint64_t fence;
   char token[HRL_TOKEN_LEN + 1];
+  bool lost;
+  char lost_reason[HRL_DETAIL_MAX];
+  /* A twin (proto.c): the Lock object a Python driver runs a lease's
+   * renewal on. It borrows the lease's twin hrl_lock and keeps the lease
+   * (which owns it) alive; NULL on every other Lock. */
+  PyObject *lease_of;
 } hrlpy_lock;
 
 /* module.c */
@@ -138,6 +162,8 @@ int hrlpy_wait_ms(PyObject *timeout, bool blocking, int64_t *wait_ms);
 /* client.c / lock.c */
 extern PyType_Spec hrlpy_client_spec;
 extern PyType_Spec hrlpy_lock_spec;
+/* lock.c: has the core call on_lost (if any) when self's hold is lost. */
+void hrlpy_lock_watch(hrlpy_lock *self);
 
 /* gate.c: one operation at a time on a Lock object. */
 int hrlpy_gate_init(hrlpy_lock *self);
@@ -164,7 +190,10 @@ typedef struct hrlpy_view {
   bool held;
   int64_t validity_ms;
   uint32_t ttl_ms;
+  uint64_t fence; /* 0: none */
   char token[HRL_TOKEN_LEN + 1];
+  bool lost;
+  char lost_reason[HRL_DETAIL_MAX];
 } hrlpy_view;
 void hrlpy_gate_view(hrlpy_lock *self, hrlpy_view *out);
 
@@ -182,8 +211,23 @@ PyObject *hrlpy_cancel(PyObject *op, PyObject *unused);
 PyObject *hrlpy_waiter(PyObject *op, PyObject *unused);
 PyObject *hrlpy_notified(PyObject *op, PyObject *arg);
 PyObject *hrlpy_wake(PyObject *op, PyObject *unused);
+PyObject *hrlpy_renew_in(PyObject *op, PyObject *unused);
+PyObject *hrlpy_renew_begin(PyObject *op, PyObject *unused);
+PyObject *hrlpy_renew_end(PyObject *op, PyObject *unused);
 extern PyType_Spec hrlpy_stream_spec;
 int hrlpy_proto_constants(PyObject *module);
+/* lost.c: the on_lost queue and its dispatcher thread. */
+int hrlpy_lost_init(hrlpy_lost_queue *q);
+void hrlpy_lost_close(hrlpy_lost_queue *q);
+void hrlpy_lost_after_fork(hrlpy_lost_queue *q);
+/* The core's hrl_lost_fn: posts the Lock (user_data) to its queue. */
+void hrlpy_lost_post(hrl_lock *lock, const char *reason, void *user_data);
+/* Takes a Lock off the queue (it is being freed). GIL held. */
+void hrlpy_lost_forget(hrlpy_lock *self);
+/* Starts the dispatcher thread unless it runs. GIL held; 0 or -1. */
+int hrlpy_lost_start(hrlpy_state *st, PyObject *module);
+/* _dispatch_lost(): the dispatcher thread's body. */
+PyObject *hrlpy_dispatch_lost(PyObject *module, PyObject *unused);
 
 /* subscriber.c: the Subscriber type (a subscriber connection's stream) and
  * the module's NOTICE_* constants. */

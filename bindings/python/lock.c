@@ -23,8 +23,8 @@ static bool lock_option(const hrl_option *opt) {
 /* Splits kwds into the arguments Lock() parses itself and the lock options
  * (new references in *own and *options, either may be NULL). */
 static int split_kwds(PyObject *kwds, PyObject **own, PyObject **options) {
-  static const char *const names[] = {"client", "name", "ttl", "timeout",
-                                      "blocking"};
+  static const char *const names[] = {"client",  "name",     "ttl",
+                                      "timeout", "blocking", "on_lost"};
   *own = NULL;
   *options = NULL;
   if (kwds == NULL || PyDict_GET_SIZE(kwds) == 0) {
@@ -81,13 +81,19 @@ static int parse_lock_options(PyObject *options, hrl_lock_options *lo) {
 
 static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
                            PyObject *options) {
-  static char *kwlist[] = {"client",  "name",     "ttl",
-                           "timeout", "blocking", NULL};
-  PyObject *client, *name, *ttl = NULL, *timeout = NULL;
+  static char *kwlist[] = {"client",   "name",    "ttl", "timeout",
+                           "blocking", "on_lost", NULL};
+  PyObject *client, *name, *ttl = NULL, *timeout = NULL, *on_lost = Py_None;
   int blocking = 1;
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|O$Op:Lock", kwlist, &client,
-                                   &name, &ttl, &timeout, &blocking)) {
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|O$OpO:Lock", kwlist, &client,
+                                   &name, &ttl, &timeout, &blocking,
+                                   &on_lost)) {
     return NULL;
+  }
+  if (on_lost != Py_None && !PyCallable_Check(on_lost)) {
+    return PyErr_Format(PyExc_TypeError,
+                        "on_lost must be callable or None, not %.100s",
+                        Py_TYPE(on_lost)->tp_name);
   }
   hrlpy_state *st = hrlpy_state_of_type(type);
   if (st == NULL) {
@@ -118,6 +124,9 @@ static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
       parse_lock_options(options, &lo) < 0) {
     return NULL;
   }
+  if (on_lost != Py_None && !lo.auto_renew) {
+    return hrlpy_raise_invalid("on_lost needs auto_renew=True");
+  }
   hrlpy_lock *self = (hrlpy_lock *)type->tp_alloc(type, 0);
   if (self == NULL) {
     return NULL;
@@ -139,8 +148,18 @@ static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
   self->client = (hrlpy_client *)Py_NewRef(client);
   self->name = Py_NewRef(name);
   self->ttl_ms = lo.ttl_ms;
+  if (on_lost != Py_None) {
+    self->on_lost = Py_NewRef(on_lost);
+    hrlpy_lock_watch(self);
+  }
   hrlpy_link_add(&st->locks, &self->link);
   return (PyObject *)self;
+}
+
+void hrlpy_lock_watch(hrlpy_lock *self) {
+  if (self->on_lost != NULL) {
+    hrl_lock_on_lost(self->lock, hrlpy_lost_post, self);
+  }
 }
 
 /* Lock(client, name, ttl=30, *, timeout=-1, blocking=True, **options):
@@ -161,6 +180,13 @@ static int lock_traverse(PyObject *op, visitproc visit, void *arg) {
   Py_VISIT(Py_TYPE(op));
   Py_VISIT(self->client);
   Py_VISIT(self->name);
+  Py_VISIT(self->on_lost);
+  Py_VISIT(self->lease_of);
+  return 0;
+}
+
+static int lock_clear(PyObject *op) {
+  Py_CLEAR(((hrlpy_lock *)op)->on_lost);
   return 0;
 }
 
@@ -172,11 +198,25 @@ static void lock_dealloc(PyObject *op) {
     hrlpy_link_remove(&self->link);
   }
   /* A held lock is not released here: no network I/O in a finalizer. Its
-   * key expires after the TTL. The client outlives the lock (we hold it). */
+   * key expires after the TTL (a lease is no longer renewed). The client
+   * outlives the lock (we hold it). Once the core's lock is freed, no loss
+   * callback can post this object again: take it off the queue after. */
+  if (self->lease_of != NULL) { /* a twin: the lease owns its hrl_lock */
+    Py_CLEAR(self->lease_of);
+    Py_CLEAR(self->client);
+    Py_CLEAR(self->name);
+    type->tp_free(op);
+    Py_DECREF(type);
+    return;
+  }
   hrl_lock_free(self->lock);
+  if (self->state != NULL) {
+    hrlpy_lost_forget(self);
+  }
   hrlpy_gate_destroy(self);
   Py_CLEAR(self->client);
   Py_CLEAR(self->name);
+  Py_CLEAR(self->on_lost);
   type->tp_free(op);
   Py_DECREF(type);
 }
@@ -201,6 +241,16 @@ static PyObject *finish(hrlpy_lock *self, hrl_status status) {
   detail[n] = '\0';
   hrlpy_gate_leave(self);
   return hrlpy_raise_status(self->state, status, detail);
+}
+
+/* on_lost callbacks run in a thread of their own, started the first time
+ * a lock that has one is held. Failing to start it is reported, not
+ * raised: the lock is held, and lost and check() still tell. */
+static void start_dispatcher(hrlpy_lock *self) {
+  PyObject *module = PyType_GetModule(self->state->lock_type);
+  if (module == NULL || hrlpy_lost_start(self->state, module) < 0) {
+    PyErr_WriteUnraisable((PyObject *)self);
+  }
 }
 
 static PyObject *lock_acquire(PyObject *op, PyObject *const *args,
@@ -245,6 +295,9 @@ static PyObject *lock_acquire(PyObject *op, PyObject *const *args,
   Py_END_ALLOW_THREADS;
   if (status == HRL_OK || status == HRL_ETIMEOUT) {
     hrlpy_gate_leave(self);
+    if (status == HRL_OK && self->on_lost != NULL) {
+      start_dispatcher(self);
+    }
     return Py_NewRef(status == HRL_OK ? Py_True : Py_False);
   }
   return finish(self, status);
@@ -305,6 +358,38 @@ static PyObject *lock_extend(PyObject *op, PyObject *const *args,
   Py_RETURN_NONE;
 }
 
+/* check() -> None, or LockLost("lost: <reason>"). */
+static PyObject *lock_check(PyObject *op, PyObject *unused) {
+  (void)unused;
+  hrlpy_view v;
+  hrlpy_gate_view((hrlpy_lock *)op, &v);
+  if (v.lost) {
+    return hrlpy_raise_status(((hrlpy_lock *)op)->state, HRL_ELOST,
+                              v.lost_reason);
+  }
+  Py_RETURN_NONE;
+}
+
+static PyObject *get_lost(PyObject *op, void *closure) {
+  (void)closure;
+  hrlpy_view v;
+  hrlpy_gate_view((hrlpy_lock *)op, &v);
+  return PyBool_FromLong(v.lost);
+}
+
+static PyObject *get_auto_renew(PyObject *op, void *closure) {
+  (void)closure;
+  hrl_lock_options lo;
+  hrl_lock_get_options(((hrlpy_lock *)op)->lock, &lo);
+  return PyBool_FromLong(lo.auto_renew);
+}
+
+static PyObject *get_on_lost(PyObject *op, void *closure) {
+  (void)closure;
+  PyObject *cb = ((hrlpy_lock *)op)->on_lost;
+  return Py_NewRef(cb != NULL ? cb : Py_None);
+}
+
 static PyObject *lock_locked(PyObject *op, PyObject *unused) {
   (void)unused;
   hrlpy_view v;
@@ -327,6 +412,26 @@ static PyObject *get_token(PyObject *op, void *closure) {
     Py_RETURN_NONE;
   }
   return PyUnicode_FromStringAndSize(v.token, (Py_ssize_t)strlen(v.token));
+}
+
+static PyObject *get_fence(PyObject *op, void *closure) {
+  (void)closure;
+  hrlpy_view v;
+  hrlpy_gate_view((hrlpy_lock *)op, &v);
+  if (v.fence == 0) {
+    Py_RETURN_NONE;
+  }
+  return PyLong_FromUnsignedLongLong((unsigned long long)v.fence);
+}
+
+static PyObject *get_fence_key(PyObject *op, void *closure) {
+  (void)closure;
+  size_t len;
+  const void *key = hrl_lock_fence_key(((hrlpy_lock *)op)->lock, &len);
+  if (key == NULL) {
+    Py_RETURN_NONE;
+  }
+  return PyBytes_FromStringAndSize(key, (Py_ssize_t)len);
 }
 
 static PyObject *get_ttl(PyObject *op, void *closure) {
@@ -402,6 +507,13 @@ static PyMethodDef lock_methods[] = {
     {"_waiter", hrlpy_waiter, METH_NOARGS, NULL},
     {"_notified", hrlpy_notified, METH_O, NULL},
     {"_wake", hrlpy_wake, METH_NOARGS, NULL},
+    {"_renew_in", hrlpy_renew_in, METH_NOARGS, NULL},
+    {"_renew_begin", hrlpy_renew_begin, METH_NOARGS, NULL},
+    {"_renew_end", hrlpy_renew_end, METH_NOARGS, NULL},
+    {"check", lock_check, METH_NOARGS,
+     "check() -> None\n\n"
+     "Raise LockLost (\"lost: <reason>\") when the hold of this\n"
+     "auto-renewed lock was lost; return None otherwise. No I/O."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -412,6 +524,17 @@ static PyGetSetDef lock_getset[] = {
      "Token of the current or last hold (32 hex chars), None before the "
      "first acquire.",
      NULL},
+    {"fence", get_fence, NULL,
+     "The fencing token of the current hold of a fenced lock (int), None\n"
+     "when the lock is not fenced or holds nothing. Greater than the fence\n"
+     "of every grant whose acquire returned before this one began; it stays\n"
+     "until the hold ends (release), also past the validity: pass it with\n"
+     "every write, and let the resource refuse older ones.",
+     NULL},
+    {"fence_key", get_fence_key, NULL,
+     "The Redis key of a fenced lock's counter (bytes), None when the lock\n"
+     "is not fenced. It never expires.",
+     NULL},
     {"ttl", get_ttl, NULL, "The lock's TTL in seconds (float).", NULL},
     {"name", get_name, NULL, "The lock's name, as given (str or bytes).", NULL},
     {"key", get_key, NULL, "The Redis key: the client's prefix + name.", NULL},
@@ -420,15 +543,28 @@ static PyGetSetDef lock_getset[] = {
      "How long a `with` block waits for the lock (-1.0: forever).", NULL},
     {"blocking", get_blocking, NULL,
      "Whether a `with` block waits at all (False: one attempt).", NULL},
+    {"lost", get_lost, NULL,
+     "True once the hold of this auto-renewed lock was lost (until the "
+     "next acquire).",
+     NULL},
+    {"auto_renew", get_auto_renew, NULL,
+     "Whether the lock is renewed while held (a managed lease).", NULL},
+    {"on_lost", get_on_lost, NULL,
+     "The callable run with this Lock when its hold is lost, or None.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyType_Slot lock_slots[] = {
-    {Py_tp_doc, "Lock(client, name, ttl=30, *, timeout=-1, blocking=True)\n\n"
-                "A named lock on client's masters; not held until acquired."},
+    {Py_tp_doc,
+     "Lock(client, name, ttl=30, *, timeout=-1, blocking=True,\n"
+     "     auto_renew=None, max_hold=None, on_lost=None, fenced=None)\n\n"
+     "A named lock on client's masters; not held until acquired.\n"
+     "fenced=True takes a fencing token (fence) with every acquire;\n"
+     "None: the client's default."},
     {Py_tp_new, lock_new},
     {Py_tp_dealloc, lock_dealloc},
     {Py_tp_traverse, lock_traverse},
+    {Py_tp_clear, lock_clear},
     {Py_tp_methods, lock_methods},
     {Py_tp_getset, lock_getset},
     {0, NULL},

@@ -38,10 +38,13 @@ static int add_options(PyObject *module) {
   const hrl_option *table = hrl_options_table(&count);
   PyObject *options = PyDict_New();
   for (size_t i = 0; options != NULL && i < count; i++) {
-    PyObject *def = table[i].kind == HRL_OPTION_BYTES ? PyUnicode_FromString("")
-                    : table[i].kind == HRL_OPTION_DURATION
-                        ? PyFloat_FromDouble(table[i].def / 1000.0)
-                        : PyFloat_FromDouble(table[i].def);
+    PyObject *def =
+        table[i].kind == HRL_OPTION_BYTES  ? PyUnicode_FromString("")
+        : table[i].kind == HRL_OPTION_FLAG ? PyBool_FromLong(table[i].def != 0)
+        : table[i].kind == HRL_OPTION_DURATION
+            ? PyFloat_FromDouble(table[i].def / 1000.0)
+        : table[i].kind == HRL_OPTION_FLAG ? PyBool_FromLong(table[i].def != 0)
+                                           : PyFloat_FromDouble(table[i].def);
     if (def == NULL || PyDict_SetItemString(options, table[i].name, def) < 0) {
       Py_XDECREF(def);
       Py_CLEAR(options);
@@ -64,6 +67,10 @@ static int core_exec(PyObject *module) {
   st->ttl = hrl_option_find("ttl");
   hrlpy_link_init(&st->clients);
   hrlpy_link_init(&st->locks);
+  if (hrlpy_lost_init(&st->lost) < 0) {
+    PyErr_SetString(PyExc_OSError, "cannot create the on_lost queue");
+    return -1;
+  }
   st->client_type = (PyTypeObject *)PyType_FromModuleAndSpec(
       module, &hrlpy_client_spec, NULL);
   if (st->client_type == NULL ||
@@ -94,6 +101,8 @@ static int core_exec(PyObject *module) {
           0 ||
       PyModule_AddIntConstant(module, "NAME_MAX", HRL_NAME_MAX) < 0 ||
       PyModule_AddIntConstant(module, "MASTERS_MAX", HRL_MASTERS_MAX) < 0 ||
+      PyModule_AddStringConstant(module, "FENCED_WRITE_SCRIPT",
+                                 HRL_FENCED_WRITE_SCRIPT) < 0 ||
       add_options(module) < 0) {
     return -1;
   }
@@ -109,6 +118,7 @@ static int core_traverse(PyObject *module, visitproc visit, void *arg) {
   Py_VISIT(st->lock_error);
   Py_VISIT(st->not_acquired);
   Py_VISIT(st->not_owned);
+  Py_VISIT(st->lock_lost);
   Py_VISIT(st->connection_error);
   return 0;
 }
@@ -122,12 +132,14 @@ static int core_clear(PyObject *module) {
   Py_CLEAR(st->lock_error);
   Py_CLEAR(st->not_acquired);
   Py_CLEAR(st->not_owned);
+  Py_CLEAR(st->lock_lost);
   Py_CLEAR(st->connection_error);
   return 0;
 }
 
 static void core_free(void *module) {
   core_clear((PyObject *)module);
+  hrlpy_lost_close(&((hrlpy_state *)PyModule_GetState(module))->lost);
 }
 
 static PyMethodDef core_functions[] = {
@@ -136,6 +148,9 @@ static PyMethodDef core_functions[] = {
      "with os.register_at_fork)."},
     {"_after_fork_in_parent", hrlpy_after_fork_in_parent, METH_NOARGS,
      "Let the clients run rounds again in the parent after a fork."},
+    {"_dispatch_lost", hrlpy_dispatch_lost, METH_NOARGS,
+     "Run on_lost callbacks as losses are found (the body of the "
+     "hiredlock-on-lost daemon thread)."},
     {"_after_fork_in_child", hrlpy_after_fork_in_child, METH_NOARGS,
      "Reset every client and lock in a forked child (registered with "
      "os.register_at_fork)."},

@@ -22,6 +22,13 @@
  *                                      its command went out (connecting)
  *   lock._skippable(i)                 -> bool (hrl_proto_skippable)
  *   lock._cancel()                     ends an acquire between attempts
+ *   lock._renew_in()                   -> seconds until the lease's next
+ *                                         renewal is due | None
+ *   lock._renew_begin()                -> ("round", twin) | ("lost", why)
+ *                                         | ("wait", None) | ("none", None):
+ *                                         run twin's extend to its end, then
+ *   lock._renew_end()                  -> ("renewed" | "cancelled", None)
+ *                                         | ("failed" | "lost", why)
  *   Stream().start(lock, i, fresh)     -> bytes
  *   stream.feed(lock, i, data)         -> (action, bytes | None)
  *   stream.expire(lock, i, message)    -> (action, bytes | None)
@@ -191,6 +198,73 @@ PyObject *hrlpy_skippable(PyObject *op, PyObject *arg) {
     return NULL;
   }
   return PyBool_FromLong(hrl_proto_skippable(self->lock, i));
+}
+
+/* --- leases: the renewals a Python driver runs (hrl_proto_renew_*) ------ */
+
+PyObject *hrlpy_renew_in(PyObject *op, PyObject *unused) {
+  (void)unused;
+  int64_t due = hrl_proto_renew_due(((hrlpy_lock *)op)->lock);
+  if (due == INT64_MAX) {
+    Py_RETURN_NONE;
+  }
+  int64_t in_us = due - hrl_now_us();
+  return PyFloat_FromDouble(in_us > 0 ? (double)in_us / 1e6 : 0.0);
+}
+
+/* A Lock object over the lease's twin, for the driver loop. */
+static PyObject *twin_of(hrlpy_lock *lease, hrl_lock *twin) {
+  PyTypeObject *type = lease->state->lock_type;
+  hrlpy_lock *t = (hrlpy_lock *)type->tp_alloc(type, 0);
+  if (t == NULL) {
+    return NULL;
+  }
+  t->state = lease->state;
+  t->lock = twin;
+  t->client = (hrlpy_client *)Py_NewRef(lease->client);
+  t->name = Py_NewRef(lease->name);
+  t->lease_of = Py_NewRef(lease);
+  return (PyObject *)t;
+}
+
+static PyObject *lost_pair(hrlpy_lock *self) {
+  char reason[HRL_DETAIL_MAX];
+  hrl_lock_lost(self->lock, reason, sizeof reason);
+  return Py_BuildValue("(ss)", "lost", reason);
+}
+
+PyObject *hrlpy_renew_begin(PyObject *op, PyObject *unused) {
+  (void)unused;
+  hrlpy_lock *self = (hrlpy_lock *)op;
+  hrl_lock *twin = NULL;
+  switch (hrl_proto_renew_begin(self->lock, hrl_now_us(), &twin)) {
+  case HRL_RENEW_ROUND: {
+    PyObject *t = twin_of(self, twin);
+    return t == NULL ? NULL : Py_BuildValue("(sN)", "round", t);
+  }
+  case HRL_RENEW_LOST:
+    return lost_pair(self);
+  case HRL_RENEW_WAIT:
+    return Py_BuildValue("(sO)", "wait", Py_None);
+  case HRL_RENEW_NONE:
+  default:
+    return Py_BuildValue("(sO)", "none", Py_None);
+  }
+}
+
+PyObject *hrlpy_renew_end(PyObject *op, PyObject *unused) {
+  (void)unused;
+  hrlpy_lock *self = (hrlpy_lock *)op;
+  switch (hrl_proto_renew_end(self->lock, hrl_now_us())) {
+  case HRL_OK:
+    return Py_BuildValue("(sO)", "renewed", Py_None);
+  case HRL_ELOST:
+    return lost_pair(self);
+  case HRL_ECANCELLED:
+    return Py_BuildValue("(sO)", "cancelled", Py_None);
+  default:
+    return Py_BuildValue("(ss)", "failed", hrl_lock_error(self->lock));
+  }
 }
 
 /* --- _core.Stream ------------------------------------------------------ */

@@ -19,7 +19,9 @@
  *   connections are used under its own mutex, and waits between tries
  *   happen outside it (one waiting thread at a time reads the client's
  *   subscriber connections for all). One hrl_lock must not be used by two
- *   threads at once.
+ *   threads at once (an auto-renewed lock's renewals are the core's
+ *   business: they never run at the same time as a call of yours on that
+ *   lock).
  * - A client must outlive the locks made from it.
  *
  * This header is for programs that take locks. Drivers that move the bytes
@@ -81,7 +83,8 @@ extern "C" {
   X(HRL_ESERVER, "server error")                                               \
   X(HRL_EPROTOCOL, "protocol error")                                           \
   X(HRL_ECANCELLED, "cancelled")                                               \
-  X(HRL_ESYSTEM, "system error")
+  X(HRL_ESYSTEM, "system error")                                               \
+  X(HRL_ELOST, "lost")
 
 typedef enum hrl_status {
 #define HRL_STATUS_ENUM_(code, text) code,
@@ -113,6 +116,24 @@ typedef struct hrl_lock_options {
   /** How long the lock lives on the masters. Default 30000; at least
    *  hrl_client_min_ttl_ms(). */
   uint32_t ttl_ms;
+  /** A managed lease: while held, the client's renewer (one thread per
+   *  client, started on first use) extends the lock to a full TTL about
+   *  every third of it, with extend()'s quorum and validity rules. A
+   *  renewal answered "not owned", or no renewal confirmed by a quorum
+   *  before the validity runs out, makes the lock lost (hrl_lock_lost,
+   *  hrl_lock_on_lost). Default false. */
+  bool auto_renew;
+  /** With auto_renew: the longest hold, from the acquire. Renewal never
+   *  extends the lock past it (the last renewal asks for what is left), so
+   *  the lock then expires on its own unless released, and is reported
+   *  lost ("max_hold reached"). 0 (the default): no cap. */
+  uint32_t max_hold_ms;
+  /** Take a fencing token with every acquire (hrl_lock_fence()): a number
+   *  strictly greater than the fence of every grant of the name whose
+   *  acquire returned before this one began. Default false. Costs an
+   *  INCR behind the SET, and a second round only when the masters'
+   *  counters drifted apart (docs/SAFETY.md, "Fencing tokens"). */
+  bool fenced;
 } hrl_lock_options;
 
 /** Client settings. Start from hrl_options_init() and change what you need. */
@@ -156,7 +177,8 @@ HRL_API hrl_status hrl_client_new(const char *const *urls, size_t n_urls,
                                   const hrl_options *opts, hrl_client **out,
                                   char *detail, size_t detail_size);
 
-/** Closes every connection and frees the client. NULL is a no-op. */
+/** Stops the client's renewer (joins its thread), closes every connection
+ *  and frees the client. Free its locks first. NULL is a no-op. */
 HRL_API void hrl_client_free(hrl_client *client);
 
 /** Number of masters. */
@@ -247,7 +269,11 @@ HRL_API hrl_status hrl_lock_new_with(hrl_client *client, const void *name,
                                      hrl_lock **out, char *detail,
                                      size_t detail_size);
 
-/** Frees the lock object. It does not release a held lock. NULL is a no-op. */
+/** Frees the lock object. It does not release a held lock (a lease stops
+ *  being renewed and expires with its TTL). Never waits for a renewal in
+ *  progress (the renewer frees the object when it is done with it), only
+ *  for a loss callback of this lock that another thread is running. NULL
+ *  is a no-op. */
 HRL_API void hrl_lock_free(hrl_lock *lock);
 
 /**
@@ -331,11 +357,96 @@ HRL_API void hrl_lock_get_options(const hrl_lock *lock, hrl_lock_options *out);
 /** The lock's TTL in milliseconds. */
 HRL_API uint32_t hrl_lock_ttl_ms(const hrl_lock *lock);
 
+/**
+ * The fencing token of the current hold of a fenced lock: 1 to 2^63 - 1,
+ * strictly greater than the fence of every grant of the same name whose
+ * acquire returned before this hold's acquire began, whichever client and
+ * runtime took it (docs/SAFETY.md). It stays readable until the hold ends
+ * (release, an extend that finds the lock lost, the next acquire), also
+ * after the validity ran out: pass it with every write and let the
+ * resource refuse a fence older than one it has seen. 0 when the lock is
+ * not fenced or holds nothing.
+ */
+HRL_API uint64_t hrl_lock_fence(const hrl_lock *lock);
+
+/**
+ * The Redis key of a fenced lock's counter (docs/DESIGN.md, section 3); *len
+ * its length. It never expires and hashes to the lock key's Redis Cluster
+ * slot. NULL (*len 0) when the lock is not fenced.
+ */
+HRL_API const void *hrl_lock_fence_key(const hrl_lock *lock, size_t *len);
+
 /** The detail of the last failure of this lock ("" when none). */
 HRL_API const char *hrl_lock_error(const hrl_lock *lock);
 
 /** Per-master counts of the last acquire, release or extend. */
 HRL_API void hrl_lock_counts(const hrl_lock *lock, hrl_counts *out);
+
+/*
+ * Managed leases (hrl_lock_options.auto_renew). The renewals of a client's
+ * leases run in one thread per client, started by the first acquire of a
+ * lease and stopped (joined) by hrl_client_free(). They run the protocol's
+ * extend on a private copy of the lock's state, never at the same time as
+ * a call of yours on that lock (the one waits for the other, at most one
+ * round), so hrl_lock_error() and hrl_lock_counts() stay about your calls.
+ * On a lease, hrl_lock_held(), hrl_lock_validity_ms() and hrl_lock_lost()
+ * may be called from any thread at any time. A forked child has no renewer
+ * until it acquires a lease of its own (or calls extend on one it
+ * inherited); the leases it inherited are its parent's to renew.
+ */
+
+/**
+ * HRL_OK while the lock is not lost; HRL_ELOST once the hold of a lease
+ * was lost, with why written to reason (when not NULL): "not owned" (a
+ * renewal found the key no longer ours), "expired" or "expired: <the last
+ * renewal's failure>" (no renewal was confirmed by a quorum before the
+ * validity ran out), "max_hold reached". The same words in every runtime.
+ * A lost lock is never reported held; release and extend then return
+ * HRL_ELOST (no I/O) until the next acquire starts a new hold.
+ */
+HRL_API hrl_status hrl_lock_lost(const hrl_lock *lock, char *reason,
+                                 size_t reason_size);
+
+/** Called once per lost hold, with the reason hrl_lock_lost() gives. */
+typedef void (*hrl_lost_fn)(hrl_lock *lock, const char *reason,
+                            void *user_data);
+
+/**
+ * Registers fn (NULL: none) to be called when the hold of this lease is
+ * lost: from the renewer thread, or from your thread when your own call
+ * (release, extend) found the loss first, as that call returns; never with
+ * a mutex of the core held. It may call any function on this lock
+ * (release, acquire), but must not free the lock or the client, and should
+ * return quickly: the client's other renewals wait for it. HRL_EINVAL
+ * when the lock is not a lease (auto_renew).
+ */
+HRL_API hrl_status hrl_lock_on_lost(hrl_lock *lock, hrl_lost_fn fn,
+                                    void *user_data);
+/**
+ * A Lua script for the resource side of fencing, run with EVAL on the Redis
+ * that holds the protected data (not on the lock's masters):
+ *   EVAL script 1+k fence_key [key...] fence command [arg...]
+ * runs `command arg...` only when `fence` (decimal, 1 to 2^63 - 1) is not
+ * older than the last fence seen at fence_key, then records it there; the
+ * reply is the command's. An older fence gets the error reply
+ * "STALEFENCE fence <fence> is older than <last>", and nothing is written.
+ * The k keys are those the command touches, declared for Redis Cluster and
+ * ACLs (they must share fence_key's slot there: use a hash tag). Python's
+ * hiredlock.fenced_write() and Lua's hiredlock.fenced_write() send it.
+ */
+#define HRL_FENCED_WRITE_SCRIPT                                                \
+  "local function older(a,b) if #a~=#b then return #a<#b end "                 \
+  "for i=1,#a do local x,y=a:byte(i),b:byte(i) "                               \
+  "if x~=y then return x<y end end return false end "                          \
+  "local f,last=ARGV[1],redis.call('get',KEYS[1]) "                            \
+  "if not f:find('^[1-9]%d*$') or older('9223372036854775807',f) then "        \
+  "return redis.error_reply('ERR fence must be a decimal integer from 1 "      \
+  "to 9223372036854775807') end "                                              \
+  "if last and older(f,last) then return redis.error_reply("                   \
+  "'STALEFENCE fence '..f..' is older than '..last) end "                      \
+  "local reply=redis.call(unpack(ARGV,2)) "                                    \
+  "redis.call('set',KEYS[1],f) "                                               \
+  "return reply"
 
 /** The clock validity is judged by, in microseconds: CLOCK_BOOTTIME, which
  *  keeps counting while the machine is suspended (as the TTLs on the

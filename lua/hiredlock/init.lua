@@ -12,8 +12,10 @@
 -- reference is docs/LUA-API.md.
 local core = require "hiredlock.core"
 
-local error, pcall, setmetatable, getmetatable, type, tostring =
-  error, pcall, setmetatable, getmetatable, type, tostring
+local error, pcall, setmetatable, getmetatable, type, tostring, select =
+  error, pcall, setmetatable, getmetatable, type, tostring, select
+local floor = math.floor
+local unpack = unpack or table.unpack
 
 -- Under ngx_lua a blocking socket would stall every request of the worker:
 -- there, all I/O goes through cosockets (hiredlock/driver/cosocket.lua).
@@ -41,8 +43,9 @@ Lock.__index = Lock
 -- urls: one URL or a list of them, redis://[[user]:pass@]host[:port][/db]
 -- or unix://[[user]:pass@]/path[?db=N]. opts (all optional, seconds):
 -- connect_timeout (0.1), timeout (per master, 0.05), retry_delay (0.2),
--- retry_jitter (0.1), drift_factor (0.01), key_prefix ("").
--- No connection is made until the first lock needs one.
+-- retry_jitter (0.1), drift_factor (0.01), key_prefix (""), and fenced
+-- (false: true makes every lock of the client fenced unless its acquire
+-- says fenced = false). No connection is made until the first lock needs one.
 function M.new(urls, opts)
   local handle = core.new(urls, opts)
   return setmetatable({ _handle = handle, _driver = M._driver }, Client)
@@ -50,7 +53,11 @@ end
 
 --- client:acquire(name, opts) -> lock | nil, err
 -- opts: ttl (seconds the lock lives on the masters, default 30) and timeout
--- (seconds to keep retrying, default 5; 0 makes one attempt).
+-- (seconds to keep retrying, default 5; 0 makes one attempt); auto_renew
+-- (a managed lease: renewed about every third of its TTL while held) and
+-- max_hold (with auto_renew, seconds after which renewal stops; 0: none);
+-- fenced (take a fencing token: lock.fence, lock.fence_string). new()'s
+-- opts may set the defaults of auto_renew, max_hold and fenced.
 -- err: "timeout" when others held it until the deadline, or the
 -- "connection failed: ..." (or "authentication failed: ...", ...) message
 -- when no quorum of masters answered.
@@ -63,6 +70,11 @@ function Client:acquire(name, opts)
   return setmetatable({
     name = name,
     token = handle:token(),
+    -- A fenced lock's fence: a number (an integer in Lua 5.4; a double in
+    -- 5.1 and LuaJIT, exact up to 2^53) and the exact decimal string, the
+    -- one to send on (fenced_write, a header, SQL). nil when not fenced.
+    fence = handle:fence(),
+    fence_string = handle:fence_string(),
     _handle = handle,
     _driver = driver,
   }, Lock)
@@ -118,6 +130,79 @@ function Client:with(name, opts, fn, ...)
   return finish(lock, pcall(fn, lock, ...))
 end
 
+local FENCE_MAX = "9223372036854775807" -- 2^63 - 1
+
+-- Whether decimal a is below decimal b (no sign, no leading zeros): by
+-- length, then byte by byte (string < follows the locale).
+local function below(a, b)
+  if #a ~= #b then
+    return #a < #b
+  end
+  for i = 1, #a do
+    local x, y = a:byte(i), b:byte(i)
+    if x ~= y then
+      return x < y
+    end
+  end
+  return false
+end
+
+-- A fence as the exact decimal text the script takes, or nil.
+local function fence_text(fence)
+  local mtype = math.type
+  if mtype and mtype(fence) == "integer" then
+    fence = tostring(fence)
+  elseif type(fence) == "number" and fence == floor(fence) and fence >= 1
+    and fence < 2 ^ 63 then
+    fence = ("%.0f"):format(fence)
+  end
+  if type(fence) == "string" and fence:find("^[1-9]%d*$")
+    and not below(FENCE_MAX, fence) then
+    return fence
+  end
+  return nil
+end
+
+--- hiredlock.fenced_write(redis, fence_key, fence, command, ...)
+--   -> the command's reply | nil, err
+-- Runs one Redis command on `redis` (the store you protect, not the lock's
+-- masters; anything with lua-resty-redis's eval(script, numkeys, ...)) only
+-- when `fence` (lock.fence_string, or an integer) is not older than the
+-- last fence seen at fence_key, and records it there. err is
+-- "STALEFENCE fence <f> is older than <last>" for an older fence (nothing
+-- is written), or the store's error. fence_key may be a list
+-- {fence_key, key, ...}: the keys the command touches, declared for Redis
+-- Cluster and ACLs.
+function M.fenced_write(redis, fence_key, fence, ...)
+  local text = fence_text(fence)
+  if not text then
+    error(("bad argument #3 to 'fenced_write' (fence must be from 1 to %s, "
+      .. "got %s)"):format(FENCE_MAX, tostring(fence)), 2)
+  end
+  local argc = select("#", ...)
+  if argc == 0 then
+    error("bad argument #4 to 'fenced_write' (a command to run is needed)", 2)
+  end
+  local keys = type(fence_key) == "table" and fence_key or { fence_key }
+  local args = {}
+  for i = 1, #keys do
+    args[i] = keys[i]
+  end
+  local n = #keys + 1
+  args[n] = text
+  for i = 1, argc do
+    args[n + i] = (select(i, ...))
+  end
+  local res, err = redis:eval(core.FENCED_WRITE_SCRIPT, #keys,
+    unpack(args, 1, n + argc))
+  if err ~= nil then
+    return nil, err
+  end
+  return res
+end
+
+M.FENCED_WRITE_SCRIPT = core.FENCED_WRITE_SCRIPT
+
 function Client:masters()
   return self._handle:masters()
 end
@@ -133,7 +218,8 @@ end
 --- lock:release() -> true | nil, err
 -- "not owned": a quorum answered but the key was no longer ours (expired,
 -- taken since). "not held": this object does not hold the lock (released
--- already, or found lost). Transport failures keep it held so release can
+-- already, or found lost). "lost: <reason>": the hold of this auto-renewed
+-- lock was lost (no I/O). Transport failures keep it held so release can
 -- be retried; it expires with its TTL anyway.
 function Lock:release()
   return self._driver.release(self._handle)
@@ -144,6 +230,19 @@ end
 -- TTL); the new TTL replaces what was left. "not owned" when it was lost.
 function Lock:extend(ttl)
   return self._driver.extend(self._handle, ttl)
+end
+
+--- lock:lost() -> true, reason | false
+-- Whether the hold of this auto-renewed lock was lost: a renewal found the
+-- key not ours ("not owned"), no quorum renewed it before its validity ran
+-- out ("expired..."), or max_hold passed ("max_hold reached"). No I/O.
+function Lock:lost()
+  return self._handle:lost()
+end
+
+--- lock:check() -> true | nil, "lost: <reason>"
+function Lock:check()
+  return self._handle:check()
 end
 
 --- lock:validity() -> seconds this lock is still safely held (0 when not).

@@ -21,8 +21,17 @@ Exceptions: :class:`LockError` is the base of every runtime failure;
 a synchronized function cannot acquire in time; :class:`NotOwned` when
 ``release()``/``extend()`` find the lock no longer ours;
 :class:`ConnectionError` (also the built-in one) when no quorum of masters
-can be reached. Bad arguments raise :class:`TypeError` / :class:`ValueError`
-naming the argument.
+can be reached; :class:`LockLost` (a :class:`NotOwned`) when the hold of an
+auto-renewed lock was lost; :class:`StaleFence` when :func:`fenced_write`
+refuses a write whose fence is older than one the resource has seen. Bad
+arguments raise :class:`TypeError` / :class:`ValueError` naming the argument.
+
+Fencing::
+
+    lk = client.lock("orders:42", fenced=True)
+    with lk:
+        hiredlock.fenced_write(store, "orders:42:fence", lk.fence,
+                               "SET", "orders:42", "paid")
 """
 
 from ._client import Client
@@ -32,14 +41,17 @@ from ._core import (
     OPTIONS,
     ConnectionError,  # shadows the built-in on purpose: a subclass of it
     LockError,
+    LockLost,
     NotAcquired,
     NotOwned,
     __version__,
 )
 from ._default import default_client, lock, set_default_client, synchronized
+from ._fencing import FENCED_WRITE_SCRIPT, StaleFence, fenced_write
 from ._lock import Lock
 
 __all__ = [
+    "FENCED_WRITE_SCRIPT",
     "MASTERS_MAX",
     "NAME_MAX",
     "OPTIONS",
@@ -47,10 +59,13 @@ __all__ = [
     "ConnectionError",
     "Lock",
     "LockError",
+    "LockLost",
     "NotAcquired",
     "NotOwned",
+    "StaleFence",
     "__version__",
     "default_client",
+    "fenced_write",
     "lock",
     "set_default_client",
     "synchronized",

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Callable, TypeVar, Union
+from typing import Callable, Optional, TypeVar, Union
 
 from . import _core
 from ._lock import Lock, synchronized_by
 
 F = TypeVar("F", bound=Callable[..., object])
 Name = Union[str, bytes]
+OnLost = Optional[Callable[[Lock], object]]
 
 DEFAULT_TTL: float = _core.OPTIONS["ttl"]  # the core's option table
 
@@ -17,7 +18,8 @@ class Client(_core.Client):
     """The Redis masters locks are taken on.
 
     ``Client(urls, *, connect_timeout=0.1, timeout=0.05, retry_delay=0.2,
-    retry_jitter=0.1, drift_factor=0.01, key_prefix="")``
+    retry_jitter=0.1, drift_factor=0.01, key_prefix="", auto_renew=False,
+    max_hold=0, fenced=False)``
 
     ``urls`` is one URL or a sequence of N URLs of independent masters
     (``redis://[[user]:password@]host[:port][/db]`` or
@@ -25,6 +27,9 @@ class Client(_core.Client):
     (N/2 + 1) granted it. Times are in seconds. No connection is made here:
     masters are connected on first use. A Client may be shared by threads
     and survives ``fork()`` (the child opens its own connections).
+    ``auto_renew`` and ``max_hold`` are the defaults of its locks (see
+    :class:`Lock`); its auto-renewed locks share one renewer thread.
+    ``fenced=True`` makes its locks fenced unless a lock says otherwise.
     """
 
     __module__ = "hiredlock"
@@ -37,14 +42,32 @@ class Client(_core.Client):
         *,
         timeout: float = -1,
         blocking: bool = True,
+        auto_renew: bool | None = None,
+        max_hold: float | None = None,
+        on_lost: OnLost = None,
+        fenced: bool | None = None,
     ) -> Lock:
         """A :class:`Lock` on ``name`` (str or bytes), not yet held.
 
         ``ttl`` is how long the lock lives in Redis, in seconds. ``timeout``
         and ``blocking`` bound the wait of a ``with`` block (-1: forever;
-        ``blocking=False``: one attempt).
+        ``blocking=False``: one attempt). ``auto_renew`` makes it a managed
+        lease, renewed while held (at most ``max_hold`` seconds; 0: no cap),
+        and ``on_lost(lock)`` is called when its hold is lost; ``fenced=True``
+        takes a fencing token with every acquire (:attr:`Lock.fence`).
+        ``None`` takes the client's defaults.
         """
-        return Lock(self, name, ttl, timeout=timeout, blocking=blocking)
+        return Lock(
+            self,
+            name,
+            ttl,
+            timeout=timeout,
+            blocking=blocking,
+            auto_renew=auto_renew,
+            max_hold=max_hold,
+            on_lost=on_lost,
+            fenced=fenced,
+        )
 
     def synchronized(
         self,
@@ -53,17 +76,30 @@ class Client(_core.Client):
         *,
         timeout: float = -1,
         blocking: bool = True,
+        auto_renew: bool | None = None,
+        max_hold: float | None = None,
+        fenced: bool | None = None,
     ) -> Callable[[F], F]:
         """Decorator: every call of the function runs under the lock ``name``.
 
         Raises :class:`NotAcquired` when a call cannot acquire in time and
-        :class:`NotOwned` when the lock was lost before the call returned.
+        :class:`NotOwned` when the lock was lost before the call returned
+        (:class:`LockLost`, a NotOwned, for an auto-renewed one).
         """
-        # Check the arguments now, at decoration time, not at the first call.
-        Lock(self, name, ttl, timeout=timeout, blocking=blocking)
-        return synchronized_by(
-            lambda: Lock(self, name, ttl, timeout=timeout, blocking=blocking)
-        )
+
+        def make() -> Lock:
+            return self.lock(
+                name,
+                ttl,
+                timeout=timeout,
+                blocking=blocking,
+                auto_renew=auto_renew,
+                max_hold=max_hold,
+                fenced=fenced,
+            )
+
+        make()  # check the arguments now, at decoration time
+        return synchronized_by(make)
 
     def __repr__(self) -> str:
         return (

@@ -6,7 +6,7 @@ import os
 import threading
 from typing import Callable, TypeVar
 
-from ._client import DEFAULT_TTL, Client, Name
+from ._client import DEFAULT_TTL, Client, Name, OnLost
 from ._lock import Lock, synchronized_by
 
 F = TypeVar("F", bound=Callable[..., object])
@@ -59,9 +59,22 @@ def lock(
     *,
     timeout: float = -1,
     blocking: bool = True,
+    auto_renew: bool | None = None,
+    max_hold: float | None = None,
+    on_lost: OnLost = None,
+    fenced: bool | None = None,
 ) -> Lock:
     """A :class:`Lock` on the default client; see :meth:`Client.lock`."""
-    return default_client().lock(name, ttl, timeout=timeout, blocking=blocking)
+    return default_client().lock(
+        name,
+        ttl,
+        timeout=timeout,
+        blocking=blocking,
+        auto_renew=auto_renew,
+        max_hold=max_hold,
+        on_lost=on_lost,
+        fenced=fenced,
+    )
 
 
 def synchronized(
@@ -70,10 +83,23 @@ def synchronized(
     *,
     timeout: float = -1,
     blocking: bool = True,
+    auto_renew: bool | None = None,
+    max_hold: float | None = None,
+    fenced: bool | None = None,
 ) -> Callable[[F], F]:
     """Decorator running every call under ``name`` on the default client.
 
     The client is looked up at each call, so the environment may be set up
     after the decorated function is defined.
     """
-    return synchronized_by(lambda: lock(name, ttl, timeout=timeout, blocking=blocking))
+    return synchronized_by(
+        lambda: lock(
+            name,
+            ttl,
+            timeout=timeout,
+            blocking=blocking,
+            auto_renew=auto_renew,
+            max_hold=max_hold,
+            fenced=fenced,
+        )
+    )

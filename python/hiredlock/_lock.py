@@ -13,9 +13,19 @@ from ._core import NotAcquired, NotOwned
 class Lock(_core.Lock):
     """A named distributed lock on a :class:`Client`'s masters.
 
-    ``Lock(client, name, ttl=30, *, timeout=-1, blocking=True)``; usually
-    made with :meth:`Client.lock` or :func:`hiredlock.lock`. It is not held
-    until acquired.
+    ``Lock(client, name, ttl=30, *, timeout=-1, blocking=True,
+    auto_renew=None, max_hold=None, on_lost=None)``; usually made with
+    :meth:`Client.lock` or :func:`hiredlock.lock`. It is not held until
+    acquired.
+
+    With ``auto_renew=True`` (``None``: the client's default) the lock is a
+    managed lease: while held, the client's renewer extends it to a full TTL
+    about every third of it, never past ``max_hold`` seconds after the
+    acquire. When its hold is lost (a renewal found the key taken, no
+    renewal got through before the validity ran out, or ``max_hold`` was
+    reached), ``lost`` turns True, ``check()`` raises :class:`LockLost`,
+    ``on_lost(lock)`` is called in a thread of its own, and a ``with`` block
+    raises :class:`LockLost` when it ends.
 
     ``acquire(blocking=True, timeout=-1)`` follows :class:`threading.Lock`:
     it returns ``True`` when the lock is held and ``False`` when others held
@@ -54,7 +64,10 @@ class Lock(_core.Lock):
                 raise error from failure
 
     def __repr__(self) -> str:
-        state = f"held validity={self.validity:.3f}" if self.locked() else "unheld"
+        if self.locked():
+            state = f"held validity={self.validity:.3f}"
+        else:
+            state = "lost" if self.lost else "unheld"
         return (
             f"<{type(self).__module__}.{type(self).__qualname__} "
             f"name={self.name!r} ttl={self.ttl:g} {state}>"
@@ -71,7 +84,8 @@ def exit_error(
     the block's own exception ``exc``: it gets a note instead."""
     if isinstance(failure, NotOwned):
         if exc is None:
-            return NotOwned(
+            # LockLost (a lease lost while the block ran) stays a LockLost.
+            return type(failure)(
                 f"{failure}: lock {name!r} was lost before its with block ended"
             )
         _note(

@@ -1,13 +1,22 @@
-# C sources are clang-format clean (.clang-format at the root).
+# C sources are clang-format clean (.clang-format at the root), and the
+# Python sources ruff clean: lint and format (pyproject.toml's [tool.ruff]).
 suite_summary='^format: '
 suite_run() {
-  local files
-  files=$(git ls-files '*.[ch]')
+  local c py rc=0
+  c=$(git ls-files '*.[ch]')
+  py=$(git ls-files '*.py')
+  quiet scripts/pip-install.sh ruff=ruff==0.17.6 || return 1
   # shellcheck disable=SC2086
-  if clang-format --dry-run -Werror $files; then
-    echo "format: $(echo "$files" | wc -w) C files clean"
+  clang-format --dry-run -Werror $c || rc=1
+  # shellcheck disable=SC2086
+  python3 -m ruff check --quiet $py || rc=1
+  # shellcheck disable=SC2086
+  python3 -m ruff format --check --quiet $py || rc=1
+  if [ $rc -eq 0 ]; then
+    echo "format: $(echo "$c" | wc -w) C files clang-format clean," \
+      "$(echo "$py" | wc -w) Python files ruff clean"
   else
-    echo "format: files need clang-format -i (make format)"
-    return 1
+    echo "format: files need make format (clang-format -i, ruff format)"
   fi
+  return $rc
 }

@@ -133,6 +133,31 @@ static bad_outcome ttl_big(void) {
 static bad_outcome ttl_max(void) {
   return new_lock("x", 1, UINT32_MAX);
 }
+/* A lease whose max_hold is out of range, as a lock setting and as the
+ * client's default for its locks. */
+static bad_outcome max_hold_lock(void) {
+  hrl_client *c = bad_client_on(bad_ok_url());
+  hrl_lock_options lo;
+  hrl_lock_options_init(c, &lo);
+  lo.auto_renew = true;
+  lo.max_hold_ms = 2147483648u;
+  hrl_lock *lk = NULL;
+  char d[HRL_DETAIL_MAX] = "";
+  hrl_status s = hrl_lock_new_with(c, "x", 1, &lo, &lk, d, sizeof d);
+  hrl_lock_free(lk);
+  hrl_client_free(c);
+  return bad_status(s, d);
+}
+static bad_outcome on_lost_plain(void) {
+  hrl_client *c = bad_client_on(bad_ok_url());
+  hrl_lock *lk = NULL;
+  hrl_lock_new(c, "x", 1, 5000, &lk, NULL, 0);
+  hrl_status s = hrl_lock_on_lost(lk, NULL, NULL);
+  bad_outcome out = bad_status(s, hrl_lock_error(lk));
+  hrl_lock_free(lk);
+  hrl_client_free(c);
+  return out;
+}
 static bad_outcome ext_big(void) {
   return bad_on_lock(bad_ok_url(), "bad:ext", 1, op_extend_big);
 }
@@ -186,6 +211,7 @@ OPT(opt_drift_half, drift_factor, 0.5)
 OPT(opt_drift_neg, drift_factor, -0.1)
 OPT(opt_drift_nan, drift_factor, NAN)
 OPT(opt_drift_zero, drift_factor, 0.0)
+OPT(opt_max_hold_big, lock.max_hold_ms, 2147483648u)
 static bad_outcome opt_prefix_null(void) {
   hrl_options o = bad_fast();
   o.key_prefix = NULL;
@@ -331,6 +357,10 @@ const bad_row bad_rows_args[] = {
     {"ttl", "ttl_ms 2^31 (overflow)", ttl_big, HRL_EINVAL, "got 2147483648",
      BAD_OK},
     {"ttl", "ttl_ms UINT32_MAX", ttl_max, HRL_EINVAL, "got 4294967295", BAD_OK},
+    {"ttl", "max_hold_ms 2^31 (a lease)", max_hold_lock, HRL_EINVAL,
+     "max_hold must be between 0 and 2147483647 ms, got 2147483648", BAD_OK},
+    {"ttl", "on_lost on a lock without auto_renew", on_lost_plain, HRL_EINVAL,
+     "on_lost needs a lock made with auto_renew", BAD_OK},
     {"ttl", "extend(2^31)", ext_big, HRL_EINVAL, "got 2147483648", BAD_OK},
     {"ttl", "extend(0), not held", ext_unheld, HRL_ENOTHELD, "", BAD_OK},
     {"ttl", "hrl_seconds_to_ms(NaN)", sec_nan, HRL_EINVAL, "nan", BAD_NONE},
@@ -391,6 +421,8 @@ const bad_row bad_rows_args[] = {
     {"config", "drift_factor -0.1", opt_drift_neg, HRL_EINVAL, "got -0.1",
      BAD_OK},
     {"config", "drift_factor NaN", opt_drift_nan, HRL_EINVAL, "nan", BAD_OK},
+    {"config", "lock.max_hold_ms 2^31 (the locks' default)", opt_max_hold_big,
+     HRL_EINVAL, "max_hold must be between 0 and 2147483647 ms", BAD_OK},
     {"config", "drift_factor 0 (the lower bound)", opt_drift_zero, HRL_OK, "",
      BAD_OK},
     {"config", "key_prefix NULL, len 3", opt_prefix_null, HRL_EINVAL,

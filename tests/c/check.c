@@ -26,22 +26,22 @@ int finish_tests(const char *suite) {
   return tests_failed == 0 ? 0 : 1;
 }
 
-hrl_reply reply_status(const char *text) {
-  hrl_reply r = {HRL_REPLY_STATUS, 0, text, strlen(text)};
+hrl_reply status_reply(const char *s) {
+  hrl_reply r = {HRL_REPLY_STATUS, 0, s, strlen(s)};
   return r;
 }
 
-hrl_reply reply_error(const char *text) {
-  hrl_reply r = {HRL_REPLY_ERROR, 0, text, strlen(text)};
+hrl_reply error_reply(const char *s) {
+  hrl_reply r = {HRL_REPLY_ERROR, 0, s, strlen(s)};
   return r;
 }
 
-hrl_reply reply_int(long long v) {
+hrl_reply int_reply(long long v) {
   hrl_reply r = {HRL_REPLY_INTEGER, v, NULL, 0};
   return r;
 }
 
-hrl_reply reply_nil(void) {
+hrl_reply nil_reply(void) {
   hrl_reply r = {HRL_REPLY_NIL, 0, NULL, 0};
   return r;
 }

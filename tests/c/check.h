@@ -62,11 +62,11 @@ extern int check_failures;
     }                                                                          \
   } while (0)
 
-/* Replies, for tests that play the server's part. */
-hrl_reply reply_status(const char *text);
-hrl_reply reply_error(const char *text);
-hrl_reply reply_int(long long v);
-hrl_reply reply_nil(void);
+/* Replies as a driver would feed them to the protocol. */
+hrl_reply status_reply(const char *s);
+hrl_reply error_reply(const char *s);
+hrl_reply int_reply(long long v);
+hrl_reply nil_reply(void);
 
 typedef void (*test_fn)(void);
 

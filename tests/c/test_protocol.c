@@ -36,6 +36,8 @@ static void test_command_bytes(void) {
                         14,
                         "res{res}:waiters",
                         16,
+                        NULL,
+                        0,
                         token,
                         30000,
                         1700000000000001,
@@ -73,7 +75,7 @@ static void test_command_bytes(void) {
   CHECK(memmem(buf, n, HRL_QUEUE_SCRIPT, strlen(HRL_QUEUE_SCRIPT)) != NULL);
   CHECK(memmem(buf, n, "$1\r\na\r\n", 7) != NULL);
 
-  a.ttl_ms = 7;
+  a.number = 7;
   n = hrl_resp_command(buf, HRL_ROUND_EXTEND, false, &a);
   CHECK(memcmp(buf, "*6\r\n$4\r\nEVAL\r\n$", 15) == 0);
   CHECK(memmem(buf, n, HRL_EXTEND_SCRIPT, strlen(HRL_EXTEND_SCRIPT)) != NULL);
@@ -83,7 +85,7 @@ static void test_command_bytes(void) {
   char key[5] = {'a', '\0', '\r', '\n', 'b'};
   a.key = key;
   a.key_len = 5;
-  a.ttl_ms = 1;
+  a.number = 1;
   n = hrl_resp_command(buf, HRL_ROUND_SET, true, &a);
   CHECK(memmem(buf, n, "$5\r\na\0\r\nb\r\n", 11) != NULL);
   size_t big = HRL_PREFIX_MAX + HRL_NAME_MAX;
@@ -115,12 +117,12 @@ static void test_handshake(void) {
   CHECK_INT(replies, 0);
 
   char msg[96];
-  hrl_reply ok = reply_status("OK");
-  hrl_reply wrongpass = reply_error(
+  hrl_reply ok = status_reply("OK");
+  hrl_reply wrongpass = error_reply(
       "WRONGPASS invalid username-password pair or user is disabled.");
-  hrl_reply nopass = reply_error("ERR AUTH <password> called without any "
+  hrl_reply nopass = error_reply("ERR AUTH <password> called without any "
                                  "password configured for the default user.");
-  hrl_reply baddb = reply_error("ERR DB index is out of range");
+  hrl_reply baddb = error_reply("ERR DB index is out of range");
   CHECK_INT(hrl_proto_handshake_reply(c, 0, 0, &ok, msg, sizeof msg),
             HRL_NODE_OK);
   CHECK_INT(hrl_proto_handshake_reply(c, 0, 0, &wrongpass, msg, sizeof msg),
@@ -135,7 +137,7 @@ static void test_handshake(void) {
             HRL_NODE_SERVER);
   CHECK_INT(hrl_proto_handshake_reply(c, 3, 0, &ok, msg, sizeof msg),
             HRL_NODE_PROTOCOL);
-  hrl_reply num = reply_int(1);
+  hrl_reply num = int_reply(1);
   CHECK_INT(hrl_proto_handshake_reply(c, 0, 0, &num, msg, sizeof msg),
             HRL_NODE_PROTOCOL);
   hrl_client_free(c);
@@ -163,8 +165,8 @@ static void test_acquire_quorum(void) {
   char token[HRL_TOKEN_LEN + 1];
   memcpy(token, cmd + 27, HRL_TOKEN_LEN);
   token[HRL_TOKEN_LEN] = '\0';
-  hrl_reply r[5] = {reply_status("OK"), reply_status("OK"), reply_nil(),
-                    reply_status("OK"), reply_error("READONLY x")};
+  hrl_reply r[5] = {status_reply("OK"), status_reply("OK"), nil_reply(),
+                    status_reply("OK"), error_reply("READONLY x")};
   answer_all(e, 5, r);
   /* 3 of 5 after 5 ms: validity 10000 - 5 - (100 + 2) ms. */
   CHECK_INT(hrl_proto_step(e.lk, t + 5000, &s), HRL_STEP_DONE);
@@ -192,7 +194,7 @@ static void test_acquire_validity_must_be_positive(void) {
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
   CHECK_INT(s.timeout_ms, 10); /* never more than ttl/10 */
-  hrl_reply ok = reply_status("OK");
+  hrl_reply ok = status_reply("OK");
   answer_all(e, 1, &ok);
   /* 100 ms ttl - 98 ms elapsed - 3 ms drift < 0: not held; the key set on
    * the master is released before anything else happens. */
@@ -201,7 +203,7 @@ static void test_acquire_validity_must_be_positive(void) {
   const char *cmd = hrl_proto_command(e.lk, 0, &len);
   CHECK(memmem(cmd, len, "EVALSHA", 7) != NULL);
   CHECK(memmem(cmd, len, HRL_QUEUE_SHA1, 40) != NULL);
-  hrl_reply one = reply_int(1);
+  hrl_reply one = int_reply(1);
   answer_all(e, 1, &one);
   CHECK_INT(hrl_proto_step(e.lk, t + 99000, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_ETIMEOUT);
@@ -238,7 +240,7 @@ static void test_acquire_error_replies(void) {
   env e = make_env(1, 10000, NULL);
   hrl_step_info s;
   hrl_reply oom =
-      reply_error("OOM command not allowed when used memory > 'maxmemory'.");
+      error_reply("OOM command not allowed when used memory > 'maxmemory'.");
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 5000, 0), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
   answer_all(e, 1, &oom);
@@ -247,19 +249,19 @@ static void test_acquire_error_replies(void) {
   CHECK_STATUS(s.status, HRL_ESERVER);
   CHECK_CONTAINS(hrl_lock_error(e.lk), "127.0.0.1:1: OOM command not allowed");
 
-  hrl_reply noauth = reply_error("NOAUTH Authentication required.");
+  hrl_reply noauth = error_reply("NOAUTH Authentication required.");
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
   answer_all(e, 1, &noauth);
   CHECK_INT(hrl_proto_step(e.lk, 10, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_EAUTH);
 
-  hrl_reply weird = reply_int(7);
+  hrl_reply weird = int_reply(7);
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
   answer_all(e, 1, &weird);
   CHECK_INT(hrl_proto_step(e.lk, 10, &s), HRL_STEP_ROUND); /* may hold */
-  hrl_reply zero = reply_int(0);
+  hrl_reply zero = int_reply(0);
   answer_all(e, 1, &zero);
   CHECK_INT(hrl_proto_step(e.lk, 20, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_EPROTOCOL);
@@ -287,7 +289,7 @@ static void test_release_outcomes(void) {
   /* NOSCRIPT: the same master gets the full script with EVAL. */
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
-  hrl_reply noscript = reply_error("NOSCRIPT No matching script.");
+  hrl_reply noscript = error_reply("NOSCRIPT No matching script.");
   CHECK_INT(hrl_proto_reply(e.lk, 0, &noscript), HRL_NODE_RESEND);
   size_t len;
   const char *cmd = hrl_proto_command(e.lk, 0, &len);
@@ -297,8 +299,8 @@ static void test_release_outcomes(void) {
   CHECK(memmem(cmd, len, "EVALSHA", 7) != NULL);
   /* NOSCRIPT twice is not a loop. */
   CHECK_INT(hrl_proto_reply(e.lk, 0, &noscript), HRL_NODE_PROTOCOL);
-  hrl_reply rel[5] = {reply_int(1), reply_int(1), reply_int(1), reply_int(1),
-                      reply_int(0)};
+  hrl_reply rel[5] = {int_reply(1), int_reply(1), int_reply(1), int_reply(1),
+                      int_reply(0)};
   answer_all(e, 5, rel);
   CHECK_INT(hrl_proto_step(e.lk, t + 10, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_OK); /* 3 of 5 deleted */
@@ -308,8 +310,8 @@ static void test_release_outcomes(void) {
   hold(e, 5, t);
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
-  hrl_reply lost[5] = {reply_int(1), reply_int(1), reply_int(0), reply_int(0),
-                       reply_error("WRONGTYPE Operation against a key")};
+  hrl_reply lost[5] = {int_reply(1), int_reply(1), int_reply(0), int_reply(0),
+                       error_reply("WRONGTYPE Operation against a key")};
   answer_all(e, 5, lost);
   CHECK_INT(hrl_proto_step(e.lk, t + 10, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_ENOTOWNED);
@@ -339,8 +341,8 @@ static void test_release_outcomes(void) {
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
   /* Master 0 deleted our key the first time: its 0 now is that same
    * confirmation, not "not owned". Two more confirm: 3 of 5. */
-  hrl_reply retry[5] = {reply_int(0), reply_int(0), reply_int(1), reply_int(1),
-                        reply_int(0)};
+  hrl_reply retry[5] = {int_reply(0), int_reply(0), int_reply(1), int_reply(1),
+                        int_reply(0)};
   answer_all(e, 5, retry);
   CHECK_INT(hrl_proto_step(e.lk, t + 10, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_OK);
@@ -359,8 +361,8 @@ static void test_release_judged_on_granting_masters(void) {
   hrl_step_info s;
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
-  hrl_reply grant[5] = {reply_status("OK"), reply_status("OK"),
-                        reply_status("OK"), reply_nil(), reply_nil()};
+  hrl_reply grant[5] = {status_reply("OK"), status_reply("OK"),
+                        status_reply("OK"), nil_reply(), nil_reply()};
   answer_all(e, 5, grant);
   CHECK_INT(hrl_proto_step(e.lk, t + 100, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_OK);
@@ -384,8 +386,8 @@ static void test_release_judged_on_granting_masters(void) {
    * deletes it: 3 of 3 granting masters confirmed, never "not owned". */
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
-  hrl_reply retry[5] = {reply_int(0), reply_int(0), reply_int(1), reply_int(0),
-                        reply_int(0)};
+  hrl_reply retry[5] = {int_reply(0), int_reply(0), int_reply(1), int_reply(0),
+                        int_reply(0)};
   answer_all(e, 5, retry);
   CHECK_INT(hrl_proto_step(e.lk, t + 10, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_OK);
@@ -411,7 +413,7 @@ static void test_round_settled(void) {
   env e = make_env(5, 10000, NULL);
   int64_t t = hrl_now_us();
   hrl_step_info s;
-  hrl_reply ok = reply_status("OK"), nil = reply_nil(), one = reply_int(1);
+  hrl_reply ok = status_reply("OK"), nil = nil_reply(), one = int_reply(1);
   CHECK(!hrl_proto_settled(e.lk)); /* nothing begun */
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, t), HRL_OK);
   CHECK(!hrl_proto_settled(e.lk));
@@ -462,7 +464,7 @@ static void test_extend_outcomes(void) {
   const char *cmd = hrl_proto_command(e.lk, 0, &len);
   CHECK(memmem(cmd, len, HRL_EXTEND_SHA1, 40) != NULL);
   CHECK(memcmp(cmd + len - 11, "$5\r\n60000\r\n", 11) == 0);
-  hrl_reply ext[3] = {reply_int(1), reply_int(1), reply_int(0)};
+  hrl_reply ext[3] = {int_reply(1), int_reply(1), int_reply(0)};
   answer_all(e, 3, ext);
   CHECK_INT(hrl_proto_step(e.lk, t + 1000, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_OK);
@@ -482,7 +484,7 @@ static void test_extend_outcomes(void) {
 
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_EXTEND, 0, t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
-  hrl_reply gone[3] = {reply_int(0), reply_int(0), reply_int(1)};
+  hrl_reply gone[3] = {int_reply(0), int_reply(0), int_reply(1)};
   answer_all(e, 3, gone);
   CHECK_INT(hrl_proto_step(e.lk, t + 10, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_ENOTOWNED);
@@ -503,16 +505,16 @@ static void test_protocol_misuse(void) {
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_EINVAL);
   CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
   CHECK(hrl_proto_command(e.lk, 2, &len) == NULL);
-  hrl_reply ok = reply_status("OK");
+  hrl_reply ok = status_reply("OK");
   CHECK_INT(hrl_proto_reply(e.lk, 7, &ok), HRL_NODE_PROTOCOL);
   CHECK_INT(hrl_proto_reply(e.lk, 0, &ok), HRL_NODE_OK);
   /* A late second reply does not change a master's answer. */
-  hrl_reply nil = reply_nil();
+  hrl_reply nil = nil_reply();
   CHECK_INT(hrl_proto_reply(e.lk, 0, &nil), HRL_NODE_OK);
   hrl_proto_fail(e.lk, 0, HRL_NODE_UNREACHABLE, "late");
   hrl_proto_fail(e.lk, 1, HRL_NODE_OK, "a failure cannot be ok");
   CHECK_INT(hrl_proto_step(e.lk, 10, &s), HRL_STEP_ROUND);
-  hrl_reply zero[2] = {reply_int(1), reply_int(0)};
+  hrl_reply zero[2] = {int_reply(1), int_reply(0)};
   answer_all(e, 2, zero);
   CHECK_INT(hrl_proto_step(e.lk, 20, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_EPROTOCOL);

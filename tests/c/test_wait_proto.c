@@ -57,8 +57,8 @@ static void answer(env e, const hrl_reply *r) {
  * first SET: the next step is the first try. */
 static void refused(env e, int64_t wait_ms, int64_t t) {
   hrl_step_info s;
-  hrl_reply nil[5] = {reply_nil(), reply_nil(), reply_nil(), reply_nil(),
-                      reply_nil()};
+  hrl_reply nil[5] = {nil_reply(), nil_reply(), nil_reply(), nil_reply(),
+                      nil_reply()};
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, wait_ms, t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
   CHECK(hrl_proto_waiter(e.lk) == NULL); /* not queued by a SET */
@@ -91,7 +91,7 @@ static void test_a_refused_acquire_queues_up(void) {
   memcpy(token, waiter, sizeof token);
   CHECK(sends(e, 0, token, HRL_TOKEN_LEN));
   /* Held for 8 more seconds: wait for the cap (1 s), not for that. */
-  hrl_reply pttl = reply_int(8000);
+  hrl_reply pttl = int_reply(8000);
   answer(e, &pttl);
   CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_WAIT);
   CHECK_INT(s.wait_ms, 1000);
@@ -103,7 +103,7 @@ static void test_a_refused_acquire_queues_up(void) {
   CHECK_INT(hrl_proto_step(e.lk, t + 600000, &s), HRL_STEP_ROUND);
   CHECK(SENDS(e, 0, "$1\r\nt\r\n"));
   CHECK(sends(e, 0, token, HRL_TOKEN_LEN));
-  hrl_reply ok = reply_status("OK");
+  hrl_reply ok = status_reply("OK");
   answer(e, &ok);
   CHECK_INT(hrl_proto_step(e.lk, t + 601000, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_OK);
@@ -133,26 +133,26 @@ static void test_the_holders_ttl_bounds_the_wait(void) {
   hrl_proto_missed(e.lk, 2, "timeout after 50 ms");
   CHECK_INT(hrl_proto_step(e.lk, t + 1000, &s), HRL_STEP_ROUND); /* aside */
   CHECK(SENDS(e, 0, "$1\r\na\r\n")); /* master 3 may have queued it */
-  hrl_reply zero[3] = {reply_int(0), reply_int(0), reply_int(0)};
+  hrl_reply zero[3] = {int_reply(0), int_reply(0), int_reply(0)};
   answer(e, zero);
   CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_WAIT);
   /* Expiry: round start (1 ms) + 80 ms + 1 ms of rounding, from 2 ms. */
   CHECK_INT(s.wait_ms, 80);
   /* A key without a TTL (-1) bounds nothing: the cap does. */
   CHECK_INT(hrl_proto_step(e.lk, t + 82000, &s), HRL_STEP_ROUND);
-  hrl_reply forever[3] = {reply_int(-1), reply_int(-1), reply_int(10)};
+  hrl_reply forever[3] = {int_reply(-1), int_reply(-1), int_reply(10)};
   answer(e, forever);
   CHECK_INT(hrl_proto_step(e.lk, t + 83000, &s), HRL_STEP_WAIT);
   CHECK_INT(s.wait_ms, 1000);
   /* Keys set in one round expire close together: it waits for the last
    * of them within a per-master timeout, to get every master. */
   CHECK_INT(hrl_proto_step(e.lk, t + 1083000, &s), HRL_STEP_ROUND);
-  hrl_reply near[3] = {reply_int(30), reply_int(40), reply_int(45)};
+  hrl_reply near[3] = {int_reply(30), int_reply(40), int_reply(45)};
   answer(e, near);
   CHECK_INT(hrl_proto_step(e.lk, t + 1083000, &s), HRL_STEP_WAIT);
   CHECK_INT(s.wait_ms, 46);
   CHECK_INT(hrl_proto_step(e.lk, t + 1129000, &s), HRL_STEP_ROUND);
-  hrl_reply far[3] = {reply_int(30), reply_int(40), reply_int(900)};
+  hrl_reply far[3] = {int_reply(30), int_reply(40), int_reply(900)};
   answer(e, far);
   CHECK_INT(hrl_proto_step(e.lk, t + 1129000, &s), HRL_STEP_WAIT);
   CHECK_INT(s.wait_ms, 41); /* the quorum's: 900 is too far */
@@ -164,7 +164,7 @@ static void test_waits_never_pass_the_deadline(void) {
   int64_t t = 0;
   hrl_step_info s;
   refused(e, 300, t);
-  hrl_reply pttl = reply_int(8000);
+  hrl_reply pttl = int_reply(8000);
   answer(e, &pttl);
   CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_WAIT);
   CHECK_INT(s.wait_ms, 298);
@@ -172,7 +172,7 @@ static void test_waits_never_pass_the_deadline(void) {
   CHECK_INT(hrl_proto_step(e.lk, t + 300000, &s), HRL_STEP_ROUND);
   CHECK(SENDS(e, 0, "$1\r\nr\r\n"));
   CHECK(hrl_proto_settled(e.lk)); /* its replies decide nothing */
-  hrl_reply zero = reply_int(0);
+  hrl_reply zero = int_reply(0);
   answer(e, &zero);
   CHECK_INT(hrl_proto_step(e.lk, t + 301000, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_ETIMEOUT);
@@ -181,7 +181,7 @@ static void test_waits_never_pass_the_deadline(void) {
   /* A wait of 0 makes one attempt and never queues. */
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
-  hrl_reply nil = reply_nil();
+  hrl_reply nil = nil_reply();
   answer(e, &nil);
   CHECK_INT(hrl_proto_step(e.lk, t + 1000, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_ETIMEOUT);
@@ -193,8 +193,8 @@ static void test_a_quorum_of_hand_offs_tries_at_once(void) {
   int64_t t = 0;
   hrl_step_info s;
   refused(e, HRL_WAIT_FOREVER, t);
-  hrl_reply held[5] = {reply_int(9000), reply_int(9000), reply_int(9000),
-                       reply_int(9000), reply_int(9000)};
+  hrl_reply held[5] = {int_reply(9000), int_reply(9000), int_reply(9000),
+                       int_reply(9000), int_reply(9000)};
   answer(e, held);
   CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_WAIT);
   /* One master handed it over: the others get a per-master deadline
@@ -210,20 +210,20 @@ static void test_a_quorum_of_hand_offs_tries_at_once(void) {
   CHECK_INT(hrl_proto_step(e.lk, t + 5000, &s), HRL_STEP_ROUND);
   /* A hand-off heard while the try is out counts for the next wait. */
   hrl_proto_notified(e.lk, 1);
-  hrl_reply mixed[5] = {reply_status("OK"), reply_int(20), reply_int(20),
-                        reply_status("OK"), reply_int(20)};
+  hrl_reply mixed[5] = {status_reply("OK"), int_reply(20), int_reply(20),
+                        status_reply("OK"), int_reply(20)};
   answer(e, mixed); /* 2 of 5: too few, so it steps aside */
   CHECK_INT(hrl_proto_step(e.lk, t + 6000, &s), HRL_STEP_ROUND);
   CHECK(SENDS(e, 0, "$1\r\na\r\n"));
-  hrl_reply zero[5] = {reply_int(0), reply_int(0), reply_int(0), reply_int(0),
-                       reply_int(0)};
+  hrl_reply zero[5] = {int_reply(0), int_reply(0), int_reply(0), int_reply(0),
+                       int_reply(0)};
   answer(e, zero);
   CHECK_INT(hrl_proto_step(e.lk, t + 7000, &s), HRL_STEP_WAIT);
   CHECK(s.wait_ms <= 50);
   /* One hand-off and the others silent: it tries once that passed. */
   CHECK_INT(hrl_proto_step(e.lk, t + 7000 + 50000, &s), HRL_STEP_ROUND);
-  hrl_reply ok[5] = {reply_status("OK"), reply_status("OK"), reply_status("OK"),
-                     reply_int(5), reply_int(5)};
+  hrl_reply ok[5] = {status_reply("OK"), status_reply("OK"), status_reply("OK"),
+                     int_reply(5), int_reply(5)};
   answer(e, ok);
   CHECK_INT(hrl_proto_step(e.lk, t + 58000, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_OK);
@@ -237,7 +237,7 @@ static void test_a_subscription_wakes_every_waiter(void) {
   int64_t t = 0;
   hrl_step_info s;
   refused(e, 5000, t);
-  hrl_reply held[3] = {reply_int(9000), reply_int(9000), reply_int(9000)};
+  hrl_reply held[3] = {int_reply(9000), int_reply(9000), int_reply(9000)};
   answer(e, held);
   CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_WAIT);
   hrl_proto_wake(e.lk);
@@ -259,13 +259,13 @@ static void test_cancel_leaves_the_queue(void) {
   int64_t t = 0;
   hrl_step_info s;
   refused(e, 5000, t);
-  hrl_reply pttl = reply_int(8000);
+  hrl_reply pttl = int_reply(8000);
   answer(e, &pttl);
   CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_WAIT);
   hrl_proto_cancel(e.lk);
   CHECK_INT(hrl_proto_step(e.lk, t + 3000, &s), HRL_STEP_ROUND);
   CHECK(SENDS(e, 0, "$1\r\nr\r\n"));
-  hrl_reply one = reply_int(1); /* a hand-off was made for us: passed on */
+  hrl_reply one = int_reply(1); /* a hand-off was made for us: passed on */
   answer(e, &one);
   CHECK_INT(hrl_proto_step(e.lk, t + 4000, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_ECANCELLED);
@@ -274,7 +274,7 @@ static void test_cancel_leaves_the_queue(void) {
   refused(e, 5000, t);
   hrl_proto_cancel(e.lk);
   CHECK(SENDS(e, 0, "$1\r\nt\r\n"));
-  hrl_reply ok = reply_status("OK");
+  hrl_reply ok = status_reply("OK");
   answer(e, &ok);
   CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_OK); /* the caller releases it */
@@ -288,13 +288,13 @@ static void test_failing_masters_end_the_wait(void) {
   refused(e, 5000, t);
   hrl_proto_reply(e.lk, 0, &(hrl_reply){HRL_REPLY_INTEGER, 100, NULL, 0});
   hrl_proto_fail(e.lk, 1, HRL_NODE_UNREACHABLE, "connection refused");
-  hrl_reply noperm = reply_error("NOPERM this user has no permissions to "
+  hrl_reply noperm = error_reply("NOPERM this user has no permissions to "
                                  "access one of the channels");
   hrl_proto_reply(e.lk, 2, &noperm);
   /* 1 of 3 answered: leave the queue (where it may be), then fail. */
   CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_ROUND);
   CHECK(SENDS(e, 0, "$1\r\nr\r\n"));
-  hrl_reply zero[3] = {reply_int(0), reply_int(0), reply_int(0)};
+  hrl_reply zero[3] = {int_reply(0), int_reply(0), int_reply(0)};
   answer(e, zero);
   CHECK_INT(hrl_proto_step(e.lk, t + 3000, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_EAUTH);
@@ -316,20 +316,20 @@ static void test_a_set_that_won_too_few_is_claimed_by_the_try(void) {
   hrl_step_info s;
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 5000, t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
-  hrl_reply split[3] = {reply_status("OK"), reply_nil(), reply_nil()};
+  hrl_reply split[3] = {status_reply("OK"), nil_reply(), nil_reply()};
   answer(e, split);
   /* No cleanup round: the try claims master 1 (the key holds our token)
    * and queues us on the others. */
   CHECK_INT(hrl_proto_step(e.lk, t + 1000, &s), HRL_STEP_ROUND);
   CHECK(SENDS(e, 0, "$1\r\nt\r\n"));
-  hrl_reply won[3] = {reply_status("OK"), reply_status("OK"), reply_int(50)};
+  hrl_reply won[3] = {status_reply("OK"), status_reply("OK"), int_reply(50)};
   answer(e, won);
   CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_OK);
   /* Without wait, the split vote is cleaned up (mode r) as before. */
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
-  hrl_reply one[3] = {reply_int(1), reply_int(1), reply_int(1)};
+  hrl_reply one[3] = {int_reply(1), int_reply(1), int_reply(1)};
   answer(e, one);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_DONE);
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, t), HRL_OK);
@@ -348,20 +348,20 @@ static void test_queue_replies(void) {
   int64_t t = 0;
   hrl_step_info s;
   refused(e, 5000, t);
-  hrl_reply noscript = reply_error("NOSCRIPT No matching script.");
+  hrl_reply noscript = error_reply("NOSCRIPT No matching script.");
   CHECK_INT(hrl_proto_reply(e.lk, 0, &noscript), HRL_NODE_RESEND);
   CHECK(SENDS(e, 0, "$4\r\nEVAL\r\n"));
   CHECK(SENDS(e, 0, "$1\r\nt\r\n"));
-  hrl_reply wrong = reply_error("WRONGTYPE Operation against a key holding "
+  hrl_reply wrong = error_reply("WRONGTYPE Operation against a key holding "
                                 "the wrong kind of value");
   CHECK_INT(hrl_proto_reply(e.lk, 0, &wrong), HRL_NODE_REFUSED);
   CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_WAIT);
   CHECK_INT(s.wait_ms, 1000); /* no PTTL: the cap */
   CHECK_INT(hrl_proto_step(e.lk, t + 1002000, &s), HRL_STEP_ROUND);
-  hrl_reply nonsense = reply_status("QUEUED");
+  hrl_reply nonsense = status_reply("QUEUED");
   CHECK_INT(hrl_proto_reply(e.lk, 0, &nonsense), HRL_NODE_PROTOCOL);
   CHECK_INT(hrl_proto_step(e.lk, t + 1003000, &s), HRL_STEP_ROUND); /* leave */
-  hrl_reply zero = reply_int(0);
+  hrl_reply zero = int_reply(0);
   answer(e, &zero);
   CHECK_INT(hrl_proto_step(e.lk, t + 1004000, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_EPROTOCOL);

@@ -69,18 +69,41 @@ int main(void) {
         continue;
       }
       reply(st, NULL, NULL);
-    } else if (strcmp(cmd, "acquire") == 0 && a && b && c) {
+    } else if (((strcmp(cmd, "acquire") == 0 || strcmp(cmd, "fenced") == 0) &&
+                a && b && c) ||
+               (strcmp(cmd, "lease") == 0 && a && b)) {
       hrl_lock_free(lock);
       lock = NULL;
       size_t len = unhex(a);
+      hrl_lock_options lo;
+      hrl_lock_options_init(client, &lo);
+      lo.ttl_ms = (uint32_t)(atof(b) * 1000 + 0.5);
+      lo.auto_renew = strcmp(cmd, "lease") == 0;
       char detail[HRL_DETAIL_MAX];
+      lo.fenced = strcmp(cmd, "fenced") == 0;
       hrl_status st =
-          hrl_lock_new(client, a, len, (uint32_t)(atof(b) * 1000 + 0.5), &lock,
-                       detail, sizeof detail);
+          hrl_lock_new_with(client, a, len, &lo, &lock, detail, sizeof detail);
       if (st == HRL_OK) {
-        st = hrl_lock_acquire(lock, (int64_t)(atof(c) * 1000 + 0.5));
+        st = hrl_lock_acquire(lock,
+                              c != NULL ? (int64_t)(atof(c) * 1000 + 0.5) : 0);
       }
-      reply(st, lock, st == HRL_OK ? hrl_lock_token(lock) : NULL);
+      char extra[HRL_TOKEN_LEN + 32];
+      if (st == HRL_OK) {
+        snprintf(extra, sizeof extra, lo.fenced ? "%s %llu" : "%s",
+                 hrl_lock_token(lock),
+                 (unsigned long long)hrl_lock_fence(lock));
+      }
+      reply(st, lock, st == HRL_OK ? extra : NULL);
+    } else if (strcmp(cmd, "check") == 0 && lock) {
+      char reason[HRL_DETAIL_MAX];
+      hrl_status st = hrl_lock_lost(lock, reason, sizeof reason);
+      if (st == HRL_OK) {
+        reply(st, lock, NULL);
+      } else {
+        char msg[HRL_DETAIL_MAX + 64];
+        printf("err %s\n", hrl_format_error(st, reason, msg, sizeof msg));
+        fflush(stdout);
+      }
     } else if (strcmp(cmd, "release") == 0 && lock) {
       reply(hrl_lock_release(lock), lock, NULL);
     } else if (strcmp(cmd, "extend") == 0 && lock && a) {

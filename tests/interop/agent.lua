@@ -31,14 +31,26 @@ for line in io.lines() do
       client = hiredlock.new(urls, { key_prefix = prefix,
         retry_delay = tonumber(w[4]) })
       return true
-    elseif cmd == "acquire" then
+    elseif cmd == "acquire" or cmd == "fenced" then
       local l, err = client:acquire(unhex(w[2]), {
-        ttl = tonumber(w[3]), timeout = tonumber(w[4]) })
+        ttl = tonumber(w[3]), timeout = tonumber(w[4]),
+        fenced = cmd == "fenced" })
+      if l then
+        lock = l
+        return true, l.fence_string and (l.token .. " " .. l.fence_string)
+          or l.token
+      end
+      return nil, err
+    elseif cmd == "lease" then
+      local l, err = client:acquire(unhex(w[2]), {
+        ttl = tonumber(w[3]), timeout = 0, auto_renew = true })
       if l then
         lock = l
         return true, l.token
       end
       return nil, err
+    elseif cmd == "check" then
+      return lock:check()
     elseif cmd == "release" then
       return lock:release()
     elseif cmd == "extend" then

@@ -1,17 +1,21 @@
 """Agents for the cross-runtime tests: one lock holder per runtime, all
 driven the same way, so every test runs over every pair of runtimes.
 
-Python runs in this process; C (build/tests/interop/interop_agent) and Lua
+Python (sync, and hiredlock.asyncio on an event loop of its own) runs in
+this process; C (build/tests/interop/interop_agent) and Lua
 (tests/interop/agent.lua under LuaJIT and Lua 5.4, with the rock from
 build/lua/<abi>) run as child processes speaking a line protocol:
   new <prefix-hex> <url,url,...> [retry_delay] -> ok
   acquire <name-hex> <ttl> <timeout>  -> ok <token> | err <message>
+  fenced <name-hex> <ttl> <timeout>   -> ok <token> <fence> | err <message>
   release | extend <ttl>              -> ok | err <message>
 Redis comes from the shared fixtures, tests/fixtures/pytest_redis.py.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
 import os
 import select
@@ -64,10 +68,19 @@ class PythonAgent:
         self._waiting.join(timeout)
         return None if self._waiting.is_alive() else self._answer
 
-    def acquire(self, name: bytes, ttl: float, timeout: float) -> str:
+    def acquire(
+        self,
+        name: bytes,
+        ttl: float,
+        timeout: float,
+        auto_renew: bool = False,
+        fenced: bool = False,
+    ) -> str:
         import hiredlock
 
-        self.lock = self.client.lock(name, ttl=ttl)
+        self.lock = self.client.lock(
+            name, ttl=ttl, auto_renew=auto_renew, fenced=fenced
+        )
         try:
             if timeout == 0:
                 got = self.lock.acquire(blocking=False)
@@ -75,7 +88,13 @@ class PythonAgent:
                 got = self.lock.acquire(timeout=timeout)
         except hiredlock.LockError as exc:
             return f"err {exc}"
-        return f"ok {self.lock.token}" if got else "err timeout"
+        if not got:
+            return "err timeout"
+        fence = f" {self.lock.fence}" if fenced else ""
+        return f"ok {self.lock.token}{fence}"
+
+    def fenced(self, name: bytes, ttl: float, timeout: float) -> str:
+        return self.acquire(name, ttl, timeout, fenced=True)
 
     def release(self) -> str:
         import hiredlock
@@ -95,8 +114,119 @@ class PythonAgent:
             return f"err {exc}"
         return "ok"
 
+    def lease(self, name: bytes, ttl: float) -> str:
+        return self.acquire(name, ttl, 0, auto_renew=True)
+
+    def check(self) -> str:
+        import hiredlock
+
+        try:
+            self.lock.check()
+        except hiredlock.LockError as exc:
+            return f"err {exc}"
+        return "ok"
+
     def close(self) -> None:
         pass
+
+
+class AsyncioAgent:
+    """hiredlock.asyncio (the third driver of the core's protocol), on an
+    event loop of its own that keeps running between calls in a thread of
+    its own (a lease's renewer task runs there), answering like the other
+    agents."""
+
+    runtime = "asyncio"
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.client = None
+        self.lock = None
+
+    def _run(self, coro) -> str:
+        import hiredlock
+
+        try:
+            return asyncio.run_coroutine_threadsafe(coro, self.loop).result(60)
+        except hiredlock.LockError as exc:
+            return f"err {exc}"
+
+    def new(self, urls: list[str], prefix: bytes = b"") -> str:
+        import hiredlock.asyncio
+
+        async def new() -> str:
+            self.client = hiredlock.asyncio.Client(urls, key_prefix=prefix)
+            return "ok"
+
+        return self._run(new())
+
+    async def _acquire(self, name: bytes, ttl: float, timeout: float, **options) -> str:
+        import hiredlock
+
+        try:
+            self.lock = self.client.lock(name, ttl=ttl, **options)
+            if timeout == 0:
+                got = await self.lock.acquire(blocking=False)
+            else:
+                got = await self.lock.acquire(timeout=timeout)
+        except hiredlock.LockError as exc:
+            return f"err {exc}"
+        if not got:
+            return "err timeout"
+        fence = f" {self.lock.fence}" if options.get("fenced") else ""
+        return f"ok {self.lock.token}{fence}"
+
+    def acquire(self, name: bytes, ttl: float, timeout: float, **options) -> str:
+        return self._run(self._acquire(name, ttl, timeout, **options))
+
+    def start_acquire(self, name: bytes, ttl: float, timeout: float) -> None:
+        """acquire() on the agent's loop; answer() tells how it ended."""
+        self._waiting = asyncio.run_coroutine_threadsafe(
+            self._acquire(name, ttl, timeout), self.loop
+        )
+
+    def answer(self, timeout: float | None = None) -> str | None:
+        """start_acquire's answer, or None when it has not come in time."""
+        try:
+            return self._waiting.result(timeout)
+        except concurrent.futures.TimeoutError:
+            return None
+
+    def fenced(self, name: bytes, ttl: float, timeout: float) -> str:
+        return self.acquire(name, ttl, timeout, fenced=True)
+
+    def release(self) -> str:
+        async def release() -> str:
+            await self.lock.release()
+            return "ok"
+
+        return self._run(release())
+
+    def extend(self, ttl: float) -> str:
+        async def extend() -> str:
+            await self.lock.extend(ttl)
+            return "ok"
+
+        return self._run(extend())
+
+    def lease(self, name: bytes, ttl: float) -> str:
+        return self.acquire(name, ttl, 0, auto_renew=True)
+
+    def check(self) -> str:
+        async def check() -> str:
+            self.lock.check()
+            return "ok"
+
+        return self._run(check())
+
+    def close(self) -> None:
+        if self.client is not None:
+            self._run(self.client.close())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.loop.close()
 
 
 class ProcessAgent:
@@ -145,11 +275,20 @@ class ProcessAgent:
         assert answer, f"{self.runtime} agent died waiting"
         return answer
 
+    def fenced(self, name: bytes, ttl: float, timeout: float) -> str:
+        return self._ask(f"fenced {name.hex()} {ttl} {timeout}")
+
     def release(self) -> str:
         return self._ask("release")
 
     def extend(self, ttl: float) -> str:
         return self._ask(f"extend {ttl}")
+
+    def lease(self, name: bytes, ttl: float) -> str:
+        return self._ask(f"lease {name.hex()} {ttl}")
+
+    def check(self) -> str:
+        return self._ask("check")
 
     def close(self) -> None:
         with contextlib.suppress(AssertionError, BrokenPipeError):
@@ -167,12 +306,14 @@ def lua_env(abi: str) -> dict:
     return env
 
 
-RUNTIMES = ["python", "c", "luajit", "lua5.4"]
+RUNTIMES = ["python", "asyncio", "c", "luajit", "lua5.4"]
 
 
 def make_agent(runtime: str):
     if runtime == "python":
         return PythonAgent()
+    if runtime == "asyncio":
+        return AsyncioAgent()
     if runtime == "c":
         agent = os.environ.get(
             "HRL_INTEROP_AGENT", str(REPO / "build/tests/interop/interop_agent")

@@ -1,7 +1,8 @@
-"""One lock, four runtimes: Python, C, LuaJIT and Lua 5.4 exclude each other,
-cannot release or extend each other's locks, write byte-identical keys,
-tokens and scripts, wake each other's waiters in arrival order, and say the
-same thing when they fail."""
+"""One lock, five runtimes: Python (sync and asyncio), C, LuaJIT and Lua 5.4
+exclude each other, cannot release or extend each other's locks, write
+byte-identical keys, tokens and scripts, take fences from one counter, wake
+each other's waiters in arrival order, say the same thing when they fail,
+and renew leases and report their loss the same way."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ PAIRS = list(itertools.permutations(RUNTIMES, 2))
 TOKEN = re.compile(r"^[0-9a-f]{32}$")
 QUEUE_SHA = "7ec7eefa958278d065a3e7e675339f6c96683ecd"
 EXTEND_SHA = "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10"
+FENCE_SHA = "9c38fba8e96eb3c37a8add861f63fed33fe29963"
 
 
 def fresh_name() -> bytes:
@@ -157,6 +159,50 @@ def test_waiters_of_every_runtime_get_it_in_arrival_order(
     assert holder.release() == "ok"
 
 
+def fence_of(answer: str) -> int:
+    verdict, token, fence = answer.split(" ")
+    assert verdict == "ok" and TOKEN.match(token), answer
+    return int(fence)
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_fences_increase_from_one_runtime_to_the_next(agents, servers1, servers3, n):
+    """Python, then Lua, then C (and every other order of the four): each
+    fence is greater than the last, whichever runtime took it, because they
+    all count on the same counter key; at N = 3 each runs the fence round."""
+    servers = servers1 if n == 1 else servers3
+    name = fresh_name()
+    by_runtime = {rt: agents(rt, servers.urls) for rt in RUNTIMES}
+    fences = []
+    for order in itertools.permutations(RUNTIMES):
+        for runtime in order:
+            agent = by_runtime[runtime]
+            fences.append(fence_of(agent.fenced(name, 10, 1)))
+            assert agent.release() == "ok"
+    assert fences == list(range(1, len(fences) + 1))
+    counter = name + b"{" + name + b"}:fence"
+    assert servers.values(counter) == [str(len(fences)).encode()] * n
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_every_runtime_sends_the_same_fence_round(agents, servers3, runtime):
+    """Master 1's counter ahead of the others: every runtime's fenced acquire
+    on 3 masters runs the fence round, after SCRIPT FLUSH with EVAL of the
+    fence script, which Redis then knows under the documented SHA, and
+    raises the other counters to the fence."""
+    agent = agents(runtime, servers3.urls)
+    name = fresh_name()
+    counter = name + b"{" + name + b"}:fence"
+    servers3.redis(1).set(counter, 40)
+    for i in (1, 2, 3):
+        servers3.redis(i).script_flush()
+    assert fence_of(agent.fenced(name, 10, 0)) == 41
+    for i in (1, 2, 3):
+        assert servers3.redis(i).script_exists(FENCE_SHA) == [True]
+    assert servers3.values(counter) == [b"41"] * 3
+    assert agent.release() == "ok"
+
+
 def test_quorum_across_runtimes_on_three_masters(agents, servers3):
     """Three runtimes race for one name on 3 masters: one wins, and the
     winner's token is on a quorum of them."""
@@ -191,3 +237,23 @@ def fixtures_servers_killed():
     s = Servers(1)
     s.kill(1)
     return s
+
+
+@pytest.mark.parametrize("holder,other", PAIRS, ids=[f"{a}-{b}" for a, b in PAIRS])
+def test_a_lease_excludes_past_its_ttl_and_its_loss_reads_the_same(
+    agents, servers1, holder, other
+):
+    name = fresh_name()
+    a = agents(holder, servers1.urls)
+    b = agents(other, servers1.urls)
+    token = token_of(a.lease(name, 0.6))
+    time.sleep(1.2)  # twice the TTL: renewed, the same key and token
+    assert servers1.get(1, name) == token.encode()
+    assert a.check() == "ok"
+    assert b.acquire(name, 10, 0) == "err timeout"
+    servers1.redis(1).delete(name)
+    time.sleep(0.6)  # a renewal (every 0.2 s) finds it gone
+    assert a.check() == "err lost: not owned"
+    assert a.release() == "err lost: not owned"
+    token_of(b.lease(name, 0.6))
+    assert b.release() == "ok"

@@ -127,12 +127,13 @@ for _, n in ipairs({ 1, 5 }) do
     end)
 
     it("extends: the new TTL replaces what was left", function()
-      local lock = assert(a:acquire("acc:ext", { ttl = 1, timeout = 0 }))
+      -- 2 s: room for the extend's round on a loaded machine.
+      local lock = assert(a:acquire("acc:ext", { ttl = 2, timeout = 0 }))
       system.sleep(0.3)
       local before = fx:cmd(1, "PTTL", "acc:ext")
-      assert.is_true(before > 0 and before <= 700, "pttl " .. before)
+      assert.is_true(before > 0 and before <= 1700, "pttl " .. before)
       local ok, err = lock:extend(5)
-      assert.is_true(ok)
+      assert.is_true(ok, err)
       assert.is_nil(err)
       for i = 1, n do
         local pttl = fx:cmd(i, "PTTL", "acc:ext")
@@ -156,7 +157,7 @@ for _, n in ipairs({ 1, 5 }) do
       system.sleep(0.35)
       assert.is_false(lock:held())
       assert.equals(0, lock:validity())
-      assert.equals(0, fx:count_key("acc:expired"))
+      assert.equals(0, fx:count_key_settled("acc:expired", 2))
       local ok, err = lock:extend(5)
       assert.is_nil(ok)
       assert.equals("not owned", err)

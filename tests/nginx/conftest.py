@@ -62,20 +62,30 @@ class Response:
         return float(self.headers["X-Elapsed"])
 
 
-def readme_location() -> str:
-    """The `location` block of README.md's nginx example, verbatim, so the
-    suite runs what the README shows."""
-    readme = (REPO / "README.md").read_text()
-    start = readme.index("        location = /reports/build {")
+def doc_location(doc: str, first_line: str) -> str:
+    """A `location` block of a documented nginx example, verbatim, so the
+    suite runs what the documentation shows."""
+    text = (REPO / doc).read_text()
+    start = text.index(first_line)
     depth, end = 0, start
-    for end in range(start, len(readme)):
-        if readme[end] == "{":
+    for end in range(start, len(text)):
+        if text[end] == "{":
             depth += 1
-        elif readme[end] == "}":
+        elif text[end] == "}":
             depth -= 1
             if depth == 0:
                 break
-    return readme[start : end + 1]
+    return text[start : end + 1]
+
+
+def readme_location() -> str:
+    """README.md's nginx example."""
+    return doc_location("README.md", "        location = /reports/build {")
+
+
+def fence_location() -> str:
+    """docs/LUA-API.md's fencing example: the fence forwarded upstream."""
+    return doc_location("docs/LUA-API.md", "        location /docs/ {")
 
 
 class Nginx:
@@ -88,6 +98,7 @@ class Nginx:
         self.proc: subprocess.Popen | None = None
         for _ in range(5):  # the free port may be taken before nginx binds it
             self.port = free_port()
+            self.backend_port = free_port()
             self._render(tree)
             if self._start(env):
                 return
@@ -96,6 +107,7 @@ class Nginx:
     def _render(self, tree: str) -> None:
         text = (HERE / "nginx.conf.in").read_text()
         text = text.replace("@README_LOCATION@", readme_location())
+        text = text.replace("@FENCE_LOCATION@", fence_location())
         # Root starts the workers as nobody, who cannot read our temp dirs
         # nor the fixtures' unix sockets.
         values = {
@@ -103,6 +115,7 @@ class Nginx:
             "@WORKERS@": str(WORKERS),
             "@PREFIX@": self.prefix,
             "@PORT@": str(self.port),
+            "@BACKEND_PORT@": str(self.backend_port),
             "@TREE@": tree,
             "@HERE@": str(HERE),
             "@LUA_TESTS@": str(REPO / "tests" / "lua"),

@@ -229,8 +229,9 @@ function T.stats()
 end
 
 -- A command to the counter's Redis (the first of URLS3) over a cosocket:
--- the test's own plumbing, separate from the driver under test.
-local function redis(...)
+-- the test's own plumbing, separate from the driver under test. Returns
+-- the reply's kind and value.
+local function call(...)
   local port = tonumber(os.getenv("HRL_NGX_URLS3"):match(":(%d+)"))
   local sock = ngx.socket.tcp()
   sock:settimeout(5000)
@@ -246,11 +247,49 @@ local function redis(...)
     local kind, value = parser:next()
     if kind then
       sock:setkeepalive()
-      assert(kind ~= "error", value)
-      return value
+      return kind, value
     end
     assert(parser:feed(assert(sock:receiveany(4096))))
   end
+end
+
+local function redis(...)
+  local kind, value = call(...)
+  assert(kind ~= "error", value)
+  return value
+end
+
+-- The store of the fencing example's upstream, shaped like a
+-- lua-resty-redis object for hiredlock.fenced_write: eval() -> reply, or
+-- nil and the error reply.
+local store = {
+  eval = function(_, ...)
+    local kind, value = call("EVAL", ...)
+    if kind == "error" then
+      return nil, value
+    end
+    return value
+  end,
+}
+
+--- The upstream of docs/LUA-API.md's fencing example (/docs/NAME on the
+-- backend port): writes ?body=... under store:doc:NAME with the request's
+-- Fencing-Token, the HTTP recipe of docs/SAFETY.md. 200 "written FENCE",
+-- 409 with the STALEFENCE message for an older fence, 400 without one.
+function T.docs_backend()
+  local fence = ngx.req.get_headers()["Fencing-Token"]
+  if type(fence) ~= "string" or not fence:find("^[1-9]%d*$") then
+    ngx.status = 400
+    return ngx.print("a Fencing-Token header is needed")
+  end
+  local doc = "store:doc:" .. ngx.var.uri
+  local res, err = hiredlock.fenced_write(store, { doc .. ":fence", doc }, fence,
+    "SET", doc, ngx.var.arg_body or "")
+  if res then
+    return ngx.print("written " .. fence)
+  end
+  ngx.status = err:find("^STALEFENCE") and 409 or 503
+  ngx.print(err)
 end
 
 -- The non-atomic increment: GET, a yield to the event loop, SET.
@@ -297,6 +336,77 @@ function T.bad()
     return reply(400, tostring(err))
   end
   return reply(200, "no error")
+end
+
+-- Takes the leases /lease asks for, watches them and, unless drop=1,
+-- releases them: the response's lines so far. A function of its own, so
+-- that no slot of the handler's frame keeps a dropped lease alive.
+local function hold_leases(args)
+  local opts = { ttl = arg_number(args.ttl) or 1, timeout = 0, auto_renew = true,
+    max_hold = arg_number(args.max_hold) }
+  local stats = hiredlock._driver.stats
+  local locks = {}
+  for i = 1, arg_number(args.n) or 1 do
+    local name = i == 1 and args.name or (args.name .. ":" .. i)
+    locks[i] = assert(T.client(args.c or "c3"):acquire(name, opts))
+  end
+  if args.c2 then
+    locks[#locks + 1] = assert(T.client(args.c2):acquire(args.name .. ":c2",
+      opts))
+  end
+  local out = { "token=" .. locks[1].token }
+  local held, renewers, after = true, 0, "never"
+  local t0 = core.now()
+  while core.now() - t0 < (arg_number(args.hold) or 1) do
+    ngx.sleep(0.05)
+    renewers = math.max(renewers, stats.renewers)
+    for i = 1, #locks do
+      held = held and locks[i]:held()
+    end
+    if args.until_lost == "1" and locks[1]:lost() then
+      after = ("%.3f"):format(core.now() - t0)
+      break
+    end
+  end
+  local lost, reason = locks[1]:lost()
+  local _, check = locks[1]:check()
+  out[#out + 1] = "held=" .. tostring(held)
+  out[#out + 1] = "lost=" .. tostring(lost) .. (reason and (" " .. reason) or "")
+  out[#out + 1] = "check=" .. tostring(check or true)
+  out[#out + 1] = "after=" .. after
+  out[#out + 1] = "renewers=" .. renewers
+  if args.drop ~= "1" then
+    local ok, err = locks[1]:release()
+    out[#out + 1] = "release=" .. tostring(ok or err)
+    for i = 2, #locks do
+      locks[i]:release()
+    end
+  end
+  return out
+end
+
+--- /lease?c=NAME&name=N&ttl=S&hold=S&n=K&max_hold=S&until_lost=1&c2=NAME
+--   &drop=1
+-- Acquires K (default 1) auto-renewed locks (N, N:2, ...) on client c, and
+-- with c2 one more (N:c2) on that client, then looks at them every 50 ms
+-- for `hold` seconds (until_lost=1: until the first is lost), releases
+-- them, and waits for the renewers to end. drop=1 drops them unreleased
+-- instead (collected). Lines "key=value": held (all, at every look), lost
+-- and check (of the first), after (seconds until it was found lost),
+-- renewers (most renewer timers running in this worker), release (the
+-- first's), renewers_after, token (the first's).
+function T.lease()
+  local args = ngx.req.get_uri_args()
+  local out = hold_leases(args)
+  collectgarbage()
+  collectgarbage()
+  local stats = hiredlock._driver.stats
+  local t1 = core.now()
+  while stats.renewers > 0 and core.now() - t1 < 3 do
+    ngx.sleep(0.05)
+  end
+  out[#out + 1] = "renewers_after=" .. stats.renewers
+  return reply(200, table.concat(out, "\n") .. "\n")
 end
 
 -- Phases without cosockets: what an acquire there returns, and how long

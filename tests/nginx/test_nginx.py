@@ -328,8 +328,10 @@ def test_extend_release_and_their_errors(ngx, servers3):
 
 @pytest.mark.parametrize(
     "config, text",
-    [("db99", "server error: .*DB index is out of range"),
-     ("nopw", "authentication failed: .*AUTH")],
+    [
+        ("db99", "server error: .*DB index is out of range"),
+        ("nopw", "authentication failed: .*AUTH"),
+    ],
 )
 def test_a_refused_handshake_leaves_no_key(ngx, servers3, config, text):
     # The command waits for the handshake's replies: pipelined behind a
@@ -341,9 +343,7 @@ def test_a_refused_handshake_leaves_no_key(ngx, servers3, config, text):
     assert servers3.values(name) == [None] * 3
 
 
-def test_an_unfinished_release_ends_the_hold_and_a_retry_finishes_it(
-    ngx, servers5
-):
+def test_an_unfinished_release_ends_the_hold_and_a_retry_finishes_it(ngx, servers5):
     # Granted by 3 of 5 (masters 4 and 5 hold another token); master 3 is
     # stopped while the release runs: 2 of 3 needed confirmations. The
     # stopped master gets the release late, when it wakes up; its "no key"
@@ -363,8 +363,9 @@ def test_an_unfinished_release_ends_the_hold_and_a_retry_finishes_it(
         servers5.ctl("resume", 3)
     assert r.status == 200, r.body
     first, held, second = r.body.split("|")
-    assert re.match(r"connection failed: 2 of 5 masters confirmed \(3 needed\)",
-                    first), first
+    assert re.match(
+        r"connection failed: 2 of 5 masters confirmed \(3 needed\)", first
+    ), first
     assert held == "not held"
     assert second == "true"
     assert servers5.values(name)[:3] == [None] * 3

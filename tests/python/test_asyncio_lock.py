@@ -185,3 +185,43 @@ async def test_the_default_client_reads_the_environment(servers1, name, monkeypa
     async with hla.lock(name, ttl=5) as lk:
         assert servers1.get(1, name) == lk.token.encode()
     assert hla.default_client() is hla.default_client()
+
+
+@pytest.mark.asyncio
+async def test_a_refused_handshake_leaves_no_key(servers1, name):
+    """The asyncio driver sends AUTH/SELECT alone first, as the others do:
+    pipelined behind a refused one, the SET would run in db 0."""
+    port = servers1.ports[0]
+    for url, text in [
+        (f"redis://:nopass@127.0.0.1:{port}", "authentication failed"),
+        (f"redis://127.0.0.1:{port}/99", "DB index is out of range"),
+    ]:
+        client = hla.Client(url, **TOLERANT)
+        with pytest.raises(hiredlock.LockError, match=text):
+            await client.lock(name).acquire(blocking=False)
+        await client.close()
+        assert servers1.count(name) == 0
+
+
+@pytest.mark.asyncio
+async def test_fenced_locks_share_the_sync_counter(servers, name):
+    """A fenced asyncio lock takes its fence from the counter the sync (and
+    every other) runtime uses, through the pipelined SET and INCR."""
+    client = hla.Client(servers.urls, **TOLERANT)
+    sync = hiredlock.Client(servers.urls, **TOLERANT)
+    fences = []
+    for i in range(6):
+        if i % 2:
+            with sync.lock(name, fenced=True) as lk:
+                fences.append(lk.fence)
+        else:
+            async with client.lock(name, fenced=True) as alk:
+                assert alk.fence_key == sync.lock(name, fenced=True).fence_key
+                fences.append(alk.fence)
+            assert alk.fence is None
+    assert fences == sorted(set(fences)) and fences[0] >= 1
+    plain = client.lock(name)
+    async with plain:
+        assert plain.fence is None and plain.fence_key is None
+    assert servers.count(name) == 0
+    await client.close()

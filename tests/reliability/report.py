@@ -132,14 +132,22 @@ def measured(res: dict) -> str:
         )
     if c == 4:
         r = runs["n5"]
-        return (
+        text = (
             f"{len(r['pauses'])} holders paused; first call after SIGCONT said "
             f"'not owned' {res['extend_not_owned']} x extend, "
             f"{res['release_not_owned']} x release; other holders' releases "
             "answered 'not owned' "
             f"{sum(p.get('others_not_owned', 0) for p in r['pauses'])} times; "
-            f"{r['stale_writes']} writes after validity; {v(r)}"
+            f"plain locks: {r['stale_writes']} writes after validity, {v(r)}"
         )
+        f = runs.get("n5_fenced")
+        if f is not None:  # results from before fenced locks have none
+            text += (
+                f"; fenced locks checked at the data server: {len(f['pauses'])} "
+                f"holders paused, {f['fence_refused']} stale reads or writes "
+                f"refused, {v(f)}"
+            )
+        return text
     if c == 5:
         return res["summary"] + "; under load: " + v(runs["n5"])
     if c == 6:

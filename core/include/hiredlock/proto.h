@@ -30,7 +30,9 @@
  *     //   refused AUTH or SELECT it would run anyway, in the wrong place).
  *     //   Send hrl_proto_command(lock, i), feed each reply to
  *     //   hrl_proto_reply(lock, i, reply): HRL_NODE_RESEND means send
- *     //   hrl_proto_command(lock, i) again and read one more reply.
+ *     //   hrl_proto_command(lock, i) again and read one more reply,
+ *     //   HRL_NODE_MORE read one more reply (the bytes held several
+ *     //   commands: hrl_proto_command_replies).
  *     //   A master that fails: hrl_proto_fail(lock, i, ...), and close that
  *     //   connection. One that misses the deadline: hrl_proto_missed(), and
  *     //   send hrl_proto_late_command() too, and close the connection or
@@ -79,7 +81,10 @@ typedef enum hrl_node_result {
   HRL_NODE_AUTH,        /**< AUTH refused, NOAUTH, NOPERM */
   HRL_NODE_SERVER,      /**< other error replies: READONLY, OOM, ... */
   HRL_NODE_PROTOCOL,    /**< a reply that makes no sense for the command */
-  HRL_NODE_RESEND       /**< hrl_proto_reply only: send the command again */
+  HRL_NODE_RESEND,      /**< hrl_proto_reply only: send the command again */
+  /** hrl_proto_reply only: the command's bytes were a pipeline of several
+   *  commands (a fenced acquire's SET and INCR): read one more reply. */
+  HRL_NODE_MORE
 } hrl_node_result;
 
 typedef enum hrl_reply_type {
@@ -120,9 +125,17 @@ HRL_API hrl_step hrl_proto_step(hrl_lock *lock, int64_t now_us,
 HRL_API const char *hrl_proto_command(hrl_lock *lock, size_t i, size_t *len);
 
 /**
+ * How many replies the bytes of hrl_proto_command(lock, i) produce: 1, or 2
+ * for a fenced acquire (SET, then INCR of the fence counter, pipelined).
+ * What a connection left unanswered owes; 0 when no round is out.
+ */
+HRL_API int hrl_proto_command_replies(const hrl_lock *lock, size_t i);
+
+/**
  * Feeds master i's reply to the current round's command. Returns the
- * master's result, or HRL_NODE_RESEND (NOSCRIPT: the script is sent again in
- * full with EVAL). Replies after a master's result are ignored.
+ * master's result, HRL_NODE_RESEND (NOSCRIPT: the script is sent again in
+ * full with EVAL), or HRL_NODE_MORE (one more reply of the same command is
+ * due). Replies after a master's result are ignored.
  */
 HRL_API hrl_node_result hrl_proto_reply(hrl_lock *lock, size_t i,
                                         const hrl_reply *reply);
@@ -348,6 +361,69 @@ HRL_API hrl_notice hrl_subscriber_feed(hrl_subscriber *subscriber,
 /** The channel client's waiters hear their hand-offs on (*len its size),
  *  made anew in a forked child; NULL when the OS random generator failed. */
 HRL_API const char *hrl_client_channel(hrl_client *client, size_t *len);
+
+/*
+ * Managed leases (hrl_lock_options.auto_renew) for drivers that run the
+ * protocol themselves; the built-in driver's renewer thread does the same.
+ * A driver keeps its held leases and, for each, wakes at
+ * hrl_proto_renew_due() and calls hrl_proto_renew_begin():
+ *
+ *   hrl_lock *twin;
+ *switch (hrl_proto_renew_begin(lock, hrl_now_us(), &twin)) {
+   *case HRL_RENEW_ROUND : // an extend was begun on twin: run it to DONE
+                           *run(twin); // with the usual loop, then:
+   *if (hrl_proto_renew_end(lock, hrl_now_us()) == HRL_ELOST) tell_holder();
+   *break;
+   *case HRL_RENEW_LOST : tell_holder();
+   break;                        // hrl_lock_lost() says why
+   *case HRL_RENEW_WAIT : break; // look again at renew_due
+   *case HRL_RENEW_NONE : forget(lock);
+   break; // nothing more to renew
+   *
+ }
+ *
+ * The twin is the lock's private copy for renewals (its own operation,
+ * detail and counts), so a renewal may be out while the holder's own call
+ * (release, extend) runs on the lock itself: when the hold changed
+ * meanwhile, hrl_proto_renew_end() discards the renewal's outcome.
+ */
+
+/** What hrl_proto_renew_begin() found. */
+typedef enum hrl_renew {
+  HRL_RENEW_NONE,  /**< not a held lease (any more): nothing to renew */
+  HRL_RENEW_WAIT,  /**< nothing now: look again at hrl_proto_renew_due() */
+  HRL_RENEW_ROUND, /**< an extend was begun on *twin: run it to its end,
+                        then call hrl_proto_renew_end() */
+  HRL_RENEW_LOST   /**< the hold was found lost just now (its validity ran
+                        out unrenewed, or max_hold): tell the holder */
+} hrl_renew;
+
+/**
+ * When the lease's next renewal (or the check that finds it expired) is
+ * due, on the hrl_now_us() clock: about a third of the TTL after the last
+ * renewal, sooner after a failed one. INT64_MAX when there is nothing to
+ * renew: not a lease, not held, or lost.
+ */
+HRL_API int64_t hrl_proto_renew_due(const hrl_lock *lock);
+
+/**
+ * Begins the lease's renewal at now_us, whenever the driver calls it (it
+ * does not wait for hrl_proto_renew_due). See hrl_renew for the outcomes;
+ * *twin is set for HRL_RENEW_ROUND only, and lives as long as lock.
+ */
+HRL_API hrl_renew hrl_proto_renew_begin(hrl_lock *lock, int64_t now_us,
+                                        hrl_lock **twin);
+
+/**
+ * Takes the outcome of the renewal the twin ran. HRL_OK: renewed.
+ * HRL_ELOST: the hold was lost just now ("not owned", or the validity ran
+ * out before this renewal was confirmed): tell the holder. HRL_ECANCELLED:
+ * the hold changed while the renewal was out (released, taken again): its
+ * outcome means nothing. Any other status: the renewal failed (too few
+ * masters confirmed); the lock keeps its validity and the next try is at
+ * hrl_proto_renew_due().
+ */
+HRL_API hrl_status hrl_proto_renew_end(hrl_lock *lock, int64_t now_us);
 
 /** Incremental RESP reader for byte-stream transports. */
 typedef struct hrl_parser hrl_parser;

@@ -1,15 +1,51 @@
 /* The public API's handle: a client is its configuration (the protocol's),
  * its connections (the built-in driver's), the mutex that keeps two
- * threads' rounds off them at once, and the room where its blocking
- * acquires wait for their hand-offs (with its own mutex). */
+ * threads' rounds off them at once, the room where its blocking acquires
+ * wait for their hand-offs (with its own mutex), and the renewer of its
+ * leases. */
 #ifndef HRL_API_H
 #define HRL_API_H
 
 #include <pthread.h>
+#include <sys/types.h>
 
 #include "driver/driver.h"
 #include "driver/waitroom.h"
 #include "proto/state.h"
+
+/* A lease's entry in its client's renewal schedule (renewer.c). Every
+ * field is guarded by the renewer's mutex. */
+typedef struct hrl_lease {
+  hrl_lock *lock;
+  struct hrl_lease *prev, *next; /* in the schedule while listed */
+  bool listed;
+  bool user_busy;    /* a call of the holder's runs on the lock */
+  bool renewing;     /* the renewer runs a renewal of it */
+  bool calling_back; /* on_lost runs, in callback_thread */
+  bool free_pending; /* freed meanwhile: the renewer frees it when done */
+  bool notified;     /* the loss of this hold was reported */
+  pthread_t callback_thread;
+  int64_t due_us; /* hrl_proto_renew_due, as of the last change */
+  hrl_lost_fn on_lost;
+  void *on_lost_ud;
+  /* What the accessors report, from the end of the last call or renewal;
+   * published once the blocking calls ran on the lock (a driver of its own
+   * runs the lock in one thread: the accessors read the lock itself). */
+  bool published;
+  hrl_lease_view view;
+} hrl_lease;
+
+/* One thread per client renews its leases (renewer.c). */
+typedef struct hrl_renewer {
+  pthread_mutex_t mu;  /* never held across I/O or a callback */
+  pthread_cond_t wake; /* to the thread: the schedule changed, or stop */
+  pthread_cond_t idle; /* to callers: a renewal or callback ended */
+  pthread_t thread;
+  bool running; /* the thread was started (in this process, unless forked) */
+  bool stop;
+  pid_t pid; /* where it was started, when there is no fork canary */
+  hrl_lease *first;
+} hrl_renewer;
 
 struct hrl_client {
   hrl_config cfg;
@@ -17,6 +53,39 @@ struct hrl_client {
   pthread_mutex_t mu; /* held while a round uses the connections */
   bool fork_prepared; /* mu is held by hrl_client_fork_prepare */
   hrl_waitroom room;  /* never locked with mu held, nor mu with it */
+  hrl_renewer renewer;
 };
+
+/* lock.c: runs lock's begun operation to its end with the built-in driver.
+ * Steps and rounds hold the client's mutex; waits do not. */
+hrl_status hrl_api_run(hrl_lock *lock, hrl_cancel_fn cancel, void *user_data);
+
+/* renewer.c: the client's renewer, not started yet. */
+hrl_status hrl_renewer_init(hrl_renewer *r);
+/* renewer.c: stops (joins) the thread and frees the renewer. */
+void hrl_renewer_clear(hrl_client *client);
+/* renewer.c: the fork hooks' part (see hrl_client_fork_prepare). */
+void hrl_renewer_fork_prepare(hrl_client *client);
+void hrl_renewer_fork_parent(hrl_client *client);
+void hrl_renewer_after_fork(hrl_client *client);
+/* renewer.c: in a forked child that did not run the fork hooks, whose
+ * parent ran a renewer: forgets that thread and re-makes the mutexes it
+ * may have held (the client's too). Cheap when no renewer ever ran. */
+void hrl_renewer_check_fork(hrl_client *client);
+
+/* renewer.c: gives an auto_renew lock its schedule entry. HRL_ENOMEM. */
+hrl_status hrl_lease_attach(hrl_lock *lock);
+/* renewer.c: frees a lease's lock (now, or when the renewer is done). */
+void hrl_lease_free(hrl_lock *lock);
+/* renewer.c: around a call of the holder's on a lease: enter waits for a
+ * renewal of it to end and keeps the next out; for a call that may start
+ * a hold (acquire) it starts the renewer thread, HRL_ESYSTEM when it
+ * cannot. leave schedules what the call left and reports a loss it found. */
+hrl_status hrl_lease_enter(hrl_lock *lock, bool starts_hold);
+void hrl_lease_leave(hrl_lock *lock);
+/* renewer.c: what a lease's accessors report, from any thread. */
+void hrl_lease_read(const hrl_lock *lock, hrl_lease_view *out);
+/* renewer.c: hrl_lock_on_lost on a lease. */
+void hrl_lease_set_on_lost(hrl_lock *lock, hrl_lost_fn fn, void *user_data);
 
 #endif

@@ -41,6 +41,15 @@ hrl_status hrl_client_new(const char *const *urls, size_t n_urls,
     hrl_detailf(detail, detail_size, "out of memory");
     return HRL_ENOMEM;
   }
+  if (hrl_renewer_init(&c->renewer) != HRL_OK) {
+    pthread_mutex_destroy(&c->mu);
+    hrl_waitroom_clear(&c->room);
+    hrl_pool_clear(&c->pool);
+    hrl_config_clear(&c->cfg);
+    free(c);
+    hrl_detailf(detail, detail_size, "out of memory");
+    return HRL_ENOMEM;
+  }
   *out = c;
   return HRL_OK;
 }
@@ -49,6 +58,7 @@ void hrl_client_free(hrl_client *c) {
   if (c == NULL) {
     return;
   }
+  hrl_renewer_clear(c); /* first: its thread uses the connections */
   hrl_waitroom_clear(&c->room);
   hrl_pool_clear(&c->pool);
   pthread_mutex_destroy(&c->mu);
@@ -93,7 +103,11 @@ bool hrl_client_master_info(const hrl_client *c, size_t i,
 }
 
 void hrl_client_fork_prepare(hrl_client *c) {
+  /* The client's mutex first: the renewer never waits for it while it
+   * holds its own, so taking both cannot deadlock. */
+  hrl_renewer_check_fork(c);
   pthread_mutex_lock(&c->mu);
+  hrl_renewer_fork_prepare(c);
   c->fork_prepared = true;
   hrl_waitroom_fork_prepare(&c->room);
 }
@@ -102,15 +116,18 @@ void hrl_client_fork_parent(hrl_client *c) {
   hrl_waitroom_fork_parent(&c->room);
   if (c->fork_prepared) {
     c->fork_prepared = false;
+    hrl_renewer_fork_parent(c);
     pthread_mutex_unlock(&c->mu);
   }
 }
 
 void hrl_client_after_fork(hrl_client *c) {
-  /* Only the forking thread exists in the child. With the mutex taken
-   * before the fork, no round was half done: release it. Without, another
-   * thread may have held it: a new one is the only safe choice. Either
-   * way the parent's sockets are closed here, never written to. */
+  /* Only the forking thread exists in the child: no renewer thread either
+   * (renewer.c). With the mutexes taken before the fork, no round was half
+   * done: release them. Without, another thread may have held them: new
+   * ones are the only safe choice. Either way the parent's sockets are
+   * closed here, never written to. */
+  hrl_renewer_after_fork(c);
   if (c->fork_prepared) {
     c->fork_prepared = false;
     pthread_mutex_unlock(&c->mu);

@@ -7,6 +7,21 @@ void hrl_lock_options_init(const hrl_client *c, hrl_lock_options *out) {
   *out = c->cfg.opts.lock;
 }
 
+/* A lock object, with its schedule entry when it is a lease. */
+static hrl_status new_lock(hrl_client *c, const void *name, size_t name_len,
+                           const hrl_lock_options *lo, hrl_lock **out,
+                           char *detail, size_t detail_size) {
+  hrl_status st =
+      hrl_lock_create(&c->cfg, c, name, name_len, lo, out, detail, detail_size);
+  if (st == HRL_OK && lo->auto_renew && hrl_lease_attach(*out) != HRL_OK) {
+    hrl_lock_destroy(*out);
+    *out = NULL;
+    hrl_detailf(detail, detail_size, "out of memory");
+    return HRL_ENOMEM;
+  }
+  return st;
+}
+
 hrl_status hrl_lock_new_with(hrl_client *c, const void *name, size_t name_len,
                              const hrl_lock_options *opts, hrl_lock **out,
                              char *detail, size_t detail_size) {
@@ -14,9 +29,8 @@ hrl_status hrl_lock_new_with(hrl_client *c, const void *name, size_t name_len,
     hrl_detailf(detail, detail_size, "client and out must not be NULL");
     return HRL_EINVAL;
   }
-  return hrl_lock_create(&c->cfg, c, name, name_len,
-                         opts != NULL ? opts : &c->cfg.opts.lock, out, detail,
-                         detail_size);
+  return new_lock(c, name, name_len, opts != NULL ? opts : &c->cfg.opts.lock,
+                  out, detail, detail_size);
 }
 
 hrl_status hrl_lock_new(hrl_client *c, const void *name, size_t name_len,
@@ -28,53 +42,80 @@ hrl_status hrl_lock_new(hrl_client *c, const void *name, size_t name_len,
   }
   hrl_lock_options lo = c->cfg.opts.lock;
   lo.ttl_ms = ttl_ms;
-  return hrl_lock_create(&c->cfg, c, name, name_len, &lo, out, detail,
-                         detail_size);
+  return new_lock(c, name, name_len, &lo, out, detail, detail_size);
 }
 
 void hrl_lock_free(hrl_lock *lk) {
-  hrl_lock_destroy(lk);
+  if (lk != NULL && lk->lease != NULL) {
+    hrl_lease_free(lk);
+  } else {
+    hrl_lock_destroy(lk);
+  }
 }
 
-/* Runs the begun operation to its end with the built-in driver. Rounds
- * hold the client's mutex; waits do not, so a waiter never blocks the
- * holder's release on a shared client. A waiting acquire registers its
- * token in the client's waitroom before the round that queues it, and
- * leaves it when done. */
-static hrl_status run(hrl_lock *lk, hrl_cancel_fn cancel, void *ud) {
+/* Runs the begun operation to its end with the built-in driver. Steps and
+ * rounds hold the client's mutex (a step that starts a round reads the
+ * client's record of late masters, which rounds write); waits do not, so a
+ * waiter never blocks the holder's release on a shared client. A waiting
+ * acquire registers its token in the client's waitroom before the round
+ * that queues it (with the mutex let go: the two are never held together),
+ * and leaves it when done. */
+hrl_status hrl_api_run(hrl_lock *lk, hrl_cancel_fn cancel, void *ud) {
   hrl_client *c = lk->client;
   hrl_waiter w;
   hrl_waiter *waiter = NULL;
   for (;;) {
     hrl_step_info s;
-    switch (hrl_proto_step(lk, hrl_now_us(), &s)) {
-    case HRL_STEP_DONE:
+    pthread_mutex_lock(&c->mu);
+    hrl_step step = hrl_proto_step(lk, hrl_now_us(), &s);
+    if (step == HRL_STEP_ROUND) {
+      if (waiter == NULL && hrl_proto_waiter(lk) != NULL) {
+        pthread_mutex_unlock(&c->mu);
+        if (hrl_waitroom_enter(&c->room, &w, hrl_proto_waiter(lk))) {
+          waiter = &w; /* else it waits on its timers alone */
+        }
+        pthread_mutex_lock(&c->mu);
+      }
+      hrl_driver_round(&c->pool, lk, s.timeout_ms);
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (step == HRL_STEP_DONE) {
       if (waiter != NULL) {
         hrl_waitroom_leave(&c->room, waiter);
       }
       return s.status;
-    case HRL_STEP_WAIT:
-      if (!hrl_waitroom_wait(&c->room, c, waiter, lk, s.wait_ms, cancel, ud)) {
-        hrl_proto_cancel(lk);
-      }
-      break;
-    case HRL_STEP_ROUND:
-      if (waiter == NULL && hrl_proto_waiter(lk) != NULL &&
-          hrl_waitroom_enter(&c->room, &w, hrl_proto_waiter(lk))) {
-        waiter = &w; /* else it waits on its timers alone */
-      }
-      pthread_mutex_lock(&c->mu);
-      hrl_driver_round(&c->pool, lk, s.timeout_ms);
-      pthread_mutex_unlock(&c->mu);
-      break;
+    }
+    if (step == HRL_STEP_WAIT &&
+        !hrl_waitroom_wait(&c->room, c, waiter, lk, s.wait_ms, cancel, ud)) {
+      hrl_proto_cancel(lk);
     }
   }
 }
 
+/* One call of the holder's: begin and run the operation. On a lease, the
+ * call keeps the renewer off the lock for its length (renewer.c). */
+static hrl_status call(hrl_lock *lk, hrl_op_kind kind, int64_t arg,
+                       hrl_cancel_fn cancel, void *ud) {
+  hrl_renewer_check_fork(lk->client);
+  if (lk->lease != NULL) {
+    hrl_status st = hrl_lease_enter(lk, kind != HRL_OP_RELEASE);
+    if (st != HRL_OK) {
+      return st;
+    }
+  }
+  hrl_status st = hrl_proto_begin(lk, kind, arg, hrl_now_us());
+  if (st == HRL_OK) {
+    st = hrl_api_run(lk, cancel, ud);
+  }
+  if (lk->lease != NULL) {
+    hrl_lease_leave(lk);
+  }
+  return st;
+}
+
 hrl_status hrl_lock_acquire_cancellable(hrl_lock *lk, int64_t wait_ms,
                                         hrl_cancel_fn cancel, void *ud) {
-  hrl_status st = hrl_proto_begin(lk, HRL_OP_ACQUIRE, wait_ms, hrl_now_us());
-  return st != HRL_OK ? st : run(lk, cancel, ud);
+  return call(lk, HRL_OP_ACQUIRE, wait_ms, cancel, ud);
 }
 
 hrl_status hrl_lock_acquire(hrl_lock *lk, int64_t wait_ms) {
@@ -82,25 +123,55 @@ hrl_status hrl_lock_acquire(hrl_lock *lk, int64_t wait_ms) {
 }
 
 hrl_status hrl_lock_release(hrl_lock *lk) {
-  hrl_status st = hrl_proto_begin(lk, HRL_OP_RELEASE, 0, hrl_now_us());
-  return st != HRL_OK ? st : run(lk, NULL, NULL);
+  return call(lk, HRL_OP_RELEASE, 0, NULL, NULL);
 }
 
 hrl_status hrl_lock_extend(hrl_lock *lk, uint32_t ttl_ms) {
-  hrl_status st = hrl_proto_begin(lk, HRL_OP_EXTEND, ttl_ms, hrl_now_us());
-  return st != HRL_OK ? st : run(lk, NULL, NULL);
+  return call(lk, HRL_OP_EXTEND, ttl_ms, NULL, NULL);
 }
 
 bool hrl_lock_held(const hrl_lock *lk) {
-  return hrl_lock_held_at(lk, hrl_now_us());
+  if (lk->lease == NULL) {
+    return hrl_lock_held_at(lk, hrl_now_us());
+  }
+  hrl_lease_view v;
+  hrl_lease_read(lk, &v);
+  return hrl_lease_view_held(&v, hrl_now_us());
 }
 
 int64_t hrl_lock_validity_ms(const hrl_lock *lk) {
-  if (!lk->held) {
-    return 0;
+  int64_t now = hrl_now_us();
+  bool held;
+  int64_t until;
+  if (lk->lease == NULL) {
+    held = hrl_lock_held_at(lk, now);
+    until = lk->valid_until_us;
+  } else {
+    hrl_lease_view v;
+    hrl_lease_read(lk, &v);
+    held = hrl_lease_view_held(&v, now);
+    until = v.valid_until_us;
   }
-  int64_t left = lk->valid_until_us - hrl_now_us();
-  return left > 0 ? left / 1000 : 0;
+  return held ? (until - now) / 1000 : 0;
+}
+
+hrl_status hrl_lock_lost(const hrl_lock *lk, char *reason, size_t size) {
+  if (lk->lease == NULL) {
+    return hrl_lease_lost_at(lk, hrl_now_us(), reason, size);
+  }
+  hrl_lease_view v;
+  hrl_lease_read(lk, &v);
+  return hrl_lease_view_lost(&v, hrl_now_us(), reason, size);
+}
+
+hrl_status hrl_lock_on_lost(hrl_lock *lk, hrl_lost_fn fn, void *ud) {
+  if (lk->lease == NULL) {
+    hrl_detailf(lk->detail, sizeof lk->detail,
+                "on_lost needs a lock made with auto_renew");
+    return HRL_EINVAL;
+  }
+  hrl_lease_set_on_lost(lk, fn, ud);
+  return HRL_OK;
 }
 
 const char *hrl_lock_token(const hrl_lock *lk) {
@@ -123,6 +194,15 @@ void hrl_lock_get_options(const hrl_lock *lk, hrl_lock_options *out) {
 
 uint32_t hrl_lock_ttl_ms(const hrl_lock *lk) {
   return lk->ttl_ms;
+}
+
+uint64_t hrl_lock_fence(const hrl_lock *lk) {
+  return lk->held ? lk->fence : 0;
+}
+
+const void *hrl_lock_fence_key(const hrl_lock *lk, size_t *len) {
+  *len = lk->fence_key_len;
+  return lk->fence_key;
 }
 
 const char *hrl_lock_error(const hrl_lock *lk) {

@@ -83,7 +83,7 @@ typedef struct slot {
   int handshake_total; /* handshake replies expected on this connection */
   bool reused;         /* the connection was open before this round */
   bool replied;        /* a reply arrived on it in this round */
-  uint32_t inflight;   /* this round's commands written, not answered */
+  uint32_t inflight;   /* this round's replies due to what was written */
   bool carried;        /* a connect begun in an earlier round */
   bool retried;        /* a stale connection was already replaced */
   const char *out;     /* the handshake or the command: bytes not yet sent */
@@ -152,7 +152,7 @@ static void flush(round *r, size_t i) {
 static void send_command(round *r, size_t i) {
   slot *s = &r->slots[i];
   s->out = hrl_proto_command(r->lock, i, &s->out_len);
-  s->inflight++;
+  s->inflight += (uint32_t)hrl_proto_command_replies(r->lock, i);
   flush(r, i);
 }
 
@@ -377,6 +377,9 @@ static bool take_reply(round *r, size_t i, const redisReply *rep) {
   }
   s->inflight--;
   hrl_node_result res = hrl_proto_reply(r->lock, i, &v);
+  if (res == HRL_NODE_MORE) {
+    return true; /* the next reply of the same pipeline */
+  }
   if (res == HRL_NODE_RESEND) {
     send_command(r, i);
     return false;
@@ -433,9 +436,9 @@ static void readable(round *r, size_t i, int flags) {
 /* Whether the round can stop waiting for master i without closing its
  * connection: a connect still in progress carries over to later rounds; a
  * connection with whole commands out keeps them and owes their replies
- * (see the top of this file). Never closed right after an acquire: the
- * release that follows a timed-out SET must go out on the same connection,
- * behind it. */
+ * (see the top of this file). Never closed in a round of an acquire
+ * attempt: the release that follows a timed-out SET (or fenced script) must
+ * go out on the same connection, behind it. */
 static bool can_leave(const round *r, size_t i, int64_t now_us) {
   const slot *s = &r->slots[i];
   const hrl_conn *conn = &r->pool->conns[i];

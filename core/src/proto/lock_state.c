@@ -8,11 +8,6 @@
 #include "sibling_key.h"
 #include "state.h"
 
-/* The waiting queue's keys beside the lock key (docs/DESIGN.md, 3). */
-#define QUEUE_SUFFIX ":queue"
-#define WAITERS_SUFFIX ":waiters"
-#define SUFFIX_MAX (sizeof WAITERS_SUFFIX - 1)
-
 hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
                            const void *name, size_t name_len,
                            const hrl_lock_options *lo, hrl_lock **out,
@@ -34,21 +29,25 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
     return st;
   }
   /* Two allocations per lock: the handle, and one buffer for its
-   * per-master round states, the key, the queue's keys and the command
-   * buffer (the EVAL form, rarely needed, is allocated on first use).
-   * Bindings make a lock per acquisition (Lua's API does), so this is on
-   * their hot path. Not one block: at N = 1 each part stays under glibc's
-   * per-thread cache limit (1032 bytes) where the whole would not, and a
-   * garbage collector freeing a batch of larger blocks makes malloc trim
-   * and regrow the heap, a brk() every few cycles under LuaJIT. */
+   * per-master round states, the key, its siblings (the queue's keys, a
+   * fenced lock's counter key) and the command buffer (the EVAL form,
+   * rarely needed, is allocated on first use). Bindings make a lock per
+   * acquisition (Lua's API does), so this is on their hot path. Not one
+   * block: at N = 1 each part stays under glibc's per-thread cache limit
+   * (1032 bytes) where the whole would not, and a garbage collector freeing
+   * a batch of larger blocks makes malloc trim and regrow the heap, a brk()
+   * every few cycles under LuaJIT. */
   size_t prefix_len = cfg->opts.key_prefix_len;
   size_t key_len = prefix_len + name_len;
-  size_t sibling_max = HRL_SIBLING_KEY_MAX(key_len, SUFFIX_MAX);
+  size_t sibling_max = HRL_SIBLING_KEY_MAX(key_len, HRL_SIBLING_SUFFIX_MAX);
+  /* A fenced lock's counter key: room for the longest it can be. */
+  size_t fence_room = lo->fenced ? sibling_max : 0;
   size_t cap =
       hrl_resp_command_capacity(key_len, sibling_max, cfg->channel_len);
   size_t nodes_size = cfg->n * sizeof(hrl_node);
   hrl_lock *lk = calloc(1, sizeof *lk);
-  char *buf = malloc(2 * nodes_size + key_len + 2 * sibling_max + cap);
+  char *buf =
+      malloc(2 * nodes_size + key_len + 2 * sibling_max + fence_room + cap);
   if (lk == NULL || buf == NULL) {
     free(lk);
     free(buf);
@@ -63,18 +62,32 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
   lk->key = buf + 2 * nodes_size;
   lk->queue = lk->key + key_len;
   lk->waiters = lk->queue + sibling_max;
-  lk->op.cmd = lk->waiters + sibling_max;
+  lk->op.cmd = lk->waiters + sibling_max + fence_room;
   memcpy(lk->key, cfg->prefix, prefix_len);
   memcpy(lk->key + prefix_len, name, name_len);
+  if (lo->fenced) {
+    lk->fence_key = lk->waiters + sibling_max;
+    lk->fence_key_len =
+        hrl_sibling_key(lk->key, key_len, HRL_FENCE_SUFFIX,
+                        sizeof HRL_FENCE_SUFFIX - 1, lk->fence_key);
+  }
   lk->key_len = key_len;
-  lk->queue_len = hrl_sibling_key(lk->key, key_len, QUEUE_SUFFIX,
-                                  sizeof QUEUE_SUFFIX - 1, lk->queue);
-  lk->waiters_len = hrl_sibling_key(lk->key, key_len, WAITERS_SUFFIX,
-                                    sizeof WAITERS_SUFFIX - 1, lk->waiters);
+  lk->queue_len = hrl_sibling_key(lk->key, key_len, HRL_QUEUE_SUFFIX,
+                                  sizeof HRL_QUEUE_SUFFIX - 1, lk->queue);
+  lk->waiters_len = hrl_sibling_key(lk->key, key_len, HRL_WAITERS_SUFFIX,
+                                    sizeof HRL_WAITERS_SUFFIX - 1, lk->waiters);
   lk->prefix_len = prefix_len;
   lk->opts = *lo;
   lk->ttl_ms = ttl_ms;
   lk->op.phase = HRL_PHASE_IDLE;
+  if (lo->auto_renew) {
+    /* A lease's state, and the twin its renewals run on (lease.c). */
+    st = hrl_lease_state_new(lk, detail, detail_size);
+    if (st != HRL_OK) {
+      hrl_lock_destroy(lk);
+      return st;
+    }
+  }
   *out = lk;
   return HRL_OK;
 }
@@ -83,6 +96,7 @@ void hrl_lock_destroy(hrl_lock *lk) {
   if (lk == NULL) {
     return;
   }
+  hrl_lease_state_free(lk);
   free(lk->op.nodes); /* the buffer: see hrl_lock_create */
   free(lk->op.cmd_eval);
   free(lk);

@@ -36,7 +36,16 @@
   X("key_prefix", HRL_OPTION_BYTES, HRL_SCOPE_CLIENT, 0, HRL_PREFIX_MAX,       \
     false, 0, FIELD(key_prefix), "bytes put in front of every lock name")      \
   X("ttl", HRL_OPTION_DURATION, HRL_SCOPE_LOCK, 1, MAX_MS, false, 30000,       \
-    LOCK_FIELD(ttl_ms), "how long a lock lives on the masters")
+    LOCK_FIELD(ttl_ms), "how long a lock lives on the masters")                \
+  X("auto_renew", HRL_OPTION_FLAG, HRL_SCOPE_LOCK_DEFAULT, 0, 1, false, 0,     \
+    LOCK_FIELD(auto_renew),                                                    \
+    "while held, renew the lock about every third of its TTL")                 \
+  X("max_hold", HRL_OPTION_DURATION, HRL_SCOPE_LOCK_DEFAULT, 0, MAX_MS, false, \
+    0, LOCK_FIELD(max_hold_ms),                                                \
+    "with auto_renew: never renew past this long after the acquire (0: no "    \
+    "cap)")                                                                    \
+  X("fenced", HRL_OPTION_FLAG, HRL_SCOPE_LOCK_DEFAULT, 0, 1, false, 0,         \
+    LOCK_FIELD(fenced), "take a fencing token with every acquire")
 
 static const hrl_option table[] = {
 #define AS_OPTION_(name, kind, scope, min, max, open, def, field, doc)         \

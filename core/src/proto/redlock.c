@@ -5,15 +5,26 @@
  *
  * Acquire:
  *   ATTEMPT    -> new token, SET NX PX to all N at once     -> ACQUIRING
+ *                 (a fenced lock: INCR of the name's counter behind it)
  *   ACQUIRING  -> ok >= quorum and validity > 0: held, DONE
+ *                 (fenced: the fence T is the greatest counter the masters
+ *                 that said OK returned; when fewer than a quorum of them
+ *                 returned T, T goes to all N in the fence round, which
+ *                 raises the counter to T where our key is -> FENCING)
  *                 a quorum answered and wait is left: the waiting acquire
  *                 of waiting.c (queue, hand-offs) takes over
  *                 else, when any master may hold the token: release round
  *                 to all N (also those that failed or timed out) -> CLEANUP
+ *   FENCING    -> a quorum accepted T, validity > 0: held with fence T, DONE
+ *                 else the attempt failed: as a refused ACQUIRING (a
+ *                 waiter's: as its refused try, see waiting.c)
  *   CLEANUP    -> fewer than a quorum answered: a transport error, DONE
  *                 else a timeout, DONE
+ *   A waiter's try (waiting.c) is judged as an attempt: held, or fenced
+ *   (FENCING), or back to waiting.c.
  *   validity = ttl - elapsed - (ttl * drift_factor + 2 ms); a lock whose
  *   validity is <= 0 is never reported held.
+ * docs/SAFETY.md proves the fences strictly increasing.
  * Release / extend:
  *   SCRIPT -> release (the queue script: hands the lock to the first
  *             waiter) or extend script (EVALSHA, EVAL on NOSCRIPT) to all
@@ -22,13 +33,10 @@
  *                a quorum answered: not owned, the lock is no longer held
  *                otherwise a transport error; the lock keeps what it knew.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "detail.h"
 #include "random.h"
-#include "reply.h"
-#include "resp.h"
 #include "state.h"
 
 #define US_PER_MS 1000
@@ -52,77 +60,9 @@ hrl_step hrl_op_finish(hrl_lock *lk, hrl_status status, hrl_step_info *info) {
   return HRL_STEP_DONE;
 }
 
-/* The arguments of the round's command. */
-static hrl_command_args command_args(hrl_lock *lk) {
-  const hrl_op *op = &lk->op;
-  hrl_command_args a = {lk->key,           lk->key_len, lk->queue,
-                        lk->queue_len,     lk->waiters, lk->waiters_len,
-                        op->token,         op->ttl_ms,  op->arrival_us,
-                        lk->cfg->lease_ms, NULL,        0};
-  if (op->round_kind == HRL_ROUND_TRY || op->round_kind == HRL_ROUND_ASIDE) {
-    a.channel = hrl_config_channel(lk->cfg, &a.channel_len);
-  }
-  return a;
-}
-
-/* The EVAL form of the round's script command, built once per round into
- * a buffer allocated on first use (few locks ever need one: the scripts
- * are cached on the masters). False when out of memory. */
-static bool build_eval(hrl_lock *lk) {
-  hrl_op *op = &lk->op;
-  if (op->cmd_eval == NULL) {
-    op->cmd_eval = malloc(hrl_resp_eval_capacity(lk->key_len, lk->queue_len,
-                                                 lk->cfg->channel_len + 1));
-    if (op->cmd_eval == NULL) {
-      return false;
-    }
-  }
-  if (op->cmd_eval_len == 0) {
-    hrl_command_args a = command_args(lk);
-    op->cmd_eval_len =
-        hrl_resp_command(op->cmd_eval, op->round_kind, false, &a);
-  }
-  return true;
-}
-
-static bool is_script(hrl_round_kind kind) {
-  return kind != HRL_ROUND_SET;
-}
-
-bool hrl_round_of_attempt(const hrl_lock *lk) {
-  return lk->op.round_kind == HRL_ROUND_SET ||
-         lk->op.round_kind == HRL_ROUND_TRY;
-}
-
-hrl_step hrl_round_start(hrl_lock *lk, hrl_round_kind round_kind,
-                         uint32_t timeout_ms, int64_t now_us,
-                         hrl_step_info *info) {
-  hrl_op *op = &lk->op;
-  op->round_kind = round_kind;
-  op->round_start_us = now_us;
-  op->cmd_eval_len = 0;
-  for (size_t i = 0; i < lk->cfg->n; i++) {
-    op->nodes[i].result = HRL_NODE_PENDING;
-    op->nodes[i].eval_sent = false;
-    op->nodes[i].sent = false;
-    op->nodes[i].missed = false;
-    op->nodes[i].pttl = -1;
-    op->nodes[i].msg[0] = '\0';
-  }
-  hrl_command_args a = command_args(lk);
-  op->cmd_len = hrl_resp_command(op->cmd, round_kind, true, &a);
-  if (is_script(round_kind)) {
-    /* A late master answers after the round has stopped listening, so a
-     * NOSCRIPT from it (its script cache flushed while it was away) would
-     * go unread and the release or extend would never run there: it gets
-     * the full script at once (when memory allows: else the digest, and
-     * the script runs wherever it is cached). */
-    for (size_t i = 0; i < lk->cfg->n; i++) {
-      if (lk->cfg->masters[i].late && build_eval(lk)) {
-        op->nodes[i].eval_sent = true;
-      }
-    }
-  }
+hrl_step hrl_round_step(hrl_lock *lk, hrl_round_kind kind, uint32_t timeout_ms,
+                        int64_t now_us, hrl_step_info *info) {
+  hrl_round_start(lk, kind, now_us);
   info->timeout_ms = timeout_ms;
   return HRL_STEP_ROUND;
 }
@@ -216,20 +156,24 @@ static hrl_step fail_unreachable(hrl_lock *lk, const hrl_node *nodes,
                        info);
 }
 
+/* Answers (ok or refused) among an attempt's results. */
+static size_t answered(const hrl_lock *lk, const hrl_node *nodes) {
+  size_t n = 0;
+  for (size_t i = 0; i < lk->cfg->n; i++) {
+    n += nodes[i].result == HRL_NODE_OK || nodes[i].result == HRL_NODE_REFUSED;
+  }
+  return n;
+}
+
 /* After a failed attempt (and its cleanup), with no wait left or too few
  * answers: fail fast, or time out. */
 static hrl_step decide_retry(hrl_lock *lk, hrl_step_info *info) {
   hrl_op *op = &lk->op;
-  const hrl_config *c = lk->cfg;
-  size_t answered = 0;
-  for (size_t i = 0; i < c->n; i++) {
-    answered += op->decided[i].result == HRL_NODE_OK ||
-                op->decided[i].result == HRL_NODE_REFUSED;
-  }
-  if (answered < c->quorum) {
+  size_t n = answered(lk, op->decided);
+  if (n < lk->cfg->quorum) {
     /* No amount of waiting fixes unreachable masters within a caller's
      * patience for one lock: say so now instead of spinning. */
-    return fail_unreachable(lk, op->decided, answered, "answered", info);
+    return fail_unreachable(lk, op->decided, n, "answered", info);
   }
   return hrl_op_finish(lk, HRL_ETIMEOUT, info);
 }
@@ -244,25 +188,98 @@ static hrl_step start_attempt(hrl_lock *lk, int64_t now_us,
   }
   op->attempts++;
   op->phase = HRL_PHASE_ACQUIRING;
-  return hrl_round_start(lk, HRL_ROUND_SET,
-                         hrl_ttl_bound_timeout(lk->cfg, op->ttl_ms), now_us,
-                         info);
+  return hrl_round_step(
+      lk, lk->fence_key != NULL ? HRL_ROUND_FENCED_ACQUIRE : HRL_ROUND_SET,
+      hrl_ttl_bound_timeout(lk->cfg, op->ttl_ms), now_us, info);
 }
 
-bool hrl_attempt_won(hrl_lock *lk, hrl_tally t, int64_t now_us) {
+/* The attempt holds the lock (the masters that said OK to its last round
+ * granted it), valid until op->attempt_until_us. */
+static hrl_step grant(hrl_lock *lk, uint64_t fence, hrl_step_info *info) {
+  hrl_op *op = &lk->op;
+  lk->held = true;
+  hrl_lease_held_since(lk, op->attempt_start_us);
+  lk->granted = ok_mask(op->nodes, lk->cfg->n);
+  memcpy(lk->token, op->token, sizeof lk->token);
+  lk->valid_until_us = op->attempt_until_us;
+  lk->fence = fence;
+  return hrl_op_finish(lk, HRL_OK, info);
+}
+
+/* The attempt did not get the lock. A waiter's goes back to waiting.c.
+ * Refused by a quorum with time to wait: queue up (waiting.c); its first
+ * try claims what this attempt got, so no cleanup here. Otherwise its
+ * results are what the outcome is decided on, and when any master may hold
+ * its token, the release goes to all N first. */
+static hrl_step end_attempt(hrl_lock *lk, bool may_hold, int64_t now_us,
+                            hrl_step_info *info) {
   hrl_op *op = &lk->op;
   const hrl_config *c = lk->cfg;
-  int64_t drift = drift_us(c, op->ttl_ms);
-  int64_t validity =
-      (int64_t)op->ttl_ms * US_PER_MS - (now_us - op->round_start_us) - drift;
-  if (t.ok < c->quorum || validity <= 0) {
+  if (op->waiting) {
+    return hrl_wait_not_won(lk, hrl_round_tally(lk), may_hold, now_us, info);
+  }
+  if (answered(lk, op->nodes) >= c->quorum && now_us < op->deadline_us) {
+    return hrl_wait_start(lk, now_us, info);
+  }
+  memcpy(op->decided, op->nodes, c->n * sizeof *op->decided);
+  if (!may_hold) {
+    return decide_retry(lk, info);
+  }
+  op->phase = HRL_PHASE_CLEANUP;
+  return hrl_round_step(lk, HRL_ROUND_RELEASE, c->opts.timeout_ms, now_us,
+                        info);
+}
+
+/* A fenced attempt that a quorum granted: its fence is the greatest
+ * counter they returned. The masters whose counter is that fence hold it
+ * already (their INCR wrote it); when they are fewer than a quorum, the
+ * fence goes to all N, to be raised to where our key is, within the
+ * validity the first round left (the fence round). */
+static hrl_step fence_attempt(hrl_lock *lk, int64_t now_us,
+                              hrl_step_info *info) {
+  hrl_op *op = &lk->op;
+  const hrl_config *c = lk->cfg;
+  uint64_t fence = 0;
+  size_t at_fence = 0;
+  for (size_t i = 0; i < c->n; i++) {
+    if (op->nodes[i].result == HRL_NODE_OK && op->nodes[i].counter > fence) {
+      fence = op->nodes[i].counter;
+    }
+  }
+  for (size_t i = 0; i < c->n; i++) {
+    at_fence +=
+        op->nodes[i].result == HRL_NODE_OK && op->nodes[i].counter == fence;
+  }
+  if (at_fence >= c->quorum) {
+    return grant(lk, fence, info);
+  }
+  int64_t left_ms = (op->attempt_until_us - now_us) / US_PER_MS;
+  if (left_ms < 1) {
+    return end_attempt(lk, true, now_us, info);
+  }
+  uint32_t timeout_ms = hrl_ttl_bound_timeout(c, op->ttl_ms);
+  if ((int64_t)timeout_ms > left_ms) {
+    timeout_ms = (uint32_t)left_ms;
+  }
+  op->fence = fence;
+  memcpy(op->decided, op->nodes, c->n * sizeof *op->decided);
+  op->phase = HRL_PHASE_FENCING;
+  return hrl_round_step(lk, HRL_ROUND_FENCE, timeout_ms, now_us, info);
+}
+
+bool hrl_attempt_granted(hrl_lock *lk, hrl_tally t, int64_t now_us,
+                         hrl_step_info *info, hrl_step *step) {
+  hrl_op *op = &lk->op;
+  const hrl_config *c = lk->cfg;
+  op->attempt_start_us = op->round_start_us;
+  op->attempt_until_us = op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS -
+                         drift_us(c, op->ttl_ms);
+  if (t.ok < c->quorum || op->attempt_until_us <= now_us) {
     return false;
   }
-  lk->held = true;
-  lk->granted = ok_mask(op->nodes, c->n);
-  memcpy(lk->token, op->token, sizeof lk->token);
-  lk->valid_until_us =
-      op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS - drift;
+  bool fenced = op->round_kind == HRL_ROUND_FENCED_ACQUIRE ||
+                op->round_kind == HRL_ROUND_FENCED_TRY;
+  *step = fenced ? fence_attempt(lk, now_us, info) : grant(lk, 0, info);
   return true;
 }
 
@@ -272,29 +289,46 @@ static hrl_step judge_attempt(hrl_lock *lk, int64_t now_us,
   const hrl_config *c = lk->cfg;
   hrl_tally t = count_nodes(op->nodes, c->n);
   hrl_round_record(lk, t);
-  if (hrl_attempt_won(lk, t, now_us)) {
-    return hrl_op_finish(lk, HRL_OK, info);
+  hrl_step step;
+  if (hrl_attempt_granted(lk, t, now_us, info, &step)) {
+    return step;
   }
-  if (t.ok + t.refused >= c->quorum && now_us < op->deadline_us) {
-    /* Refused by a quorum, with time to wait: queue up (waiting.c). Its
-     * first try claims what this attempt got, so no cleanup here. */
-    return hrl_wait_start(lk, now_us, info);
-  }
-  memcpy(op->decided, op->nodes, c->n * sizeof *op->decided);
+  bool fenced = op->round_kind == HRL_ROUND_FENCED_ACQUIRE;
   /* A master that refused or rejected the SET cannot hold our fresh token;
-   * any other may (a timeout can hide a SET that was applied). */
+   * any other may (a timeout can hide a SET that was applied). A fenced
+   * acquire's error may be its INCR's, after a SET that took (a counter
+   * that is not a number, or at 2^63 - 1): there, only a refusal says our
+   * token is not there. */
   bool may_hold = false;
   for (size_t i = 0; i < c->n; i++) {
     hrl_node_result r = op->nodes[i].result;
-    may_hold |=
-        r == HRL_NODE_OK || r == HRL_NODE_UNREACHABLE || r == HRL_NODE_PROTOCOL;
+    may_hold |= r == HRL_NODE_OK || r == HRL_NODE_UNREACHABLE ||
+                r == HRL_NODE_PROTOCOL || (fenced && r != HRL_NODE_REFUSED);
   }
-  if (!may_hold) {
-    return decide_retry(lk, info);
+  return end_attempt(lk, may_hold, now_us, info);
+}
+
+/* After the fence round: held when a quorum raised its counter to the fence
+ * while our key was there, within the validity of the first round. The
+ * counts then say what each master did in the end: accepted the fence, or
+ * why not (in the first round when it failed there). Otherwise the attempt
+ * failed and is cleaned up like any other (a quorum said OK to the first
+ * round: our token is out there). */
+static hrl_step judge_fence(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
+  hrl_op *op = &lk->op;
+  const hrl_config *c = lk->cfg;
+  for (size_t i = 0; i < c->n; i++) {
+    if (op->nodes[i].result != HRL_NODE_OK &&
+        op->decided[i].result != HRL_NODE_OK) {
+      op->nodes[i] = op->decided[i];
+    }
   }
-  op->phase = HRL_PHASE_CLEANUP;
-  return hrl_round_start(lk, HRL_ROUND_RELEASE, c->opts.timeout_ms, now_us,
-                         info);
+  hrl_tally t = count_nodes(op->nodes, c->n);
+  hrl_round_record(lk, t);
+  if (t.ok >= c->quorum && op->attempt_until_us > now_us) {
+    return grant(lk, op->fence, info);
+  }
+  return end_attempt(lk, true, now_us, info);
 }
 
 /* Whether the lock is provably lost: fewer than a quorum of the masters
@@ -367,6 +401,13 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
   int64_t drift = drift_us(c, op->ttl_ms);
   int64_t new_until =
       op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS - drift;
+  if (hrl_lease_check_expiry(lk, now_us)) {
+    /* A lease whose validity ran out during the round was lost then,
+     * whatever the masters say now (see lease.c). */
+    const char *why = hrl_lease_lost_reason(lk);
+    hrl_detail_copy_text(lk->detail, sizeof lk->detail, why, strlen(why));
+    return hrl_op_finish(lk, HRL_ELOST, info);
+  }
   if (t.ok >= c->quorum && new_until > now_us) {
     lk->valid_until_us = new_until;
     lk->ttl_ms = op->ttl_ms;
@@ -376,6 +417,9 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
   if (t.ok >= c->quorum || lost_on_granting_masters(lk)) {
     /* Lost, or extended so slowly that no validity is left to promise. */
     lk->held = false;
+    if (hrl_lease_is(lk)) {
+      hrl_lease_mark_lost(lk, hrl_strerror(HRL_ENOTOWNED));
+    }
     return hrl_op_finish(lk, HRL_ENOTOWNED, info);
   }
   /* Masters that timed out may have applied the new TTL: when it is shorter
@@ -413,9 +457,11 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
       return HRL_EINVAL;
     }
     lk->held = false;
+    lk->fence = 0;
     lk->release_pending = false;
     lk->released = 0;
     lk->release_unsure = 0;
+    hrl_lease_new_hold(lk, true);
     op->deadline_us =
         arg_ms == HRL_WAIT_FOREVER ? INT64_MAX : now_us + arg_ms * US_PER_MS;
     op->ttl_ms = lk->ttl_ms;
@@ -423,6 +469,13 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
     break;
   case HRL_OP_RELEASE:
   case HRL_OP_EXTEND:
+    /* A lost lease says so, with why, until a new hold starts: nothing is
+     * sent (its keys are someone else's, or expire on their own). */
+    if (hrl_lease_check_expiry(lk, now_us)) {
+      const char *why = hrl_lease_lost_reason(lk);
+      hrl_detail_copy_text(lk->detail, sizeof lk->detail, why, strlen(why));
+      return HRL_ELOST;
+    }
     /* A release that did not finish may be retried; nothing else may run
      * on a hold that is over. */
     if (!lk->held && !(kind == HRL_OP_RELEASE && lk->release_pending)) {
@@ -441,6 +494,9 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
     op->ttl_ms = arg_ms > 0 ? (uint32_t)arg_ms : lk->ttl_ms;
     memcpy(op->token, lk->token, sizeof op->token);
     op->phase = HRL_PHASE_SCRIPT;
+    if (kind == HRL_OP_RELEASE) {
+      hrl_lease_new_hold(lk, false); /* no renewal out may touch it now */
+    }
     break;
   default:
     hrl_detailf(lk->detail, sizeof lk->detail, "unknown operation %d",
@@ -464,18 +520,18 @@ hrl_step hrl_proto_step(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
     return start_attempt(lk, now_us, info);
   case HRL_PHASE_ACQUIRING:
     return judge_attempt(lk, now_us, info);
+  case HRL_PHASE_FENCING:
+    return judge_fence(lk, now_us, info);
   case HRL_PHASE_CLEANUP:
     count_nodes(op->nodes, lk->cfg->n);
     return decide_retry(lk, info);
   case HRL_PHASE_SCRIPT:
     op->phase = HRL_PHASE_SCRIPTING;
-    if (op->kind == HRL_OP_EXTEND) {
-      return hrl_round_start(lk, HRL_ROUND_EXTEND,
-                             hrl_ttl_bound_timeout(lk->cfg, op->ttl_ms), now_us,
-                             info);
-    }
-    return hrl_round_start(lk, HRL_ROUND_RELEASE, lk->cfg->opts.timeout_ms,
-                           now_us, info);
+    return hrl_round_step(
+        lk, op->kind == HRL_OP_EXTEND ? HRL_ROUND_EXTEND : HRL_ROUND_RELEASE,
+        op->kind == HRL_OP_EXTEND ? hrl_ttl_bound_timeout(lk->cfg, op->ttl_ms)
+                                  : lk->cfg->opts.timeout_ms,
+        now_us, info);
   case HRL_PHASE_SCRIPTING:
     return judge_script(lk, now_us, info);
   case HRL_PHASE_TRYING:
@@ -502,129 +558,6 @@ void hrl_proto_cancel(hrl_lock *lk) {
   } else if (lk->op.phase == HRL_PHASE_WAITING) {
     hrl_wait_cancel(lk);
   }
-}
-
-static bool in_round(const hrl_lock *lk, size_t i) {
-  switch (lk->op.phase) {
-  case HRL_PHASE_ACQUIRING:
-  case HRL_PHASE_CLEANUP:
-  case HRL_PHASE_SCRIPTING:
-  case HRL_PHASE_TRYING:
-  case HRL_PHASE_ASIDE:
-  case HRL_PHASE_LEAVING:
-    return i < lk->cfg->n;
-  default:
-    return false;
-  }
-}
-
-const char *hrl_proto_command(hrl_lock *lk, size_t i, size_t *len) {
-  if (!in_round(lk, i)) {
-    *len = 0;
-    return NULL;
-  }
-  hrl_op *op = &lk->op;
-  op->nodes[i].sent = true;
-  if (op->nodes[i].eval_sent) {
-    *len = op->cmd_eval_len;
-    return op->cmd_eval;
-  }
-  *len = op->cmd_len;
-  return op->cmd;
-}
-
-hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
-                                const hrl_reply *reply) {
-  if (!in_round(lk, i)) {
-    return HRL_NODE_PROTOCOL;
-  }
-  hrl_op *op = &lk->op;
-  hrl_node *node = &op->nodes[i];
-  lk->cfg->masters[i].late = false; /* it answers this round's command */
-  if (node->result != HRL_NODE_PENDING) {
-    return node->result;
-  }
-  bool noscript;
-  hrl_node_result r =
-      hrl_reply_classify(op->round_kind, reply, &noscript, &node->pttl,
-                         node->msg, sizeof node->msg);
-  if (noscript) {
-    if (node->eval_sent || !build_eval(lk)) {
-      hrl_detailf(node->msg, sizeof node->msg,
-                  node->eval_sent ? "NOSCRIPT in reply to EVAL"
-                                  : "out of memory");
-      node->result = HRL_NODE_PROTOCOL;
-      return node->result;
-    }
-    node->eval_sent = true;
-    return HRL_NODE_RESEND;
-  }
-  node->result = r;
-  return r;
-}
-
-bool hrl_proto_settled(const hrl_lock *lk) {
-  const hrl_op *op = &lk->op;
-  switch (op->phase) {
-  case HRL_PHASE_CLEANUP:
-  case HRL_PHASE_ASIDE:
-  case HRL_PHASE_LEAVING:
-    return true; /* rounds whose replies decide nothing */
-  case HRL_PHASE_ACQUIRING:
-  case HRL_PHASE_TRYING:
-  case HRL_PHASE_SCRIPTING: {
-    size_t ok = 0;
-    for (size_t i = 0; i < lk->cfg->n; i++) {
-      ok += op->nodes[i].result == HRL_NODE_OK;
-    }
-    return ok >= lk->cfg->quorum;
-  }
-  default:
-    return false;
-  }
-}
-
-void hrl_proto_fail(hrl_lock *lk, size_t i, hrl_node_result why,
-                    const char *message) {
-  if (!in_round(lk, i) || lk->op.nodes[i].result != HRL_NODE_PENDING) {
-    return;
-  }
-  hrl_node *node = &lk->op.nodes[i];
-  bool is_failure = why == HRL_NODE_UNREACHABLE || why == HRL_NODE_AUTH ||
-                    why == HRL_NODE_SERVER || why == HRL_NODE_PROTOCOL;
-  node->result = is_failure ? why : HRL_NODE_PROTOCOL;
-  if (message == NULL) {
-    message = "failed";
-  }
-  hrl_detail_copy_text(node->msg, sizeof node->msg, message, strlen(message));
-}
-
-void hrl_proto_missed(hrl_lock *lk, size_t i, const char *message) {
-  if (!in_round(lk, i)) {
-    return;
-  }
-  lk->cfg->masters[i].late = true;
-  lk->op.nodes[i].missed = true;
-  if (lk->op.round_kind != HRL_ROUND_SET) {
-    build_eval(lk); /* for hrl_proto_late_command (none without memory) */
-  }
-  hrl_proto_fail(lk, i, HRL_NODE_UNREACHABLE, message);
-}
-
-const char *hrl_proto_late_command(const hrl_lock *lk, size_t i, size_t *len) {
-  const hrl_op *op = &lk->op;
-  if (!in_round(lk, i) || op->round_kind == HRL_ROUND_SET ||
-      op->nodes[i].eval_sent || op->cmd_eval_len == 0) {
-    *len = 0;
-    return NULL;
-  }
-  *len = op->cmd_eval_len;
-  return op->cmd_eval;
-}
-
-bool hrl_proto_skippable(const hrl_lock *lk, size_t i) {
-  return in_round(lk, i) && lk->op.nodes[i].result == HRL_NODE_PENDING &&
-         lk->cfg->masters[i].late && hrl_proto_settled(lk);
 }
 
 uint32_t hrl_min_ttl_ms(const hrl_config *c) {

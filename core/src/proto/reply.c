@@ -2,8 +2,14 @@
  *   acquire  +OK -> ok          nil -> refused (someone holds the name)
  *   release, extend
  *            :1  -> ok          :0  -> refused (the key is not ours)
+ *   fence    :1  -> ok          :0  -> refused (the key is not ours, or the
+ *            counter is above the fence)
  *   try      +OK -> ok (held)   :n  -> refused, the key's PTTL is n ms
  *   aside    :n  -> ok (it ran; its answer decides nothing)
+ *   fenced acquire / fenced try: the SET's (try's) reply as above, then
+ *            the INCR's: :<counter> (1 to 2^63 - 1) -> ok with that counter
+ *            when the first said OK; an error -> its meaning (after a first
+ *            command that took)
  *   scripts  -NOSCRIPT -> send again with EVAL
  *            -WRONGTYPE -> refused (the key exists and is not a lock of ours)
  *   any      -NOAUTH / -WRONGPASS / -NOPERM -> auth;  other errors -> server
@@ -37,6 +43,22 @@ static hrl_node_result unexpected(const char *what, char *message,
   return HRL_NODE_PROTOCOL;
 }
 
+hrl_node_result hrl_reply_counter(hrl_node_result set, const hrl_reply *r,
+                                  uint64_t *counter, char *message,
+                                  size_t size) {
+  if (r->type == HRL_REPLY_INTEGER && r->integer >= 1) {
+    *counter = (uint64_t)r->integer;
+    return set;
+  }
+  if (set != HRL_NODE_OK) {
+    return set; /* the SET said no (or failed): the INCR changes nothing */
+  }
+  if (r->type == HRL_REPLY_ERROR) {
+    return classify_error(r, message, size);
+  }
+  return unexpected("INCR", message, size);
+}
+
 static bool is_ok(const hrl_reply *r) {
   return r->type == HRL_REPLY_STATUS && r->len == 2 &&
          memcmp(r->str, "OK", 2) == 0;
@@ -48,6 +70,7 @@ static hrl_node_result script_answer(hrl_round_kind kind, const hrl_reply *r,
   bool integer = r->type == HRL_REPLY_INTEGER;
   switch (kind) {
   case HRL_ROUND_TRY:
+  case HRL_ROUND_FENCED_TRY:
     if (is_ok(r)) {
       return HRL_NODE_OK;
     }
@@ -70,7 +93,10 @@ static const char *script_name(hrl_round_kind kind) {
   switch (kind) {
   case HRL_ROUND_EXTEND:
     return "the extend script";
+  case HRL_ROUND_FENCE:
+    return "the fence script";
   case HRL_ROUND_TRY:
+  case HRL_ROUND_FENCED_TRY:
   case HRL_ROUND_ASIDE:
     return "the queue script";
   default:
@@ -82,7 +108,7 @@ hrl_node_result hrl_reply_classify(hrl_round_kind kind, const hrl_reply *r,
                                    bool *noscript, int64_t *pttl, char *message,
                                    size_t size) {
   *noscript = false;
-  if (kind == HRL_ROUND_SET) {
+  if (kind == HRL_ROUND_SET || kind == HRL_ROUND_FENCED_ACQUIRE) {
     if (is_ok(r)) {
       return HRL_NODE_OK;
     }

@@ -8,13 +8,15 @@
 /* Framing of one argument: "$<len>\r\n" and "\r\n", at most 16 bytes. */
 #define FRAMING 16
 /* Most arguments of a command (a try: EVALSHA sha 3 k q w t token ttl
- * arrival lease channel), and the longest number in one (a 64-bit value). */
-#define ARGS_MAX 12
+ * arrival lease channel, and INCR counter behind a fenced one), and the
+ * longest number in one (a 64-bit value). */
+#define ARGS_MAX 14
 #define NUMBER_MAX 20
 
 static size_t capacity(size_t key_len, size_t sibling_len, size_t channel_len,
                        size_t script_len) {
-  return 16 + ARGS_MAX * FRAMING + script_len + key_len + 2 * sibling_len +
+  /* two array headers: a fenced acquire or try is two commands */
+  return 2 * 16 + ARGS_MAX * FRAMING + script_len + key_len + 3 * sibling_len +
          HRL_TOKEN_LEN + 3 * NUMBER_MAX + channel_len;
 }
 
@@ -25,9 +27,11 @@ size_t hrl_resp_command_capacity(size_t key_len, size_t sibling_len,
 
 size_t hrl_resp_eval_capacity(size_t key_len, size_t sibling_len,
                               size_t channel_len) {
-  size_t longest = sizeof HRL_QUEUE_SCRIPT > sizeof HRL_EXTEND_SCRIPT
-                       ? sizeof HRL_QUEUE_SCRIPT
-                       : sizeof HRL_EXTEND_SCRIPT;
+  size_t longest = sizeof HRL_QUEUE_SCRIPT;
+  longest =
+      sizeof HRL_EXTEND_SCRIPT > longest ? sizeof HRL_EXTEND_SCRIPT : longest;
+  longest =
+      sizeof HRL_FENCE_SCRIPT > longest ? sizeof HRL_FENCE_SCRIPT : longest;
   return capacity(key_len, sibling_len, channel_len, longest);
 }
 
@@ -82,7 +86,22 @@ static size_t put_set(char *buf, const hrl_command_args *a) {
   n += put_arg(buf + n, a->token, HRL_TOKEN_LEN);
   memcpy(buf + n, "$2\r\nNX\r\n$2\r\nPX\r\n", 16);
   n += 16;
-  return n + put_number(buf + n, a->ttl_ms);
+  return n + put_number(buf + n, a->number);
+}
+
+/* INCR counter, pipelined behind a fenced acquire's SET or a fenced try.
+ * No script: at N = 1 a script's own cost on the server was a tenth of a
+ * lock cycle, a plain command a third of that. The INCR runs whether the
+ * first command took or not: a counter may only grow, never has to grow by
+ * one (docs/SAFETY.md). */
+static size_t put_incr(char *buf, const hrl_command_args *a) {
+  memcpy(buf, "*2\r\n$4\r\nINCR\r\n", 14);
+  return 14 + put_arg(buf + 14, a->fence_key, a->fence_key_len);
+}
+
+int hrl_resp_replies(hrl_round_kind kind) {
+  return kind == HRL_ROUND_FENCED_ACQUIRE || kind == HRL_ROUND_FENCED_TRY ? 2
+                                                                          : 1;
 }
 
 /* EVALSHA sha (or EVAL script): the script's first arguments. */
@@ -107,7 +126,17 @@ static size_t put_extend(char *buf, bool by_sha, const hrl_command_args *a) {
   n += PUT_LITERAL(buf + n, "1");
   n += put_arg(buf + n, a->key, a->key_len);
   n += put_arg(buf + n, a->token, HRL_TOKEN_LEN);
-  return n + put_number(buf + n, a->ttl_ms);
+  return n + put_number(buf + n, a->number);
+}
+
+/* EVALSHA sha 2 key counter token fence */
+static size_t put_fence(char *buf, bool by_sha, const hrl_command_args *a) {
+  size_t n = PUT_SCRIPT(buf, 7, by_sha, HRL_FENCE);
+  n += PUT_LITERAL(buf + n, "2");
+  n += put_arg(buf + n, a->key, a->key_len);
+  n += put_arg(buf + n, a->fence_key, a->fence_key_len);
+  n += put_arg(buf + n, a->token, HRL_TOKEN_LEN);
+  return n + put_number(buf + n, a->number);
 }
 
 /* EVALSHA sha 3 key queue waiters mode token [ttl arrival lease channel] */
@@ -122,7 +151,7 @@ static size_t put_queue(char *buf, const char *mode, bool by_sha,
   n += put_arg(buf + n, mode, 1);
   n += put_arg(buf + n, a->token, HRL_TOKEN_LEN);
   if (waiter) {
-    n += put_number(buf + n, a->ttl_ms);
+    n += put_number(buf + n, a->number);
     n += put_number(buf + n, (uint64_t)(a->arrival_us > 0 ? a->arrival_us : 0));
     n += put_number(buf + n, a->lease_ms);
     n += put_arg(buf + n, a->channel, a->channel_len);
@@ -135,10 +164,20 @@ size_t hrl_resp_command(char *buf, hrl_round_kind kind, bool by_sha,
   switch (kind) {
   case HRL_ROUND_SET:
     return put_set(buf, a);
+  case HRL_ROUND_FENCED_ACQUIRE: {
+    size_t n = put_set(buf, a);
+    return n + put_incr(buf + n, a);
+  }
+  case HRL_ROUND_FENCE:
+    return put_fence(buf, by_sha, a);
   case HRL_ROUND_EXTEND:
     return put_extend(buf, by_sha, a);
   case HRL_ROUND_TRY:
     return put_queue(buf, "t", by_sha, a);
+  case HRL_ROUND_FENCED_TRY: {
+    size_t n = put_queue(buf, "t", by_sha, a);
+    return n + put_incr(buf + n, a);
+  }
   case HRL_ROUND_ASIDE:
     return put_queue(buf, "a", by_sha, a);
   case HRL_ROUND_RELEASE:

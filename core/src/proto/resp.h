@@ -1,5 +1,6 @@
 /* The wire format: RESP commands for acquire, release, extend, the waiting
- * queue's rounds and the connection handshake (docs/DESIGN.md, section 3). */
+ * queue's rounds, the fenced rounds and the connection handshake
+ * (docs/DESIGN.md, section 3). */
 #ifndef HRL_RESP_H
 #define HRL_RESP_H
 
@@ -15,6 +16,22 @@
   "if redis.call(\"get\",KEYS[1]) == ARGV[1] then return "                     \
   "redis.call(\"pexpire\",KEYS[1],ARGV[2]) else return 0 end"
 #define HRL_EXTEND_SHA1 "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10"
+/* The fence round (only when fewer than a quorum of the masters that
+ * granted an attempt returned its fence): while KEYS[1] holds our token,
+ * raise the counter to the fence ARGV[2] and say 1; 0 when the key is not
+ * ours, or when the counter is above the fence (the fence would not be the
+ * greatest). Exact for any 64-bit value: decimal strings compared by
+ * length, then byte by byte (Lua's < on strings follows the server's
+ * locale). */
+#define HRL_FENCE_SCRIPT                                                       \
+  "if redis.call(\"get\",KEYS[1]) ~= ARGV[1] then return 0 end "               \
+  "local c,t=redis.call(\"get\",KEYS[2]) or \"0\",ARGV[2] "                    \
+  "if c==t then return 1 end "                                                 \
+  "if #c>#t then return 0 end "                                                \
+  "if #c==#t then for i=1,#t do local x,y=c:byte(i),t:byte(i) "                \
+  "if x~=y then if x>y then return 0 end break end end end "                   \
+  "redis.call(\"set\",KEYS[2],t) return 1"
+#define HRL_FENCE_SHA1 "9c38fba8e96eb3c37a8add861f63fed33fe29963"
 /* The queue script: the release, and a waiter's rounds, on the lock key
  * KEYS[1], its queue KEYS[2] (a sorted set: waiter token -> arrival) and
  * its waiters KEYS[3] (a hash: token -> "expiry window channel", expiry in
@@ -105,11 +122,14 @@
 
 /* What a round sends. */
 typedef enum hrl_round_kind {
-  HRL_ROUND_SET,     /* SET key token NX PX ttl: an acquire's first attempt */
-  HRL_ROUND_RELEASE, /* the queue script, mode r: release, or leave */
-  HRL_ROUND_EXTEND,  /* the extend script */
-  HRL_ROUND_TRY,     /* the queue script, mode t: a waiter's try */
-  HRL_ROUND_ASIDE    /* the queue script, mode a: a waiter steps aside */
+  HRL_ROUND_SET, /* SET key token NX PX ttl: an acquire's first attempt */
+  HRL_ROUND_FENCED_ACQUIRE, /* SET NX PX, then INCR counter: two replies */
+  HRL_ROUND_FENCE,          /* the fence script (fenced, when needed) */
+  HRL_ROUND_RELEASE,        /* the queue script, mode r: release, or leave */
+  HRL_ROUND_EXTEND,         /* the extend script */
+  HRL_ROUND_TRY,            /* the queue script, mode t: a waiter's try */
+  HRL_ROUND_FENCED_TRY,     /* a try, then INCR counter: two replies */
+  HRL_ROUND_ASIDE           /* the queue script, mode a: a waiter steps aside */
 } hrl_round_kind;
 
 /* The arguments of a lock command. */
@@ -120,8 +140,12 @@ typedef struct hrl_command_args {
   size_t queue_len;
   const char *waiters;
   size_t waiters_len;
+  const char *fence_key; /* the fenced rounds only */
+  size_t fence_key_len;
   const char *token; /* HRL_TOKEN_LEN characters */
-  uint32_t ttl_ms;   /* SET, extend, try, aside */
+  /* SET, fenced acquire, extend, try, aside: the TTL in ms; fence: the
+   * fence. */
+  uint64_t number;
   /* try, aside: the waiter's arrival (wall clock, microseconds), how long
    * its entry lives without a new try, and its client's channel */
   int64_t arrival_us;
@@ -131,8 +155,9 @@ typedef struct hrl_command_args {
 } hrl_command_args;
 
 /* Room needed for a command in EVALSHA form (the SET, the scripts by their
- * digest) about a key of key_len bytes, sibling keys of sibling_len bytes
- * each at most, and a channel of channel_len bytes. */
+ * digest, and the INCR behind a fenced acquire or try) about a key of
+ * key_len bytes, sibling keys (queue, waiters, counter) of sibling_len
+ * bytes each at most, and a channel of channel_len bytes. */
 size_t hrl_resp_command_capacity(size_t key_len, size_t sibling_len,
                                  size_t channel_len);
 
@@ -142,9 +167,13 @@ size_t hrl_resp_eval_capacity(size_t key_len, size_t sibling_len,
 
 /* Formats the command of a round into buf (which must hold the capacity
  * above for its form); a script by its SHA1 (EVALSHA) when by_sha, in full
- * (EVAL) otherwise. Returns the length written. */
+ * (EVAL) otherwise. A fenced acquire or try is two commands, pipelined
+ * (hrl_resp_replies). Returns the length written. */
 size_t hrl_resp_command(char *buf, hrl_round_kind kind, bool by_sha,
                         const hrl_command_args *a);
+
+/* How many replies the command of a round of that kind produces. */
+int hrl_resp_replies(hrl_round_kind kind);
 
 /* Formats argc arguments as one RESP command into a new malloc'd buffer;
  * NULL when out of memory. */

@@ -1,33 +1,34 @@
-/* A sibling S of a lock key K (a waiting queue: "K:queue") must hash to
- * K's Redis Cluster slot. A key's slot is CRC16 of its hash tag, the bytes
- * between its first '{' and the first '}' after it (when not empty), or of
- * the whole key. So
+/* Keys that live beside a lock key K, in its Redis Cluster slot: the
+ * waiting queue's (":queue", ":waiters") and a fenced lock's counter
+ * (":fence"). Redis Cluster (and the proxies that follow its rule) runs a
+ * script only when all its keys share a slot, and the scripts touch K and
+ * its siblings. A key's slot is CRC16 of its hash tag: the bytes between
+ * its first '{' and the first '}' after it, when there are any; otherwise
+ * of the whole key. One rule for every sibling S of K:
  *
  *   S = K' "{" t "}" K'' suffix
  *
- * where K' is K up to its first '{' (all of K when it has none) and K'' the
- * rest: S begins like K (a key_prefix, an ACL pattern such as ~locks:*),
- * and its hash tag is exactly t, chosen to decide K's slot:
+ * K' is K up to its first '{' (all of K when it has none), K'' the rest,
+ * so S begins like K (a key_prefix, an ACL pattern such as ~locks:*) and
+ * K can be read back from S: S's first '{' is the one put there, and t
+ * holds no '}', so S's hash tag is exactly t. t is what decides K's slot:
  *
- *   - K's own hash tag when it has one: "a{u1}b" -> "a{u1}{u1}b:queue";
- *   - else K itself when K holds no '}': "job" -> "job{job}:queue";
- *   - else (no tag but a '}': "a}b", "x{}y") the 14 characters '0'/'1'
- *     whose CRC16 falls in K's slot: exactly one such string exists (the
- *     14 low bits of the CRCs of the unit strings are independent), so
- *     every client finds the same one.
- *
- * The fenced locks' counter key follows the same rule (issue 15); this is
- * the one function to share. */
+ *   - K's hash tag, when K has one: "a{user1}b" -> "a{user1}{user1}b:fence";
+ *   - else K itself, when K holds no '}': "job" -> "job{job}:queue",
+ *     "a{b" -> "a{a{b}{b:fence" (a '{' inside a tag is fine);
+ *   - else (K has no tag but a '}', "a}b", "x{}y": no tag can be K) 14
+ *     characters '0'/'1' whose CRC16 falls in K's slot, found by solving
+ *     the CRC's linear equations (below), the same for every client.
+ */
 #include "sibling_key.h"
 
 #include <stdbool.h>
-#include <stdint.h>
 #include <string.h>
 
 #define SLOT_MASK 0x3FFF /* 16384 slots: the low 14 bits of the CRC */
 #define SYNTH_LEN 14     /* characters of a synthesised tag */
 
-/* CRC16-XMODEM (polynomial 0x1021, initial value 0): Redis Cluster's. */
+/* CRC16-XMODEM (polynomial 0x1021, initial value 0), Redis Cluster's. */
 static uint16_t crc16(const char *buf, size_t len) {
   uint16_t crc = 0;
   for (size_t i = 0; i < len; i++) {
@@ -39,7 +40,7 @@ static uint16_t crc16(const char *buf, size_t len) {
   return crc;
 }
 
-/* Finds key's hash tag: false when it has none. */
+/* Finds key's hash tag; false when it has none. */
 static bool hash_tag(const char *key, size_t len, size_t *start,
                      size_t *tag_len) {
   const char *open = memchr(key, '{', len);
@@ -56,43 +57,95 @@ static bool hash_tag(const char *key, size_t len, size_t *start,
   return true;
 }
 
-/* The '0'/'1' string of SYNTH_LEN characters whose CRC16 is in slot. With
- * an initial value of 0 the CRC is linear over GF(2) for strings of one
- * length, and '1' is '0' with bit 0 set: the CRC of a string is that of
- * "00..0" xor the CRCs of the unit strings e_k (byte k = 1, the others 0)
- * for each '1' at k. Walking all 2^14 strings in Gray-code order changes
- * one character per step, one xor each. */
+uint16_t hrl_cluster_slot(const char *key, size_t len) {
+  size_t start, tag_len;
+  if (hash_tag(key, len, &start, &tag_len)) {
+    return crc16(key + start, tag_len) & SLOT_MASK;
+  }
+  return crc16(key, len) & SLOT_MASK;
+}
+
+/* The SYNTH_LEN characters '0'/'1' whose CRC16 is in `slot`. With an
+ * initial value of 0 the CRC is linear over GF(2) for messages of one
+ * length: CRC(m ^ d) = CRC(m) ^ CRC(d). '1' is '0' with bit 0 set, so the
+ * tag's CRC is CRC("00...0") xor the CRCs of the unit messages e_k (byte k
+ * = 1, the rest 0) for each '1' at k. Gaussian elimination finds which
+ * e_k add up to the slot; the 14 low bits of their CRCs are independent
+ * (tests/c check every slot), so there is always exactly one answer. */
 static void synthesised_tag(uint16_t slot, char *out) {
   char msg[SYNTH_LEN];
-  uint16_t unit[SYNTH_LEN];
+  memset(msg, '0', sizeof msg);
+  uint16_t want = (uint16_t)((slot ^ crc16(msg, sizeof msg)) & SLOT_MASK);
+  uint16_t basis[SYNTH_LEN] = {0}; /* by pivot bit: a reduced CRC */
+  uint16_t picks[SYNTH_LEN] = {0}; /* ... and which e_k make it up */
   memset(msg, 0, sizeof msg);
   for (int k = 0; k < SYNTH_LEN; k++) {
     msg[k] = 1;
-    unit[k] = crc16(msg, sizeof msg);
+    uint16_t v = crc16(msg, sizeof msg) & SLOT_MASK;
+    uint16_t pick = (uint16_t)(1u << k);
     msg[k] = 0;
+    for (int bit = SYNTH_LEN - 1; bit >= 0 && v != 0; bit--) {
+      if (!(v & (1u << bit))) {
+        continue;
+      }
+      if (basis[bit] == 0) {
+        basis[bit] = v;
+        picks[bit] = pick;
+        break;
+      }
+      v ^= basis[bit];
+      pick ^= picks[bit];
+    }
   }
-  memset(out, '0', SYNTH_LEN);
-  uint16_t crc = crc16(out, SYNTH_LEN);
-  for (uint32_t g = 1; (crc & SLOT_MASK) != slot && g < (1u << SYNTH_LEN);
-       g++) {
-    int k = __builtin_ctz(g);
-    crc ^= unit[k];
-    out[k] = out[k] == '0' ? '1' : '0';
+  uint16_t chosen = 0;
+  for (int bit = SYNTH_LEN - 1; bit >= 0; bit--) {
+    if (want & (1u << bit)) {
+      want ^= basis[bit];
+      chosen ^= picks[bit];
+    }
   }
+  for (int k = 0; k < SYNTH_LEN; k++) {
+    out[k] = (chosen & (1u << k)) ? '1' : '0';
+  }
+}
+
+/* Where t comes from: K's tag (*from, *len), K itself, or a synthesised
+ * tag (returns false). */
+static bool tag_source(const char *key, size_t len, size_t *from,
+                       size_t *tag_len) {
+  if (hash_tag(key, len, from, tag_len)) {
+    return true;
+  }
+  if (memchr(key, '}', len) == NULL) {
+    *from = 0;
+    *tag_len = len;
+    return true;
+  }
+  return false;
+}
+
+size_t hrl_sibling_key_len(const char *key, size_t len, size_t suffix_len) {
+  size_t from, tag_len;
+  if (!tag_source(key, len, &from, &tag_len)) {
+    tag_len = SYNTH_LEN;
+  }
+  return len + 2 + tag_len + suffix_len;
 }
 
 size_t hrl_sibling_key(const char *key, size_t len, const char *suffix,
                        size_t suffix_len, char *out) {
   const char *open = memchr(key, '{', len);
   size_t head = open != NULL ? (size_t)(open - key) : len;
-  size_t from = 0, tag_len = len, n = head;
+  size_t from, tag_len, n = 0;
+  bool own = tag_source(key, len, &from, &tag_len);
   memcpy(out, key, head);
+  n += head;
   out[n++] = '{';
-  if (hash_tag(key, len, &from, &tag_len) || memchr(key, '}', len) == NULL) {
+  if (own) {
     memcpy(out + n, key + from, tag_len);
     n += tag_len;
   } else {
-    synthesised_tag(crc16(key, len) & SLOT_MASK, out + n);
+    synthesised_tag(hrl_cluster_slot(key, len), out + n);
     n += SYNTH_LEN;
   }
   out[n++] = '}';

@@ -35,6 +35,22 @@ typedef struct hrl_master_cfg {
 #define HRL_CHANNEL_MAX                                                        \
   (HRL_PREFIX_MAX + sizeof HRL_CHANNEL_INFIX - 1 + HRL_TOKEN_LEN)
 
+/* A managed lease's protocol state (lease.c). */
+typedef struct hrl_renewal {
+  struct hrl_lock *twin; /* renewals run on it: their op, detail and counts
+                            stay out of the lock's own */
+  uint64_t hold_gen;     /* changes whenever a hold starts or ends */
+  uint64_t twin_gen;     /* the hold the twin's renewal was begun for */
+  bool twin_capped;      /* that renewal asked only for what max_hold left */
+  bool renew_final;      /* renewal stopped at max_hold: expiry is next */
+  bool lost;             /* the hold was lost (never reported held) */
+  int64_t hold_start_us; /* the acquire's round start: max_hold counts here */
+  int64_t retry_at_us;   /* after a failed renewal, the next try; 0: none */
+  /* Once lost, why; before, what "expired" would say (the last failed
+   * renewal), "" when nothing failed. */
+  char lost_reason[HRL_DETAIL_MAX];
+} hrl_renewal;
+
 /* What a client was made with: validated options and parsed masters. */
 typedef struct hrl_config {
   hrl_options opts; /* key_prefix points into prefix below */
@@ -60,6 +76,13 @@ typedef struct hrl_node {
   bool sent;      /* the driver took the command */
   bool missed;    /* ... and it went unanswered: it may run there yet */
   int64_t pttl;   /* a refused try: the holder's PTTL in ms (-1: unknown) */
+  /* A fenced acquire's (or try's) two replies: what its SET (try) said,
+   * and the counter its INCR returned; resend: the try said NOSCRIPT, so
+   * both go again in full once the INCR's reply is in. */
+  uint8_t replies;
+  bool resend;
+  hrl_node_result set;
+  uint64_t counter;
   char msg[HRL_NODE_MSG_MAX];
 } hrl_node;
 
@@ -67,6 +90,7 @@ typedef enum hrl_phase {
   HRL_PHASE_IDLE,      /* no operation running */
   HRL_PHASE_ATTEMPT,   /* next step starts an acquire attempt */
   HRL_PHASE_ACQUIRING, /* an acquire round is out */
+  HRL_PHASE_FENCING,   /* the fence round of a fenced attempt is out */
   HRL_PHASE_CLEANUP,   /* a failed attempt's release round is out */
   HRL_PHASE_SCRIPT,    /* next step sends the release / extend round */
   HRL_PHASE_SCRIPTING, /* a release / extend round is out */
@@ -87,7 +111,14 @@ typedef struct hrl_op {
   hrl_status result;
   int64_t deadline_us;    /* acquire: no attempt starts after this */
   int64_t round_start_us; /* start of the acquire / script round */
-  uint32_t ttl_ms;        /* acquire: the lock's; extend: the new one */
+  /* A fenced attempt's fence round: the validity its first round left
+   * (until when the hold would be valid) and the fence it writes back. */
+  int64_t attempt_until_us;
+  /* When the attempt's first round started: a lease's hold counts from
+   * there (max_hold), also after a fence round. */
+  int64_t attempt_start_us;
+  uint64_t fence;
+  uint32_t ttl_ms; /* acquire: the lock's; extend: the new one */
   uint32_t attempts;
   /* A waiting acquire (waiting.c): */
   bool waiting;            /* it has (or may have) a queue entry */
@@ -99,8 +130,10 @@ typedef struct hrl_op {
   hrl_status leave_status; /* LEAVE, LEAVING: the result after the round */
   char token[HRL_TOKEN_LEN + 1]; /* the token this round carries */
   hrl_node *nodes;               /* n entries: the round out now */
-  hrl_node *decided;             /* n entries: the attempt being judged */
-  char *cmd;                     /* EVALSHA or SET form */
+  /* n entries: the attempt being judged (its cleanup round is out), or the
+   * first round of a fenced attempt while its fence round is out */
+  hrl_node *decided;
+  char *cmd; /* EVALSHA or SET form */
   size_t cmd_len;
   char *cmd_eval; /* EVAL form, after NOSCRIPT; allocated on first use */
   size_t cmd_eval_len;
@@ -117,6 +150,8 @@ struct hrl_lock {
   size_t queue_len;
   char *waiters;
   size_t waiters_len;
+  char *fence_key; /* a fenced lock's counter (fence_key.c), else NULL */
+  size_t fence_key_len;
   hrl_lock_options opts; /* as made; opts.ttl_ms is the TTL it was made with */
   uint32_t ttl_ms;       /* the TTL now (extend may change it) */
   bool held;
@@ -132,9 +167,16 @@ struct hrl_lock {
   uint64_t granted; /* bit i: master i holds (held) our token, as far as we
                        know: its OK to the acquire or the last extend */
   int64_t valid_until_us;
+  uint64_t fence; /* the fence of the hold (fenced locks), while held */
   char token[HRL_TOKEN_LEN + 1];
   char detail[HRL_DETAIL_MAX];
   hrl_op op;
+  /* A managed lease's state (opts.auto_renew, see lease.c), NULL for any
+   * other lock: most locks never need it, and the size of a lock object
+   * matters to the bindings that make one per acquisition (lock_state.c). */
+  struct hrl_renewal *renewal;
+  struct hrl_lease *lease; /* the API layer's schedule entry; never read
+                              here */
 };
 
 /* config.c: parses the URLs and checks the options into cfg (zeroed by the
@@ -179,24 +221,83 @@ int64_t hrl_wall_us(void);
 /* redlock.c: whether lock is held with validity left at now_us. */
 bool hrl_lock_held_at(const hrl_lock *lock, int64_t now_us);
 
+/* lease.c: whether lock is a managed lease (auto_renew, with its twin). */
+bool hrl_lease_is(const hrl_lock *lock);
+
+/* lease.c: a lease whose validity ran out unrenewed is lost: marks it so.
+ * Returns whether the lock is lost (now or before). */
+bool hrl_lease_check_expiry(hrl_lock *lock, int64_t now_us);
+
+/* lease.c: marks the hold lost for reason (not held from now on). */
+void hrl_lease_mark_lost(hrl_lock *lock, const char *reason);
+
+/* lease.c: why the hold was lost ("" when it was not, or not a lease). */
+const char *hrl_lease_lost_reason(const hrl_lock *lock);
+
+/* lease.c: the acquire whose round started at start_us got the lock. */
+void hrl_lease_held_since(hrl_lock *lock, int64_t start_us);
+
+/* lease.c: the state and twin of an auto_renew lock (lock_state.c). */
+hrl_status hrl_lease_state_new(hrl_lock *lock, char *detail,
+                               size_t detail_size);
+void hrl_lease_state_free(hrl_lock *lock);
+
+/* lease.c: a new hold (acquire) or its end (release) at the caller's
+ * request: no renewal begun before may change it. starting: the hold
+ * starts (its loss and renewal state are reset). */
+void hrl_lease_new_hold(hrl_lock *lock, bool starting);
+
+/* lease.c: hrl_lock_lost() on the protocol's state at now_us. */
+hrl_status hrl_lease_lost_at(const hrl_lock *lock, int64_t now_us, char *reason,
+                             size_t reason_size);
+
+/* What a lease's accessors report. The API layer copies it under its
+ * renewer's mutex whenever a call of the holder's or a renewal ends
+ * (api/renewer.c), so that they may read it from any thread, even while
+ * the holder's own call changes the lock. */
+typedef struct hrl_lease_view {
+  bool held;
+  bool lost;
+  int64_t valid_until_us;
+  char reason[HRL_DETAIL_MAX]; /* why it was lost, or what expiry will say */
+} hrl_lease_view;
+
+/* lease.c: the view of lock now. */
+void hrl_lease_view_of(const hrl_lock *lock, hrl_lease_view *out);
+
+/* lease.c: held, and lost, as the view tells them at now_us. */
+bool hrl_lease_view_held(const hrl_lease_view *view, int64_t now_us);
+hrl_status hrl_lease_view_lost(const hrl_lease_view *view, int64_t now_us,
+                               char *reason, size_t reason_size);
+
+/* round.c: starts a round of that kind on every master (the EVAL form of a
+ * release or extend at once for masters known to be late). */
+void hrl_round_start(hrl_lock *lock, hrl_round_kind kind, int64_t now_us);
+
+/* round.c: whether the round out now belongs to an acquire attempt (its
+ * SET, a waiter's try, or the fence round): a release may follow it on the
+ * same connections, which must then stay open behind it. */
+bool hrl_round_of_attempt(const hrl_lock *lock);
+
 /* redlock.c, for waiting.c: the round's machinery and verdicts. */
 typedef struct hrl_tally {
   uint32_t ok, refused, unreachable, failed;
 } hrl_tally;
-hrl_step hrl_round_start(hrl_lock *lock, hrl_round_kind kind,
-                         uint32_t timeout_ms, int64_t now_us,
-                         hrl_step_info *info);
-/* Whether the round out now may leave our token on a master (a SET, or a
- * try that claims or sets): a release may follow it on the same
- * connections, which must then stay open behind it. */
-bool hrl_round_of_attempt(const hrl_lock *lock);
+/* hrl_round_start, and the ROUND step with that per-master timeout. */
+hrl_step hrl_round_step(hrl_lock *lock, hrl_round_kind kind,
+                        uint32_t timeout_ms, int64_t now_us,
+                        hrl_step_info *info);
 /* Counts the round's results (a master never reported on: unreachable). */
 hrl_tally hrl_round_tally(hrl_lock *lock);
 /* Records a judged round's counts as the operation's (hrl_lock_counts). */
 void hrl_round_record(hrl_lock *lock, hrl_tally t);
 hrl_step hrl_op_finish(hrl_lock *lock, hrl_status status, hrl_step_info *info);
-/* An attempt that won: the lock is held (or validity ran out: false). */
-bool hrl_attempt_won(hrl_lock *lock, hrl_tally t, int64_t now_us);
+/* An attempt round (SET, fenced acquire, try) that a quorum granted with
+ * validity left: the lock is held (or, fenced, the fence round goes out
+ * when needed); *step is the next step. False, with nothing done, when the
+ * round did not win. */
+bool hrl_attempt_granted(hrl_lock *lock, hrl_tally t, int64_t now_us,
+                         hrl_step_info *info, hrl_step *step);
 /* The detail and status of too few usable answers (nodes: the round's). */
 hrl_status hrl_unreachable_status(hrl_lock *lock, const hrl_node *nodes,
                                   size_t count, const char *what);
@@ -206,6 +307,12 @@ uint32_t hrl_ttl_bound_timeout(const hrl_config *cfg, uint32_t ttl_ms);
  * by a quorum (start), and in the phases of its own. */
 hrl_step hrl_wait_start(hrl_lock *lock, int64_t now_us, hrl_step_info *info);
 hrl_step hrl_wait_step(hrl_lock *lock, int64_t now_us, hrl_step_info *info);
+/* waiting.c: a waiter's attempt that did not win (a try, or the fence
+ * round after it), counted in t: leave the queue (too few answered, no
+ * wait left), else wait for the next try, stepping aside first when a
+ * master may hold our token (may_hold). */
+hrl_step hrl_wait_not_won(hrl_lock *lock, hrl_tally t, bool may_hold,
+                          int64_t now_us, hrl_step_info *info);
 /* waiting.c: hrl_proto_cancel between tries: leave the queue, then end. */
 void hrl_wait_cancel(hrl_lock *lock);
 /* waiting.c: the client's channel (made anew in a new process), or NULL

@@ -84,7 +84,7 @@ const char *hrl_stream_start(hrl_stream *s, hrl_lock *lk, size_t i, bool fresh,
     }
   }
   const char *cmd = hrl_proto_command(lk, i, len);
-  s->inflight = cmd != NULL ? 1 : 0;
+  s->inflight = cmd != NULL ? (uint32_t)hrl_proto_command_replies(lk, i) : 0;
   return cmd;
 }
 
@@ -92,7 +92,7 @@ const char *hrl_stream_start(hrl_stream *s, hrl_lock *lk, size_t i, bool fresh,
 static hrl_stream_action send_command(hrl_stream *s, hrl_lock *lk, size_t i,
                                       const char **out, size_t *out_len) {
   *out = hrl_proto_command(lk, i, out_len);
-  s->inflight = 1;
+  s->inflight = (uint32_t)hrl_proto_command_replies(lk, i);
   return HRL_STREAM_SEND;
 }
 
@@ -114,8 +114,13 @@ static hrl_stream_action take(hrl_stream *s, hrl_lock *lk, size_t i,
     return s->handshake_left == 0 ? send_command(s, lk, i, out, out_len)
                                   : HRL_STREAM_MORE;
   }
-  s->inflight = 0;
+  if (s->inflight > 0) {
+    s->inflight--;
+  }
   hrl_node_result res = hrl_proto_reply(lk, i, r);
+  if (res == HRL_NODE_MORE) {
+    return HRL_STREAM_MORE; /* the next reply of the same pipeline */
+  }
   if (res == HRL_NODE_RESEND) {
     return send_command(s, lk, i, out, out_len);
   }

@@ -90,8 +90,8 @@ static hrl_step leave(hrl_lock *lk, hrl_status status, int64_t now_us,
                       hrl_step_info *info) {
   lk->op.leave_status = status;
   lk->op.phase = HRL_PHASE_LEAVING;
-  return hrl_round_start(lk, HRL_ROUND_RELEASE, lk->cfg->opts.timeout_ms,
-                         now_us, info);
+  return hrl_round_step(lk, HRL_ROUND_RELEASE, lk->cfg->opts.timeout_ms, now_us,
+                        info);
 }
 
 static hrl_step start_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
@@ -107,9 +107,11 @@ static hrl_step start_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
   op->notified_at_us = 0;
   op->woken = false;
   op->phase = HRL_PHASE_TRYING;
-  return hrl_round_start(lk, HRL_ROUND_TRY,
-                         hrl_ttl_bound_timeout(lk->cfg, op->ttl_ms), now_us,
-                         info);
+  /* A fenced lock's try reads the counter behind it (INCR): a try that
+   * wins is fenced as the first attempt would have been (redlock.c). */
+  return hrl_round_step(
+      lk, lk->fence_key != NULL ? HRL_ROUND_FENCED_TRY : HRL_ROUND_TRY,
+      hrl_ttl_bound_timeout(lk->cfg, op->ttl_ms), now_us, info);
 }
 
 hrl_step hrl_wait_start(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
@@ -171,12 +173,14 @@ static void schedule_retry(hrl_lock *lk, int64_t now_us) {
 }
 
 /* Whether a master may hold our token after the try: it said OK (claimed
- * or set), or we cannot tell (no answer, nonsense). */
+ * or set), or we cannot tell (no answer, nonsense; a fenced try's error may
+ * be its INCR's, after a try that took). */
 static bool may_hold(const hrl_lock *lk) {
+  bool fenced = lk->op.round_kind == HRL_ROUND_FENCED_TRY;
   for (size_t i = 0; i < lk->cfg->n; i++) {
     hrl_node_result r = lk->op.nodes[i].result;
     if (r == HRL_NODE_OK || r == HRL_NODE_UNREACHABLE ||
-        r == HRL_NODE_PROTOCOL) {
+        r == HRL_NODE_PROTOCOL || (fenced && r != HRL_NODE_REFUSED)) {
       return true;
     }
   }
@@ -186,13 +190,19 @@ static bool may_hold(const hrl_lock *lk) {
 static hrl_step wait_or_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info);
 
 static hrl_step judge_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
-  hrl_op *op = &lk->op;
-  const hrl_config *c = lk->cfg;
   hrl_tally t = hrl_round_tally(lk);
   hrl_round_record(lk, t);
-  if (hrl_attempt_won(lk, t, now_us)) {
-    return hrl_op_finish(lk, HRL_OK, info);
+  hrl_step step;
+  if (hrl_attempt_granted(lk, t, now_us, info, &step)) {
+    return step; /* held, or a fenced try's fence round */
   }
+  return hrl_wait_not_won(lk, t, may_hold(lk), now_us, info);
+}
+
+hrl_step hrl_wait_not_won(hrl_lock *lk, hrl_tally t, bool hold, int64_t now_us,
+                          hrl_step_info *info) {
+  hrl_op *op = &lk->op;
+  const hrl_config *c = lk->cfg;
   if (t.ok + t.refused < c->quorum) {
     memcpy(op->decided, op->nodes, c->n * sizeof *op->decided);
     hrl_status st =
@@ -203,12 +213,12 @@ static hrl_step judge_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
     return leave(lk, HRL_ETIMEOUT, now_us, info);
   }
   schedule_retry(lk, now_us);
-  if (may_hold(lk)) {
+  if (hold) {
     /* Won too few: keeping them would let waiters that each hold a few
      * masters wait for each other forever. */
     op->phase = HRL_PHASE_ASIDE;
-    return hrl_round_start(lk, HRL_ROUND_ASIDE, c->opts.timeout_ms, now_us,
-                           info);
+    return hrl_round_step(lk, HRL_ROUND_ASIDE, c->opts.timeout_ms, now_us,
+                          info);
   }
   return wait_or_try(lk, now_us, info);
 }

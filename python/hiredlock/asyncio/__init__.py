@@ -19,7 +19,7 @@ executor, nothing that blocks the event loop)::
 Exceptions are :mod:`hiredlock`'s own.
 """
 
-from .._core import ConnectionError, LockError, NotAcquired, NotOwned
+from .._core import ConnectionError, LockError, LockLost, NotAcquired, NotOwned
 from ._client import Client
 from ._default import default_client, lock
 from ._lock import Lock
@@ -29,6 +29,7 @@ __all__ = [
     "ConnectionError",
     "Lock",
     "LockError",
+    "LockLost",
     "NotAcquired",
     "NotOwned",
     "default_client",

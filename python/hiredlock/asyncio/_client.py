@@ -10,6 +10,7 @@ from .. import _core
 from .._client import DEFAULT_TTL, Name
 from ._driver import Driver
 from ._lock import Lock
+from ._renewer import Renewer
 
 
 class Client:
@@ -23,7 +24,7 @@ class Client:
     client.close()`` (or ``async with client``) closes them.
     """
 
-    __slots__ = ("_core", "_driver")
+    __slots__ = ("_core", "_driver", "_renewer")
 
     def __init__(self, urls: str | Sequence[str], **options: Any) -> None:
         self._core = _core.Client(urls, **options)
@@ -32,6 +33,7 @@ class Client:
         )
         timeout = options.get("timeout", _core.OPTIONS["timeout"])
         self._driver = Driver(self._core, float(connect_timeout), float(timeout))
+        self._renewer = Renewer(self._driver)
 
     @property
     def masters(self) -> tuple[str, ...]:
@@ -57,8 +59,9 @@ class Client:
         return Lock(self, name, ttl, timeout=timeout, blocking=blocking, **options)
 
     async def close(self) -> None:
-        """Closes every connection (a held lock is not released: it expires
-        with its TTL)."""
+        """Stops renewing leases and closes every connection (a held lock
+        is not released: it expires with its TTL)."""
+        await self._renewer.close()
         self._driver.close()
 
     async def __aenter__(self) -> Client:

@@ -104,10 +104,12 @@ class Connection(asyncio.Protocol):
             self._feed(early)
         return waiter
 
-    def expire(self, message: str) -> None:
-        """The round's deadline passed before master i's answer."""
+    def expire(self, timeout_ms: int) -> None:
+        """The round's deadline (timeout_ms after it began) passed before
+        master i's answer."""
         if self.waiter is None or self.waiter.done() or self.lock is None:
             return
+        message = f"timeout after {timeout_ms} ms"
         action, late = self.stream.expire(self.lock, self.index, message)
         if late is not None and self.transport is not None:
             self.transport.write(late)

@@ -12,6 +12,7 @@ these duties.
 from __future__ import annotations
 
 import asyncio
+import collections
 
 from .. import _core
 from ._connection import (
@@ -113,18 +114,18 @@ class Master:
         """Master i's part of a round, from connection to keep or close.
         serving[i] holds the connection while it waits (for skipping)."""
         loop = asyncio.get_running_loop()
-        for attempt in range(2):  # a second time only after a stale connection
-            conn = await self._connection(lock, deadline, timeout_ms, progress)
-            if conn is None:
-                return
-            if attempt == 1:
-                conn.fresh = True
+        for _ in range(2):  # a second time only after a stale connection
+            idle = self.idle
+            if idle and idle[-1].usable:  # the usual case, without a coroutine
+                conn = idle.pop()
+            else:
+                conn = await self._connection(lock, deadline, timeout_ms, progress)
+                if conn is None:
+                    return
             waiter = conn.start(lock, self.index)
             if serving is not None:
                 serving[self.index] = conn
-            timer = loop.call_at(
-                deadline, conn.expire, f"timeout after {timeout_ms} ms"
-            )
+            timer = loop.call_at(deadline, conn.expire, timeout_ms)
             try:
                 outcome = await waiter
             except asyncio.CancelledError:
@@ -162,24 +163,43 @@ class Driver:
             for i in range(len(core_client.masters))
         ]
         self.listener = Listener(core_client, self.masters, timeout)
-        self._turns: asyncio.Semaphore | None = None
+        self._active = 0  # rounds running now
+        self._queue: collections.deque[asyncio.Future[None]] = collections.deque()
 
-    async def _turn(self, progress: Progress) -> asyncio.Semaphore:
-        """Waits for a turn to run a round; a cancellation meanwhile is noted
-        (the step after it may be a cleanup that must still run)."""
-        if self._turns is None:
-            self._turns = asyncio.Semaphore(ROUNDS_AT_ONCE)
+    async def _turn(self, progress: Progress) -> None:
+        """Waits for a turn to run a round (the usual case: one is free, no
+        suspension). A cancellation meanwhile is noted and the wait goes on:
+        the step after it may be a cleanup that must still run."""
+        if self._active < ROUNDS_AT_ONCE:
+            self._active += 1
+            return
+        loop = asyncio.get_running_loop()
+        turn = loop.create_future()
+        self._queue.append(turn)
         while True:
             try:
-                await self._turns.acquire()
-                return self._turns
+                await turn
+                return  # handed over by _end_turn: _active already counts it
             except asyncio.CancelledError:
                 progress.cancel()
+                if turn.done() and not turn.cancelled():
+                    return
+                turn = loop.create_future()
+                self._queue.appendleft(turn)
 
     def close(self) -> None:
         for m in self.masters:
             m.close()
         self.listener.close()
+
+    def _end_turn(self) -> None:
+        """Hands the turn to the first round waiting for one, if any."""
+        while self._queue:
+            turn = self._queue.popleft()
+            if not turn.done():
+                turn.set_result(None)
+                return
+        self._active -= 1
 
     async def round(
         self, lock: _core.Lock, timeout_ms: int, progress: Progress
@@ -219,7 +239,7 @@ class Driver:
         waiter: Waiter | None = None
         try:
             while True:
-                turns = await self._turn(progress)
+                await self._turn(progress)
                 try:
                     kind, value = lock._step()
                     if kind == "round":
@@ -228,7 +248,7 @@ class Driver:
                         await self.round(lock, value, progress)
                         continue
                 finally:
-                    turns.release()
+                    self._end_turn()
                 if kind == "done":
                     return value
                 if not progress.cancelled:

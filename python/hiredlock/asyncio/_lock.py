@@ -16,6 +16,8 @@ from ._driver import Progress
 if TYPE_CHECKING:
     from ._client import Client
 
+_NO_ARG = object()  # an operation whose begin takes no argument
+
 
 class Lock:
     """A named distributed lock for asyncio code; see
@@ -27,9 +29,22 @@ class Lock:
     whole wait. A task cancelled while acquiring leaves no key on any
     master: the round in flight finishes and a lock it got is released
     before the cancellation goes on.
+
+    With ``auto_renew=True`` the lock is a managed lease, renewed by the
+    client's renewer task; ``on_lost(lock)`` is called in the event loop
+    when its hold is lost, and with ``cancel_on_lost=True`` the task that
+    acquired it is cancelled too.
     """
 
-    __slots__ = ("_client", "_core", "_free", "_gate")
+    __slots__ = (
+        "_busy",
+        "_cancel_on_lost",
+        "_client",
+        "_core",
+        "_holder",
+        "_on_lost",
+        "_waiters",
+    )
 
     def __init__(
         self,
@@ -39,19 +54,45 @@ class Lock:
         *,
         timeout: float = -1,
         blocking: bool = True,
+        on_lost: Callable[[Lock], object] | None = None,
+        cancel_on_lost: bool = False,
         **options: Any,
     ) -> None:
         self._client = client
         self._core = _core.Lock(
             client._core, name, ttl, timeout=timeout, blocking=blocking, **options
         )
-        self._gate: asyncio.Lock | None = None  # one operation at a time
-        self._free: asyncio.Event | None = None  # set when not held here
+        if on_lost is not None and not callable(on_lost):
+            raise TypeError(
+                f"on_lost must be callable or None, not {type(on_lost).__name__}"
+            )
+        if (on_lost is not None or cancel_on_lost) and not self._core.auto_renew:
+            raise ValueError(
+                "invalid argument: on_lost and cancel_on_lost need auto_renew=True"
+            )
+        self._on_lost = on_lost
+        self._cancel_on_lost = bool(cancel_on_lost)
+        self._holder: asyncio.Task[Any] | None = None  # the task that acquired
+        self._busy = False  # an operation runs on the object
+        self._waiters: list[asyncio.Future[None]] = []  # for it to end
 
     # What the object knows, no I/O.
     def locked(self) -> bool:
         """True while this object holds the lock with validity left."""
         return self._core.locked()
+
+    @property
+    def lost(self) -> bool:
+        """True once the hold of this lease was lost (never held then)."""
+        return self._core.lost
+
+    def check(self) -> None:
+        """Raises LockLost ("lost: <reason>") when the hold was lost."""
+        self._core.check()
+
+    @property
+    def auto_renew(self) -> bool:
+        return self._core.auto_renew
 
     @property
     def validity(self) -> float:
@@ -60,6 +101,17 @@ class Lock:
     @property
     def token(self) -> str | None:
         return self._core.token
+
+    @property
+    def fence(self) -> int | None:
+        """The fencing token of a fenced lock's current hold, as
+        :attr:`hiredlock.Lock.fence`."""
+        return self._core.fence
+
+    @property
+    def fence_key(self) -> bytes | None:
+        """A fenced lock's counter key, as :attr:`hiredlock.Lock.fence_key`."""
+        return self._core.fence_key
 
     @property
     def ttl(self) -> float:
@@ -90,45 +142,116 @@ class Lock:
         """Acquires the lock; see the class documentation."""
         core = self._core
         wait_ms = core._wait_ms(blocking, timeout)  # checked as sync acquire
+        if self._busy or core.locked():
+            return await self._acquire_when_free(blocking, wait_ms)
+        self._busy = True
+        try:
+            ok = await self._run(core._begin_acquire, wait_ms, True)
+        finally:
+            self._leave()
+        if ok:
+            self._held_now()
+        return ok
+
+    async def _acquire_when_free(self, blocking: bool, wait_ms: int) -> bool:
+        """acquire() on an object that holds the lock or is busy: like a
+        threading.Lock, it waits until released or the validity runs out,
+        and the time waited counts against its timeout."""
         loop = asyncio.get_running_loop()
         deadline = None if wait_ms < 0 else loop.time() + wait_ms / 1000
-        if not await self._wait_until_free(blocking, deadline):
-            return False
-        async with self._lock_gate():
-            if deadline is not None:  # waiting for this object counts too
-                wait_ms = max(0, round((deadline - loop.time()) * 1000))
-            ok = await self._run(lambda: core._begin_acquire(wait_ms), True)
+        while self._busy or self._core.locked():
+            if not blocking:
+                return False
+            wait = self._core.validity + 0.001 if self._core.locked() else None
+            if deadline is not None:
+                left = deadline - loop.time()
+                if left <= 0:
+                    return False
+                wait = left if wait is None else min(wait, left)
+            await self._changed(wait)
+        if deadline is not None:
+            wait_ms = max(0, round((deadline - loop.time()) * 1000))
+        self._busy = True
+        try:
+            ok = await self._run(self._core._begin_acquire, wait_ms, True)
+        finally:
+            self._leave()
         if ok:
-            self._freed().clear()
+            self._held_now()
         return ok
+
+    def _held_now(self) -> None:
+        """An acquire got the lock: a lease is renewed from now on."""
+        if self._core._renew_in() is not None:
+            self._holder = asyncio.current_task()
+            self._client._renewer.add(self)
+
+    def _lost(self, reason: str) -> None:
+        """The renewer found the hold lost: tell the holder."""
+        holder, self._holder = self._holder, None
+        if self._cancel_on_lost and holder is not None and not holder.done():
+            holder.cancel(f"hiredlock: lock {self.name!r} lost: {reason}")
+        if self._on_lost is not None:
+            try:
+                self._on_lost(self)
+            except Exception as exc:  # the renewer goes on
+                asyncio.get_running_loop().call_exception_handler(
+                    {"message": "hiredlock.asyncio: on_lost raised", "exception": exc}
+                )
 
     async def release(self) -> None:
         """Releases the lock on every master; afterwards it is not held,
         whatever happened. Raises NotOwned when it was lost (or not held),
         ConnectionError when too few masters confirmed (call it again to
         finish)."""
-        async with self._lock_gate():
-            try:
-                await self._run(self._core._begin_release)
-            finally:
-                self._freed().set()
+        await self._enter()
+        try:
+            await self._run(self._core._begin_release, _NO_ARG)
+        finally:
+            self._leave()
 
     async def extend(self, ttl: float | None = None) -> None:
         """Resets the TTL on every master to ``ttl`` seconds (default: the
         lock's own). Raises NotOwned when the lock was lost."""
-        async with self._lock_gate():
-            try:
-                await self._run(lambda: self._core._begin_extend(ttl))
-            finally:
-                if not self._core.locked():
-                    self._freed().set()
+        await self._enter()
+        try:
+            await self._run(self._core._begin_extend, ttl)
+        finally:
+            self._leave()
 
-    async def _run(self, begin: Callable[[], None], acquiring: bool = False) -> bool:
+    # One operation at a time on the object.
+    async def _enter(self) -> None:
+        while self._busy:
+            await self._changed(None)
+        self._busy = True
+
+    def _leave(self) -> None:
+        self._busy = False
+        waiters = self._waiters
+        if waiters:
+            self._waiters = []
+            for fut in waiters:
+                if not fut.done():
+                    fut.set_result(None)
+
+    async def _changed(self, wait: float | None) -> None:
+        """Waits until an operation on the object ends, or wait seconds."""
+        fut = asyncio.get_running_loop().create_future()
+        self._waiters.append(fut)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(fut, wait)
+
+    async def _run(
+        self, begin: Callable[[Any], None], arg: Any, acquiring: bool = False
+    ) -> bool:
         """Runs one operation of the core's protocol to its end. If the task
         awaiting it is cancelled, the operation still gets to a point that
         leaves nothing behind (a lock it got is released), and then the
         cancellation goes on."""
-        begin()
+        if arg is _NO_ARG:
+            begin()  # type: ignore[call-arg]
+        else:
+            begin(arg)
         progress = Progress()
         driver = self._client._driver
         try:
@@ -144,33 +267,6 @@ class Lock:
                     await driver.operate(self._core, Progress())
             raise asyncio.CancelledError
         return ok
-
-    async def _wait_until_free(self, blocking: bool, deadline: float | None) -> bool:
-        """Like a threading.Lock, a held object makes acquire() wait until
-        it is released or its validity runs out."""
-        loop = asyncio.get_running_loop()
-        while self._core.locked():
-            if not blocking:
-                return False
-            wait = self._core.validity + 0.001
-            if deadline is not None:
-                wait = min(wait, deadline - loop.time())
-                if wait <= 0:
-                    return False
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._freed().wait(), wait)
-        return True
-
-    def _lock_gate(self) -> asyncio.Lock:
-        if self._gate is None:
-            self._gate = asyncio.Lock()
-        return self._gate
-
-    def _freed(self) -> asyncio.Event:
-        if self._free is None:
-            self._free = asyncio.Event()
-            self._free.set()
-        return self._free
 
     # async with
     async def __aenter__(self) -> Lock:

@@ -68,10 +68,20 @@ local R = {
     "raises", "unknown option 'tll'", "none" },
   { "timeout", "option 'tll' = 10 (typo)",
     function(c) return c.client:acquire("bad", { tll = 10 }) end, "raises",
-    "bad argument #2 to 'acquire' (unknown option 'tll' (known: ttl, timeout))", "none",
+    "bad argument #2 to 'acquire' (unknown option 'tll' (known: ttl, auto_renew, max_hold, "
+      .. "fenced, timeout))", "none",
     id = "unknown_option" },
   { "timeout", "option [1] (a number key)", function(c) return c.client:acquire(X, { 5 }) end,
-    "raises", "(unknown option: a number key (known: ttl, timeout))", "none" },
+    "raises", "(unknown option: a number key (known: ttl, auto_renew, max_hold, fenced, "
+      .. "timeout))", "none" },
+  { "type", "option auto_renew = 1",
+    function(c) return c.client:acquire(X, { auto_renew = 1 }) end, "raises",
+    "bad argument #2 to 'acquire' (auto_renew must be a boolean, got number)", "none" },
+  { "timeout", "option max_hold = -1",
+    function(c) return c.client:acquire(X, { auto_renew = true, max_hold = -1 }) end,
+    "raises", "bad argument #2 to 'acquire' (max_hold must be between 0.000 and", "none" },
+  { "config", "new: max_hold = 'x'", function(c) return c.new(c.ok, { max_hold = "x" }) end,
+    "raises", "max_hold must be a number of seconds, got string", "none" },
   { "timeout", "opts = 5", function(c) return c.client:acquire(X, 5) end, "raises",
     "bad argument #2 to 'acquire' (options must be a table, got number)", "none" },
   { "timeout", "new: timeout = 0", function(c) return c.new(c.ok, { timeout = 0 }) end,
@@ -85,7 +95,8 @@ local R = {
     "raises", "got 0.0001", "none" },
   { "config", "option 'prefix' (unknown)", function(c) return new(c.ok, { prefix = "a:" }) end,
     "raises", "bad argument #2 to 'new' (unknown option 'prefix' (known: connect_timeout, "
-      .. "timeout, retry_delay, retry_jitter, drift_factor, key_prefix))", "none" },
+      .. "timeout, retry_delay, retry_jitter, drift_factor, key_prefix, auto_renew, "
+      .. "max_hold, fenced))", "none" },
   { "config", "option 'tiemout' (typo)", function(c) return c.new(c.ok, { tiemout = 1 }) end,
     "raises", "unknown option 'tiemout'", "none" },
   { "config", 'opts = "fast"', function(c) return new(c.ok, "fast") end, "raises",

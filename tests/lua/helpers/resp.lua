@@ -83,6 +83,17 @@ function R:pipeline(...)
   return out
 end
 
+--- r:eval(script, numkeys, ...) -> reply | nil, err: lua-resty-redis's
+-- shape, what hiredlock.fenced_write calls; an error reply is returned
+-- (its text) instead of raised.
+function R:eval(...)
+  local ok, res = pcall(self.call, self, "EVAL", ...)
+  if ok then
+    return res
+  end
+  return nil, (tostring(res):gsub("^redis error reply: ", ""))
+end
+
 function R:close()
   self.sock:close()
 end

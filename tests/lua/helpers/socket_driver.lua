@@ -82,12 +82,14 @@ local function exchange(client, lock, pool, i, timeout_ms)
   end
   conn.sock:settimeout(timeout_ms / 1000)
   local result = "resend"
-  while result == "resend" do
-    local sent, serr = conn.sock:send(lock:command(i))
-    if not sent then
-      lock:fail(i, "unreachable", serr)
-      return close(pool, i)
-    end
+  while result == "resend" or result == "more" do
+    if result == "resend" then -- the first time, or the full script
+      local sent, serr = conn.sock:send((lock:command(i)))
+      if not sent then
+        lock:fail(i, "unreachable", serr)
+        return close(pool, i)
+      end
+    end -- "more": the pipeline's next reply
     local kind, value = read_reply(conn)
     if not kind then
       lock:fail(i, value == "protocol error" and "protocol" or "unreachable",
@@ -145,6 +147,19 @@ function D.extend(lock, ttl)
     return nil, err
   end
   return run(lock:client(), lock)
+end
+
+--- Managed leases: what a driver's renewer does for one lock handle when
+-- its renewal is due (lock:renew_due()), once: the renewal runs on the
+-- lease's twin like any operation. Returns "renewed" | "lost", reason |
+-- "failed", err | "cancelled" | "wait" | "none".
+function D.renew(lock)
+  local what, twin = lock:renew_begin()
+  if what ~= "round" then
+    return what, twin
+  end
+  run(lock:client(), twin)
+  return lock:renew_end()
 end
 
 return D

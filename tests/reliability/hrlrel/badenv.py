@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import shutil
+import socket
 import tempfile
 
 from .fixture import Servers

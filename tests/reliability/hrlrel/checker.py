@@ -6,7 +6,9 @@ the validity the library reported (an upper bound, see the workers). Two
 windows that overlap are a mutual exclusion violation. An element is
 acknowledged when its holder wrote it back and then released (or extended
 and released) successfully: an acknowledged element missing from the final
-set is a lost update; so is every increment the final counter lacks.
+set is a lost update; so is every increment the final counter lacks. With
+fencing checked at the data server, a stale holder's read or write-back is
+refused there ("refused" events): it writes nothing, so it is no write.
 
     python3 -m hrlrel.checker RUN_DIR     (prints the report of a run)
 """
@@ -177,6 +179,7 @@ def check(
         "lost_acked_examples": lost_acked[:5],
         "lost_unacked": len(lost_unacked),
         "stale_writes": stale_writes,
+        "fence_refused": sum(1 for e in events if e["ev"] == "refused"),
         "release_outcomes": outcomes(rels),
         "extend_outcomes": outcomes(exts),
         "deadline_bound_ms": {

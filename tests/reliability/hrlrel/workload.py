@@ -34,6 +34,7 @@ class Workload:
         duration: float = 10.0,
         hold_ms: float = 0.0,
         extend_p: float = 0.0,
+        fenced: bool = False,
         runtimes: list[str] | None = None,
         env_for=None,  # (worker index) -> extra env (libfaketime)
         seed: int = 1,
@@ -51,6 +52,7 @@ class Workload:
             duration=duration,
             hold_ms=hold_ms,
             extend_p=extend_p,
+            fenced=int(fenced),
         )
         self.data = data
         self.n_workers = workers

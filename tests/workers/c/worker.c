@@ -11,7 +11,10 @@
  *   count CASE K      exactly K cycles, nothing timed (callgrind, strace)
  *   hold K            acquires K locks on distinct names (N = 1) and keeps
  *                     them (the memory case reads this process's RSS)
- *   unhold            releases and frees them
+ *   lease K TTL_MS N  acquires K auto-renewed locks (TTL_MS, on the first N
+ *                     masters, a client of their own) and keeps them (the
+ *                     leases phase reads this process's CPU time)
+ *   unhold            releases and frees them (and the leases' client)
  *   cycles K          K cycles, a new lock object each (the RSS drift case)
  *   client ..., cancel ...   reliability case 7 (cancel.c)
  *   quit
@@ -19,6 +22,7 @@
  * Cases:
  *   raw, fanK    the floor: raw hiredis round trips (floor.c)
  *   c-nK         hiredlock's C API on K masters, one lock object reused
+ *   c-fenced-nK  the same with a fenced lock (hrl_lock_fence)
  *   c-new-n1     hiredlock's C API, a new lock object per cycle
  *
  * Usage: hrl-worker URL1,URL2,... (redis://127.0.0.1:PORT only for the
@@ -42,8 +46,10 @@ typedef struct worker {
   redisContext *conns[MASTERS_MAX]; /* the floor's, opened on first use */
   hrl_client *clients[N_CLIENTS];
   hrl_lock *locks[N_CLIENTS];
+  hrl_lock *fenced[N_CLIENTS]; /* the same names' fenced twins */
   hrl_lock **held;
   long n_held;
+  hrl_client *lease_client; /* the leases' ("lease"), NULL otherwise */
   double *lat;
   size_t lat_cap;
   hrl_options cancel_options; /* set by "client" */
@@ -139,6 +145,10 @@ static plan resolve(worker *w, const char *name) {
              (size_t)k <= w->n_urls) {
     p.kind = K_LOCK;
     p.lock = w->locks[client_index(k)];
+  } else if (sscanf(name, "c-fenced-n%d%c", &k, &tail) == 1 &&
+             client_index(k) >= 0 && (size_t)k <= w->n_urls) {
+    p.kind = K_LOCK;
+    p.lock = w->fenced[client_index(k)];
   } else if (strcmp(name, "c-new-n1") == 0) {
     p.kind = K_NEW_LOCK;
   }
@@ -218,22 +228,52 @@ static void count_case(worker *w, const char *name, long k) {
   fflush(stdout);
 }
 
-static void hold(worker *w, long k) {
+/* Acquires k locks with settings lo on client c, kept in w->held. */
+static void hold_with(worker *w, long k, hrl_client *c,
+                      const hrl_lock_options *lo, const char *prefix) {
   w->held = calloc((size_t)k, sizeof *w->held);
   if (w->held == NULL) {
     die("out of memory");
   }
   char name[64];
   for (long i = 0; i < k; i++) {
-    snprintf(name, sizeof name, "bench:hold:c:%ld", i);
-    check(hrl_lock_new(w->clients[0], name, strlen(name), TTL_MS, &w->held[i],
-                       NULL, 0),
+    snprintf(name, sizeof name, "%s%ld", prefix, i);
+    check(hrl_lock_new_with(c, name, strlen(name), lo, &w->held[i], NULL, 0),
           NULL, "lock_new");
     check(hrl_lock_acquire(w->held[i], 0), w->held[i], "hold acquire");
   }
   w->n_held = k;
   printf("{\"held\": %ld}\n", k);
   fflush(stdout);
+}
+
+static void hold(worker *w, long k) {
+  hrl_lock_options lo;
+  hrl_lock_options_init(w->clients[0], &lo);
+  lo.ttl_ms = TTL_MS;
+  hold_with(w, k, w->clients[0], &lo, "bench:hold:c:");
+}
+
+/* "lease K TTL_MS N": K managed leases on a client of their own, so the
+ * CPU time measured is its renewer's. */
+static void lease(worker *w, const char *line) {
+  long k = 0, ttl_ms = 0, n = 0;
+  if (sscanf(line, "%*s %ld %ld %ld", &k, &ttl_ms, &n) != 3 || k <= 0 ||
+      n <= 0 || (size_t)n > w->n_urls) {
+    printf("{\"error\": \"usage: lease K TTL_MS N\"}\n");
+    fflush(stdout);
+    return;
+  }
+  char detail[HRL_DETAIL_MAX];
+  if (hrl_client_new(w->urls, (size_t)n, NULL, &w->lease_client, detail,
+                     sizeof detail) != HRL_OK) {
+    die(detail);
+  }
+  hrl_lock_options lo;
+  hrl_lock_options_init(w->lease_client, &lo);
+  lo.ttl_ms = (uint32_t)ttl_ms;
+  lo.auto_renew = true;
+  hold_with(w, k, w->lease_client, &lo, "bench:lease:c:");
 }
 
 static void unhold(worker *w) {
@@ -243,6 +283,8 @@ static void unhold(worker *w) {
   }
   free(w->held);
   w->held = NULL;
+  hrl_client_free(w->lease_client);
+  w->lease_client = NULL;
   printf("{\"released\": %ld}\n", w->n_held);
   w->n_held = 0;
   fflush(stdout);
@@ -274,12 +316,21 @@ int main(int argc, char **argv) {
       continue;
     }
     char detail[HRL_DETAIL_MAX];
-    char name[32];
+    char name[32], fenced_name[32];
     snprintf(name, sizeof name, "bench:c-n%zu", n);
+    snprintf(fenced_name, sizeof fenced_name, "bench:c-fenced-n%zu", n);
+    hrl_lock_options lo;
     if (hrl_client_new(w.urls, n, NULL, &w.clients[i], detail, sizeof detail) !=
             HRL_OK ||
         hrl_lock_new(w.clients[i], name, strlen(name), TTL_MS, &w.locks[i],
                      detail, sizeof detail) != HRL_OK) {
+      die(detail);
+    }
+    hrl_lock_options_init(w.clients[i], &lo);
+    lo.ttl_ms = TTL_MS;
+    lo.fenced = true;
+    if (hrl_lock_new_with(w.clients[i], fenced_name, strlen(fenced_name), &lo,
+                          &w.fenced[i], detail, sizeof detail) != HRL_OK) {
       die(detail);
     }
   }
@@ -303,6 +354,8 @@ int main(int argc, char **argv) {
       count_case(&w, name, (long)arg);
     } else if (got >= 2 && strcmp(cmd, "hold") == 0) {
       hold(&w, atol(name));
+    } else if (got >= 1 && strcmp(cmd, "lease") == 0) {
+      lease(&w, line);
     } else if (got >= 1 && strcmp(cmd, "unhold") == 0) {
       unhold(&w);
     } else if (got >= 2 && strcmp(cmd, "cycles") == 0) {
@@ -320,6 +373,7 @@ int main(int argc, char **argv) {
   }
   for (int i = 0; i < N_CLIENTS; i++) {
     hrl_lock_free(w.locks[i]);
+    hrl_lock_free(w.fenced[i]);
     hrl_client_free(w.clients[i]);
   }
   for (size_t i = 0; i < w.n_urls; i++) {

@@ -11,6 +11,7 @@ command (contend and cancel: {"ready": true} first, then their result):
 
   run CASE SECONDS, count CASE K      benchmark cycles (hrlworker/cycles.py)
   hold K, hold-redis-py K, unhold     locks kept, for the RSS of holding them
+  lease K TTL_MS N                     K auto-renewed locks kept (leases phase)
   cycles K                            K cycles, a new Lock object each
   client [connect_timeout=S ...]      the client of race and cancel
   contend ..., workload ..., race ..., release, cancel ...   (one file each)
@@ -43,6 +44,7 @@ def main() -> None:
         "count": lambda a, o: bench.count(a),
         "hold": lambda a, o: bench.hold(int(a[0])),
         "hold-redis-py": lambda a, o: bench.hold(int(a[0]), redis_py=True),
+        "lease": lambda a, o: bench.lease(int(a[0]), int(a[1]), int(a[2])),
         "unhold": lambda a, o: bench.unhold(),
         "cycles": lambda a, o: bench.cycles(int(a[0])),
         "client": lambda a, o: set_client(o),

@@ -2,6 +2,7 @@
 -- first use, and the memory commands (hold, unhold, cycles):
 --   lua-nK      hiredlock on K masters as users call it:
 --               client:acquire(name, {ttl = 30, timeout = 0}), lock:release()
+--   lua-fenced-nK  the same with {fenced = true}
 --   core-reuse  one hiredlock.core lock handle acquired and released again
 --               and again: the C loop's shape, the binding's call cost alone
 --   core-n1     hiredlock.core's client:acquire (a new handle per cycle,
@@ -17,6 +18,7 @@ local TTL = 30
 local RELEASE = 'if redis.call("get",KEYS[1]) == ARGV[1] then return '
   .. 'redis.call("del",KEYS[1]) else return 0 end'
 local OPTS = { ttl = TTL, timeout = 0 }
+local FENCED = { ttl = TTL, timeout = 0, fenced = true }
 
 local function sub(list, n)
   local t = {}
@@ -52,15 +54,18 @@ local function factories(urls)
   local f = {}
   for _, n in ipairs({ 1, 3, 5, 7 }) do
     if n <= #urls then
-      f["lua-n" .. n] = function()
-        local client = hiredlock.new(sub(urls, n))
-        local name = "bench:lua-n" .. n
-        return function()
-          local lock, err = client:acquire(name, OPTS)
-          if not lock then
-            error("acquire: " .. err)
+      for _, kind in ipairs({ "", "fenced-" }) do
+        f["lua-" .. kind .. "n" .. n] = function()
+          local client = hiredlock.new(sub(urls, n))
+          local name = "bench:lua-" .. kind .. "n" .. n
+          local opts = kind == "" and OPTS or FENCED
+          return function()
+            local lock, err = client:acquire(name, opts)
+            if not lock then
+              error("acquire: " .. err)
+            end
+            return lock
           end
-          return lock
         end
       end
     end

@@ -4,7 +4,9 @@
 -- logging each step as a JSON line with CLOCK_MONOTONIC nanoseconds
 -- (core.now(), the clock Python's time.monotonic_ns reads too); answers
 -- {"done":true} at the end. Options as in workload.py, with data_port (the
--- data server's TCP port) for data.
+-- data server's TCP port) for data; fenced=1 checks the fence at the data
+-- server as workload.py does (hiredlock.fenced_write on the read and the
+-- write-back; a refusal is logged as a "refused" event).
 local hiredlock = require "hiredlock"
 local core = require "hiredlock.core"
 local resp = require "resp" -- the Lua test suites' own (tests/lua/helpers)
@@ -33,7 +35,21 @@ return function(urls, cfg)
     log:write("{" .. table.concat(fields, ",") .. "}\n")
   end
   local data = assert(resp.connect(tonumber(cfg.data_port), 30))
+  local fenced = cfg.fenced == "1"
   local client = hiredlock.new(urls, wire.client_options(cfg))
+  -- A command on the data server, fenced when the lock is: the reply, or
+  -- nil and the refusal.
+  local function run(lock, ...)
+    if not fenced then
+      return data:call(...)
+    end
+    -- resp.lua's eval() has lua-resty-redis's shape, as fenced_write wants
+    local res, err = hiredlock.fenced_write(data, "fence", lock.fence_string, ...)
+    if err and not err:find("^STALEFENCE") then
+      error(err, 0)
+    end
+    return res, err
+  end
   local pid = io.open("/proc/self/stat"):read("*l"):match("^(%d+)")
   emit({ '"ev":"start"', '"rt":' .. q(cfg.runtime), '"pid":' .. pid,
     '"t":' .. now_ns(), '"wall":' .. string.format("%.6f", system.gettime()) })
@@ -43,7 +59,8 @@ return function(urls, cfg)
   local stop = core.now() + tonumber(cfg.duration)
   local hold_ms, extend_p = tonumber(cfg.hold_ms), tonumber(cfg.extend_p)
   local seq = 0
-  local opts = { ttl = tonumber(cfg.ttl), timeout = tonumber(cfg.wait) }
+  local opts = { ttl = tonumber(cfg.ttl), timeout = tonumber(cfg.wait),
+    fenced = fenced }
   while core.now() < stop do
     local t0, wall = now_ns(), system.gettime()
     local lock, err = client:acquire(cfg.lock, opts)
@@ -54,6 +71,9 @@ return function(urls, cfg)
     if lock then
       ev[#ev + 1] = '"tok":' .. q(lock.token)
       ev[#ev + 1] = '"vu":' .. validity_until(lock)
+      if fenced then
+        ev[#ev + 1] = '"f":' .. lock.fence_string
+      end
     end
     emit(ev)
     if not lock then
@@ -63,16 +83,31 @@ return function(urls, cfg)
     else
       seq = seq + 1
       local elem = wid .. ":" .. seq
-      local counter = tonumber(data:call("GET", "counter") or "0")
-      local blob = data:call("GET", "set") or ""
-      emit({ '"ev":"read"', '"t":' .. now_ns(), '"c":' .. counter })
-      system.sleep(math.random() * 0.02 + hold_ms / 1000)
-      t0 = now_ns()
-      local replies = data:pipeline({ "MULTI" }, { "SET", "counter", counter + 1 },
-        { "SET", "set", blob .. elem .. "," }, { "EXEC" })
-      assert(type(replies[4]) == "table", "the write-back transaction failed")
-      emit({ '"ev":"write"', '"t0":' .. t0, '"t1":' .. now_ns(),
-        '"c":' .. (counter + 1), '"e":' .. q(elem) })
+      -- One loop turn's reads and write-back; false when the data server
+      -- refused our fence (a newer holder was seen there).
+      local function read_modify_write()
+        local values, err = run(lock, "MGET", "counter", "set")
+        if not values then
+          return false, err
+        end
+        local counter = tonumber(values[1] or "0")
+        local blob = values[2] or ""
+        emit({ '"ev":"read"', '"t":' .. now_ns(), '"c":' .. counter })
+        system.sleep(math.random() * 0.02 + hold_ms / 1000)
+        t0 = now_ns()
+        local done, werr = run(lock, "MSET", "counter", counter + 1, "set",
+          blob .. elem .. ",")
+        if not done then
+          return false, werr
+        end
+        emit({ '"ev":"write"', '"t0":' .. t0, '"t1":' .. now_ns(),
+          '"c":' .. (counter + 1), '"e":' .. q(elem) })
+        return true
+      end
+      local wrote, refusal = read_modify_write()
+      if not wrote then
+        emit({ '"ev":"refused"', '"t":' .. now_ns(), '"err":' .. q(refusal) })
+      end
       if math.random() < extend_p then
         t0 = now_ns()
         local ok, xerr = lock:extend()

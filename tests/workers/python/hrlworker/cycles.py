@@ -13,6 +13,8 @@ import gc
 import logging
 import time
 
+from . import async_cycles
+
 TTL = 30.0
 CONNECT_TIMEOUT = 0.1
 REPLY_TIMEOUT = 0.05
@@ -37,10 +39,11 @@ def make_cases(urls: list[str]) -> dict:
             )
         return conns
 
-    def hiredlock_n(n):
+    def hiredlock_n(n, fenced=False):
         import hiredlock
 
-        lk = hiredlock.Client(urls[:n]).lock(f"bench:py-n{n}", ttl=TTL)
+        name = f"bench:py-{'fenced-' if fenced else ''}n{n}"
+        lk = hiredlock.Client(urls[:n]).lock(name, ttl=TTL, fenced=fenced)
         return (lambda: lk.acquire(False)), lk.release
 
     def with_n1():
@@ -86,6 +89,7 @@ def make_cases(urls: list[str]) -> dict:
     for n in (1, 3, 5, 7):
         if n <= len(urls):
             factories[f"py-n{n}"] = functools.partial(hiredlock_n, n)
+            factories[f"py-fenced-n{n}"] = functools.partial(hiredlock_n, n, True)
     for n in (1, 3, 5):
         if n <= len(urls):
             factories[f"pottery-n{n}"] = functools.partial(pottery_n, n)
@@ -162,11 +166,15 @@ class Bench:
         return self.cases[name]
 
     def run(self, args: list[str]) -> dict:
+        if args[0] in async_cycles.CASES:
+            return async_cycles.run(self.urls, args[0], float(args[1]))
         if args[0] not in self.factories:
             return {"error": f"unknown case {args[0]}"}
         return run_case(self.case(args[0]), float(args[1]))
 
     def count(self, args: list[str]) -> dict:
+        if args[0] in async_cycles.CASES:
+            return async_cycles.count(self.urls, args[0], int(args[1]))
         if args[0] not in self.factories:
             return {"error": f"unknown case {args[0]}"}
         return count_case(self.case(args[0]), int(args[1]))
@@ -186,6 +194,18 @@ class Bench:
                 return {"error": "hold: an acquire failed"}
             self.held.append(lk)
         gc.collect()
+        return {"held": len(self.held)}
+
+    def lease(self, k: int, ttl_ms: int, n: int) -> dict:
+        """K managed leases on a client of their own (the leases phase)."""
+        import hiredlock
+
+        client = hiredlock.Client(self.urls[:n])
+        for i in range(k):
+            lk = client.lock(f"bench:lease:py:{i}", ttl=ttl_ms / 1000, auto_renew=True)
+            if not lk.acquire(False):
+                return {"error": "lease: an acquire failed"}
+            self.held.append(lk)
         return {"held": len(self.held)}
 
     def unhold(self) -> dict:

@@ -6,11 +6,19 @@ nanoseconds (time.monotonic_ns, the clock the core and the Lua worker read
 too). Answers {"done": true} at the end.
 
     workload id=ID lock=NAME ttl=S wait=S duration=S hold_ms=MS extend_p=P
-             seed=N log=PATH start_at=NS data=SOCKET [client options]
+             seed=N log=PATH start_at=NS data=SOCKET [fenced=1]
+             [client options]
 
 The "set" is one string value of "element," items so that its write-back
 is a real read-modify-write: an overlap loses elements, as it loses
 increments of the counter.
+
+fenced=1 takes fenced locks and checks the fence at the data server: the
+read (MGET) and the write-back (MSET) each go through
+hiredlock.fenced_write with the hold's fence, so a holder whose lock was
+taken since (a newer fence was seen, at a read or a write) is refused;
+that is logged as a "refused" event, and the worker moves on to its
+release.
 """
 
 from __future__ import annotations
@@ -47,8 +55,20 @@ def workload(urls: list[str], opts: dict[str, str]) -> dict:
         log.write(json.dumps(ev, separators=(",", ":")) + "\n")
 
     data = redis.Redis(unix_socket_path=opts["data"], socket_timeout=30)
+    fenced = opts.get("fenced") == "1"
     client = hiredlock.Client(urls, **seconds(opts, *CLIENT_OPTIONS))
-    lk = client.lock(opts["lock"], ttl=ttl)
+
+    def new_lock() -> hiredlock.Lock:
+        return client.lock(opts["lock"], ttl=ttl, fenced=fenced)
+
+    lk = new_lock()
+
+    def run(*command: str | bytes | int) -> object:
+        """A command on the data server, fenced when the lock is."""
+        if not fenced:
+            return data.execute_command(*command)
+        return hiredlock.fenced_write(data, "fence", lk.fence, *command)
+
     emit(
         {
             "ev": "start",
@@ -79,6 +99,8 @@ def workload(urls: list[str], opts: dict[str, str]) -> dict:
             tv = time.monotonic_ns()
             # validity is whole ms, rounded down: vu is an upper bound.
             ev.update(tok=lk.token, vu=tv + int(v * 1e9) + 1_000_000)
+            if fenced:
+                ev["f"] = lk.fence
         emit(ev)
         if not ok:
             if err != "timeout":
@@ -86,24 +108,24 @@ def workload(urls: list[str], opts: dict[str, str]) -> dict:
             continue
         seq += 1
         elem = f"{wid}:{seq}"
-        counter = int(data.get("counter") or 0)
-        blob = data.get("set") or b""
-        emit({"ev": "read", "t": time.monotonic_ns(), "c": counter})
-        pause(rnd.uniform(0, 0.02) + hold_ms / 1000)
-        t0 = time.monotonic_ns()
-        pipe = data.pipeline(transaction=True)
-        pipe.set("counter", counter + 1)
-        pipe.set("set", blob + elem.encode() + b",")
-        pipe.execute()
-        emit(
-            {
-                "ev": "write",
-                "t0": t0,
-                "t1": time.monotonic_ns(),
-                "c": counter + 1,
-                "e": elem,
-            }
-        )
+        try:
+            value, blob = run("MGET", "counter", "set")
+            counter, blob = int(value or 0), blob or b""
+            emit({"ev": "read", "t": time.monotonic_ns(), "c": counter})
+            pause(rnd.uniform(0, 0.02) + hold_ms / 1000)
+            t0 = time.monotonic_ns()
+            run("MSET", "counter", counter + 1, "set", blob + elem.encode() + b",")
+            emit(
+                {
+                    "ev": "write",
+                    "t0": t0,
+                    "t1": time.monotonic_ns(),
+                    "c": counter + 1,
+                    "e": elem,
+                }
+            )
+        except hiredlock.StaleFence as e:
+            emit({"ev": "refused", "t": time.monotonic_ns(), "err": str(e)})
         if rnd.random() < extend_p:
             t0 = time.monotonic_ns()
             try:
@@ -125,7 +147,7 @@ def workload(urls: list[str], opts: dict[str, str]) -> dict:
         if not ok:
             # A transport failure keeps it held locally (it expires with
             # its TTL): the next cycle uses a new Lock object.
-            lk = client.lock(opts["lock"], ttl=ttl)
+            lk = new_lock()
     emit({"ev": "end", "t": time.monotonic_ns()})
     log.close()
     return {"done": True, "acquired": seq}

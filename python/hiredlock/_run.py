@@ -1,0 +1,331 @@
+"""``hiredlock run``: the cluster-wide flock(1), for cron jobs and scripts.
+
+Takes the lock (an auto-renewed lease), runs the command, renews the lock
+while it runs, releases it when the command exits, and exits with the
+command's status. Installed as the ``hiredlock`` console script and run by
+``python -m hiredlock``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+
+from ._client import DEFAULT_TTL, Client
+from ._core import LockError, LockLost
+from ._default import urls_from_env
+from ._lock import Lock
+
+EXIT_BUSY = 1  # flock's, and -E changes it
+EXIT_USAGE = 2
+EXIT_UNAVAILABLE = 69  # sysexits EX_UNAVAILABLE: no quorum of masters
+EXIT_LOST = 75  # sysexits EX_TEMPFAIL: the hold was lost; try again
+EXIT_CANNOT_EXECUTE = 126
+EXIT_NOT_FOUND = 127
+KILL_AFTER = 10.0
+
+# Passed on to the command; SIGKILL and SIGSTOP cannot be caught.
+FORWARDED = (
+    signal.SIGINT,
+    signal.SIGTERM,
+    signal.SIGHUP,
+    signal.SIGQUIT,
+    signal.SIGUSR1,
+    signal.SIGUSR2,
+)
+
+DESCRIPTION = """\
+Run COMMAND while holding the lock NAME on the Redis masters: the
+cluster-wide flock(1) for cron jobs and shell scripts. The lock is an
+auto-renewed lease: renewed about every third of its TTL while COMMAND
+runs, released when COMMAND exits. A crashed hiredlock leaves it to expire
+after one TTL."""
+
+EPILOG = f"""\
+masters:
+  --url may be given once per master (or as a comma-separated list); the
+  default is $HIREDLOCK_URLS (comma separated), else $HIREDLOCK_URL, else
+  redis://127.0.0.1:6379, as for hiredlock.default_client(). URLs are
+  redis://[[user]:password@]host[:port][/db] or
+  unix://[[user]:password@]/path[?db=N].
+
+when the lock is lost while COMMAND runs:
+  (a renewal found it taken, no quorum of masters renewed it before its
+  validity ran out, or --max-hold passed) COMMAND's process group gets
+  SIGTERM, then SIGKILL after --kill-after seconds if COMMAND is still
+  running (and what it left running once it exits), and hiredlock exits with
+  --lost-exit-code whatever COMMAND's own status.
+
+signals:
+  COMMAND runs in a session of its own (setsid: no controlling terminal), so
+  that a loss stops all of it, children included. SIGINT, SIGTERM, SIGHUP,
+  SIGQUIT, SIGUSR1 and SIGUSR2 sent to hiredlock (a Ctrl-C at its terminal)
+  are passed on to COMMAND's process group; hiredlock goes on waiting for
+  COMMAND to exit and releases the lock then.
+
+exit status:
+  COMMAND's status, or 128+N when a signal N ended it
+  {EXIT_BUSY:<5} the lock was busy for the whole wait (--conflict-exit-code)
+  {EXIT_USAGE:<5} bad usage
+  {EXIT_UNAVAILABLE:<5} the masters could not be reached (no quorum), or refused
+  {EXIT_LOST:<5} the lock was lost while COMMAND ran (--lost-exit-code)
+  {EXIT_CANNOT_EXECUTE:<5} COMMAND could not be executed
+  {EXIT_NOT_FOUND:<5} COMMAND was not found
+
+fencing:
+  --fence-env VAR takes a fenced lock and puts its fencing token (a decimal
+  integer, greater than that of every earlier grant of NAME) in COMMAND's
+  environment as $VAR, for the resource that COMMAND writes to to check (see
+  hiredlock.fenced_write and docs/SAFETY.md)."""
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}")
+    return value
+
+
+def _exit_code(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an exit status: {text!r}") from None
+    if not 0 <= value <= 255:
+        raise argparse.ArgumentTypeError(f"exit status must be 0..255, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hiredlock",
+        description="Distributed locks on Redis (Redlock) from the shell.",
+    )
+    commands = parser.add_subparsers(dest="subcommand", metavar="COMMAND")
+    commands.required = True
+    run = commands.add_parser(
+        "run",
+        usage="hiredlock run [options] NAME -- COMMAND [ARGS...]",
+        help="run a command while holding a lock (a cluster-wide flock)",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add = run.add_argument
+    add("-w", "--wait", "--timeout", type=_seconds, default=0.0, metavar="SECONDS",
+        help="how long to wait for the lock when it is busy (default 0: fail at "
+             "once; -1: until it is free)")  # fmt: skip
+    add("-E", "--conflict-exit-code", type=_exit_code, default=EXIT_BUSY,
+        metavar="N",
+        help=f"exit status when the lock is busy (default {EXIT_BUSY})")  # fmt: skip
+    add("-t", "--ttl", type=_seconds, default=DEFAULT_TTL, metavar="SECONDS",
+        help=f"the lock's TTL (default {DEFAULT_TTL:g}): renewed every third of "
+             "it, and how long it outlives a crashed hiredlock")  # fmt: skip
+    add("--max-hold", type=_seconds, default=0.0, metavar="SECONDS",
+        help="hold the lock at most this long: then it is lost and COMMAND is "
+             "stopped as on any loss (default 0: no cap)")  # fmt: skip
+    add("-u", "--url", action="append", default=[], metavar="URL",
+        help="a master's URL; repeat (or separate with commas) for N "
+             "masters")  # fmt: skip
+    add("-k", "--kill-after", type=_seconds, default=KILL_AFTER, metavar="SECONDS",
+        help="after a loss, SIGKILL COMMAND this long after SIGTERM (default "
+             f"{KILL_AFTER:g})")  # fmt: skip
+    add("--lost-exit-code", type=_exit_code, default=EXIT_LOST, metavar="N",
+        help=f"exit status when the lock was lost (default {EXIT_LOST})")  # fmt: skip
+    add("--fence-env", metavar="VAR",
+        help="take a fenced lock and pass its fencing token to COMMAND as "
+             "$VAR")  # fmt: skip
+    add("-v", "--verbose", action="store_true",
+        help="say on stderr when the lock is busy, taken and released")  # fmt: skip
+    add("name", metavar="NAME", help="the lock's name")
+    add("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]",
+        help="the command to run and its arguments")  # fmt: skip
+    return parser
+
+
+def _signal_group(proc: subprocess.Popen, signum: int) -> None:
+    """Signals the command's process group (its session), while any of it
+    is left: the group outlives its leader as long as one member runs."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signum)
+
+
+def _say(text: str) -> None:
+    print(f"hiredlock: {text}", file=sys.stderr, flush=True)
+
+
+def _status_of(returncode: int) -> int:
+    """A shell's view of how the command ended: 128+N for signal N."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+class _Runner:
+    """One run: the lease, the command's process, and what happened."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.mu = threading.Lock()
+        self.proc: subprocess.Popen | None = None
+        self.lost_reason: str | None = None
+        self.killer: threading.Timer | None = None
+
+    def on_lost(self, lock: Lock) -> None:
+        """The lease was lost (the on_lost thread): stop the command."""
+        try:
+            lock.check()
+            reason = "lost"
+        except LockLost as err:
+            reason = str(err)
+        with self.mu:
+            self.lost_reason = reason
+            proc = self.proc
+        if proc is None:
+            return  # the command never starts
+        _say(f"lock {self.args.name!r} {reason}: stopping the command (SIGTERM)")
+        _signal_group(proc, signal.SIGTERM)
+        self.killer = threading.Timer(self.args.kill_after, self._kill, (proc,))
+        self.killer.daemon = True
+        self.killer.start()
+
+    def _kill(self, proc: subprocess.Popen) -> None:
+        if proc.poll() is None:
+            _say(
+                f"the command outlived --kill-after {self.args.kill_after:g} s: SIGKILL"
+            )
+            _signal_group(proc, signal.SIGKILL)
+
+    def start(self, command: list[str], env: dict[str, str] | None) -> int | None:
+        """Starts the command unless the lease was lost already; an exit
+        status when it cannot run."""
+        with self.mu:
+            if self.lost_reason is not None:
+                _say(f"lock {self.args.name!r} {self.lost_reason} before the "
+                     "command started")  # fmt: skip
+                return self.args.lost_exit_code
+            try:
+                # A session of its own: a loss stops all of the command (a
+                # shell's children too), and a terminal's Ctrl-C reaches it
+                # once, through us.
+                self.proc = subprocess.Popen(command, start_new_session=True, env=env)
+            except FileNotFoundError:
+                _say(f"{command[0]}: command not found")
+                return EXIT_NOT_FOUND
+            except OSError as err:
+                _say(f"{command[0]}: {err.strerror}")
+                return EXIT_CANNOT_EXECUTE
+        return None
+
+    def wait(self) -> int:
+        """Waits for the command, passing signals on to it."""
+        proc = self.proc
+        assert proc is not None
+        previous = {}
+
+        def forward(signum: int, frame: object) -> None:
+            _signal_group(proc, signum)
+
+        for sig in FORWARDED:
+            previous[sig] = signal.signal(sig, forward)
+        try:
+            while True:
+                try:
+                    status = _status_of(proc.wait())
+                    break
+                except KeyboardInterrupt:  # a handler replaced ours: go on
+                    continue
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            if self.killer is not None:
+                self.killer.cancel()
+        with self.mu:
+            lost = self.lost_reason is not None
+        if lost:
+            # What the command left behind runs unprotected: stop it too.
+            _signal_group(proc, signal.SIGKILL)
+        return status
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        parser.error("a COMMAND to run is needed after NAME (NAME -- COMMAND ...)")
+    if args.fence_env is not None and (
+        not args.fence_env or "=" in args.fence_env or "\0" in args.fence_env
+    ):
+        parser.error(f"--fence-env: {args.fence_env!r} is not a variable name")
+    urls = [u.strip() for url in args.url for u in url.split(",") if u.strip()]
+    runner = _Runner(args)
+    try:
+        client = Client(urls or urls_from_env())
+        lock = client.lock(
+            args.name,
+            args.ttl,
+            auto_renew=True,
+            max_hold=args.max_hold,
+            on_lost=runner.on_lost,
+            fenced=args.fence_env is not None,
+        )
+    except (ValueError, TypeError) as err:
+        _say(str(err))
+        return EXIT_USAGE
+    try:
+        if args.wait == 0:
+            held = lock.acquire(blocking=False)
+        else:
+            held = lock.acquire(timeout=-1 if args.wait < 0 else args.wait)
+    except ValueError as err:
+        _say(str(err))
+        return EXIT_USAGE
+    except LockError as err:
+        _say(f"lock {args.name!r}: {err}")
+        return EXIT_UNAVAILABLE
+    except KeyboardInterrupt:
+        return 128 + signal.SIGINT
+    if not held:
+        if args.verbose:
+            _say(f"lock {args.name!r} is busy")
+        return args.conflict_exit_code
+    if args.verbose:
+        _say(f"lock {args.name!r} taken (token {lock.token})")
+    env = None
+    if args.fence_env is not None:
+        env = {**os.environ, args.fence_env: str(lock.fence)}
+    status = runner.start(command, env)
+    if status is None:
+        status = runner.wait()
+    if runner.lost_reason is not None:
+        return args.lost_exit_code
+    try:
+        lock.release()
+    except LockLost as err:
+        _say(f"lock {args.name!r} {err} before the command ended")
+        return args.lost_exit_code
+    except LockError as err:
+        # The command ran under the lock to its end; the keys expire alone.
+        _say(f"releasing lock {args.name!r} failed: {err}")
+    else:
+        if args.verbose:
+            _say(f"lock {args.name!r} released")
+    return status
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return run(args, parser)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,240 @@
+/* Unit tests of managed leases in the sans-I/O protocol, without Redis:
+ * when renewals are due, what they ask for (max_hold), what their outcomes
+ * mean (renewed, failed, lost, discarded), driven by a fake transport on a
+ * fake clock. */
+#include <stdlib.h>
+
+#include "check.h"
+#include "proto/resp.h"
+
+static const char *const three[] = {
+    "redis://127.0.0.1:1", "redis://127.0.0.1:2", "redis://127.0.0.1:3"};
+
+#define MS 1000
+
+typedef struct env {
+  hrl_client *c;
+  hrl_lock *lk;
+  int64_t t; /* when the hold's acquire round started */
+} env;
+
+static env make_env(uint32_t ttl_ms, uint32_t max_hold_ms) {
+  env e = {NULL, NULL, 0};
+  CHECK_STATUS(hrl_client_new(three, 3, NULL, &e.c, NULL, 0), HRL_OK);
+  hrl_lock_options lo;
+  hrl_lock_options_init(e.c, &lo);
+  lo.ttl_ms = ttl_ms;
+  lo.auto_renew = true;
+  lo.max_hold_ms = max_hold_ms;
+  CHECK_STATUS(hrl_lock_new_with(e.c, "res", 3, &lo, &e.lk, NULL, 0), HRL_OK);
+  /* Held from now on the real clock, so that the accessors agree. */
+  e.t = hrl_now_us();
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, e.t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, e.t, &s), HRL_STEP_ROUND);
+  for (size_t i = 0; i < 3; i++) {
+    hrl_proto_reply(e.lk, i, &(hrl_reply){HRL_REPLY_STATUS, 0, "OK", 2});
+  }
+  CHECK_INT(hrl_proto_step(e.lk, e.t, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK);
+  return e;
+}
+
+static void free_env(env e) {
+  hrl_lock_free(e.lk);
+  hrl_client_free(e.c);
+}
+
+/* Runs the twin's extend round at now_us, each master answering with the
+ * integer in answers (-1: a timeout), and hands the outcome over. */
+static hrl_status renew_at(env e, int64_t now_us, const int answers[3],
+                           uint32_t *asked_ttl) {
+  hrl_lock *twin = NULL;
+  hrl_renew what = hrl_proto_renew_begin(e.lk, now_us, &twin);
+  CHECK_INT(what, HRL_RENEW_ROUND);
+  if (twin == NULL) {
+    return HRL_EINVAL;
+  }
+  hrl_step_info s;
+  CHECK_INT(hrl_proto_step(twin, now_us, &s), HRL_STEP_ROUND);
+  for (size_t i = 0; i < 3; i++) {
+    size_t len;
+    const char *cmd = hrl_proto_command(twin, i, &len);
+    CHECK(cmd != NULL && memmem(cmd, len, HRL_EXTEND_SHA1, 40) != NULL);
+    if (asked_ttl != NULL && i == 0) {
+      /* The last argument: "$<n>\r\n<ttl>\r\n". */
+      const char *end = cmd + len - 2, *p = end;
+      while (p[-1] != '\n') {
+        p--;
+      }
+      *asked_ttl = (uint32_t)strtoul(p, NULL, 10);
+    }
+    if (answers[i] < 0) {
+      hrl_proto_missed(twin, i, "timeout after 50 ms");
+    } else {
+      hrl_proto_reply(twin, i,
+                      &(hrl_reply){HRL_REPLY_INTEGER, answers[i], NULL, 0});
+    }
+  }
+  CHECK_INT(hrl_proto_step(twin, now_us + 2 * MS, &s), HRL_STEP_DONE);
+  return hrl_proto_renew_end(e.lk, now_us + 2 * MS);
+}
+
+static const int all_ok[3] = {1, 1, 1};
+
+static void test_due_every_third_and_renewed(void) {
+  env e = make_env(3000, 0);
+  /* validity: 3000 - (30 + 2) ms; due when two thirds are left. */
+  int64_t until = e.t + (3000 - 32) * MS;
+  CHECK_INT(hrl_proto_renew_due(e.lk), until - 2000 * MS);
+  hrl_counts before;
+  hrl_lock_counts(e.lk, &before);
+  uint32_t asked = 0;
+  int64_t t1 = e.t + 1000 * MS;
+  CHECK_STATUS(renew_at(e, t1, all_ok, &asked), HRL_OK);
+  CHECK_INT(asked, 3000);
+  CHECK_INT(hrl_proto_renew_due(e.lk), t1 + (3000 - 32 - 2000) * MS);
+  /* The renewal left the holder's own call's record alone. */
+  hrl_counts after;
+  hrl_lock_counts(e.lk, &after);
+  CHECK_INT(after.attempts, before.attempts);
+  CHECK_INT(after.ok, 3);
+  CHECK_STR(hrl_lock_error(e.lk), "");
+  CHECK(hrl_lock_held(e.lk));
+  CHECK_STATUS(hrl_lock_lost(e.lk, NULL, 0), HRL_OK);
+  free_env(e);
+}
+
+static void test_failed_renewal_retries_then_expires(void) {
+  env e = make_env(3000, 0);
+  int64_t t1 = e.t + 1000 * MS;
+  const int two_down[3] = {1, -1, -1};
+  hrl_status st = renew_at(e, t1, two_down, NULL);
+  CHECK_STATUS(st, HRL_ECONNECT);
+  CHECK(hrl_lock_held(e.lk));
+  CHECK_STATUS(hrl_lock_lost(e.lk, NULL, 0), HRL_OK);
+  /* The next try comes a tenth of the TTL after the failure. */
+  CHECK_INT(hrl_proto_renew_due(e.lk), t1 + 2 * MS + 300 * MS);
+  /* Past the validity, the next look finds it lost, with the failure. */
+  int64_t late = e.t + 3000 * MS;
+  hrl_lock *twin = NULL;
+  CHECK_INT(hrl_proto_renew_begin(e.lk, late, &twin), HRL_RENEW_LOST);
+  CHECK(twin == NULL);
+  char reason[HRL_DETAIL_MAX];
+  CHECK_STATUS(hrl_lock_lost(e.lk, reason, sizeof reason), HRL_ELOST);
+  CHECK_CONTAINS(reason, "expired: connection failed: 1 of 3 masters "
+                         "confirmed (2 needed); 127.0.0.1:2: timeout");
+  CHECK(!hrl_lock_held(e.lk));
+  CHECK_INT(hrl_proto_renew_due(e.lk), INT64_MAX);
+  CHECK_INT(hrl_proto_renew_begin(e.lk, late, &twin), HRL_RENEW_NONE);
+  /* Release and extend say so, without I/O, until a new hold. */
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, late), HRL_ELOST);
+  CHECK_STR(hrl_lock_error(e.lk), reason);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_EXTEND, 0, late), HRL_ELOST);
+  char msg[HRL_DETAIL_MAX + 64];
+  hrl_format_error(HRL_ELOST, hrl_lock_error(e.lk), msg, sizeof msg);
+  CHECK_CONTAINS(msg, "lost: expired: connection failed");
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, late), HRL_OK);
+  CHECK_STATUS(hrl_lock_lost(e.lk, NULL, 0), HRL_OK);
+  free_env(e);
+}
+
+static void test_not_owned_is_lost(void) {
+  env e = make_env(3000, 0);
+  const int gone[3] = {0, 0, 1};
+  CHECK_STATUS(renew_at(e, e.t + 1000 * MS, gone, NULL), HRL_ELOST);
+  char reason[HRL_DETAIL_MAX];
+  CHECK_STATUS(hrl_lock_lost(e.lk, reason, sizeof reason), HRL_ELOST);
+  CHECK_STR(reason, "not owned");
+  CHECK(!hrl_lock_held(e.lk));
+  CHECK_INT(hrl_lock_validity_ms(e.lk), 0);
+  free_env(e);
+}
+
+static void test_renewal_confirmed_too_late_is_lost(void) {
+  env e = make_env(3000, 0);
+  /* Begun before the validity ran out, judged after: lost all the same. */
+  int64_t t1 = e.t + (3000 - 32 - 1) * MS;
+  CHECK_STATUS(renew_at(e, t1, all_ok, NULL), HRL_ELOST);
+  char reason[HRL_DETAIL_MAX];
+  CHECK_STATUS(hrl_lock_lost(e.lk, reason, sizeof reason), HRL_ELOST);
+  CHECK_STR(reason, "expired");
+  free_env(e);
+}
+
+static void test_hold_changed_meanwhile_is_discarded(void) {
+  env e = make_env(3000, 0);
+  int64_t t1 = e.t + 1000 * MS;
+  hrl_lock *twin = NULL;
+  CHECK_INT(hrl_proto_renew_begin(e.lk, t1, &twin), HRL_RENEW_ROUND);
+  /* The holder releases while the renewal is out (a driver without
+   * threads, the OpenResty one, allows that). */
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t1), HRL_OK);
+  hrl_step_info s;
+  CHECK_INT(hrl_proto_step(twin, t1, &s), HRL_STEP_ROUND);
+  for (size_t i = 0; i < 3; i++) {
+    size_t len;
+    hrl_proto_command(twin, i, &len);
+    hrl_proto_reply(twin, i, &(hrl_reply){HRL_REPLY_INTEGER, 0, NULL, 0});
+  }
+  CHECK_INT(hrl_proto_step(twin, t1, &s), HRL_STEP_DONE);
+  CHECK_STATUS(hrl_proto_renew_end(e.lk, t1), HRL_ECANCELLED);
+  CHECK_STATUS(hrl_lock_lost(e.lk, NULL, 0), HRL_OK);
+  /* While the holder's own call is out, the renewal waits. */
+  CHECK_INT(hrl_proto_renew_begin(e.lk, t1, &twin), HRL_RENEW_WAIT);
+  free_env(e);
+}
+
+static void test_max_hold_caps_renewal(void) {
+  env e = make_env(3000, 4000);
+  uint32_t asked = 0;
+  int64_t t1 = e.t + 1000 * MS;
+  CHECK_STATUS(renew_at(e, t1, all_ok, &asked), HRL_OK);
+  CHECK_INT(asked, 3000); /* 3 s of the 4 are left: a full TTL fits */
+  int64_t t2 = e.t + 2000 * MS;
+  CHECK_STATUS(renew_at(e, t2, all_ok, &asked), HRL_OK);
+  CHECK_INT(asked, 2000); /* only what max_hold leaves */
+  /* The last renewal: nothing is due but the expiry. */
+  int64_t until = t2 + (2000 - 22) * MS;
+  CHECK_INT(hrl_proto_renew_due(e.lk), until);
+  hrl_lock *twin = NULL;
+  CHECK_INT(hrl_proto_renew_begin(e.lk, until - MS, &twin), HRL_RENEW_WAIT);
+  CHECK_INT(hrl_proto_renew_begin(e.lk, until, &twin), HRL_RENEW_LOST);
+  char reason[HRL_DETAIL_MAX];
+  CHECK_STATUS(hrl_lock_lost(e.lk, reason, sizeof reason), HRL_ELOST);
+  CHECK_STR(reason, "max_hold reached");
+  free_env(e);
+
+  /* A max_hold shorter than the TTL never shortens the hold. */
+  e = make_env(3000, 2000);
+  CHECK_INT(hrl_proto_renew_begin(e.lk, e.t + 1000 * MS, &twin),
+            HRL_RENEW_WAIT);
+  CHECK_INT(hrl_proto_renew_due(e.lk), e.t + (3000 - 32) * MS);
+  free_env(e);
+}
+
+static void test_plain_lock_has_no_lease(void) {
+  hrl_client *c = NULL;
+  hrl_lock *lk = NULL;
+  CHECK_STATUS(hrl_client_new(three, 3, NULL, &c, NULL, 0), HRL_OK);
+  CHECK_STATUS(hrl_lock_new(c, "res", 3, 3000, &lk, NULL, 0), HRL_OK);
+  hrl_lock *twin = NULL;
+  CHECK_INT(hrl_proto_renew_due(lk), INT64_MAX);
+  CHECK_INT(hrl_proto_renew_begin(lk, hrl_now_us(), &twin), HRL_RENEW_NONE);
+  CHECK_STATUS(hrl_lock_lost(lk, NULL, 0), HRL_OK);
+  CHECK_STATUS(hrl_lock_on_lost(lk, NULL, NULL), HRL_EINVAL);
+  CHECK_CONTAINS(hrl_lock_error(lk), "auto_renew");
+  hrl_lock_free(lk);
+  hrl_client_free(c);
+}
+
+int main(void) {
+  RUN(test_due_every_third_and_renewed);
+  RUN(test_failed_renewal_retries_then_expires);
+  RUN(test_not_owned_is_lost);
+  RUN(test_renewal_confirmed_too_late_is_lost);
+  RUN(test_hold_changed_meanwhile_is_discarded);
+  RUN(test_max_hold_caps_renewal);
+  RUN(test_plain_lock_has_no_lease);
+  return finish_tests("test_lease_proto");
+}

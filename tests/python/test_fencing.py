@@ -1,0 +1,271 @@
+"""Fenced locks from Python (docs/PYTHON-API.md, "Fencing"): the option,
+``Lock.fence`` and ``Lock.fence_key``, the drifted-counter scenario of
+issue 15 with its negative control, fences strictly increasing over
+thousands of grants by several clients while masters are stopped, resumed
+and restarted, and :func:`hiredlock.fenced_write` refusing a paused
+holder's write."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+
+import pytest
+from pytest_redis import TOLERANT
+from redis_fixture import Servers
+
+import hiredlock
+
+
+def test_fences_increase_and_the_counter_never_expires(servers, client, name):
+    lk = client.lock(name, fenced=True)
+    assert lk.fence is None
+    key = name.encode()
+    assert lk.fence_key == key + b"{" + key + b"}:fence"
+    for want in (1, 2, 3):
+        with lk:
+            assert lk.fence == want
+            assert servers.values(lk.fence_key) == [str(want).encode()] * servers.n
+        assert lk.fence is None
+    for i in range(1, servers.n + 1):
+        assert servers.redis(i).pttl(lk.fence_key) == -1
+    assert servers.count(name) == 0
+
+
+def test_plain_locks_have_no_fence_and_leave_no_counter(servers, client, name):
+    lk = client.lock(name)
+    assert lk.fence_key is None
+    with lk:
+        assert lk.fence is None
+    assert servers.all_keys(name + "*") == {i: {} for i in range(1, servers.n + 1)}
+
+
+def test_a_client_default_that_a_lock_can_turn_off(servers1, name):
+    client = hiredlock.Client(servers1.urls, fenced=True, **TOLERANT)
+    assert client.lock(name).fence_key is not None
+    assert client.lock(name, fenced=None).fence_key is not None
+    assert client.lock(name, fenced=False).fence_key is None
+    assert hiredlock.OPTIONS["fenced"] is False
+    with client.lock(name) as lk:
+        assert lk.fence == 1
+    plain = hiredlock.Client(servers1.urls, **TOLERANT)
+    with plain.lock(name, fenced=True) as lk:
+        assert lk.fence == 2
+    called = []
+
+    @client.synchronized(name, fenced=False)
+    def work() -> None:
+        called.append(True)
+
+    work()
+    assert called == [True]
+    assert servers1.get(1, lk.fence_key) == b"2"
+
+
+def test_the_option_takes_a_bool(servers1, name):
+    with pytest.raises(TypeError, match=r"^fenced must be a bool, not int$"):
+        hiredlock.Client(servers1.urls, fenced=1)
+    client = hiredlock.Client(servers1.urls)
+    with pytest.raises(TypeError, match=r"^fenced must be a bool, not str$"):
+        client.lock(name, fenced="yes")
+
+
+def test_the_fence_outlives_the_validity_until_release(servers1, name):
+    """A holder paused past its TTL still has its fence to send: the store
+    is what refuses it. The hold ends with the release."""
+    client = hiredlock.Client(servers1.urls, **TOLERANT)
+    lk = client.lock(name, ttl=0.05, fenced=True)
+    assert lk.acquire()
+    fence = lk.fence
+    time.sleep(0.1)
+    assert not lk.locked()
+    assert lk.fence == fence
+    with pytest.raises(hiredlock.NotOwned):
+        lk.release()
+    assert lk.fence is None
+
+
+def test_exact_to_two_to_the_63_minus_one(servers1, name):
+    client = hiredlock.Client(servers1.urls, **TOLERANT)
+    lk = client.lock(name, fenced=True)
+    servers1.redis(1).set(lk.fence_key, 2**63 - 2)
+    with lk:
+        assert lk.fence == 2**63 - 1
+    with pytest.raises(hiredlock.LockError, match=r"^server error: .*overflow"):
+        lk.acquire(blocking=False)
+    assert servers1.count(name) == 0
+
+
+def test_drifted_counters_do_not_break_monotonicity(fresh5, name):
+    """Issue 15's scenario: with masters 2-5 down, our attempts reach master
+    1 alone and its counter runs ahead; then a grant on all five, and one
+    whose quorum misses master 1. The naive maximum of INCRs on the same
+    counters goes back (negative control)."""
+    client = hiredlock.Client(fresh5.urls, **TOLERANT)
+    lk = client.lock(name, fenced=True)
+    for i in range(2, 6):
+        fresh5.kill(i)
+    for _ in range(10):
+        with pytest.raises(hiredlock.ConnectionError):
+            lk.acquire(blocking=False)
+    for i in range(2, 6):
+        fresh5.restart(i)
+    assert fresh5.values(lk.fence_key) == [b"10", None, None, None, None]
+    with lk:
+        first = lk.fence
+    assert fresh5.values(lk.fence_key) == [b"11"] * 5  # the fence round
+    fresh5.pause(1)
+    try:
+        with lk:
+            second = lk.fence
+    finally:
+        fresh5.resume(1)
+    assert (first, second) == (11, 12)
+
+    # The naive scheme on the same drift: SET NX and INCR everywhere, the
+    # greatest counter where the SET took is the fence, nothing written back.
+    def naive(masters: list[int]) -> int:
+        fence = 0
+        for i in masters:
+            r = fresh5.redis(i)
+            took = r.set(name, "naive", nx=True, px=10000)
+            counter = r.incr(lk.fence_key)
+            if took:
+                fence = max(fence, counter)
+                r.delete(name)
+        return fence
+
+    fresh5.redis(1).set(lk.fence_key, 10)
+    for i in range(2, 6):
+        fresh5.redis(i).delete(lk.fence_key)
+    assert naive([1, 2, 3, 4, 5]) == 11
+    assert naive([2, 3, 4, 5]) == 2  # went back: not a fence
+
+
+@pytest.mark.parametrize("n", [1, 5])
+def test_fences_increase_under_faults(n):
+    """Three clients, 2100 grants, masters stopped, resumed and restarted
+    from their AOF meanwhile: every fence is greater than that of every
+    grant whose acquire returned before its own began, and none repeats."""
+    masters = Servers(n, "--aof")
+    grants: list[tuple[int, int, int]] = []
+    done = threading.Event()
+    failures: list[BaseException] = []
+
+    def work() -> None:
+        client = hiredlock.Client(
+            masters.urls,
+            timeout=0.1,
+            connect_timeout=0.5,
+            retry_delay=0.005,
+            retry_jitter=0.005,
+            fenced=True,
+        )
+        lk = client.lock("pf:faults", ttl=1)
+        mine = 0
+        try:
+            while mine < 700:
+                t0 = time.monotonic_ns()
+                try:
+                    ok = lk.acquire(timeout=1)
+                except hiredlock.LockError:
+                    time.sleep(0.005)  # no quorum while a master restarts
+                    continue
+                t1 = time.monotonic_ns()
+                if not ok:
+                    continue
+                grants.append((t0, t1, lk.fence))
+                mine += 1
+                try:
+                    lk.release()
+                except hiredlock.NotOwned:
+                    pass
+                except hiredlock.LockError:
+                    time.sleep(0.02)  # cut short by a restart: finish it
+                    with contextlib.suppress(hiredlock.LockError):
+                        lk.release()
+        except BaseException as e:
+            failures.append(e)  # reported by the test
+
+    def faults() -> None:
+        while not done.is_set():
+            for i in range(1, n + 1):
+                for verb in ("pause", "resume", "restart"):
+                    if done.wait(0.05):
+                        return
+                    getattr(masters, verb)(i)
+
+    workers = [threading.Thread(target=work) for _ in range(3)]
+    injector = threading.Thread(target=faults)
+    try:
+        injector.start()
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join(300)
+    finally:
+        done.set()
+        injector.join(60)
+        masters.stop()
+    assert not failures
+    assert len(grants) == 2100
+    fences = [g[2] for g in grants]
+    assert len(set(fences)) == len(fences)
+    ended = sorted(grants, key=lambda g: g[1])
+    top, e, bad = 0, 0, 0
+    for t0, _, fence in sorted(grants):
+        while e < len(ended) and ended[e][1] < t0:
+            top = max(top, ended[e][2])
+            e += 1
+        bad += fence <= top
+    assert bad == 0
+
+
+def test_fenced_write_refuses_an_older_fence(servers1, name):
+    store = servers1.redis(1)
+    key, fence_key = f"{name}:doc", f"{name}:doc:fence"
+    assert hiredlock.fenced_write(store, fence_key, 5, "SET", key, "five") == b"OK"
+    assert hiredlock.fenced_write(store, fence_key, 5, "APPEND", key, "!") == 5
+    with pytest.raises(hiredlock.StaleFence) as stale:
+        hiredlock.fenced_write(store, fence_key, 4, "SET", key, "four")
+    assert str(stale.value) == "STALEFENCE fence 4 is older than 5"
+    assert isinstance(stale.value, hiredlock.LockError)
+    assert store.get(key) == b"five!"
+    top = 2**63 - 1
+    assert hiredlock.fenced_write(store, fence_key, top, "GET", key, keys=[key])
+    assert store.get(fence_key) == str(top).encode()
+    with pytest.raises(ValueError, match=r"^invalid argument: fence must be from"):
+        hiredlock.fenced_write(store, fence_key, 0, "GET", key)
+    with pytest.raises(ValueError, match=r"got 9223372036854775808$"):
+        hiredlock.fenced_write(store, fence_key, 2**63, "GET", key)
+    with pytest.raises(TypeError, match=r"^fence must be an int"):
+        hiredlock.fenced_write(store, fence_key, "5", "GET", key)
+    with pytest.raises(TypeError, match=r"^fence must be an int"):
+        hiredlock.fenced_write(store, fence_key, True, "GET", key)
+    with pytest.raises(TypeError, match=r"needs a command"):
+        hiredlock.fenced_write(store, fence_key, 5)
+    assert hiredlock.FENCED_WRITE_SCRIPT == hiredlock._core.FENCED_WRITE_SCRIPT
+
+
+def test_a_paused_holders_write_is_refused(fresh5, name):
+    """The safety caveat end to end: A's lock expires while A is paused, B
+    takes it with a greater fence and writes; A wakes up and writes with
+    its own fence, and the store refuses it."""
+    store = Servers(1)
+    try:
+        data = store.redis(1)
+        client = hiredlock.Client(fresh5.urls, **TOLERANT)
+        a = client.lock(name, ttl=0.2, fenced=True)
+        b = client.lock(name, ttl=5, fenced=True)
+        assert a.acquire()
+        time.sleep(0.3)  # A is "paused" past its TTL
+        assert b.acquire(blocking=False)
+        assert b.fence > a.fence
+        hiredlock.fenced_write(data, "doc:fence", b.fence, "SET", "doc", "B")
+        with pytest.raises(hiredlock.StaleFence):
+            hiredlock.fenced_write(data, "doc:fence", a.fence, "SET", "doc", "A")
+        assert data.get("doc") == b"B"
+        b.release()
+    finally:
+        store.stop()

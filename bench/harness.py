@@ -19,8 +19,14 @@ Phases:
               so each slice has a floor measured seconds away.
   paused      one of 5 masters stopped (SIGSTOP): acquire latency of the
               N = 5 clients.
-  contention  8 processes (Python and Lua) on one name: holds per second and
-              hand-off latency, with the default and a short retry delay.
+  contention  W = 4 and 8 processes on one name, N = 1 and 5, each looping
+              acquire / hold 2 ms / release / think 2 ms: hiredlock from
+              Python, Lua and both, redis-py, python-redis-lock, pottery.
+  stampede    200 concurrent requests for one key in nginx, whose holder
+              works 100 ms: hiredlock next to lua-resty-lock (--resty-lock).
+  delay       5 masters behind toxiproxy adding 0.5 and 1 ms each way: the
+              N = 1, 3, 5 cycle of hiredlock (C, Python, Lua), node-redlock
+              and pottery.
   memory      RSS of a process holding 10,000 locks; RSS over 1M cycles.
   profile     instructions and system calls per cycle (callgrind, strace).
   leases      1,000 auto-renewed held locks: renewals and commands per
@@ -48,6 +54,7 @@ from pathlib import Path
 from hrlbench import C_WORKER, FIXTURE_NODES, LAUNCHER, NODE_DIR, REF, REPO, log
 from hrlbench.cases import build_cases
 from hrlbench.contention import contention_phase
+from hrlbench.delay import delay_phase
 from hrlbench.leases import leases_phase
 from hrlbench.machine import (
     cpu_times,
@@ -63,12 +70,13 @@ from hrlbench.paused import paused_phase
 from hrlbench.pool import AB_WORKER, Workers
 from hrlbench.profile import profile_phase
 from hrlbench.redis_benchmark import RedisBenchmark
+from hrlbench.stampede import stampede_phase
 
 sys.path.insert(0, str(REPO / "tests" / "fixtures"))
 
 from treestate import refuse_dirty, tree_state  # the path above
 
-PHASES = "main,paused,contention,memory,profile,leases"
+PHASES = "main,paused,contention,stampede,delay,memory,profile,leases"
 
 
 def parse_args() -> argparse.Namespace:
@@ -104,6 +112,11 @@ def parse_args() -> argparse.Namespace:
     )
     p.add_argument("--seed", type=int, default=7)
     p.add_argument(
+        "--resty-lock",
+        help="directory holding lua-resty-lock's resty/lock.lua, for the "
+        "stampede phase (default: $HRL_RESTY_LOCK; without, hiredlock alone)",
+    )
+    p.add_argument(
         "--json",
         help="results file (default bench/results/<date>.json; --quick: build/bench/)",
     )
@@ -132,9 +145,12 @@ def parse_args() -> argparse.Namespace:
     a.seconds = a.seconds or (0.1 if quick else 0.25)
     a.paused_reps = 1 if quick else 3
     a.paused_seconds = 0.6 if quick else 4.0
-    a.contention_seconds = 2.0 if quick else 10.0
-    a.contention_n = [5] if quick else [1, 5]
-    a.short_retry_ms = 2.0
+    a.contention_seconds = 1.5 if quick else 10.0
+    a.contention_n = [1] if quick else [1, 5]
+    a.contention_w = [4, 8]
+    a.stampede_reps = 1 if quick else 5
+    a.delay_reps = 1 if quick else 3
+    a.delay_seconds = 0.3 if quick else 1.0
     a.hold = 10000
     a.drift_cycles = 20000 if quick else 1000000
     a.profile_cycles = 300 if quick else 2000
@@ -276,7 +292,9 @@ def main() -> None:
             "paused_reps": args.paused_reps,
             "paused_seconds": args.paused_seconds,
             "contention_seconds": args.contention_seconds,
-            "short_retry_ms": args.short_retry_ms,
+            "stampede_reps": args.stampede_reps,
+            "delay_reps": args.delay_reps,
+            "delay_seconds": args.delay_seconds,
             "hold": args.hold,
             "drift_cycles": args.drift_cycles,
             "ttl_s": 30,
@@ -317,6 +335,16 @@ def main() -> None:
             fixture("stop", cluster["HRL_FIXTURE_DIR"])
     if "contention" in phases:
         timed("contention", contention_phase, args, urls, defaults)
+    if "stampede" in phases:
+        timed("stampede", stampede_phase, args, urls)
+    if "delay" in phases:
+        timed(
+            "delay",
+            delay_phase,
+            args,
+            urls,
+            lambda worker: any(c["worker"] == worker for c in all_cases.values()),
+        )
     if "memory" in phases:
         timed("memory", memory_phase, args, urls)
     if "profile" in phases:

@@ -39,7 +39,8 @@ retry() {
   return 1
 }
 
-# The Python package from this checkout, plus the Python peers and
+# The Python package from this checkout, plus the Python peers (redis-py
+# with its hiredis parser, as users who care about speed run it) and
 # matplotlib (for the plot), each installed only when missing.
 mkdir -p build/bench
 # scripts/pip-install.sh installs into build/python: the harness and every
@@ -48,7 +49,7 @@ mkdir -p build/bench
 export PYTHONPATH=$PWD/build/python${PYTHONPATH:+:$PYTHONPATH}
 pystamp=build/bench/.python-installed
 if ! fresh "$pystamp" core bindings/python python setup.py pyproject.toml ||
-  ! python3 -c "import hiredlock, redis, pottery, redis_lock, matplotlib" \
+  ! python3 -c "import hiredlock, redis, hiredis, pottery, redis_lock, matplotlib" \
     2>/dev/null; then
   retry scripts/pip-install.sh redis=redis hiredis=hiredis pottery=pottery \
     redis_lock=python-redis-lock matplotlib=matplotlib uvloop=uvloop
@@ -93,6 +94,19 @@ elif ! cmp -s tests/workers/node/package-lock.json "$node/package-lock.json" ||
   mkdir -p "$node"
   cp tests/workers/node/package.json tests/workers/node/package-lock.json "$node/"
   (cd "$node" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+
+# toxiproxy (the delay phase's proxy) from the Go module proxy, into
+# build/bench/toxiproxy; without Go, no delay phase.
+toxi=build/bench/toxiproxy
+if [ ! -x "$toxi/server" ]; then
+  if command -v go >/dev/null; then
+    GOBIN=$PWD/$toxi GOPATH=$PWD/build/bench/go \
+      GOCACHE=$PWD/build/bench/go/cache GOFLAGS=-modcacherw \
+      go install github.com/Shopify/toxiproxy/v2/cmd/server@v2.5.0
+  else
+    echo "bench: no Go toolchain: the delay phase is left out" >&2
+  fi
 fi
 
 exec python3 bench/harness.py "$@"

@@ -1,13 +1,14 @@
 /* libFuzzer: the Redlock state machine fed hostile replies. The input
  * drives everything: the number of masters, the TTL, the clock, which
- * masters fail, and the RESP bytes each master "sends" (parsed with the
- * core's reader, so framing and meaning are both under attack), fenced
- * locks (their fence round) and plain ones. Invariants: the machine always
- * ends, a held lock always has validity left and a 32-hex token, a fenced
- * one a fence and a plain one none, and per-master counts add up to N.
- * Half the inputs make the lock a managed lease and mix renewals (on its
- * twin) in: a lost lease is never held, and a renewal's outcome is one of
- * those documented. */
+ * masters fail, the RESP bytes each master "sends" (parsed with the core's
+ * reader, so framing and meaning are both under attack), fenced locks
+ * (their fence round) and plain ones, and, while an acquire waits, which
+ * masters hand it the lock, wakes and cancels. Invariants: the machine
+ * always ends, a held lock always has validity left and a 32-hex token, a
+ * fenced one a fence and a plain one none, per-master counts add up to N,
+ * and a wait is never longer than the caller's. Half the inputs make the
+ * lock a managed lease and mix renewals (on its twin) in: a lost lease is
+ * never held, and a renewal's outcome is one of those documented. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -67,7 +68,8 @@ static void answer(hrl_lock *lk, size_t i, input *in, hrl_parser *p) {
 
 /* Runs the operation begun on lk to its end; `size` bounds its rounds. */
 static void run(hrl_lock *lk, size_t n, input *in, hrl_parser **parsers,
-                int64_t *now, size_t size, bool acquire, bool fenced) {
+                int64_t *now, size_t size, bool acquire, bool fenced,
+                uint32_t wait_ms) {
   for (int steps = 0;; steps++) {
     if ((size_t)steps > 4 + 2 * size) {
       __builtin_trap(); /* every round eats input: it must end */
@@ -91,8 +93,21 @@ static void run(hrl_lock *lk, size_t n, input *in, hrl_parser **parsers,
       }
       return;
     }
-    if (step == HRL_STEP_SLEEP) {
-      *now += (int64_t)s.sleep_ms * 1000 + 1;
+    if (step == HRL_STEP_WAIT) {
+      if (hrl_proto_waiter(lk) == NULL || s.wait_ms > wait_ms + 1) {
+        __builtin_trap(); /* a waiter, never waiting past its wait */
+      }
+      uint8_t what = take(in);
+      if (what & 1) {
+        hrl_proto_notified(lk, what % n);
+      }
+      if (what & 2) {
+        hrl_proto_wake(lk);
+      }
+      if (what & 4) {
+        hrl_proto_cancel(lk);
+      }
+      *now += (what & 8) ? (int64_t)s.wait_ms * 1000 + 1 : take(in) * 100;
       continue;
     }
     for (size_t i = 0; i < n; i++) {
@@ -111,7 +126,7 @@ static void renew(hrl_lock *lk, size_t n, input *in, hrl_parser **parsers,
     __builtin_trap(); /* a twin for a round, and only then */
   }
   if (what == HRL_RENEW_ROUND) {
-    run(twin, n, in, parsers, now, size, false, false);
+    run(twin, n, in, parsers, now, size, false, false, 0);
     hrl_status st = hrl_proto_renew_end(lk, *now);
     if (st == HRL_EINVAL || st == HRL_EHELD || st == HRL_ENOTOWNED) {
       __builtin_trap(); /* not an outcome renew_end gives */
@@ -158,10 +173,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       continue;
     }
     hrl_op_kind kind = (hrl_op_kind)which;
-    if (hrl_proto_begin(lk, kind, take(&in) * 10, now) != HRL_OK) {
+    uint32_t wait_ms = take(&in) * 10u;
+    if (hrl_proto_begin(lk, kind, wait_ms, now) != HRL_OK) {
       continue;
     }
-    run(lk, n, &in, parsers, &now, size, kind == HRL_OP_ACQUIRE, o.lock.fenced);
+    run(lk, n, &in, parsers, &now, size, kind == HRL_OP_ACQUIRE, o.lock.fenced,
+        wait_ms);
   }
   for (size_t i = 0; i < n; i++) {
     hrl_parser_free(parsers[i]);

@@ -19,7 +19,7 @@ out=$(CC=$cc cmake -S . -B build/fuzz -DHRL_FUZZ=ON -DHRL_TESTS=OFF \
 }
 failed=0
 results=()
-for target in parser url protocol handshake; do
+for target in parser url protocol handshake subscriber; do
   mkdir -p "build/fuzz/corpus/$target" "build/fuzz/artifacts/$target"
   log=build/fuzz/$target.log
   if "build/fuzz/fuzz/fuzz_$target" -runs="$runs" -timeout=10 \

@@ -149,6 +149,7 @@ def versions() -> dict:
         "lua5.4": " ".join(cmd_out(["lua5.4", "-v"]).split()[:2]),
         "node": cmd_out(["node", "--version"]),
         "redis-py": pyver("redis"),
+        "hiredis-py": pyver("hiredis"),
         "pottery": pyver("pottery"),
         "python-redis-lock": pyver("python-redis-lock"),
         "node-redlock": npmver("redlock"),

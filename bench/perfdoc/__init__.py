@@ -6,12 +6,13 @@ fmt         number and table formatting
 plot        performance.png
 context     title, the run, the method
 main_phase  targets, the tables per N, peers, A/B (explain: their reading)
-phases      profile, paused, contention, memory, leases
+phases      profile, paused, memory, leases
+waiting     contention, the nginx stampede, the delay proxy
 """
 
 from __future__ import annotations
 
-from . import context, main_phase, phases
+from . import context, main_phase, phases, waiting
 from .plot import plot
 
 __all__ = ["plot", "render"]
@@ -28,7 +29,9 @@ def render(d: dict, png_name: str) -> str:
         main_phase.ab,
         phases.profile,
         phases.paused,
-        phases.contention,
+        waiting.contention,
+        waiting.stampede,
+        waiting.delay,
         phases.memory,
         phases.leases,
     ):

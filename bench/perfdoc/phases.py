@@ -1,5 +1,6 @@
 """The other phases in PERFORMANCE.md: profile (instructions and system
-calls per cycle), one master paused, contention, memory, leases."""
+calls per cycle), one master paused, memory, leases (contention and the
+waiting phases: waiting.py)."""
 
 from __future__ import annotations
 
@@ -107,84 +108,6 @@ def paused(d) -> list[str]:
                 ],
                 rows,
                 left=3,
-            )
-        )
-        w("")
-    return lines
-
-
-def contention(d) -> list[str]:
-    """Eight processes on one name."""
-    lines: list[str] = []
-    w = lines.append
-    cont = d.get("contention")
-    if cont:
-        w("## Contention: 8 processes, one name")
-        w("")
-        c0 = cont[0]
-        w(
-            f"{len(c0['processes'])} processes ({', '.join(c0['processes'])}), "
-            f"all hiredlock, on one name for {c0['duration_s']:g} s per run: "
-            f"acquire (blocking), release at once, acquire again. Hand-off: "
-            f"from the moment a holder calls release to the moment the next "
-            f"holder's acquire returns (CLOCK_MONOTONIC, shared by all "
-            f"processes), over all consecutive holds, and over those where the "
-            f"next holder is another process. Wait: from an acquire call to "
-            f"its return. Overlaps counts holds that began before the previous "
-            f"one was released, as the clients saw it: mutual exclusion, it "
-            f"must be 0."
-        )
-        w("")
-        w(
-            "Waiters poll: one that finds the lock taken sleeps the retry "
-            "delay (± jitter) before it tries again, while the holder that "
-            "just released is awake and takes the lock again at once. So the "
-            "lock rarely changes hands with the default delay, and waiters "
-            "wait up to several retry delays; a short delay hands it over "
-            "more often, at the cost of waiters' round trips competing for "
-            "the one CPU. Waking waiters on release is later work."
-        )
-        w("")
-        rows = []
-        for r in cont:
-            other = r["handoff_other_ms"]
-            rows.append(
-                [
-                    str(r["n"]),
-                    f"{r['retry']} ({r['retry_delay_ms']:g} ± "
-                    f"{r['retry_jitter_ms']:g} ms)",
-                    f"{r['holds_per_s']:,.0f}",
-                    f"{r['handoff_ms']['p50']:.2f}",
-                    f"{r['handoff_ms']['p99']:.2f}",
-                    f"{r['other_share'] * 100:.1f} %",
-                    f"{other['p50']:.2f}" if other["n"] else DASH,
-                    f"{other['p99']:.2f}" if other["n"] else DASH,
-                    f"{r['wait_ms']['p50']:.2f}" if "wait_ms" in r else DASH,
-                    f"{r['wait_ms']['p99']:.1f}" if "wait_ms" in r else DASH,
-                    f"{r['wait_ms']['max']:,.0f}" if "wait_ms" in r else DASH,
-                    f"{min(r['holds_per_process']):,}{DASH}{max(r['holds_per_process']):,}",
-                    str(r["overlaps"]),
-                ]
-            )
-        w(
-            md_table(
-                [
-                    "N",
-                    "retry delay",
-                    "holds/s",
-                    "hand-off p50 ms",
-                    "hand-off p99 ms",
-                    "to another process",
-                    "hand-off to another p50 ms",
-                    "to another p99 ms",
-                    "wait p50 ms",
-                    "wait p99 ms",
-                    "wait max ms",
-                    "holds per process",
-                    "overlaps",
-                ],
-                rows,
-                left=2,
             )
         )
         w("")

@@ -14,6 +14,7 @@
 #define HRLUA_CLIENT_MT "hiredlock.core.client"
 #define HRLUA_LOCK_MT "hiredlock.core.lock"
 #define HRLUA_PARSER_MT "hiredlock.core.parser"
+#define HRLUA_SUBSCRIBER_MT "hiredlock.core.subscriber"
 
 /* How long client:acquire() keeps trying by default: Lua's convention
  * (lua-resty-lock's), where Python's acquire() waits until acquired. The
@@ -147,6 +148,7 @@ void hrlua_open_client(lua_State *L);
 void hrlua_open_lock(lua_State *L);
 void hrlua_open_proto(lua_State *L);
 void hrlua_open_parser(lua_State *L);
+void hrlua_open_subscriber(lua_State *L);
 
 /* Registers the methods of l into the method table (__index) of the
  * metatable tname. */

@@ -10,12 +10,17 @@
  *   lock:client()                  -> the client handle
  *   lock:begin("acquire", timeout) | lock:begin("release")
  *     | lock:begin("extend", [ttl]) -> true | nil, err
- *   lock:step()                    -> "round", timeout_ms | "sleep", ms
+ *   lock:step()                    -> "round", timeout_ms | "wait", ms
  *                                     | "done", true | "done", nil, err
+ *   lock:waiter()                  -> the token hand-offs to this waiting
+ *                                     acquire carry | nil
+ *   lock:notified(i)               master i handed the lock to it
+ *   lock:wake()                    try again now (a subscription came up)
  *   lock:command(i)                -> bytes to send to master i, and how
  *                                     many replies they produce (2 after
  *                                     a cluster's ASK: ASKING first; 2 for
- *                                     a fenced acquire's SET and INCR)
+ *                                     a fenced acquire's or try's SET/try
+ *                                     and INCR)
  *   lock:reply(i, kind, value)     -> "ok" | "refused" | ... | "resend"
  *                                     | "redirect" (a cluster: send the
  *                                     command to lock:target(i)) |
@@ -80,9 +85,9 @@ static int lock_step(lua_State *L) {
     lua_pushliteral(L, "round");
     lua_pushinteger(L, (lua_Integer)info.timeout_ms);
     return 2;
-  case HRL_STEP_SLEEP:
-    lua_pushliteral(L, "sleep");
-    lua_pushinteger(L, (lua_Integer)info.sleep_ms);
+  case HRL_STEP_WAIT:
+    lua_pushliteral(L, "wait");
+    lua_pushinteger(L, (lua_Integer)info.wait_ms);
     return 2;
   case HRL_STEP_DONE:
   default:
@@ -165,6 +170,27 @@ static int lock_missed(lua_State *L) {
     lua_pushlstring(L, late, len);
   }
   return 1;
+}
+
+static int lock_waiter(lua_State *L) {
+  const char *token = hrl_proto_waiter(hrlua_check_lock_io(L, 1)->lock);
+  if (token == NULL) {
+    lua_pushnil(L);
+  } else {
+    lua_pushlstring(L, token, HRL_TOKEN_LEN);
+  }
+  return 1;
+}
+
+static int lock_notified(lua_State *L) {
+  hrlua_lock *lk = hrlua_check_lock_io(L, 1);
+  hrl_proto_notified(lk->lock, check_master(L, 2, lk->owner->client));
+  return 0;
+}
+
+static int lock_wake(lua_State *L) {
+  hrl_proto_wake(hrlua_check_lock_io(L, 1)->lock);
+  return 0;
 }
 
 static int lock_renew_due(lua_State *L) {
@@ -250,6 +276,19 @@ static int lock_client(lua_State *L) {
   hrlua_check_lock(L, 1);
   hrlua_getuservalue(L, 1); /* the anchor: {client} */
   lua_rawgeti(L, -1, 1);
+  return 1;
+}
+
+/* client:channel() -> the channel this process's waiters hear their
+ * hand-offs on. */
+static int client_channel(lua_State *L) {
+  hrlua_client *c = hrlua_check_client(L, 1);
+  size_t len;
+  const char *channel = hrl_client_channel(c->client, &len);
+  if (channel == NULL) {
+    return luaL_error(L, "%s", hrl_strerror(HRL_ESYSTEM));
+  }
+  lua_pushlstring(L, channel, len);
   return 1;
 }
 
@@ -352,14 +391,23 @@ static int core_now(lua_State *L) {
 }
 
 void hrlua_open_proto(lua_State *L) {
-  static const luaL_Reg lock_methods[] = {
-      {"begin", lock_begin},         {"step", lock_step},
-      {"command", lock_command},     {"reply", lock_reply},
-      {"fail", lock_fail},           {"missed", lock_missed},
-      {"client", lock_client},       {"target", lock_target},
-      {"renew_due", lock_renew_due}, {"renew_begin", lock_renew_begin},
-      {"renew_end", lock_renew_end}, {NULL, NULL}};
+  static const luaL_Reg lock_methods[] = {{"begin", lock_begin},
+                                          {"step", lock_step},
+                                          {"command", lock_command},
+                                          {"reply", lock_reply},
+                                          {"fail", lock_fail},
+                                          {"missed", lock_missed},
+                                          {"client", lock_client},
+                                          {"target", lock_target},
+                                          {"renew_due", lock_renew_due},
+                                          {"renew_begin", lock_renew_begin},
+                                          {"renew_end", lock_renew_end},
+                                          {"waiter", lock_waiter},
+                                          {"notified", lock_notified},
+                                          {"wake", lock_wake},
+                                          {NULL, NULL}};
   static const luaL_Reg client_methods[] = {
+      {"channel", client_channel},
       {"handshake", client_handshake},
       {"handshake_reply", client_handshake_reply},
       {"master_info", client_master_info},

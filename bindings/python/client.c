@@ -287,6 +287,19 @@ static PyObject *client_master_info(PyObject *op, PyObject *arg) {
   return Py_BuildValue("(zizN)", info.host, info.port, info.path, tls);
 }
 
+/* _channel -> bytes: the channel this process's waiters hear their
+ * hand-offs on. */
+static PyObject *get_channel(PyObject *op, void *closure) {
+  (void)closure;
+  size_t len;
+  const char *channel = hrl_client_channel(((hrlpy_client *)op)->client, &len);
+  if (channel == NULL) {
+    return hrlpy_raise_status(((hrlpy_client *)op)->state, HRL_ESYSTEM,
+                              "the OS random generator failed");
+  }
+  return PyBytes_FromStringAndSize(channel, (Py_ssize_t)len);
+}
+
 static PyMethodDef client_methods[] = {
     {"_master_info", client_master_info, METH_O, NULL},
     {NULL, NULL, 0, NULL},
@@ -297,6 +310,7 @@ static PyGetSetDef client_getset[] = {
      "The masters, as 'host:port' or socket path (no credentials).", NULL},
     {"quorum", get_quorum, NULL, "Masters needed for a decision: N/2 + 1.",
      NULL},
+    {"_channel", get_channel, NULL, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

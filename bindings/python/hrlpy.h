@@ -49,6 +49,7 @@ typedef struct hrlpy_state {
   PyTypeObject *client_type;
   PyTypeObject *lock_type;
   PyTypeObject *stream_type;
+  PyTypeObject *subscriber_type;
   PyObject *lock_error;       /* hiredlock.LockError(Exception) */
   PyObject *not_acquired;     /* NotAcquired(LockError, TimeoutError) */
   PyObject *not_owned;        /* NotOwned(LockError) */
@@ -207,6 +208,9 @@ PyObject *hrlpy_fail(PyObject *op, PyObject *const *args, Py_ssize_t nargs);
 PyObject *hrlpy_missed(PyObject *op, PyObject *const *args, Py_ssize_t nargs);
 PyObject *hrlpy_skippable(PyObject *op, PyObject *arg);
 PyObject *hrlpy_cancel(PyObject *op, PyObject *unused);
+PyObject *hrlpy_waiter(PyObject *op, PyObject *unused);
+PyObject *hrlpy_notified(PyObject *op, PyObject *arg);
+PyObject *hrlpy_wake(PyObject *op, PyObject *unused);
 PyObject *hrlpy_renew_in(PyObject *op, PyObject *unused);
 PyObject *hrlpy_renew_begin(PyObject *op, PyObject *unused);
 PyObject *hrlpy_renew_end(PyObject *op, PyObject *unused);
@@ -224,6 +228,11 @@ void hrlpy_lost_forget(hrlpy_lock *self);
 int hrlpy_lost_start(hrlpy_state *st, PyObject *module);
 /* _dispatch_lost(): the dispatcher thread's body. */
 PyObject *hrlpy_dispatch_lost(PyObject *module, PyObject *unused);
+
+/* subscriber.c: the Subscriber type (a subscriber connection's stream) and
+ * the module's NOTICE_* constants. */
+extern PyType_Spec hrlpy_subscriber_spec;
+int hrlpy_subscriber_constants(PyObject *module);
 
 /* fork.c: the lists of live handles and the after-fork reset. */
 void hrlpy_link_init(hrlpy_link *head);

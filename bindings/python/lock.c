@@ -221,7 +221,7 @@ static void lock_dealloc(PyObject *op) {
   Py_DECREF(type);
 }
 
-/* The core's cancel callback: between acquire attempts (at least every
+/* The core's cancel callback: while an acquire waits (at least every
  * 50 ms), take the GIL for a moment and run the signal handlers. */
 static bool cancel_on_signal(void *unused) {
   (void)unused;
@@ -504,6 +504,9 @@ static PyMethodDef lock_methods[] = {
     {"_missed", (PyCFunction)(void (*)(void))hrlpy_missed, METH_FASTCALL, NULL},
     {"_skippable", hrlpy_skippable, METH_O, NULL},
     {"_cancel", hrlpy_cancel, METH_NOARGS, NULL},
+    {"_waiter", hrlpy_waiter, METH_NOARGS, NULL},
+    {"_notified", hrlpy_notified, METH_O, NULL},
+    {"_wake", hrlpy_wake, METH_NOARGS, NULL},
     {"_renew_in", hrlpy_renew_in, METH_NOARGS, NULL},
     {"_renew_begin", hrlpy_renew_begin, METH_NOARGS, NULL},
     {"_renew_end", hrlpy_renew_end, METH_NOARGS, NULL},

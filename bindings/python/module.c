@@ -103,6 +103,13 @@ static int core_exec(PyObject *module) {
       hrlpy_proto_constants(module) < 0) {
     return -1;
   }
+  st->subscriber_type = (PyTypeObject *)PyType_FromModuleAndSpec(
+      module, &hrlpy_subscriber_spec, NULL);
+  if (st->subscriber_type == NULL ||
+      PyModule_AddType(module, st->subscriber_type) < 0 ||
+      hrlpy_subscriber_constants(module) < 0) {
+    return -1;
+  }
   if (hrlpy_errors_init(module, st) < 0 ||
       PyModule_AddStringConstant(module, "__version__", HIREDLOCK_VERSION) <
           0 ||
@@ -121,6 +128,7 @@ static int core_traverse(PyObject *module, visitproc visit, void *arg) {
   Py_VISIT(st->client_type);
   Py_VISIT(st->lock_type);
   Py_VISIT(st->stream_type);
+  Py_VISIT(st->subscriber_type);
   Py_VISIT(st->lock_error);
   Py_VISIT(st->not_acquired);
   Py_VISIT(st->not_owned);
@@ -134,6 +142,7 @@ static int core_clear(PyObject *module) {
   Py_CLEAR(st->client_type);
   Py_CLEAR(st->lock_type);
   Py_CLEAR(st->stream_type);
+  Py_CLEAR(st->subscriber_type);
   Py_CLEAR(st->lock_error);
   Py_CLEAR(st->not_acquired);
   Py_CLEAR(st->not_owned);

@@ -11,8 +11,12 @@
  *   lock._begin_acquire(wait_ms) / _begin_release() / _begin_extend(ttl)
  *                                      -> None, or raises as the sync call
  *   lock._step()                       -> ("round", timeout_ms)
- *                                         | ("sleep", ms) | ("done", None)
+ *                                         | ("wait", ms) | ("done", None)
  *                                         or raises the operation's error
+ *   lock._waiter()                     -> the token (str) hand-offs to this
+ *                                         waiting acquire carry, or None
+ *   lock._notified(i)                  master i handed the lock to it
+ *   lock._wake()                       try again now (subscription up)
  *   lock._fail(i, message)             master i unreachable (I/O error)
  *   lock._missed(i, message)           master i missed the deadline before
  *                                      its command went out (connecting)
@@ -93,8 +97,8 @@ PyObject *hrlpy_step(PyObject *op, PyObject *unused) {
   switch (hrl_proto_step(self->lock, hrl_now_us(), &info)) {
   case HRL_STEP_ROUND:
     return Py_BuildValue("(sI)", "round", (unsigned)info.timeout_ms);
-  case HRL_STEP_SLEEP:
-    return Py_BuildValue("(sI)", "sleep", (unsigned)info.sleep_ms);
+  case HRL_STEP_WAIT:
+    return Py_BuildValue("(sI)", "wait", (unsigned)info.wait_ms);
   case HRL_STEP_DONE:
   default:
     if (info.status == HRL_OK) {
@@ -159,6 +163,31 @@ PyObject *hrlpy_missed(PyObject *op, PyObject *const *args, Py_ssize_t nargs) {
     return NULL;
   }
   hrl_proto_missed(self->lock, i, msg);
+  Py_RETURN_NONE;
+}
+
+PyObject *hrlpy_waiter(PyObject *op, PyObject *unused) {
+  (void)unused;
+  const char *token = hrl_proto_waiter(((hrlpy_lock *)op)->lock);
+  if (token == NULL) {
+    Py_RETURN_NONE;
+  }
+  return PyUnicode_FromStringAndSize(token, HRL_TOKEN_LEN);
+}
+
+PyObject *hrlpy_notified(PyObject *op, PyObject *arg) {
+  hrlpy_lock *self = (hrlpy_lock *)op;
+  size_t i;
+  if (master_index(self, arg, &i) < 0) {
+    return NULL;
+  }
+  hrl_proto_notified(self->lock, i);
+  Py_RETURN_NONE;
+}
+
+PyObject *hrlpy_wake(PyObject *op, PyObject *unused) {
+  (void)unused;
+  hrl_proto_wake(((hrlpy_lock *)op)->lock);
   Py_RETURN_NONE;
 }
 

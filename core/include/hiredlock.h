@@ -16,10 +16,12 @@
  * - Times are milliseconds; hrl_now_us() reads the clock validity is
  *   judged by, in microseconds.
  * - No global mutable state. An hrl_client may be shared by threads: its
- *   connections are used under its own mutex, and waits between retries
- *   happen outside it. One hrl_lock must not be used by two threads at once
- *   (an auto-renewed lock's renewals are the core's business: they never
- *   run at the same time as a call of yours on that lock).
+ *   connections are used under its own mutex, and waits between tries
+ *   happen outside it (one waiting thread at a time reads the client's
+ *   subscriber connections for all). One hrl_lock must not be used by two
+ *   threads at once (an auto-renewed lock's renewals are the core's
+ *   business: they never run at the same time as a call of yours on that
+ *   lock).
  * - A client must outlive the locks made from it.
  *
  * This header is for programs that take locks. Drivers that move the bytes
@@ -153,7 +155,9 @@ typedef struct hrl_options {
   /** Per-master reply deadline for one round. Default 50. An acquire or
    *  extend never waits more than ttl/10 (at least 1 ms) for a master. */
   uint32_t timeout_ms;
-  /** Pause between acquire attempts. Default 200. */
+  /** Longest pause between the tries of a waiting acquire when no release
+   *  wakes it (a lost notification, a holder that publishes nothing);
+   *  releases of hiredlock holders wake waiters at once. Default 200. */
   uint32_t retry_delay_ms;
   /** Random +/- spread added to each pause. Default 100. */
   uint32_t retry_jitter_ms;
@@ -201,7 +205,8 @@ HRL_API void hrl_options_init(hrl_options *opts);
  * No connection is made here: masters are connected on first use and
  * reconnected lazily when a connection breaks.
  * On failure *out is NULL and, when detail is not NULL, a message naming
- * the bad argument is written there (HRL_EINVAL, HRL_ENOMEM).
+ * the bad argument is written there (HRL_EINVAL, HRL_ENOMEM; HRL_ESYSTEM
+ * when the OS random generator fails).
  */
 HRL_API hrl_status hrl_client_new(const char *const *urls, size_t n_urls,
                                   const hrl_options *opts, hrl_client **out,
@@ -307,11 +312,15 @@ HRL_API hrl_status hrl_lock_new_with(hrl_client *client, const void *name,
 HRL_API void hrl_lock_free(hrl_lock *lock);
 
 /**
- * Acquires the lock, retrying (after retry_delay +/- jitter) until wait_ms
- * has passed: 0 means a single attempt, HRL_WAIT_FOREVER means until it is
- * acquired. No attempt starts after the wait has passed, so the call returns
- * within wait_ms plus two per-master timeouts (an attempt and the release of
- * a failed attempt).
+ * Acquires the lock, waiting until wait_ms has passed: 0 means a single
+ * attempt, HRL_WAIT_FOREVER means until it is acquired. A waiting acquire
+ * queues on the masters and is woken when the holder releases: the lock is
+ * handed to the waiters in the order they arrived (docs/SAFETY.md). Without
+ * a hand-off (a holder that crashed or publishes nothing) it tries again
+ * when the holder's TTL runs out, or after retry_delay +/- jitter, whichever
+ * comes first. No try starts after the wait has passed, so the call returns
+ * within wait_ms plus two per-master timeouts (a try and the round that
+ * leaves the queue).
  * HRL_OK: held, with a fresh token and hrl_lock_validity_ms() > 0.
  * HRL_ETIMEOUT: others held it until the wait ran out.
  * HRL_ECONNECT / HRL_EAUTH / HRL_ESERVER / HRL_EPROTOCOL: fewer than a quorum
@@ -322,21 +331,24 @@ HRL_API void hrl_lock_free(hrl_lock *lock);
 HRL_API hrl_status hrl_lock_acquire(hrl_lock *lock, int64_t wait_ms);
 
 /**
- * Returns true to stop waiting. Called between acquire attempts, at least
- * every 50 ms while waiting.
+ * Returns true to stop waiting. Called while an acquire waits between its
+ * tries, at least every 50 ms.
  */
 typedef bool (*hrl_cancel_fn)(void *user_data);
 
 /**
  * hrl_lock_acquire() that also stops with HRL_ECANCELLED when cancel returns
- * true. A cancelled acquire leaves no key behind.
+ * true. A cancelled acquire leaves no key or queue entry behind (it passes
+ * on a hand-off made for it).
  */
 HRL_API hrl_status hrl_lock_acquire_cancellable(hrl_lock *lock, int64_t wait_ms,
                                                 hrl_cancel_fn cancel,
                                                 void *user_data);
 
 /**
- * Releases the lock on every master by compare-and-delete. Whatever the
+ * Releases the lock on every master by compare-and-delete, or, where
+ * waiters are queued, by handing it to the first of them (a waiter that
+ * can be woken; docs/DESIGN.md). Whatever the
  * outcome, the hold is over: the lock is not held afterwards.
  * HRL_OK: deleted on a quorum. HRL_ENOTOWNED: fewer than a quorum of the
  * masters that granted the hold (at acquire or the last extend) still had

@@ -1,4 +1,4 @@
-/* The counter key of a fenced lock (core/src/proto/fence_key.c), without
+/* The counter key of a fenced lock (core/src/proto/sibling_key.c), without
  * Redis: its documented form, its Redis Cluster slot (always the lock
  * key's), that it can be read back to the lock key (two locks never share
  * a counter), and the synthesised tags of keys that hold a '}' but no
@@ -6,7 +6,10 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "proto/fence_key.h"
+#include "proto/sibling_key.h"
+
+#define FENCE_SUFFIX_LEN (sizeof HRL_FENCE_SUFFIX - 1)
+#define HRL_FENCE_KEY_MAX(len) HRL_SIBLING_KEY_MAX(len, FENCE_SUFFIX_LEN)
 
 #define SLOTS 16384
 
@@ -28,8 +31,8 @@ static void test_cluster_slot(void) {
 
 static void fence_key_of(const char *key, size_t len, char *out,
                          size_t *out_len) {
-  *out_len = hrl_fence_key(key, len, out);
-  CHECK_INT(*out_len, hrl_fence_key_len(key, len));
+  *out_len = hrl_sibling_key(key, len, HRL_FENCE_SUFFIX, FENCE_SUFFIX_LEN, out);
+  CHECK_INT(*out_len, hrl_sibling_key_len(key, len, FENCE_SUFFIX_LEN));
   CHECK(*out_len <= HRL_FENCE_KEY_MAX(len));
   CHECK_INT(hrl_cluster_slot(out, *out_len), hrl_cluster_slot(key, len));
 }

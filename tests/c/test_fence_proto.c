@@ -70,7 +70,8 @@ static void answer_pairs(env e, size_t n, const hrl_reply *set,
 
 static void test_fenced_command_bytes(void) {
   char buf[1024];
-  hrl_command_args a = {"res", 3, "res{res}:fence", 14, TOKEN, 30000};
+  hrl_command_args a = {"res", 3,     NULL,  0, NULL, 0,    "res{res}:fence",
+                        14,    TOKEN, 30000, 0, 0,    NULL, 0};
   size_t n = hrl_resp_command(buf, HRL_ROUND_FENCED_ACQUIRE, true, &a);
   const char want_acq[] = "*6\r\n$3\r\nSET\r\n$3\r\nres\r\n$32\r\n" TOKEN
                           "\r\n$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n30000\r\n"
@@ -90,7 +91,7 @@ static void test_fenced_command_bytes(void) {
   n = hrl_resp_command(buf, HRL_ROUND_FENCE, false, &a);
   CHECK(memcmp(buf, "*7\r\n$4\r\nEVAL\r\n$", 15) == 0);
   CHECK(memmem(buf, n, HRL_FENCE_SCRIPT, strlen(HRL_FENCE_SCRIPT)) != NULL);
-  CHECK(hrl_resp_command_capacity(1024, 2070) >=
+  CHECK(hrl_resp_eval_capacity(1024, 2070, 0) >=
         strlen(HRL_FENCE_SCRIPT) + 1024 + 2070 + 150);
 }
 
@@ -228,7 +229,7 @@ static void test_fence_round_without_quorum(void) {
   answer(e, 5, second);
   CHECK_INT(hrl_proto_step(e.lk, 2000, &s), HRL_STEP_ROUND); /* cleanup */
   for (size_t i = 0; i < 5; i++) {
-    expect_command(e, i, HRL_RELEASE_SHA1, 40);
+    expect_command(e, i, HRL_QUEUE_SHA1, 40);
   }
   hrl_reply rel[5] = {int_reply(1), int_reply(1), int_reply(1), int_reply(0),
                       int_reply(0)};
@@ -283,7 +284,7 @@ static void test_fence_round_within_validity(void) {
   hrl_reply ok[3] = {int_reply(1), int_reply(1), int_reply(1)};
   answer(e, 3, ok);
   CHECK_INT(hrl_proto_step(e.lk, 990000, &s), HRL_STEP_ROUND); /* too late */
-  expect_command(e, 0, HRL_RELEASE_SHA1, 40);
+  expect_command(e, 0, HRL_QUEUE_SHA1, 40);
   answer(e, 3, ok);
   CHECK_INT(hrl_proto_step(e.lk, 991000, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_ETIMEOUT);
@@ -292,7 +293,7 @@ static void test_fence_round_within_validity(void) {
   CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
   answer_pairs(e, 3, set, incr);
   CHECK_INT(hrl_proto_step(e.lk, 987500, &s), HRL_STEP_ROUND);
-  expect_command(e, 0, HRL_RELEASE_SHA1, 40);
+  expect_command(e, 0, HRL_QUEUE_SHA1, 40);
   free_env(e);
 }
 
@@ -309,7 +310,7 @@ static void test_fenced_replies(void) {
   CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
   answer_pairs(e, 1, &set, &incr);
   CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_ROUND);
-  expect_command(e, 0, HRL_RELEASE_SHA1, 40);
+  expect_command(e, 0, HRL_QUEUE_SHA1, 40);
   hrl_reply one = int_reply(1);
   answer(e, 1, &one);
   CHECK_INT(hrl_proto_step(e.lk, 2000, &s), HRL_STEP_DONE);
@@ -374,6 +375,94 @@ static void test_no_late_command_for_fenced_rounds(void) {
   free_env(e);
 }
 
+/* A fenced acquire that waits: its tries are the queue script with INCR
+ * behind (two replies), and a try that wins is fenced by its own INCR. */
+static void test_waiting_try_is_fenced(void) {
+  env e = fenced_env(1, 10000);
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 5000, 0), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
+  hrl_reply set = nil_reply(), incr = int_reply(3);
+  answer_pairs(e, 1, &set, &incr); /* held by another */
+  CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_ROUND);
+  CHECK(hrl_proto_waiter(e.lk) != NULL);
+  expect_command(e, 0, HRL_QUEUE_SHA1, 40);
+  expect_command(e, 0, "INCR\r\n$14\r\nres{res}:fence", 25);
+  hrl_reply pttl = int_reply(300);
+  incr = int_reply(4);
+  answer_pairs(e, 1, &pttl, &incr); /* queued: the holder has 300 ms */
+  CHECK_INT(hrl_proto_step(e.lk, 2000, &s), HRL_STEP_WAIT);
+  hrl_proto_notified(e.lk, 0); /* a quorum (N = 1) handed it over */
+  CHECK_INT(hrl_proto_step(e.lk, 3000, &s), HRL_STEP_ROUND);
+  hrl_reply ok = ok_reply();
+  incr = int_reply(5);
+  answer_pairs(e, 1, &ok, &incr);
+  CHECK_INT(hrl_proto_step(e.lk, 4000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK);
+  CHECK(hrl_lock_fence(e.lk) == 5);
+  free_env(e);
+}
+
+/* A NOSCRIPT to a fenced try: its INCR ran before the try, so once its
+ * reply is in, both go again (the script in full): the fence is the second
+ * INCR's. */
+static void test_waiting_try_noscript(void) {
+  env e = fenced_env(1, 10000);
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 5000, 0), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
+  hrl_reply set = nil_reply(), incr = int_reply(3);
+  answer_pairs(e, 1, &set, &incr);
+  CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_ROUND);
+  size_t len;
+  CHECK(hrl_proto_command(e.lk, 0, &len) != NULL);
+  hrl_reply noscript = error_reply("NOSCRIPT No matching script.");
+  CHECK_INT(hrl_proto_reply(e.lk, 0, &noscript), HRL_NODE_MORE);
+  incr = int_reply(4);
+  CHECK_INT(hrl_proto_reply(e.lk, 0, &incr), HRL_NODE_RESEND);
+  CHECK_INT(hrl_proto_command_replies(e.lk, 0), 2);
+  expect_command(e, 0, HRL_QUEUE_SCRIPT, strlen(HRL_QUEUE_SCRIPT));
+  expect_command(e, 0, "INCR", 4);
+  hrl_reply ok = ok_reply();
+  CHECK_INT(hrl_proto_reply(e.lk, 0, &ok), HRL_NODE_MORE);
+  incr = int_reply(6);
+  CHECK_INT(hrl_proto_reply(e.lk, 0, &incr), HRL_NODE_OK);
+  CHECK_INT(hrl_proto_step(e.lk, 2000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK);
+  CHECK(hrl_lock_fence(e.lk) == 6);
+  free_env(e);
+}
+
+/* N = 3, a try that wins with counters out of step: the fence round; when
+ * it fails the waiter steps aside and stays queued, never cleaned up as a
+ * fresh attempt would be. */
+static void test_waiting_try_fence_round_fails(void) {
+  env e = fenced_env(3, 10000);
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 5000, 0), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
+  hrl_reply set[3] = {nil_reply(), nil_reply(), nil_reply()};
+  hrl_reply incr[3] = {int_reply(1), int_reply(1), int_reply(1)};
+  answer_pairs(e, 3, set, incr);
+  CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_ROUND); /* a try */
+  hrl_reply won[3] = {ok_reply(), ok_reply(), ok_reply()};
+  hrl_reply drift[3] = {int_reply(7), int_reply(2), int_reply(3)};
+  answer_pairs(e, 3, won, drift);
+  CHECK_INT(hrl_proto_step(e.lk, 2000, &s), HRL_STEP_ROUND);
+  expect_command(e, 0, HRL_FENCE_SHA1, 40);
+  hrl_reply zero[3] = {int_reply(1), int_reply(0), int_reply(0)};
+  answer(e, 3, zero);
+  CHECK_INT(hrl_proto_step(e.lk, 3000, &s), HRL_STEP_ROUND);
+  expect_command(e, 0, HRL_QUEUE_SHA1, 40);
+  expect_command(e, 0, "$1\r\na\r\n", 7); /* step aside */
+  hrl_reply aside[3] = {int_reply(0), int_reply(0), int_reply(0)};
+  answer(e, 3, aside);
+  CHECK_INT(hrl_proto_step(e.lk, 4000, &s), HRL_STEP_WAIT);
+  CHECK(hrl_proto_waiter(e.lk) != NULL);
+  CHECK(!hrl_lock_held(e.lk));
+  free_env(e);
+}
+
 int main(void) {
   RUN(test_fenced_command_bytes);
   RUN(test_fenced_lock_object);
@@ -385,5 +474,8 @@ int main(void) {
   RUN(test_fence_round_within_validity);
   RUN(test_fenced_replies);
   RUN(test_no_late_command_for_fenced_rounds);
+  RUN(test_waiting_try_is_fenced);
+  RUN(test_waiting_try_noscript);
+  RUN(test_waiting_try_fence_round_fails);
   return finish_tests("test_fence_proto");
 }

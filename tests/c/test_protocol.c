@@ -28,9 +28,22 @@ static void free_env(env e) {
 }
 
 static void test_command_bytes(void) {
-  char buf[512];
+  char buf[4096];
   const char *token = "0123456789abcdef0123456789abcdef";
-  hrl_command_args a = {"res", 3, NULL, 0, token, 30000};
+  hrl_command_args a = {"res",
+                        3,
+                        "res{res}:queue",
+                        14,
+                        "res{res}:waiters",
+                        16,
+                        NULL,
+                        0,
+                        token,
+                        30000,
+                        1700000000000001,
+                        2000,
+                        "chan",
+                        4};
   size_t n = hrl_resp_command(buf, HRL_ROUND_SET, true, &a);
   const char want_set[] = "*6\r\n$3\r\nSET\r\n$3\r\nres\r\n$32\r\n"
                           "0123456789abcdef0123456789abcdef\r\n"
@@ -38,13 +51,29 @@ static void test_command_bytes(void) {
   CHECK_INT(n, sizeof want_set - 1);
   CHECK(memcmp(buf, want_set, n) == 0);
 
-  a.number = 0;
   n = hrl_resp_command(buf, HRL_ROUND_RELEASE, true, &a);
-  const char want_rel[] = "*5\r\n$7\r\nEVALSHA\r\n$40\r\n" HRL_RELEASE_SHA1
-                          "\r\n$1\r\n1\r\n$3\r\nres\r\n$32\r\n"
-                          "0123456789abcdef0123456789abcdef\r\n";
+  const char want_rel[] =
+      "*8\r\n$7\r\nEVALSHA\r\n$40\r\n" HRL_QUEUE_SHA1
+      "\r\n$1\r\n3\r\n$3\r\nres\r\n$14\r\nres{res}:queue\r\n"
+      "$16\r\nres{res}:waiters\r\n$1\r\nr\r\n$32\r\n"
+      "0123456789abcdef0123456789abcdef\r\n";
   CHECK_INT(n, sizeof want_rel - 1);
   CHECK(memcmp(buf, want_rel, n) == 0);
+
+  n = hrl_resp_command(buf, HRL_ROUND_TRY, true, &a);
+  const char want_try[] =
+      "*12\r\n$7\r\nEVALSHA\r\n$40\r\n" HRL_QUEUE_SHA1
+      "\r\n$1\r\n3\r\n$3\r\nres\r\n$14\r\nres{res}:queue\r\n"
+      "$16\r\nres{res}:waiters\r\n$1\r\nt\r\n$32\r\n"
+      "0123456789abcdef0123456789abcdef\r\n$5\r\n30000\r\n"
+      "$16\r\n1700000000000001\r\n$4\r\n2000\r\n"
+      "$4\r\nchan\r\n";
+  CHECK_INT(n, sizeof want_try - 1);
+  CHECK(memcmp(buf, want_try, n) == 0);
+  n = hrl_resp_command(buf, HRL_ROUND_ASIDE, false, &a);
+  CHECK(memcmp(buf, "*12\r\n$4\r\nEVAL\r\n$", 16) == 0);
+  CHECK(memmem(buf, n, HRL_QUEUE_SCRIPT, strlen(HRL_QUEUE_SCRIPT)) != NULL);
+  CHECK(memmem(buf, n, "$1\r\na\r\n", 7) != NULL);
 
   a.number = 7;
   n = hrl_resp_command(buf, HRL_ROUND_EXTEND, false, &a);
@@ -54,11 +83,14 @@ static void test_command_bytes(void) {
 
   /* Binary-safe keys: embedded NUL and CRLF are framed by length. */
   char key[5] = {'a', '\0', '\r', '\n', 'b'};
-  hrl_command_args b = {key, 5, NULL, 0, token, 1};
-  n = hrl_resp_command(buf, HRL_ROUND_SET, true, &b);
+  a.key = key;
+  a.key_len = 5;
+  a.number = 1;
+  n = hrl_resp_command(buf, HRL_ROUND_SET, true, &a);
   CHECK(memmem(buf, n, "$5\r\na\0\r\nb\r\n", 11) != NULL);
-  CHECK(hrl_resp_command_capacity(HRL_PREFIX_MAX + HRL_NAME_MAX, 0) >=
-        strlen(HRL_EXTEND_SCRIPT) + HRL_PREFIX_MAX + HRL_NAME_MAX + 100);
+  size_t big = HRL_PREFIX_MAX + HRL_NAME_MAX;
+  CHECK(hrl_resp_eval_capacity(big, 2 * big + 24, HRL_PREFIX_MAX + 47) >=
+        strlen(HRL_QUEUE_SCRIPT) + 5 * big + HRL_PREFIX_MAX + 200);
 }
 
 static void test_handshake(void) {
@@ -170,57 +202,12 @@ static void test_acquire_validity_must_be_positive(void) {
   size_t len;
   const char *cmd = hrl_proto_command(e.lk, 0, &len);
   CHECK(memmem(cmd, len, "EVALSHA", 7) != NULL);
-  CHECK(memmem(cmd, len, HRL_RELEASE_SHA1, 40) != NULL);
+  CHECK(memmem(cmd, len, HRL_QUEUE_SHA1, 40) != NULL);
   hrl_reply one = int_reply(1);
   answer_all(e, 1, &one);
   CHECK_INT(hrl_proto_step(e.lk, t + 99000, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_ETIMEOUT);
   CHECK(!hrl_lock_held(e.lk));
-  free_env(e);
-}
-
-static void test_acquire_contention_retries(void) {
-  hrl_options o;
-  hrl_options_init(&o);
-  o.retry_delay_ms = 100;
-  o.retry_jitter_ms = 20;
-  env e = make_env(3, 5000, &o);
-  int64_t t = 0;
-  hrl_step_info s;
-  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 1000, t), HRL_OK);
-  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
-  /* Split vote: 1 of 3 for us. The one key we got is released on all 3. */
-  hrl_reply split[3] = {status_reply("OK"), nil_reply(), nil_reply()};
-  answer_all(e, 3, split);
-  CHECK_INT(hrl_proto_step(e.lk, t + 1000, &s), HRL_STEP_ROUND);
-  for (size_t i = 0; i < 3; i++) {
-    size_t len;
-    const char *cmd = hrl_proto_command(e.lk, i, &len);
-    CHECK(cmd != NULL && memmem(cmd, len, "EVALSHA", 7) != NULL);
-  }
-  hrl_reply rel[3] = {int_reply(1), int_reply(0), int_reply(0)};
-  answer_all(e, 3, rel);
-  CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_SLEEP);
-  CHECK(s.sleep_ms >= 80 && s.sleep_ms <= 120);
-  /* All refused: nothing of ours to release, straight to the pause. */
-  CHECK_INT(hrl_proto_step(e.lk, t + 200000, &s), HRL_STEP_ROUND);
-  hrl_reply held[3] = {nil_reply(), nil_reply(), nil_reply()};
-  answer_all(e, 3, held);
-  CHECK_INT(hrl_proto_step(e.lk, t + 201000, &s), HRL_STEP_SLEEP);
-  /* The pause never runs past the caller's wait. */
-  CHECK_INT(hrl_proto_step(e.lk, t + 950000, &s), HRL_STEP_ROUND);
-  answer_all(e, 3, held);
-  CHECK_INT(hrl_proto_step(e.lk, t + 951000, &s), HRL_STEP_SLEEP);
-  CHECK(s.sleep_ms <= 49);
-  CHECK_INT(hrl_proto_step(e.lk, t + 1000000, &s), HRL_STEP_ROUND);
-  answer_all(e, 3, held);
-  CHECK_INT(hrl_proto_step(e.lk, t + 1001000, &s), HRL_STEP_DONE);
-  CHECK_STATUS(s.status, HRL_ETIMEOUT);
-  hrl_counts cnt;
-  hrl_lock_counts(e.lk, &cnt);
-  CHECK_INT(cnt.attempts, 4);
-  CHECK_INT(cnt.refused, 3);
-  CHECK_STR(hrl_lock_error(e.lk), "");
   free_env(e);
 }
 
@@ -307,7 +294,7 @@ static void test_release_outcomes(void) {
   size_t len;
   const char *cmd = hrl_proto_command(e.lk, 0, &len);
   CHECK(memmem(cmd, len, "$4\r\nEVAL\r\n", 10) != NULL);
-  CHECK(memmem(cmd, len, HRL_RELEASE_SCRIPT, strlen(HRL_RELEASE_SCRIPT)));
+  CHECK(memmem(cmd, len, HRL_QUEUE_SCRIPT, strlen(HRL_QUEUE_SCRIPT)));
   cmd = hrl_proto_command(e.lk, 1, &len);
   CHECK(memmem(cmd, len, "EVALSHA", 7) != NULL);
   /* NOSCRIPT twice is not a loop. */
@@ -542,7 +529,6 @@ int main(void) {
   RUN(test_handshake);
   RUN(test_acquire_quorum);
   RUN(test_acquire_validity_must_be_positive);
-  RUN(test_acquire_contention_retries);
   RUN(test_acquire_fails_fast_without_quorum);
   RUN(test_acquire_error_replies);
   RUN(test_release_outcomes);

@@ -206,6 +206,7 @@ static void *run_racer(void *arg) {
   hrl_options_init(&o);
   o.retry_delay_ms = 50;
   o.retry_jitter_ms = 40;
+  o.timeout_ms = 500; /* TOLERANT: 16 threads, 5 servers, 2 CPUs, valgrind */
   hrl_client *c = fixture_client(rc->fx, &o);
   hrl_lock *lk = NULL;
   hrl_lock_new(c, "rl:race", 7, 10000, &lk, NULL, 0);

@@ -131,10 +131,10 @@ static void test_noscript_and_a_late_release(void) {
 
   round_of(e, HRL_OP_RELEASE);
   const char *bytes = hrl_stream_start(e.stream, e.lock, 0, false, &len);
-  CHECK(starts_with(bytes, len, "*5\r\n$7\r\nEVALSHA"));
+  CHECK(starts_with(bytes, len, "*8\r\n$7\r\nEVALSHA"));
   CHECK_INT(feed(e, "-NOSCRIPT No matching script.\r\n", &out, &out_len),
             HRL_STREAM_SEND);
-  CHECK(starts_with(out, out_len, "*5\r\n$4\r\nEVAL\r\n"));
+  CHECK(starts_with(out, out_len, "*8\r\n$4\r\nEVAL\r\n"));
   /* Unanswered: the full script goes behind it, and both are owed. */
   CHECK_INT(hrl_stream_expire(e.stream, e.lock, 0, "timeout", &out, &out_len),
             HRL_STREAM_DONE);
@@ -156,7 +156,7 @@ static void test_a_missed_release_gets_the_full_script_behind(void) {
   hrl_stream_start(e.stream, e.lock, 0, false, &len);
   CHECK_INT(hrl_stream_expire(e.stream, e.lock, 0, "timeout", &out, &out_len),
             HRL_STREAM_DONE);
-  CHECK(starts_with(out, out_len, "*5\r\n$4\r\nEVAL\r\n"));
+  CHECK(starts_with(out, out_len, "*8\r\n$4\r\nEVAL\r\n"));
   CHECK_INT(hrl_stream_owed(e.stream), 2); /* the EVALSHA's and the EVAL's */
   CHECK_STATUS(finish(e), HRL_ECONNECT);
   drop(e);

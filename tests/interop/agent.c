@@ -51,6 +51,9 @@ int main(void) {
       }
       hrl_options o;
       hrl_options_init(&o);
+      if (c != NULL) { /* a patient waiter's retry_delay, in seconds */
+        o.retry_delay_ms = (uint32_t)(atof(c) * 1000 + 0.5);
+      }
       size_t plen = strcmp(a, "-") == 0 ? 0 : unhex(a);
       o.key_prefix = a;
       o.key_prefix_len = plen;

@@ -27,7 +27,9 @@ for line in io.lines() do
         urls[#urls + 1] = u
       end
       local prefix = w[2] == "-" and "" or unhex(w[2])
-      client = hiredlock.new(urls, { key_prefix = prefix })
+      -- w[4]: a patient waiter's retry_delay, in seconds
+      client = hiredlock.new(urls, { key_prefix = prefix,
+        retry_delay = tonumber(w[4]) })
       return true
     elseif cmd == "acquire" or cmd == "fenced" then
       local l, err = client:acquire(unhex(w[2]), {

@@ -5,7 +5,7 @@ Python (sync, and hiredlock.asyncio on an event loop of its own) runs in
 this process; C (build/tests/interop/interop_agent) and Lua
 (tests/interop/agent.lua under LuaJIT and Lua 5.4, with the rock from
 build/lua/<abi>) run as child processes speaking a line protocol:
-  new <prefix-hex> <url,url,...>      -> ok
+  new <prefix-hex> <url,url,...> [retry_delay] -> ok
   acquire <name-hex> <ttl> <timeout>  -> ok <token> | err <message>
   fenced <name-hex> <ttl> <timeout>   -> ok <token> <fence> | err <message>
   release | extend <ttl>              -> ok | err <message>
@@ -15,8 +15,10 @@ Redis comes from the shared fixtures, tests/fixtures/pytest_redis.py.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import os
+import select
 import subprocess
 import sys
 import threading
@@ -39,12 +41,32 @@ class PythonAgent:
     def __init__(self) -> None:
         self.client = None
         self.lock = None
+        self._waiting: threading.Thread | None = None
+        self._answer = ""
 
-    def new(self, urls: list[str], prefix: bytes = b"") -> str:
+    def new(
+        self, urls: list[str], prefix: bytes = b"", retry_delay: float | None = None
+    ) -> str:
         import hiredlock
 
-        self.client = hiredlock.Client(urls, key_prefix=prefix)
+        options = {} if retry_delay is None else {"retry_delay": retry_delay}
+        self.client = hiredlock.Client(urls, key_prefix=prefix, **options)
         return "ok"
+
+    def start_acquire(self, name: bytes, ttl: float, timeout: float) -> None:
+        """acquire() in a thread; answer() tells how it ended."""
+
+        def run() -> None:
+            self._answer = self.acquire(name, ttl, timeout)
+
+        self._waiting = threading.Thread(target=run)
+        self._waiting.start()
+
+    def answer(self, timeout: float | None = None) -> str | None:
+        """start_acquire's answer, or None when it has not come in time."""
+        assert self._waiting is not None
+        self._waiting.join(timeout)
+        return None if self._waiting.is_alive() else self._answer
 
     def acquire(
         self,
@@ -140,19 +162,37 @@ class AsyncioAgent:
 
         return self._run(new())
 
-    def acquire(self, name: bytes, ttl: float, timeout: float, **options) -> str:
-        async def acquire() -> str:
+    async def _acquire(self, name: bytes, ttl: float, timeout: float, **options) -> str:
+        import hiredlock
+
+        try:
             self.lock = self.client.lock(name, ttl=ttl, **options)
             if timeout == 0:
                 got = await self.lock.acquire(blocking=False)
             else:
                 got = await self.lock.acquire(timeout=timeout)
-            if not got:
-                return "err timeout"
-            fence = f" {self.lock.fence}" if options.get("fenced") else ""
-            return f"ok {self.lock.token}{fence}"
+        except hiredlock.LockError as exc:
+            return f"err {exc}"
+        if not got:
+            return "err timeout"
+        fence = f" {self.lock.fence}" if options.get("fenced") else ""
+        return f"ok {self.lock.token}{fence}"
 
-        return self._run(acquire())
+    def acquire(self, name: bytes, ttl: float, timeout: float, **options) -> str:
+        return self._run(self._acquire(name, ttl, timeout, **options))
+
+    def start_acquire(self, name: bytes, ttl: float, timeout: float) -> None:
+        """acquire() on the agent's loop; answer() tells how it ended."""
+        self._waiting = asyncio.run_coroutine_threadsafe(
+            self._acquire(name, ttl, timeout), self.loop
+        )
+
+    def answer(self, timeout: float | None = None) -> str | None:
+        """start_acquire's answer, or None when it has not come in time."""
+        try:
+            return self._waiting.result(timeout)
+        except concurrent.futures.TimeoutError:
+            return None
 
     def fenced(self, name: bytes, ttl: float, timeout: float) -> str:
         return self.acquire(name, ttl, timeout, fenced=True)
@@ -210,11 +250,30 @@ class ProcessAgent:
         assert answer, f"{self.runtime} agent died on {line!r}"
         return answer
 
-    def new(self, urls: list[str], prefix: bytes = b"") -> str:
-        return self._ask(f"new {prefix.hex() or '-'} {','.join(urls)}")
+    def new(
+        self, urls: list[str], prefix: bytes = b"", retry_delay: float | None = None
+    ) -> str:
+        extra = "" if retry_delay is None else f" {retry_delay}"
+        return self._ask(f"new {prefix.hex() or '-'} {','.join(urls)}{extra}")
 
     def acquire(self, name: bytes, ttl: float, timeout: float) -> str:
         return self._ask(f"acquire {name.hex()} {ttl} {timeout}")
+
+    def start_acquire(self, name: bytes, ttl: float, timeout: float) -> None:
+        """Sends acquire; answer() reads how it ended."""
+        self.proc.stdin.write(f"acquire {name.hex()} {ttl} {timeout}\n")
+        self.proc.stdin.flush()
+
+    def answer(self, timeout: float | None = None) -> str | None:
+        """The answer start_acquire asked for, or None when it has not come
+        in time (one answer a line, read a line at a time: nothing waits in
+        the file object's buffer)."""
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not ready:
+            return None
+        answer = self.proc.stdout.readline().rstrip("\n")
+        assert answer, f"{self.runtime} agent died waiting"
+        return answer
 
     def fenced(self, name: bytes, ttl: float, timeout: float) -> str:
         return self._ask(f"fenced {name.hex()} {ttl} {timeout}")
@@ -267,13 +326,19 @@ def make_agent(runtime: str):
 
 @pytest.fixture
 def agents():
-    """make(runtime, urls, prefix) -> a connected agent; all closed after."""
+    """make(runtime, urls, prefix, retry_delay) -> a connected agent; all
+    closed after."""
     made = []
 
-    def make(runtime: str, urls: list[str], prefix: bytes = b""):
+    def make(
+        runtime: str,
+        urls: list[str],
+        prefix: bytes = b"",
+        retry_delay: float | None = None,
+    ):
         agent = make_agent(runtime)
         made.append(agent)
-        assert agent.new(urls, prefix) == "ok"
+        assert agent.new(urls, prefix, retry_delay) == "ok"
         return agent
 
     yield make

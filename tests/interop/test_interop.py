@@ -1,8 +1,8 @@
 """One lock, five runtimes: Python (sync and asyncio), C, LuaJIT and Lua 5.4
 exclude each other, cannot release or extend each other's locks, write
-byte-identical keys, tokens and scripts, take fences from one counter, say
-the same thing when they fail, and renew leases and report their loss the
-same way."""
+byte-identical keys, tokens and scripts, take fences from one counter, wake
+each other's waiters in arrival order, say the same thing when they fail,
+and renew leases and report their loss the same way."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from conftest import RUNTIMES
 
 PAIRS = list(itertools.permutations(RUNTIMES, 2))
 TOKEN = re.compile(r"^[0-9a-f]{32}$")
-RELEASE_SHA = "b70c2384248f88e6b75b9f89241a180f856ad852"
+QUEUE_SHA = "7ec7eefa958278d065a3e7e675339f6c96683ecd"
 EXTEND_SHA = "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10"
 FENCE_SHA = "9c38fba8e96eb3c37a8add861f63fed33fe29963"
 
@@ -100,10 +100,63 @@ def test_every_runtime_sends_the_same_scripts(agents, servers1, runtime):
     token_of(agent.acquire(name, 10, 0))
     r.script_flush()
     assert agent.extend(10) == "ok"
-    assert r.script_exists(EXTEND_SHA, RELEASE_SHA) == [True, False]
+    assert r.script_exists(EXTEND_SHA, QUEUE_SHA) == [True, False]
     r.script_flush()
     assert agent.release() == "ok"
-    assert r.script_exists(EXTEND_SHA, RELEASE_SHA) == [False, True]
+    assert r.script_exists(EXTEND_SHA, QUEUE_SHA) == [False, True]
+
+
+# A patient waiter: it tries again after 20 s at the latest without a
+# hand-off, so a wait that ends within seconds was ended by the release.
+PATIENT = 20
+
+
+@pytest.mark.parametrize("holder,waiter", PAIRS, ids=[f"{a}-{b}" for a, b in PAIRS])
+def test_a_release_wakes_the_other_runtimes_waiter(agents, servers1, holder, waiter):
+    name = fresh_name()
+    a = agents(holder, servers1.urls)
+    b = agents(waiter, servers1.urls, retry_delay=PATIENT)
+    token_of(a.acquire(name, 30, 0))
+    b.start_acquire(name, 10, 15)
+    servers1.queued(name, 1)
+    assert b.answer(0.3) is None  # it waits: the holder's TTL is 30 s
+    t0 = time.monotonic()
+    assert a.release() == "ok"
+    token = token_of(b.answer(10))
+    assert time.monotonic() - t0 < 5  # woken, not its cap nor the TTL
+    assert servers1.get(1, name) == token.encode()
+    assert b.release() == "ok"
+    assert servers1.redis(1).keys(b"interop:*") == []
+
+
+@pytest.mark.parametrize("masters", [1, 3])
+def test_waiters_of_every_runtime_get_it_in_arrival_order(
+    agents, servers1, servers3, masters
+):
+    """A waiter of each runtime queues, one after the other; from the
+    release on, each gets the lock only after the one before it released
+    (the holder's re-acquire queues behind them all)."""
+    servers = servers1 if masters == 1 else servers3
+    name = fresh_name()
+    holder = agents("python", servers.urls, retry_delay=PATIENT)
+    order = ["lua5.4", "c", "python", "luajit"]
+    waiters = [agents(rt, servers.urls, retry_delay=PATIENT) for rt in order]
+    token_of(holder.acquire(name, 30, 0))
+    for k, w in enumerate(waiters):
+        w.start_acquire(name, 10, 15)
+        servers.queued(name, k + 1)
+    assert holder.release() == "ok"
+    holder.start_acquire(name, 10, 15)  # at once: it queues last
+    servers.queued(name, len(waiters))
+    for k, w in enumerate(waiters):
+        token = token_of(w.answer(10))
+        assert servers.values(name).count(token.encode()) >= servers.n // 2 + 1
+        for later in waiters[k + 1 :]:
+            assert later.answer(0) is None, (order[k], "was passed")
+        assert holder.answer(0) is None
+        assert w.release() == "ok"
+    token_of(holder.answer(10))
+    assert holder.release() == "ok"
 
 
 def fence_of(answer: str) -> int:

@@ -6,7 +6,7 @@ local core = require "hiredlock.core"
 local fixture = require "helpers.fixture"
 local socket_driver = require "helpers.socket_driver"
 
-local RELEASE_SHA = "b70c2384248f88e6b75b9f89241a180f856ad852"
+local QUEUE_SHA = "7ec7eefa958278d065a3e7e675339f6c96683ecd"
 local URLS = { "redis://127.0.0.1:1", "redis://127.0.0.1:2", "redis://127.0.0.1:3" }
 
 local function raises(text, fn, ...)
@@ -125,12 +125,14 @@ describe("sans-I/O protocol", function()
     local token = lock:token()
     assert.is_true(lock:begin("release"))
     assert.equals("round", (lock:step()))
-    assert.equals("*5\r\n$7\r\nEVALSHA\r\n$40\r\n" .. RELEASE_SHA
-      .. "\r\n$1\r\n1\r\n$3\r\nres\r\n$32\r\n" .. token .. "\r\n", lock:command(1))
+    assert.equals("*8\r\n$7\r\nEVALSHA\r\n$40\r\n" .. QUEUE_SHA
+      .. "\r\n$1\r\n3\r\n$3\r\nres\r\n$14\r\nres{res}:queue\r\n"
+      .. "$16\r\nres{res}:waiters\r\n$1\r\nr\r\n$32\r\n" .. token .. "\r\n",
+      lock:command(1))
     assert.equals("resend", lock:reply(1, "error", "NOSCRIPT No matching script."))
     local eval = lock:command(1)
-    assert.equals("*5\r\n$4\r\nEVAL\r\n", eval:sub(1, 14))
-    assert.truthy(eval:find('redis.call("del",KEYS[1])', 1, true))
+    assert.equals("*8\r\n$4\r\nEVAL\r\n", eval:sub(1, 14))
+    assert.truthy(eval:find('redis.call("publish",ch,h)', 1, true))
     assert.equals("ok", lock:reply(1, "integer", 1))
     assert.equals("ok", lock:reply(2, "integer", 1))
     lock:fail(3, "unreachable", "timeout after 50 ms")
@@ -169,19 +171,59 @@ describe("sans-I/O protocol", function()
     assert.is_false(lock:held())
   end)
 
-  it("sleeps retry_delay +/- jitter between attempts", function()
+  it("queues up when refused and waits for a hand-off", function()
     local lock = client:lock("res")
     assert.is_true(lock:begin("acquire", 1))
     lock:step()
     local first = lock:command(1)
+    assert.is_nil(lock:waiter())
     for i = 1, 3 do
       lock:reply(i, "nil")
     end
-    local step, ms = lock:step()
-    assert.equals("sleep", step)
-    assert.is_true(ms >= 100 and ms <= 300, "slept " .. ms)
+    -- The try: the queue script (mode t), with the token of the SET.
     assert.equals("round", (lock:step()))
-    assert.are_not.equal(first, lock:command(1)) -- a fresh token
+    local token = lock:waiter()
+    assert.equals(32, #token)
+    assert.truthy(first:find(token, 1, true))
+    assert.truthy(lock:command(1):find("\r\nt\r\n", 1, true))
+    assert.truthy(lock:command(1):find(client:channel(), 1, true))
+    for i = 1, 3 do
+      assert.equals("refused", lock:reply(i, "integer", 5000))
+    end
+    -- Held for 5 s more: wait for the cap, retry_delay +/- jitter.
+    local step, ms = lock:step()
+    assert.equals("wait", step)
+    assert.is_true(ms >= 100 and ms <= 300, "waits " .. ms)
+    -- Two of three masters handed it over: a quorum, try at once.
+    lock:notified(1)
+    lock:notified(3)
+    assert.equals("round", (lock:step()))
+    assert.equals(token, lock:waiter())
+    for i = 1, 3 do
+      assert.equals("ok", lock:reply(i, "status", "OK"))
+    end
+    assert.same({ "done", true }, { lock:step() })
+    assert.is_nil(lock:waiter())
+  end)
+
+  it("reads a subscriber connection's stream", function()
+    local sub = core.subscriber(client, 2)
+    assert.error_matches(function() core.subscriber(client, 4) end,
+      "no such master")
+    local channel = client:channel()
+    assert.truthy(channel:find("^hiredlock:wake:%x+$"))
+    assert.equals(("*2\r\n$9\r\nSUBSCRIBE\r\n$%d\r\n%s\r\n"):format(
+      #channel, channel), sub:start())
+    local function bulk(s) return ("$%d\r\n%s\r\n"):format(#s, s) end
+    local token = ("ab"):rep(16)
+    local kind, value = sub:feed("*3\r\n" .. bulk("subscribe") .. bulk(channel)
+      .. ":1\r\n*3\r\n" .. bulk("message") .. bulk(channel) .. bulk(token))
+    assert.equals("ready", kind)
+    assert.is_nil(value)
+    assert.same({ "handoff", token }, { sub:feed("") })
+    assert.same({ "more" }, { sub:feed() })
+    assert.same({ "close", "unexpected reply to SUBSCRIBE" },
+      { sub:feed(":1\r\n") })
   end)
 
   it("cleans up after a failed attempt and reports every master", function()

@@ -1,10 +1,11 @@
 -- The wire format every runtime shares (docs/DESIGN.md, section 3), checked in
 -- Redis: key = key_prefix .. name, value = a fresh 32-lowercase-hex token,
--- SET NX PX for the TTL, and the compare scripts by their digests.
+-- SET NX PX for the TTL, the scripts by their digests, and the waiting
+-- queue beside the key.
 local fixture = require "helpers.fixture"
 local hiredlock = require "hiredlock"
 
-local RELEASE_SHA = "b70c2384248f88e6b75b9f89241a180f856ad852"
+local QUEUE_SHA = "7ec7eefa958278d065a3e7e675339f6c96683ecd"
 local EXTEND_SHA = "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10"
 
 describe("wire format", function()
@@ -68,12 +69,51 @@ describe("wire format", function()
     local lock = assert(client:acquire("wire:scripts", { timeout = 0 }))
     assert.is_true(lock:extend(10)) -- NOSCRIPT, then EVAL
     assert.is_true(lock:release())
-    assert.same({ 1, 1 }, fx:cmd(1, "SCRIPT", "EXISTS", RELEASE_SHA, EXTEND_SHA))
+    assert.same({ 1, 1 }, fx:cmd(1, "SCRIPT", "EXISTS", QUEUE_SHA, EXTEND_SHA))
     -- And again by digest, after a flush in between.
     lock = assert(client:acquire("wire:scripts", { timeout = 0 }))
     fx:cmd(1, "SCRIPT", "FLUSH")
     assert.is_true(lock:release())
     assert.equals(0, fx:cmd(1, "EXISTS", "wire:scripts"))
+  end)
+
+  it("queues waiters beside the key and hands the lock to them", function()
+    local client = fx:client({ key_prefix = "app:" })
+    local holder = assert(client:acquire("wire:q", { timeout = 0 }))
+    -- A waiter in another process: it queues, then waits for the hand-off.
+    local script = os.tmpname()
+    local f = assert(io.open(script, "w"))
+    f:write(([[
+      local c = require("hiredlock").new(%q, { key_prefix = "app:" })
+      local l = assert(c:acquire("wire:q", { timeout = 10 }))
+      io.write(l.token)
+      l:release()
+    ]]):format(fx.urls[1]))
+    f:close()
+    local waiter = io.popen(fixture.interpreter() .. " " .. script)
+    local queue, waiters = "app:wire:q{app:wire:q}:queue",
+      "app:wire:q{app:wire:q}:waiters"
+    local entries
+    for _ = 1, 500 do
+      entries = fx:cmd(1, "ZRANGE", queue, 0, -1, "WITHSCORES")
+      if #entries > 0 then
+        break
+      end
+      os.execute("sleep 0.01")
+    end
+    -- token -> arrival (wall clock, microseconds); token -> "expiry window
+    -- channel" (the master's milliseconds; min(ttl, lease); the channel).
+    assert.equals(2, #entries)
+    local token = entries[1]
+    assert.matches("^[0-9a-f]+$", token)
+    assert.is_true(math.abs(tonumber(entries[2]) / 1e6 - os.time()) < 60)
+    local info = fx:cmd(1, "HGET", waiters, token)
+    assert.matches("^%d+ 2000 app:hiredlock:wake:[0-9a-f]+$", info)
+    assert.is_true(holder:release())
+    assert.equals(token, waiter:read("*a"))
+    waiter:close()
+    os.remove(script)
+    assert.same({}, fx:cmd(1, "KEYS", "*"))
   end)
 
   it("is excluded by a foreign lock on the same key, never deletes it", function()

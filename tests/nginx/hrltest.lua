@@ -45,6 +45,12 @@ end
 local CONFIGS = {
   -- three masters, for the counter, interop, keepalive and waits
   c3 = function() return split(os.getenv("HRL_NGX_URLS3")), TOLERANT end,
+  -- the same, for waiters that never poll (a try after 20 s at the latest
+  -- without a hand-off): a wait that ends sooner was woken
+  patient3 = function()
+    return split(os.getenv("HRL_NGX_URLS3")), { connect_timeout = 1,
+      timeout = 0.5, retry_delay = 20, retry_jitter = 0 }
+  end,
   -- the same masters, database 1 (the pools must keep them apart)
   c3db1 = function()
     local urls = split(os.getenv("HRL_NGX_URLS3"))
@@ -152,13 +158,15 @@ function T.client(name)
 end
 
 local stats = hiredlock._driver.stats -- nil outside the cosocket driver
+local heard = require("hiredlock.driver.listener").stats
 
 --- log_by_lua of every location: publishes this worker's driver counters
 -- in the shared dict, for /stats.
 function T.publish_stats()
   if stats then
     ngx.shared.hrltest:set("stats:" .. ngx.worker.pid(),
-      ("%d %d %d"):format(stats.new, stats.reused, stats.rounds))
+      ("%d %d %d %d %d"):format(stats.new, stats.reused, stats.rounds,
+        heard.subscribed, heard.handoffs))
   end
 end
 
@@ -259,7 +267,8 @@ function T.ping()
   ngx.print(ngx.worker.pid())
 end
 
---- /stats: every worker's "pid new reused rounds", one a line.
+--- /stats: every worker's "pid new reused rounds subscribed handoffs", one a
+-- line (subscribed: subscriptions made, handoffs: hand-offs heard).
 function T.stats()
   local dict = ngx.shared.hrltest
   local lines = {}

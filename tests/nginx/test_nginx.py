@@ -436,7 +436,7 @@ def stats(ngx) -> tuple[int, int]:
     """The driver's new and reused connections, summed over the workers."""
     new = reused = 0
     for line in ngx.get("/stats").body.splitlines():
-        _, n, r, _ = (int(x) for x in line.split())
+        _, n, r, *_ = (int(x) for x in line.split())
         new, reused = new + n, reused + r
     return new, reused
 

@@ -7,14 +7,22 @@
  * The algorithm (commands, reply meaning, quorum, validity, drift, cleanup,
  * retry and jitter, which masters are late) lives behind these calls; a
  * driver only connects, writes what it is given, feeds back what it reads
- * and sleeps when told to. A driver runs one operation so:
+ * and waits when told to. A driver runs one operation so:
  *
  *   hrl_proto_begin(lock, HRL_OP_ACQUIRE, wait_ms, hrl_now_us());
  *   for (;;) {
  *     hrl_step_info s;
  *     hrl_step step = hrl_proto_step(lock, hrl_now_us(), &s);
  *     if (step == HRL_STEP_DONE) return s.status;
- *     if (step == HRL_STEP_SLEEP) { sleep(s.sleep_ms); continue; }
+ *     if (step == HRL_STEP_WAIT) {
+ *       // up to s.wait_ms, or until a hand-off for hrl_proto_waiter(lock)
+ *       // comes on the client's channel (hrl_proto_notified) or a
+ *       // subscriber connection comes up (hrl_proto_wake); a driver that
+ *       // hears nothing may simply sleep s.wait_ms (waits stay bounded)
+ *       continue;
+ *     }
+ *     // before a ROUND: once hrl_proto_waiter(lock) is not NULL, hand-offs
+ *     // for that token are this lock's (register it with the subscriber)
  *     // HRL_STEP_ROUND: for every master i at once, within s.timeout_ms:
  *     //   connect if needed; on a new connection send hrl_proto_handshake()
  *     //   alone and check each reply with hrl_proto_handshake_reply: only
@@ -58,13 +66,13 @@ typedef enum hrl_op_kind {
 
 typedef enum hrl_step {
   HRL_STEP_ROUND,
-  HRL_STEP_SLEEP,
+  HRL_STEP_WAIT, /**< an acquire between tries: wait, then step again */
   HRL_STEP_DONE
 } hrl_step;
 
 typedef struct hrl_step_info {
   uint32_t timeout_ms; /**< ROUND: each master's reply deadline */
-  uint32_t sleep_ms;   /**< SLEEP: pause before the next step */
+  uint32_t wait_ms;    /**< WAIT: step again after this at the latest */
   hrl_status status;   /**< DONE: the operation's result */
 } hrl_step_info;
 
@@ -240,13 +248,39 @@ HRL_API const char *hrl_proto_late_command(const hrl_lock *lock, size_t i,
 HRL_API bool hrl_proto_skippable(const hrl_lock *lock, size_t i);
 
 /**
- * Ends an acquire that is between attempts (its last step was
- * HRL_STEP_SLEEP) with HRL_ECANCELLED: its failed attempt was cleaned up
- * already, so no key is left. In any other phase it does nothing: finish
+ * Cancels an acquire that is between tries (its last step was
+ * HRL_STEP_WAIT): the next step is a round that leaves the waiting queue
+ * (and passes on a hand-off made for this lock), then DONE with
+ * HRL_ECANCELLED, so no key or queue entry is left. Before its first round
+ * it ends the acquire at once. In any other phase it does nothing: finish
  * the round first (a cancelled driver still completes the round it is in,
  * and releases a lock it got).
  */
 HRL_API void hrl_proto_cancel(hrl_lock *lock);
+
+/**
+ * The token hand-offs to this lock carry, once its acquire waits in the
+ * masters' queues (from the round before its first HRL_STEP_WAIT until
+ * DONE); NULL otherwise. A driver registers it with the client's
+ * subscriber connections before sending that round, so no hand-off made
+ * during it goes unheard, and delivers what comes for it.
+ */
+HRL_API const char *hrl_proto_waiter(const hrl_lock *lock);
+
+/**
+ * Master i handed the lock to this waiter: a message carrying
+ * hrl_proto_waiter(lock) came on the client's channel from master i. Call
+ * it at any time of the acquire (the next step decides: a try once a
+ * quorum of masters did, or one did and the others had a per-master
+ * deadline to follow); ignored when the lock is not waiting.
+ */
+HRL_API void hrl_proto_notified(hrl_lock *lock, size_t i);
+
+/**
+ * Try again at once: a subscriber connection of the client came (back)
+ * up, so a hand-off may have gone unheard while it was down.
+ */
+HRL_API void hrl_proto_wake(hrl_lock *lock);
 
 /**
  * The commands a new connection to master i needs first (AUTH, SELECT),
@@ -332,6 +366,60 @@ HRL_API bool hrl_stream_replied(const hrl_stream *stream);
 
 /** Replies the connection still owes for earlier rounds' commands. */
 HRL_API uint32_t hrl_stream_owed(const hrl_stream *stream);
+
+/*
+ * A subscriber connection to master i: how a client hears the hand-offs of
+ * its waiting locks. One per master per client (not per lock), subscribed
+ * to the client's channel (hrl_client_channel); the queue script publishes
+ * there the token a released lock was handed to, and the driver passes it
+ * to the lock waiting with that token (hrl_proto_notified). A driver keeps
+ * the connection open while the client lives (it opens it on the first
+ * wait) and, on a new connection:
+ *
+ *   s = hrl_subscriber_new(client, i); bytes = hrl_subscriber_start(s, &n);
+ *   write them; on data:
+ *     for (n = hrl_subscriber_feed(s, data, len, &out, &out_len);
+ *          n != HRL_NOTICE_MORE;
+ *          n = hrl_subscriber_feed(s, NULL, 0, &out, &out_len)):
+ *       HRL_NOTICE_SEND     write out (the SUBSCRIBE, after the handshake)
+ *       HRL_NOTICE_READY    subscribed: hrl_proto_wake() every waiting lock
+ *                           of the client (a hand-off may have been missed)
+ *       HRL_NOTICE_HANDOFF  out: the token (HRL_TOKEN_LEN bytes) a lock was
+ *                           handed to by master i
+ *       HRL_NOTICE_CLOSE    out: why; close (and reconnect later)
+ *   on EOF or an error: close, reconnect later (with a new subscriber or
+ *   hrl_subscriber_start again). Waits stay bounded without it (the
+ *   holder's TTL, retry_delay), only slower.
+ */
+typedef struct hrl_subscriber hrl_subscriber;
+
+typedef enum hrl_notice {
+  HRL_NOTICE_MORE,
+  HRL_NOTICE_SEND,
+  HRL_NOTICE_READY,
+  HRL_NOTICE_HANDOFF,
+  HRL_NOTICE_CLOSE
+} hrl_notice;
+
+/** A subscriber for master i of client, or NULL (out of memory, no such
+ *  master, or the OS random generator failed making the channel). */
+HRL_API hrl_subscriber *hrl_subscriber_new(hrl_client *client, size_t i);
+HRL_API void hrl_subscriber_free(hrl_subscriber *subscriber);
+
+/** The bytes a new connection writes first (the handshake alone when the
+ *  master's URL asks for one, else the SUBSCRIBE); *len their size. */
+HRL_API const char *hrl_subscriber_start(hrl_subscriber *subscriber,
+                                         size_t *len);
+
+/** Feeds bytes read (none: the next notice from those fed before); see
+ *  above. out is valid until the next call. */
+HRL_API hrl_notice hrl_subscriber_feed(hrl_subscriber *subscriber,
+                                       const char *data, size_t len,
+                                       const char **out, size_t *out_len);
+
+/** The channel client's waiters hear their hand-offs on (*len its size),
+ *  made anew in a forked child; NULL when the OS random generator failed. */
+HRL_API const char *hrl_client_channel(hrl_client *client, size_t *len);
 
 /*
  * Managed leases (hrl_lock_options.auto_renew) for drivers that run the

@@ -1,6 +1,8 @@
 /* The public API's handle: a client is its configuration (the protocol's),
  * its connections (the built-in driver's), the mutex that keeps two
- * threads' rounds off them at once, and the renewer of its leases. */
+ * threads' rounds off them at once, the room where its blocking acquires
+ * wait for their hand-offs (with its own mutex), and the renewer of its
+ * leases. */
 #ifndef HRL_API_H
 #define HRL_API_H
 
@@ -8,6 +10,7 @@
 #include <sys/types.h>
 
 #include "driver/driver.h"
+#include "driver/waitroom.h"
 #include "proto/state.h"
 
 /* A lease's entry in its client's renewal schedule (renewer.c). Every
@@ -49,11 +52,12 @@ struct hrl_client {
   hrl_pool pool;
   pthread_mutex_t mu; /* held while a round uses the connections */
   bool fork_prepared; /* mu is held by hrl_client_fork_prepare */
+  hrl_waitroom room;  /* never locked with mu held, nor mu with it */
   hrl_renewer renewer;
 };
 
 /* lock.c: runs lock's begun operation to its end with the built-in driver.
- * Rounds hold the client's mutex; sleeps do not. */
+ * Steps and rounds hold the client's mutex; waits do not. */
 hrl_status hrl_api_run(hrl_lock *lock, hrl_cancel_fn cancel, void *user_data);
 
 /* renewer.c: the client's renewer, not started yet. */

@@ -32,7 +32,9 @@ hrl_status hrl_client_new(const char *const *urls, size_t n_urls,
     return st;
   }
   if (hrl_pool_init(&c->pool, &c->cfg) != HRL_OK ||
+      hrl_waitroom_init(&c->room, c->cfg.n) != HRL_OK ||
       pthread_mutex_init(&c->mu, NULL) != 0) {
+    hrl_waitroom_clear(&c->room);
     hrl_pool_clear(&c->pool);
     hrl_config_clear(&c->cfg);
     free(c);
@@ -41,6 +43,7 @@ hrl_status hrl_client_new(const char *const *urls, size_t n_urls,
   }
   if (hrl_renewer_init(&c->renewer) != HRL_OK) {
     pthread_mutex_destroy(&c->mu);
+    hrl_waitroom_clear(&c->room);
     hrl_pool_clear(&c->pool);
     hrl_config_clear(&c->cfg);
     free(c);
@@ -56,6 +59,7 @@ void hrl_client_free(hrl_client *c) {
     return;
   }
   hrl_renewer_clear(c); /* first: its thread uses the connections */
+  hrl_waitroom_clear(&c->room);
   hrl_pool_clear(&c->pool);
   pthread_mutex_destroy(&c->mu);
   hrl_config_clear(&c->cfg);
@@ -112,9 +116,11 @@ void hrl_client_fork_prepare(hrl_client *c) {
   pthread_mutex_lock(&c->mu);
   hrl_renewer_fork_prepare(c);
   c->fork_prepared = true;
+  hrl_waitroom_fork_prepare(&c->room);
 }
 
 void hrl_client_fork_parent(hrl_client *c) {
+  hrl_waitroom_fork_parent(&c->room);
   if (c->fork_prepared) {
     c->fork_prepared = false;
     hrl_renewer_fork_parent(c);
@@ -136,6 +142,18 @@ void hrl_client_after_fork(hrl_client *c) {
     pthread_mutex_init(&c->mu, NULL);
   }
   hrl_pool_after_fork(&c->pool);
+  hrl_waitroom_after_fork(&c->room);
+  /* The child hears its own hand-offs; failing that (no randomness), it
+   * makes one on its first wait (hrl_config_channel). */
+  hrl_config_make_channel(&c->cfg);
+}
+
+hrl_subscriber *hrl_subscriber_new(hrl_client *c, size_t i) {
+  return hrl_subscriber_create(&c->cfg, i);
+}
+
+const char *hrl_client_channel(hrl_client *c, size_t *len) {
+  return hrl_config_channel(&c->cfg, len);
 }
 
 const char *hrl_proto_handshake(const hrl_client *c, size_t i, size_t *len,

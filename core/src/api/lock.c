@@ -3,9 +3,6 @@
 #include "api.h"
 #include "proto/detail.h"
 
-/* Longest single sleep between cancellation checks. */
-#define CANCEL_POLL_MS 50
-
 void hrl_lock_options_init(const hrl_client *c, hrl_lock_options *out) {
   *out = c->cfg.opts.lock;
 }
@@ -56,41 +53,40 @@ void hrl_lock_free(hrl_lock *lk) {
   }
 }
 
-/* Sleeps ms, checking cancel at least every CANCEL_POLL_MS. */
-static bool sleep_unless_cancelled(uint32_t ms, hrl_cancel_fn cancel,
-                                   void *ud) {
-  for (;;) {
-    if (cancel != NULL && cancel(ud)) {
-      return false;
-    }
-    if (ms == 0) {
-      return true;
-    }
-    uint32_t slice =
-        cancel != NULL && ms > CANCEL_POLL_MS ? CANCEL_POLL_MS : ms;
-    hrl_sleep_ms(slice);
-    ms -= slice;
-  }
-}
-
-/* Runs the begun operation to its end with the hiredis driver. Steps and
+/* Runs the begun operation to its end with the built-in driver. Steps and
  * rounds hold the client's mutex (a step that starts a round reads the
- * client's record of late masters, which rounds write); sleeps do not, so
- * a waiter never blocks the holder's release on a shared client. */
+ * client's record of late masters, which rounds write); waits do not, so a
+ * waiter never blocks the holder's release on a shared client. A waiting
+ * acquire registers its token in the client's waitroom before the round
+ * that queues it (with the mutex let go: the two are never held together),
+ * and leaves it when done. */
 hrl_status hrl_api_run(hrl_lock *lk, hrl_cancel_fn cancel, void *ud) {
+  hrl_client *c = lk->client;
+  hrl_waiter w;
+  hrl_waiter *waiter = NULL;
   for (;;) {
     hrl_step_info s;
-    pthread_mutex_lock(&lk->client->mu);
+    pthread_mutex_lock(&c->mu);
     hrl_step step = hrl_proto_step(lk, hrl_now_us(), &s);
     if (step == HRL_STEP_ROUND) {
-      hrl_driver_round(&lk->client->pool, lk, s.timeout_ms);
+      if (waiter == NULL && hrl_proto_waiter(lk) != NULL) {
+        pthread_mutex_unlock(&c->mu);
+        if (hrl_waitroom_enter(&c->room, &w, hrl_proto_waiter(lk))) {
+          waiter = &w; /* else it waits on its timers alone */
+        }
+        pthread_mutex_lock(&c->mu);
+      }
+      hrl_driver_round(&c->pool, lk, s.timeout_ms);
     }
-    pthread_mutex_unlock(&lk->client->mu);
+    pthread_mutex_unlock(&c->mu);
     if (step == HRL_STEP_DONE) {
+      if (waiter != NULL) {
+        hrl_waitroom_leave(&c->room, waiter);
+      }
       return s.status;
     }
-    if (step == HRL_STEP_SLEEP &&
-        !sleep_unless_cancelled(s.sleep_ms, cancel, ud)) {
+    if (step == HRL_STEP_WAIT &&
+        !hrl_waitroom_wait(&c->room, c, waiter, lk, s.wait_ms, cancel, ud)) {
       hrl_proto_cancel(lk);
     }
   }

@@ -7,7 +7,7 @@
 #define _GNU_SOURCE
 #include <time.h>
 
-#include "hiredlock.h"
+#include "state.h"
 
 int64_t hrl_now_us(void) {
   struct timespec ts;
@@ -17,5 +17,11 @@ int64_t hrl_now_us(void) {
   {
     clock_gettime(CLOCK_MONOTONIC, &ts);
   }
+  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t hrl_wall_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
   return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }

@@ -11,9 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fence_key.h" /* hrl_cluster_slot */
 #include "hiredlock/proto.h"
 #include "nodes.h"
+#include "sibling_key.h" /* hrl_cluster_slot */
 #include "url.h"
 
 #define HRL_CLUSTER_SLOTS 16384

@@ -165,6 +165,7 @@ hrl_status hrl_config_init(hrl_config *cfg, const char *const *urls, size_t n,
   cfg->n = n;
   cfg->quorum = n / 2 + 1;
   cfg->min_ttl_ms = hrl_min_ttl_ms(cfg);
+  cfg->lease_ms = hrl_lease_ms(opts);
   cfg->prefix = malloc(opts->key_prefix_len + 1);
   cfg->masters = calloc(n, sizeof *cfg->masters);
   if (cfg->prefix == NULL || cfg->masters == NULL ||
@@ -178,6 +179,11 @@ hrl_status hrl_config_init(hrl_config *cfg, const char *const *urls, size_t n,
   }
   cfg->prefix[opts->key_prefix_len] = '\0';
   cfg->opts.key_prefix = cfg->prefix;
+  if (hrl_config_make_channel(cfg) != HRL_OK) {
+    hrl_config_clear(cfg);
+    hrl_detailf(detail, detail_size, "the OS random generator failed");
+    return HRL_ESYSTEM;
+  }
   st = add_masters(cfg, urls, detail, detail_size);
   if (st != HRL_OK) {
     hrl_config_clear(cfg);

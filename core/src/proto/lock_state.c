@@ -5,8 +5,8 @@
 
 #include "cluster.h"
 #include "detail.h"
-#include "fence_key.h"
 #include "resp.h"
+#include "sibling_key.h"
 #include "state.h"
 
 hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
@@ -30,24 +30,27 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
     return st;
   }
   /* Two allocations per lock: the handle, and one buffer for its
-   * per-master round states, the key, a fenced lock's counter key and the
-   * two command buffers. Bindings
-   * make a lock per acquisition (Lua's API does), so this is on their hot
-   * path. Not one block: at N = 1 each part stays under glibc's per-thread
-   * cache limit (1032 bytes) where the whole would not, and a garbage
-   * collector freeing a batch of larger blocks makes malloc trim and regrow
-   * the heap, a brk() every few cycles under LuaJIT. */
+   * per-master round states, the key, its siblings (the queue's keys, a
+   * fenced lock's counter key) and the command buffer (the EVAL form,
+   * rarely needed, is allocated on first use). Bindings make a lock per
+   * acquisition (Lua's API does), so this is on their hot path. Not one
+   * block: at N = 1 each part stays under glibc's per-thread cache limit
+   * (1032 bytes) where the whole would not, and a garbage collector freeing
+   * a batch of larger blocks makes malloc trim and regrow the heap, a brk()
+   * every few cycles under LuaJIT. */
   size_t prefix_len = cfg->opts.key_prefix_len;
   size_t key_len = prefix_len + name_len;
-  size_t nodes_size = cfg->n * sizeof(hrl_node);
-  /* A fenced lock's counter key is derived from the key once it is in
-   * place: room for the longest it can be. */
-  size_t fence_room = lo->fenced ? HRL_FENCE_KEY_MAX(key_len) : 0;
-  /* Each command buffer has room for an ASKING in front (a cluster's ASK
+  size_t sibling_max = HRL_SIBLING_KEY_MAX(key_len, HRL_SIBLING_SUFFIX_MAX);
+  /* A fenced lock's counter key: room for the longest it can be. */
+  size_t fence_room = lo->fenced ? sibling_max : 0;
+  /* The command buffer has room for an ASKING in front (a cluster's ASK
    * redirect sends the two at once, with no copy). */
-  size_t cap = HRL_ASKING_LEN + hrl_resp_command_capacity(key_len, fence_room);
+  size_t cap = HRL_ASKING_LEN + hrl_resp_command_capacity(key_len, sibling_max,
+                                                          cfg->channel_len);
+  size_t nodes_size = cfg->n * sizeof(hrl_node);
   hrl_lock *lk = calloc(1, sizeof *lk);
-  char *buf = malloc(2 * nodes_size + key_len + fence_room + 2 * cap);
+  char *buf =
+      malloc(2 * nodes_size + key_len + 2 * sibling_max + fence_room + cap);
   if (lk == NULL || buf == NULL) {
     free(lk);
     free(buf);
@@ -60,17 +63,23 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
   lk->op.nodes = (hrl_node *)(void *)buf;
   lk->op.decided = (hrl_node *)(void *)(buf + nodes_size);
   lk->key = buf + 2 * nodes_size;
+  lk->queue = lk->key + key_len;
+  lk->waiters = lk->queue + sibling_max;
+  lk->op.cmd = lk->waiters + sibling_max + fence_room + HRL_ASKING_LEN;
+  memcpy(lk->op.cmd - HRL_ASKING_LEN, HRL_ASKING, HRL_ASKING_LEN);
   memcpy(lk->key, cfg->prefix, prefix_len);
   memcpy(lk->key + prefix_len, name, name_len);
   if (lo->fenced) {
-    lk->fence_key = lk->key + key_len;
-    lk->fence_key_len = hrl_fence_key(lk->key, key_len, lk->fence_key);
+    lk->fence_key = lk->waiters + sibling_max;
+    lk->fence_key_len =
+        hrl_sibling_key(lk->key, key_len, HRL_FENCE_SUFFIX,
+                        sizeof HRL_FENCE_SUFFIX - 1, lk->fence_key);
   }
-  lk->op.cmd = lk->key + key_len + fence_room + HRL_ASKING_LEN;
-  lk->op.cmd_eval = lk->op.cmd + cap;
-  memcpy(lk->op.cmd - HRL_ASKING_LEN, HRL_ASKING, HRL_ASKING_LEN);
-  memcpy(lk->op.cmd_eval - HRL_ASKING_LEN, HRL_ASKING, HRL_ASKING_LEN);
   lk->key_len = key_len;
+  lk->queue_len = hrl_sibling_key(lk->key, key_len, HRL_QUEUE_SUFFIX,
+                                  sizeof HRL_QUEUE_SUFFIX - 1, lk->queue);
+  lk->waiters_len = hrl_sibling_key(lk->key, key_len, HRL_WAITERS_SUFFIX,
+                                    sizeof HRL_WAITERS_SUFFIX - 1, lk->waiters);
   if (cfg->clusters > 0) { /* a lock is made per acquire in Lua: no CRC */
     lk->slot = hrl_cluster_slot(lk->key, key_len);
   }
@@ -96,5 +105,8 @@ void hrl_lock_destroy(hrl_lock *lk) {
   }
   hrl_lease_state_free(lk);
   free(lk->op.nodes); /* the buffer: see hrl_lock_create */
+  if (lk->op.cmd_eval != NULL) {
+    free(lk->op.cmd_eval - HRL_ASKING_LEN); /* round.c keeps ASKING room */
+  }
   free(lk);
 }

@@ -1,7 +1,7 @@
 /*
  * The Redlock algorithm as a sans-I/O state machine (docs/DESIGN.md).
- * Transports move bytes and sleep; every decision is made here, once, for
- * the hiredis driver and the OpenResty cosocket driver alike.
+ * Transports move bytes and wait; every decision is made here, once, for
+ * every driver alike.
  *
  * Acquire:
  *   ATTEMPT    -> new token, SET NX PX to all N at once     -> ACQUIRING
@@ -11,18 +11,24 @@
  *                 that said OK returned; when fewer than a quorum of them
  *                 returned T, T goes to all N in the fence round, which
  *                 raises the counter to T where our key is -> FENCING)
+ *                 a quorum answered and wait is left: the waiting acquire
+ *                 of waiting.c (queue, hand-offs) takes over
  *                 else, when any master may hold the token: release round
  *                 to all N (also those that failed or timed out) -> CLEANUP
  *   FENCING    -> a quorum accepted T, validity > 0: held with fence T, DONE
- *                 else the attempt failed: release round to all N -> CLEANUP
- *   CLEANUP    -> fewer than a quorum answered: a transport error, DONE now
- *                 wait left: SLEEP retry_delay +/- jitter     -> ATTEMPT
- *                 no wait left: timeout, DONE
+ *                 else the attempt failed: as a refused ACQUIRING (a
+ *                 waiter's: as its refused try, see waiting.c)
+ *   CLEANUP    -> fewer than a quorum answered: a transport error, DONE
+ *                 else a timeout, DONE
+ *   A waiter's try (waiting.c) is judged as an attempt: held, or fenced
+ *   (FENCING), or back to waiting.c.
  *   validity = ttl - elapsed - (ttl * drift_factor + 2 ms); a lock whose
  *   validity is <= 0 is never reported held.
  * docs/SAFETY.md proves the fences strictly increasing.
  * Release / extend:
- *   SCRIPT -> compare script (EVALSHA, EVAL on NOSCRIPT) to all N -> SCRIPTING
+ *   SCRIPT -> release (the queue script: hands the lock to the first
+ *             waiter) or extend script (EVALSHA, EVAL on NOSCRIPT) to all
+ *             N                                               -> SCRIPTING
  *   SCRIPTING -> ok >= quorum (extend: and new validity > 0): OK
  *                a quorum answered: not owned, the lock is no longer held
  *                otherwise a transport error; the lock keeps what it knew.
@@ -42,34 +48,29 @@ static int64_t drift_us(const hrl_config *c, uint32_t ttl_ms) {
 
 /* A master is never waited on longer than a tenth of the TTL it is asked to
  * hold, so slow masters cannot eat the validity. */
-static uint32_t ttl_bound_timeout(const hrl_config *c, uint32_t ttl_ms) {
+uint32_t hrl_ttl_bound_timeout(const hrl_config *c, uint32_t ttl_ms) {
   uint32_t cap = ttl_ms / 10 > 0 ? ttl_ms / 10 : 1;
   return c->opts.timeout_ms < cap ? c->opts.timeout_ms : cap;
 }
 
-static hrl_step finish(hrl_lock *lk, hrl_status status, hrl_step_info *info) {
+hrl_step hrl_op_finish(hrl_lock *lk, hrl_status status, hrl_step_info *info) {
   lk->op.phase = HRL_PHASE_DONE;
   lk->op.result = status;
   info->status = status;
   return HRL_STEP_DONE;
 }
 
-static hrl_step start_round(hrl_lock *lk, hrl_round_kind kind,
-                            uint32_t timeout_ms, int64_t now_us,
-                            hrl_step_info *info) {
+hrl_step hrl_round_step(hrl_lock *lk, hrl_round_kind kind, uint32_t timeout_ms,
+                        int64_t now_us, hrl_step_info *info) {
   hrl_round_start(lk, kind, now_us);
   info->timeout_ms = timeout_ms;
   return HRL_STEP_ROUND;
 }
 
-typedef struct tally {
-  uint32_t ok, refused, unreachable, failed;
-} tally;
-
 /* Counts a round's results; a master the transport never reported on
  * counts as unreachable. */
-static tally count_nodes(hrl_node *nodes, size_t n) {
-  tally t = {0, 0, 0, 0};
+static hrl_tally count_nodes(hrl_node *nodes, size_t n) {
+  hrl_tally t = {0, 0, 0, 0};
   for (size_t i = 0; i < n; i++) {
     if (nodes[i].result == HRL_NODE_PENDING) {
       nodes[i].result = HRL_NODE_UNREACHABLE;
@@ -104,7 +105,11 @@ static uint64_t ok_mask(const hrl_node *nodes, size_t n) {
   return mask;
 }
 
-static void record_counts(hrl_lock *lk, tally t) {
+hrl_tally hrl_round_tally(hrl_lock *lk) {
+  return count_nodes(lk->op.nodes, lk->cfg->n);
+}
+
+void hrl_round_record(hrl_lock *lk, hrl_tally t) {
   hrl_counts *c = &lk->op.counts;
   c->masters = (uint32_t)lk->cfg->n;
   c->quorum = (uint32_t)lk->cfg->quorum;
@@ -116,11 +121,10 @@ static void record_counts(hrl_lock *lk, tally t) {
 }
 
 /* Too few masters gave a usable answer (acquire) or confirmed (release,
- * extend): report the gravest cause and list every master that failed, so
- * the caller can see what to fix. `what` says what `count` masters did. */
-static hrl_step fail_unreachable(hrl_lock *lk, const hrl_node *nodes,
-                                 size_t count, const char *what,
-                                 hrl_step_info *info) {
+ * extend): the gravest cause, and every master that failed in the detail,
+ * so the caller can see what to fix. `what` says what `count` masters did. */
+hrl_status hrl_unreachable_status(hrl_lock *lk, const hrl_node *nodes,
+                                  size_t count, const char *what) {
   const hrl_config *c = lk->cfg;
   bool auth = false, server = false, protocol = false;
   for (size_t i = 0; i < c->n; i++) {
@@ -139,45 +143,39 @@ static hrl_step fail_unreachable(hrl_lock *lk, const hrl_node *nodes,
                         c->masters[i].ep.label, nodes[i].msg);
     }
   }
-  hrl_status st = auth       ? HRL_EAUTH
-                  : server   ? HRL_ESERVER
-                  : protocol ? HRL_EPROTOCOL
-                             : HRL_ECONNECT;
-  return finish(lk, st, info);
+  return auth       ? HRL_EAUTH
+         : server   ? HRL_ESERVER
+         : protocol ? HRL_EPROTOCOL
+                    : HRL_ECONNECT;
 }
 
-/* After an attempt (and its cleanup): fail fast, time out, or sleep. */
-static hrl_step decide_retry(hrl_lock *lk, int64_t now_us,
-                             hrl_step_info *info) {
-  hrl_op *op = &lk->op;
-  const hrl_config *c = lk->cfg;
-  size_t answered = 0;
-  for (size_t i = 0; i < c->n; i++) {
-    answered += op->decided[i].result == HRL_NODE_OK ||
-                op->decided[i].result == HRL_NODE_REFUSED;
+static hrl_step fail_unreachable(hrl_lock *lk, const hrl_node *nodes,
+                                 size_t count, const char *what,
+                                 hrl_step_info *info) {
+  return hrl_op_finish(lk, hrl_unreachable_status(lk, nodes, count, what),
+                       info);
+}
+
+/* Answers (ok or refused) among an attempt's results. */
+static size_t answered(const hrl_lock *lk, const hrl_node *nodes) {
+  size_t n = 0;
+  for (size_t i = 0; i < lk->cfg->n; i++) {
+    n += nodes[i].result == HRL_NODE_OK || nodes[i].result == HRL_NODE_REFUSED;
   }
-  if (answered < c->quorum) {
+  return n;
+}
+
+/* After a failed attempt (and its cleanup), with no wait left or too few
+ * answers: fail fast, or time out. */
+static hrl_step decide_retry(hrl_lock *lk, hrl_step_info *info) {
+  hrl_op *op = &lk->op;
+  size_t n = answered(lk, op->decided);
+  if (n < lk->cfg->quorum) {
     /* No amount of waiting fixes unreachable masters within a caller's
      * patience for one lock: say so now instead of spinning. */
-    return fail_unreachable(lk, op->decided, answered, "answered", info);
+    return fail_unreachable(lk, op->decided, n, "answered", info);
   }
-  if (now_us >= op->deadline_us) {
-    return finish(lk, HRL_ETIMEOUT, info);
-  }
-  uint32_t jitter = c->opts.retry_jitter_ms;
-  int64_t sleep_ms =
-      (int64_t)c->opts.retry_delay_ms - jitter +
-      hrl_random_upto(jitter <= UINT32_MAX / 2 ? 2 * jitter : UINT32_MAX);
-  if (sleep_ms < 0) {
-    sleep_ms = 0;
-  }
-  int64_t left_ms = (op->deadline_us - now_us + US_PER_MS - 1) / US_PER_MS;
-  if (sleep_ms > left_ms) {
-    sleep_ms = left_ms;
-  }
-  op->phase = HRL_PHASE_ATTEMPT;
-  info->sleep_ms = (uint32_t)sleep_ms;
-  return HRL_STEP_SLEEP;
+  return hrl_op_finish(lk, HRL_ETIMEOUT, info);
 }
 
 static hrl_step start_attempt(hrl_lock *lk, int64_t now_us,
@@ -186,13 +184,13 @@ static hrl_step start_attempt(hrl_lock *lk, int64_t now_us,
   if (hrl_token_new(op->token) != HRL_OK) {
     hrl_detailf(lk->detail, sizeof lk->detail,
                 "the OS random generator failed");
-    return finish(lk, HRL_ESYSTEM, info);
+    return hrl_op_finish(lk, HRL_ESYSTEM, info);
   }
   op->attempts++;
   op->phase = HRL_PHASE_ACQUIRING;
-  return start_round(
+  return hrl_round_step(
       lk, lk->fence_key != NULL ? HRL_ROUND_FENCED_ACQUIRE : HRL_ROUND_SET,
-      ttl_bound_timeout(lk->cfg, op->ttl_ms), now_us, info);
+      hrl_ttl_bound_timeout(lk->cfg, op->ttl_ms), now_us, info);
 }
 
 /* The attempt holds the lock (the masters that said OK to its last round
@@ -205,22 +203,31 @@ static hrl_step grant(hrl_lock *lk, uint64_t fence, hrl_step_info *info) {
   memcpy(lk->token, op->token, sizeof lk->token);
   lk->valid_until_us = op->attempt_until_us;
   lk->fence = fence;
-  return finish(lk, HRL_OK, info);
+  return hrl_op_finish(lk, HRL_OK, info);
 }
 
-/* The attempt did not get the lock: its results are what the retry is
- * decided on, and when any master may hold its token, the release goes to
- * all N first. */
+/* The attempt did not get the lock. A waiter's goes back to waiting.c.
+ * Refused by a quorum with time to wait: queue up (waiting.c); its first
+ * try claims what this attempt got, so no cleanup here. Otherwise its
+ * results are what the outcome is decided on, and when any master may hold
+ * its token, the release goes to all N first. */
 static hrl_step end_attempt(hrl_lock *lk, bool may_hold, int64_t now_us,
                             hrl_step_info *info) {
   hrl_op *op = &lk->op;
   const hrl_config *c = lk->cfg;
+  if (op->waiting) {
+    return hrl_wait_not_won(lk, hrl_round_tally(lk), may_hold, now_us, info);
+  }
+  if (answered(lk, op->nodes) >= c->quorum && now_us < op->deadline_us) {
+    return hrl_wait_start(lk, now_us, info);
+  }
   memcpy(op->decided, op->nodes, c->n * sizeof *op->decided);
   if (!may_hold) {
-    return decide_retry(lk, now_us, info);
+    return decide_retry(lk, info);
   }
   op->phase = HRL_PHASE_CLEANUP;
-  return start_round(lk, HRL_ROUND_RELEASE, c->opts.timeout_ms, now_us, info);
+  return hrl_round_step(lk, HRL_ROUND_RELEASE, c->opts.timeout_ms, now_us,
+                        info);
 }
 
 /* A fenced attempt that a quorum granted: its fence is the greatest
@@ -250,29 +257,43 @@ static hrl_step fence_attempt(hrl_lock *lk, int64_t now_us,
   if (left_ms < 1) {
     return end_attempt(lk, true, now_us, info);
   }
-  uint32_t timeout_ms = ttl_bound_timeout(c, op->ttl_ms);
+  uint32_t timeout_ms = hrl_ttl_bound_timeout(c, op->ttl_ms);
   if ((int64_t)timeout_ms > left_ms) {
     timeout_ms = (uint32_t)left_ms;
   }
   op->fence = fence;
   memcpy(op->decided, op->nodes, c->n * sizeof *op->decided);
   op->phase = HRL_PHASE_FENCING;
-  return start_round(lk, HRL_ROUND_FENCE, timeout_ms, now_us, info);
+  return hrl_round_step(lk, HRL_ROUND_FENCE, timeout_ms, now_us, info);
+}
+
+bool hrl_attempt_granted(hrl_lock *lk, hrl_tally t, int64_t now_us,
+                         hrl_step_info *info, hrl_step *step) {
+  hrl_op *op = &lk->op;
+  const hrl_config *c = lk->cfg;
+  op->attempt_start_us = op->round_start_us;
+  op->attempt_until_us = op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS -
+                         drift_us(c, op->ttl_ms);
+  if (t.ok < c->quorum || op->attempt_until_us <= now_us) {
+    return false;
+  }
+  bool fenced = op->round_kind == HRL_ROUND_FENCED_ACQUIRE ||
+                op->round_kind == HRL_ROUND_FENCED_TRY;
+  *step = fenced ? fence_attempt(lk, now_us, info) : grant(lk, 0, info);
+  return true;
 }
 
 static hrl_step judge_attempt(hrl_lock *lk, int64_t now_us,
                               hrl_step_info *info) {
   hrl_op *op = &lk->op;
   const hrl_config *c = lk->cfg;
-  tally t = count_nodes(op->nodes, c->n);
-  record_counts(lk, t);
-  op->attempt_start_us = op->round_start_us;
-  op->attempt_until_us = op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS -
-                         drift_us(c, op->ttl_ms);
-  bool fenced = op->round_kind == HRL_ROUND_FENCED_ACQUIRE;
-  if (t.ok >= c->quorum && op->attempt_until_us > now_us) {
-    return fenced ? fence_attempt(lk, now_us, info) : grant(lk, 0, info);
+  hrl_tally t = count_nodes(op->nodes, c->n);
+  hrl_round_record(lk, t);
+  hrl_step step;
+  if (hrl_attempt_granted(lk, t, now_us, info, &step)) {
+    return step;
   }
+  bool fenced = op->round_kind == HRL_ROUND_FENCED_ACQUIRE;
   /* A master that refused or rejected the SET cannot hold our fresh token;
    * any other may (a timeout can hide a SET that was applied). A fenced
    * acquire's error may be its INCR's, after a SET that took (a counter
@@ -302,8 +323,8 @@ static hrl_step judge_fence(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
       op->nodes[i] = op->decided[i];
     }
   }
-  tally t = count_nodes(op->nodes, c->n);
-  record_counts(lk, t);
+  hrl_tally t = count_nodes(op->nodes, c->n);
+  hrl_round_record(lk, t);
   if (t.ok >= c->quorum && op->attempt_until_us > now_us) {
     return grant(lk, op->fence, info);
   }
@@ -352,15 +373,15 @@ static hrl_step judge_release(hrl_lock *lk, hrl_step_info *info) {
       unsure |= bit;
     }
   }
-  tally t = count_nodes(op->nodes, c->n);
-  record_counts(lk, t);
+  hrl_tally t = count_nodes(op->nodes, c->n);
+  hrl_round_record(lk, t);
   lk->held = false;
   lk->release_pending = false;
   if (t.ok >= c->quorum) {
-    return finish(lk, HRL_OK, info);
+    return hrl_op_finish(lk, HRL_OK, info);
   }
   if (lost_on_granting_masters(lk)) {
-    return finish(lk, HRL_ENOTOWNED, info);
+    return hrl_op_finish(lk, HRL_ENOTOWNED, info);
   }
   lk->release_pending = true;
   lk->released = ok_mask(op->nodes, c->n);
@@ -375,8 +396,8 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
   if (op->kind == HRL_OP_RELEASE) {
     return judge_release(lk, info);
   }
-  tally t = count_nodes(op->nodes, c->n);
-  record_counts(lk, t);
+  hrl_tally t = count_nodes(op->nodes, c->n);
+  hrl_round_record(lk, t);
   int64_t drift = drift_us(c, op->ttl_ms);
   int64_t new_until =
       op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS - drift;
@@ -385,13 +406,13 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
      * whatever the masters say now (see lease.c). */
     const char *why = hrl_lease_lost_reason(lk);
     hrl_detail_copy_text(lk->detail, sizeof lk->detail, why, strlen(why));
-    return finish(lk, HRL_ELOST, info);
+    return hrl_op_finish(lk, HRL_ELOST, info);
   }
   if (t.ok >= c->quorum && new_until > now_us) {
     lk->valid_until_us = new_until;
     lk->ttl_ms = op->ttl_ms;
     lk->granted = ok_mask(op->nodes, c->n);
-    return finish(lk, HRL_OK, info);
+    return hrl_op_finish(lk, HRL_OK, info);
   }
   if (t.ok >= c->quorum || lost_on_granting_masters(lk)) {
     /* Lost, or extended so slowly that no validity is left to promise. */
@@ -399,7 +420,7 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
     if (hrl_lease_is(lk)) {
       hrl_lease_mark_lost(lk, hrl_strerror(HRL_ENOTOWNED));
     }
-    return finish(lk, HRL_ENOTOWNED, info);
+    return hrl_op_finish(lk, HRL_ENOTOWNED, info);
   }
   /* Masters that timed out may have applied the new TTL: when it is shorter
    * than what was left, only the shorter bound is safe to keep. */
@@ -484,6 +505,7 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
   }
   op->kind = kind;
   op->attempts = 0;
+  op->waiting = false;
   op->result = HRL_OK;
   memset(&op->counts, 0, sizeof op->counts);
   lk->detail[0] = '\0';
@@ -502,16 +524,22 @@ hrl_step hrl_proto_step(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
     return judge_fence(lk, now_us, info);
   case HRL_PHASE_CLEANUP:
     count_nodes(op->nodes, lk->cfg->n);
-    return decide_retry(lk, now_us, info);
+    return decide_retry(lk, info);
   case HRL_PHASE_SCRIPT:
     op->phase = HRL_PHASE_SCRIPTING;
-    return start_round(
+    return hrl_round_step(
         lk, op->kind == HRL_OP_EXTEND ? HRL_ROUND_EXTEND : HRL_ROUND_RELEASE,
-        op->kind == HRL_OP_EXTEND ? ttl_bound_timeout(lk->cfg, op->ttl_ms)
+        op->kind == HRL_OP_EXTEND ? hrl_ttl_bound_timeout(lk->cfg, op->ttl_ms)
                                   : lk->cfg->opts.timeout_ms,
         now_us, info);
   case HRL_PHASE_SCRIPTING:
     return judge_script(lk, now_us, info);
+  case HRL_PHASE_TRYING:
+  case HRL_PHASE_ASIDE:
+  case HRL_PHASE_WAITING:
+  case HRL_PHASE_LEAVE:
+  case HRL_PHASE_LEAVING:
+    return hrl_wait_step(lk, now_us, info);
   case HRL_PHASE_DONE:
     info->status = op->result;
     return HRL_STEP_DONE;
@@ -526,7 +554,9 @@ hrl_step hrl_proto_step(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
 void hrl_proto_cancel(hrl_lock *lk) {
   if (lk->op.phase == HRL_PHASE_ATTEMPT) {
     hrl_step_info ignored;
-    finish(lk, HRL_ECANCELLED, &ignored);
+    hrl_op_finish(lk, HRL_ECANCELLED, &ignored);
+  } else if (lk->op.phase == HRL_PHASE_WAITING) {
+    hrl_wait_cancel(lk);
   }
 }
 

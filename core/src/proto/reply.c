@@ -1,11 +1,16 @@
 /* Reply meanings, one table for every transport:
  *   acquire  +OK -> ok          nil -> refused (someone holds the name)
- *   fenced acquire: the SET's reply as above, then the INCR's:
- *            :<counter> (1 to 2^63 - 1) -> ok with that counter when the
- *            SET said OK; an error -> its meaning (after a SET that took)
- *   script   :1  -> ok          :0  -> refused (the key is not ours; the
- *            fence script: or the counter is above the fence)
- *            -NOSCRIPT -> send again with EVAL
+ *   release, extend
+ *            :1  -> ok          :0  -> refused (the key is not ours)
+ *   fence    :1  -> ok          :0  -> refused (the key is not ours, or the
+ *            counter is above the fence)
+ *   try      +OK -> ok (held)   :n  -> refused, the key's PTTL is n ms
+ *   aside    :n  -> ok (it ran; its answer decides nothing)
+ *   fenced acquire / fenced try: the SET's (try's) reply as above, then
+ *            the INCR's: :<counter> (1 to 2^63 - 1) -> ok with that counter
+ *            when the first said OK; an error -> its meaning (after a first
+ *            command that took)
+ *   scripts  -NOSCRIPT -> send again with EVAL
  *            -WRONGTYPE -> refused (the key exists and is not a lock of ours)
  *   any      -NOAUTH / -WRONGPASS / -NOPERM -> auth, and so is a script's
  *            command the ACL user may not run (Redis 7.0 says "ERR The user
@@ -69,12 +74,57 @@ hrl_node_result hrl_reply_counter(hrl_node_result set, const hrl_reply *r,
   return unexpected("INCR", message, size);
 }
 
+static bool is_ok(const hrl_reply *r) {
+  return r->type == HRL_REPLY_STATUS && r->len == 2 &&
+         memcmp(r->str, "OK", 2) == 0;
+}
+
+/* What a script's reply of the expected type means, or PENDING. */
+static hrl_node_result script_answer(hrl_round_kind kind, const hrl_reply *r,
+                                     int64_t *pttl) {
+  bool integer = r->type == HRL_REPLY_INTEGER;
+  switch (kind) {
+  case HRL_ROUND_TRY:
+  case HRL_ROUND_FENCED_TRY:
+    if (is_ok(r)) {
+      return HRL_NODE_OK;
+    }
+    if (integer && r->integer >= -2) {
+      *pttl = r->integer; /* -1: no TTL, -2: gone meanwhile */
+      return HRL_NODE_REFUSED;
+    }
+    return HRL_NODE_PENDING;
+  case HRL_ROUND_ASIDE:
+    return integer ? HRL_NODE_OK : HRL_NODE_PENDING;
+  default:
+    if (integer && (r->integer == 0 || r->integer == 1)) {
+      return r->integer == 1 ? HRL_NODE_OK : HRL_NODE_REFUSED;
+    }
+    return HRL_NODE_PENDING;
+  }
+}
+
+static const char *script_name(hrl_round_kind kind) {
+  switch (kind) {
+  case HRL_ROUND_EXTEND:
+    return "the extend script";
+  case HRL_ROUND_FENCE:
+    return "the fence script";
+  case HRL_ROUND_TRY:
+  case HRL_ROUND_FENCED_TRY:
+  case HRL_ROUND_ASIDE:
+    return "the queue script";
+  default:
+    return "the release script";
+  }
+}
+
 hrl_node_result hrl_reply_classify(hrl_round_kind kind, const hrl_reply *r,
-                                   bool *noscript, char *message, size_t size) {
+                                   bool *noscript, int64_t *pttl, char *message,
+                                   size_t size) {
   *noscript = false;
   if (kind == HRL_ROUND_SET || kind == HRL_ROUND_FENCED_ACQUIRE) {
-    if (r->type == HRL_REPLY_STATUS && r->len == 2 &&
-        memcmp(r->str, "OK", 2) == 0) {
+    if (is_ok(r)) {
       return HRL_NODE_OK;
     }
     if (r->type == HRL_REPLY_NIL) {
@@ -85,8 +135,9 @@ hrl_node_result hrl_reply_classify(hrl_round_kind kind, const hrl_reply *r,
     }
     return unexpected("SET", message, size);
   }
-  if (r->type == HRL_REPLY_INTEGER && (r->integer == 0 || r->integer == 1)) {
-    return r->integer == 1 ? HRL_NODE_OK : HRL_NODE_REFUSED;
+  hrl_node_result answer = script_answer(kind, r, pttl);
+  if (answer != HRL_NODE_PENDING) {
+    return answer;
   }
   if (r->type == HRL_REPLY_ERROR) {
     if (has_prefix(r, "NOSCRIPT")) {
@@ -99,10 +150,7 @@ hrl_node_result hrl_reply_classify(hrl_round_kind kind, const hrl_reply *r,
     }
     return classify_error(r, message, size);
   }
-  return unexpected(kind == HRL_ROUND_RELEASE  ? "the release script"
-                    : kind == HRL_ROUND_EXTEND ? "the extend script"
-                                               : "the fence script",
-                    message, size);
+  return unexpected(script_name(kind), message, size);
 }
 
 hrl_node_result hrl_reply_classify_handshake(bool is_auth, const hrl_reply *r,

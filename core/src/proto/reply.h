@@ -11,14 +11,16 @@
 #include "resp.h"
 
 /* Meaning of a reply to the command of a round of that kind (a fenced
- * acquire: of its SET). *noscript is set when the script must be sent
- * again with EVAL. message receives the server's text for failures. */
+ * acquire or try: of its first command). *noscript is set when the script
+ * must be sent again with EVAL; a try refused by a held
+ * key sets *pttl to the key's PTTL in ms (-1: it has none). message
+ * receives the server's text for failures. */
 hrl_node_result hrl_reply_classify(hrl_round_kind kind, const hrl_reply *reply,
-                                   bool *noscript, char *message,
+                                   bool *noscript, int64_t *pttl, char *message,
                                    size_t message_size);
 
-/* Meaning of a fenced acquire's INCR reply, after its SET said `set`: the
- * SET's meaning, unless the SET took and the INCR failed. *counter
+/* Meaning of a fenced acquire's (or try's) INCR reply, after its SET (or
+ * try) said `set`: that meaning, unless it took and the INCR failed. *counter
  * receives the counter (1 to 2^63 - 1) when the INCR gave one. */
 hrl_node_result hrl_reply_counter(hrl_node_result set, const hrl_reply *reply,
                                   uint64_t *counter, char *message,

@@ -5,26 +5,41 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The longest script (they are string literals: sizeof counts the NUL). */
-#define SCRIPT_LEN_MAX (sizeof HRL_FENCE_SCRIPT)
-_Static_assert(sizeof HRL_RELEASE_SCRIPT <= SCRIPT_LEN_MAX &&
-                   sizeof HRL_EXTEND_SCRIPT <= SCRIPT_LEN_MAX,
-               "SCRIPT_LEN_MAX must be the longest script");
+/* Framing of one argument: "$<len>\r\n" and "\r\n", at most 16 bytes. */
+#define FRAMING 16
+/* Most arguments of a command (a try: EVALSHA sha 3 k q w t token ttl
+ * arrival lease channel, and INCR counter behind a fenced one), and the
+ * longest number in one (a 64-bit value). */
+#define ARGS_MAX 14
+#define NUMBER_MAX 20
 
-size_t hrl_resp_command_capacity(size_t key_len, size_t fence_key_len) {
-  /* Two array headers and up to eight arguments (SET's six and INCR's
-   * two, or a script's seven), each with "$<len>\r\n...\r\n" framing (at
-   * most 16 bytes), the longest script, the key, the counter key, a token
-   * and a number. */
-  return 2 * 16 + 8 * 16 + SCRIPT_LEN_MAX + key_len + fence_key_len +
-         HRL_TOKEN_LEN + 20;
+static size_t capacity(size_t key_len, size_t sibling_len, size_t channel_len,
+                       size_t script_len) {
+  /* two array headers: a fenced acquire or try is two commands */
+  return 2 * 16 + ARGS_MAX * FRAMING + script_len + key_len + 3 * sibling_len +
+         HRL_TOKEN_LEN + 3 * NUMBER_MAX + channel_len;
+}
+
+size_t hrl_resp_command_capacity(size_t key_len, size_t sibling_len,
+                                 size_t channel_len) {
+  return capacity(key_len, sibling_len, channel_len, 40); /* a SHA1 */
+}
+
+size_t hrl_resp_eval_capacity(size_t key_len, size_t sibling_len,
+                              size_t channel_len) {
+  size_t longest = sizeof HRL_QUEUE_SCRIPT;
+  longest =
+      sizeof HRL_EXTEND_SCRIPT > longest ? sizeof HRL_EXTEND_SCRIPT : longest;
+  longest =
+      sizeof HRL_FENCE_SCRIPT > longest ? sizeof HRL_FENCE_SCRIPT : longest;
+  return capacity(key_len, sibling_len, channel_len, longest);
 }
 
 /* Decimal digits of v; returns how many were written. The commands are
  * formatted on every round of every lock cycle, so no stdio here: sprintf
  * alone was most of the core's own instructions per cycle. */
 static size_t put_uint(char *buf, uint64_t v) {
-  char tmp[20];
+  char tmp[NUMBER_MAX];
   size_t n = 0;
   do {
     tmp[n++] = (char)('0' + v % 10);
@@ -59,7 +74,7 @@ static size_t put_arg(char *buf, const char *arg, size_t len) {
 #define PUT_LITERAL(buf, lit) put_arg((buf), (lit), sizeof(lit) - 1)
 
 static size_t put_number(char *buf, uint64_t v) {
-  char digits[20];
+  char digits[NUMBER_MAX];
   return put_arg(buf, digits, put_uint(digits, v));
 }
 
@@ -74,73 +89,101 @@ static size_t put_set(char *buf, const hrl_command_args *a) {
   return n + put_number(buf + n, a->number);
 }
 
-/* A fenced acquire: the SET, and INCR of the counter behind it in the same
- * write. No script: at N = 1 a script's own cost on the server was a tenth
- * of a lock cycle, two plain commands cost a third of that. The INCR runs
- * whether the SET took or not: a counter may only grow, never has to grow
- * by one (docs/SAFETY.md). */
-static size_t put_fenced_acquire(char *buf, const hrl_command_args *a) {
-  size_t n = put_set(buf, a);
-  memcpy(buf + n, "*2\r\n$4\r\nINCR\r\n", 14);
-  n += 14;
-  return n + put_arg(buf + n, a->fence_key, a->fence_key_len);
+/* INCR counter, pipelined behind a fenced acquire's SET or a fenced try.
+ * No script: at N = 1 a script's own cost on the server was a tenth of a
+ * lock cycle, a plain command a third of that. The INCR runs whether the
+ * first command took or not: a counter may only grow, never has to grow by
+ * one (docs/SAFETY.md). */
+static size_t put_incr(char *buf, const hrl_command_args *a) {
+  memcpy(buf, "*2\r\n$4\r\nINCR\r\n", 14);
+  return 14 + put_arg(buf + 14, a->fence_key, a->fence_key_len);
 }
 
 int hrl_resp_replies(hrl_round_kind kind) {
-  return kind == HRL_ROUND_FENCED_ACQUIRE ? 2 : 1;
+  return kind == HRL_ROUND_FENCED_ACQUIRE || kind == HRL_ROUND_FENCED_TRY ? 2
+                                                                          : 1;
 }
 
-/* A script's source and digest. */
-typedef struct script {
-  const char *source;
-  size_t len;
-  const char *sha1;
-} script;
+/* EVALSHA sha (or EVAL script): the script's first arguments. */
+static size_t put_script(char *buf, int argc, bool by_sha, const char *source,
+                         size_t len, const char *sha1) {
+  size_t n = put_count(buf, argc);
+  if (by_sha) {
+    n += PUT_LITERAL(buf + n, "EVALSHA");
+    return n + put_arg(buf + n, sha1, 40);
+  }
+  n += PUT_LITERAL(buf + n, "EVAL");
+  return n + put_arg(buf + n, source, len);
+}
 
-#define SCRIPT(name)                                                           \
-  { name##_SCRIPT, sizeof name##_SCRIPT - 1, name##_SHA1 }
+#define PUT_SCRIPT(buf, argc, by_sha, name)                                    \
+  put_script((buf), (argc), (by_sha), name##_SCRIPT, sizeof name##_SCRIPT - 1, \
+             name##_SHA1)
+
+/* EVALSHA sha 1 key token ttl */
+static size_t put_extend(char *buf, bool by_sha, const hrl_command_args *a) {
+  size_t n = PUT_SCRIPT(buf, 6, by_sha, HRL_EXTEND);
+  n += PUT_LITERAL(buf + n, "1");
+  n += put_arg(buf + n, a->key, a->key_len);
+  n += put_arg(buf + n, a->token, HRL_TOKEN_LEN);
+  return n + put_number(buf + n, a->number);
+}
+
+/* EVALSHA sha 2 key counter token fence */
+static size_t put_fence(char *buf, bool by_sha, const hrl_command_args *a) {
+  size_t n = PUT_SCRIPT(buf, 7, by_sha, HRL_FENCE);
+  n += PUT_LITERAL(buf + n, "2");
+  n += put_arg(buf + n, a->key, a->key_len);
+  n += put_arg(buf + n, a->fence_key, a->fence_key_len);
+  n += put_arg(buf + n, a->token, HRL_TOKEN_LEN);
+  return n + put_number(buf + n, a->number);
+}
+
+/* EVALSHA sha 3 key queue waiters mode token [ttl arrival lease channel] */
+static size_t put_queue(char *buf, const char *mode, bool by_sha,
+                        const hrl_command_args *a) {
+  bool waiter = mode[0] != 'r';
+  size_t n = PUT_SCRIPT(buf, waiter ? 12 : 8, by_sha, HRL_QUEUE);
+  n += PUT_LITERAL(buf + n, "3");
+  n += put_arg(buf + n, a->key, a->key_len);
+  n += put_arg(buf + n, a->queue, a->queue_len);
+  n += put_arg(buf + n, a->waiters, a->waiters_len);
+  n += put_arg(buf + n, mode, 1);
+  n += put_arg(buf + n, a->token, HRL_TOKEN_LEN);
+  if (waiter) {
+    n += put_number(buf + n, a->number);
+    n += put_number(buf + n, (uint64_t)(a->arrival_us > 0 ? a->arrival_us : 0));
+    n += put_number(buf + n, a->lease_ms);
+    n += put_arg(buf + n, a->channel, a->channel_len);
+  }
+  return n;
+}
 
 size_t hrl_resp_command(char *buf, hrl_round_kind kind, bool by_sha,
                         const hrl_command_args *a) {
-  static const script release = SCRIPT(HRL_RELEASE),
-                      extend = SCRIPT(HRL_EXTEND), fence = SCRIPT(HRL_FENCE);
-  const script *s = &fence;
-  bool two_keys = true, number = true; /* the counter key, a number last */
   switch (kind) {
   case HRL_ROUND_SET:
     return put_set(buf, a);
-  case HRL_ROUND_FENCED_ACQUIRE:
-    return put_fenced_acquire(buf, a);
-  case HRL_ROUND_RELEASE:
-    s = &release;
-    two_keys = number = false;
-    break;
-  case HRL_ROUND_EXTEND:
-    s = &extend;
-    two_keys = false;
-    break;
+  case HRL_ROUND_FENCED_ACQUIRE: {
+    size_t n = put_set(buf, a);
+    return n + put_incr(buf + n, a);
+  }
   case HRL_ROUND_FENCE:
-    break;
+    return put_fence(buf, by_sha, a);
+  case HRL_ROUND_EXTEND:
+    return put_extend(buf, by_sha, a);
+  case HRL_ROUND_TRY:
+    return put_queue(buf, "t", by_sha, a);
+  case HRL_ROUND_FENCED_TRY: {
+    size_t n = put_queue(buf, "t", by_sha, a);
+    return n + put_incr(buf + n, a);
   }
-  /* EVAL script numkeys key [counter-key] token [number] */
-  size_t n = put_count(buf, 5 + two_keys + number);
-  if (by_sha) {
-    n += PUT_LITERAL(buf + n, "EVALSHA");
-    n += put_arg(buf + n, s->sha1, 40);
-  } else {
-    n += PUT_LITERAL(buf + n, "EVAL");
-    n += put_arg(buf + n, s->source, s->len);
+  case HRL_ROUND_ASIDE:
+    return put_queue(buf, "a", by_sha, a);
+  case HRL_ROUND_RELEASE:
+  default:
+    return put_queue(buf, "r", by_sha, a);
   }
-  n += two_keys ? PUT_LITERAL(buf + n, "2") : PUT_LITERAL(buf + n, "1");
-  n += put_arg(buf + n, a->key, a->key_len);
-  if (two_keys) {
-    n += put_arg(buf + n, a->fence_key, a->fence_key_len);
-  }
-  n += put_arg(buf + n, a->token, HRL_TOKEN_LEN);
-  if (number) {
-    n += put_number(buf + n, a->number);
-  }
-  return n;
 }
 
 char *hrl_resp_format(int argc, const char *const *argv, const size_t *lens,

@@ -1,5 +1,6 @@
-/* The wire format: RESP commands for acquire, release, extend, the fenced
- * rounds and the connection handshake (docs/DESIGN.md, section 3). */
+/* The wire format: RESP commands for acquire, release, extend, the waiting
+ * queue's rounds, the fenced rounds and the connection handshake
+ * (docs/DESIGN.md, section 3). */
 #ifndef HRL_RESP_H
 #define HRL_RESP_H
 
@@ -11,10 +12,6 @@
 
 /* The scripts, byte for byte as every runtime sends them, and their SHA1
  * digests (checked against SCRIPT LOAD by the tests). */
-#define HRL_RELEASE_SCRIPT                                                     \
-  "if redis.call(\"get\",KEYS[1]) == ARGV[1] then return "                     \
-  "redis.call(\"del\",KEYS[1]) else return 0 end"
-#define HRL_RELEASE_SHA1 "b70c2384248f88e6b75b9f89241a180f856ad852"
 #define HRL_EXTEND_SCRIPT                                                      \
   "if redis.call(\"get\",KEYS[1]) == ARGV[1] then return "                     \
   "redis.call(\"pexpire\",KEYS[1],ARGV[2]) else return 0 end"
@@ -35,35 +32,143 @@
   "if x~=y then if x>y then return 0 end break end end end "                   \
   "redis.call(\"set\",KEYS[2],t) return 1"
 #define HRL_FENCE_SHA1 "9c38fba8e96eb3c37a8add861f63fed33fe29963"
+/* The queue script: the release, and a waiter's rounds, on the lock key
+ * KEYS[1], its queue KEYS[2] (a sorted set: waiter token -> arrival) and
+ * its waiters KEYS[3] (a hash: token -> "expiry window channel", expiry in
+ * the master's milliseconds). ARGV[1] is the mode:
+ *   r token: release (also a waiter leaving): drop the token's entry; when
+ *     the key holds the token, hand it to the first live waiter (SET key
+ *     waiter PX window, PUBLISH channel waiter) or delete it. 1 when the
+ *     key was ours, else 0. Without a queue: compare-and-delete, nothing
+ *     more.
+ *   t token ttl arrival lease channel: a waiter's try: claim a key that
+ *     holds the token (PEXPIRE ttl); SET a free key when the token is the
+ *     first live waiter (else hand it to that one); otherwise (re)enqueue.
+ *     +OK when the token holds the key now, else the key's PTTL.
+ *   a (same arguments): a waiter steps aside after a try that won too few
+ *     masters: a key holding its token goes to the next live waiter (or
+ *     is deleted), and the token stays queued. 0. */
+#define HRL_QUEUE_SCRIPT                                                       \
+  "local k,q,w,m,t=KEYS[1],KEYS[2],KEYS[3],ARGV[1],ARGV[2]\n"                  \
+  "if m==\"r\" and redis.call(\"exists\",q)==0 then\n"                         \
+  "if redis.call(\"get\",k)==t then return redis.call(\"del\",k) end\n"        \
+  "return 0\n"                                                                 \
+  "end\n"                                                                      \
+  "local c=redis.call(\"time\")\n"                                             \
+  "local now=tonumber(c[1])*1000+math.floor(tonumber(c[2])/1000)\n"            \
+  "local function drop(h) redis.call(\"zrem\",q,h) redis.call(\"hdel\",w,h) "  \
+  "end\n"                                                                      \
+  "local function head(skip)\n"                                                \
+  "local i=0\n"                                                                \
+  "while true do\n"                                                            \
+  "local h=redis.call(\"zrange\",q,i,i)[1]\n"                                  \
+  "if not h then return nil end\n"                                             \
+  "if h==skip then i=i+1 else\n"                                               \
+  "local e,x,ch=string.match(redis.call(\"hget\",w,h) or \"\",\"^(%d+) (%d+) " \
+  "(.+)$\")\n"                                                                 \
+  "if e and tonumber(e)>now then return h,x,ch end\n"                          \
+  "drop(h)\n"                                                                  \
+  "end\n"                                                                      \
+  "end\n"                                                                      \
+  "end\n"                                                                      \
+  "local function give(h,x,ch)\n"                                              \
+  "redis.call(\"set\",k,h,\"px\",x)\n"                                         \
+  "drop(h)\n"                                                                  \
+  "redis.call(\"publish\",ch,h)\n"                                             \
+  "end\n"                                                                      \
+  "local function pass()\n"                                                    \
+  "local h,x,ch=head(t)\n"                                                     \
+  "if h then give(h,x,ch) else redis.call(\"del\",k) end\n"                    \
+  "end\n"                                                                      \
+  "if m==\"r\" then\n"                                                         \
+  "drop(t)\n"                                                                  \
+  "if redis.call(\"get\",k)~=t then return 0 end\n"                            \
+  "pass()\n"                                                                   \
+  "return 1\n"                                                                 \
+  "end\n"                                                                      \
+  "local ttl,lease=tonumber(ARGV[3]),tonumber(ARGV[5])\n"                      \
+  "local function enqueue()\n"                                                 \
+  "redis.call(\"zadd\",q,ARGV[4],t)\n"                                         \
+  "redis.call(\"hset\",w,t,string.format(\"%d %d "                             \
+  "\",now+lease,math.min(ttl,lease))..ARGV[6])\n"                              \
+  "if redis.call(\"pttl\",q)<lease then\n"                                     \
+  "redis.call(\"pexpire\",q,lease)\n"                                          \
+  "redis.call(\"pexpire\",w,lease)\n"                                          \
+  "end\n"                                                                      \
+  "end\n"                                                                      \
+  "local v=redis.call(\"get\",k)\n"                                            \
+  "if m==\"a\" then\n"                                                         \
+  "if v==t then pass() end\n"                                                  \
+  "enqueue()\n"                                                                \
+  "return 0\n"                                                                 \
+  "end\n"                                                                      \
+  "if v==t then\n"                                                             \
+  "drop(t)\n"                                                                  \
+  "redis.call(\"pexpire\",k,ttl)\n"                                            \
+  "return {ok=\"OK\"}\n"                                                       \
+  "end\n"                                                                      \
+  "enqueue()\n"                                                                \
+  "if not v then\n"                                                            \
+  "local h,x,ch=head(nil)\n"                                                   \
+  "if h==t then\n"                                                             \
+  "drop(t)\n"                                                                  \
+  "redis.call(\"set\",k,t,\"px\",ttl)\n"                                       \
+  "return {ok=\"OK\"}\n"                                                       \
+  "end\n"                                                                      \
+  "give(h,x,ch)\n"                                                             \
+  "end\n"                                                                      \
+  "return redis.call(\"pttl\",k)\n"
+#define HRL_QUEUE_SHA1 "7ec7eefa958278d065a3e7e675339f6c96683ecd"
 
 /* What a round sends. */
 typedef enum hrl_round_kind {
-  HRL_ROUND_SET,            /* SET key token NX PX ttl: an acquire */
+  HRL_ROUND_SET, /* SET key token NX PX ttl: an acquire's first attempt */
   HRL_ROUND_FENCED_ACQUIRE, /* SET NX PX, then INCR counter: two replies */
   HRL_ROUND_FENCE,          /* the fence script (fenced, when needed) */
-  HRL_ROUND_RELEASE,        /* the release script */
-  HRL_ROUND_EXTEND          /* the extend script */
+  HRL_ROUND_RELEASE,        /* the queue script, mode r: release, or leave */
+  HRL_ROUND_EXTEND,         /* the extend script */
+  HRL_ROUND_TRY,            /* the queue script, mode t: a waiter's try */
+  HRL_ROUND_FENCED_TRY,     /* a try, then INCR counter: two replies */
+  HRL_ROUND_ASIDE           /* the queue script, mode a: a waiter steps aside */
 } hrl_round_kind;
 
 /* The arguments of a lock command. */
 typedef struct hrl_command_args {
   const char *key;
   size_t key_len;
+  const char *queue; /* the queue's keys (sibling_key.h) */
+  size_t queue_len;
+  const char *waiters;
+  size_t waiters_len;
   const char *fence_key; /* the fenced rounds only */
   size_t fence_key_len;
   const char *token; /* HRL_TOKEN_LEN characters */
-  /* SET, fenced acquire, extend: the TTL in ms; fence: the fence. */
+  /* SET, fenced acquire, extend, try, aside: the TTL in ms; fence: the
+   * fence. */
   uint64_t number;
+  /* try, aside: the waiter's arrival (wall clock, microseconds), how long
+   * its entry lives without a new try, and its client's channel */
+  int64_t arrival_us;
+  uint32_t lease_ms;
+  const char *channel;
+  size_t channel_len;
 } hrl_command_args;
 
-/* Room needed for any command about a key of key_len bytes and a counter
- * key of fence_key_len bytes (0 for an unfenced lock). */
-size_t hrl_resp_command_capacity(size_t key_len, size_t fence_key_len);
+/* Room needed for a command in EVALSHA form (the SET, the scripts by their
+ * digest, and the INCR behind a fenced acquire or try) about a key of
+ * key_len bytes, sibling keys (queue, waiters, counter) of sibling_len
+ * bytes each at most, and a channel of channel_len bytes. */
+size_t hrl_resp_command_capacity(size_t key_len, size_t sibling_len,
+                                 size_t channel_len);
 
-/* Formats the command of a round into buf (which must hold
- * hrl_resp_command_capacity bytes); a script by its SHA1 (EVALSHA) when
- * by_sha, in full (EVAL) otherwise. A fenced acquire is two commands,
- * pipelined (hrl_resp_replies). Returns the length written. */
+/* The same for any form (EVAL: the scripts in full). */
+size_t hrl_resp_eval_capacity(size_t key_len, size_t sibling_len,
+                              size_t channel_len);
+
+/* Formats the command of a round into buf (which must hold the capacity
+ * above for its form); a script by its SHA1 (EVALSHA) when by_sha, in full
+ * (EVAL) otherwise. A fenced acquire or try is two commands, pipelined
+ * (hrl_resp_replies). Returns the length written. */
 size_t hrl_resp_command(char *buf, hrl_round_kind kind, bool by_sha,
                         const hrl_command_args *a);
 

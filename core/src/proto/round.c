@@ -2,38 +2,79 @@
  * master, what its reply means, its failures and missed deadlines, and
  * when a late master need not be waited for (hiredlock/proto.h). The
  * decisions between rounds are redlock.c's. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cluster.h"
 #include "detail.h"
 #include "reply.h"
 #include "sentinel.h"
+#include "sibling_key.h"
 #include "state.h"
 
-static hrl_command_args command_args(const hrl_lock *lk) {
+static bool is_try(hrl_round_kind kind) {
+  return kind == HRL_ROUND_TRY || kind == HRL_ROUND_FENCED_TRY ||
+         kind == HRL_ROUND_ASIDE;
+}
+
+static hrl_command_args command_args(hrl_lock *lk) {
   const hrl_op *op = &lk->op;
   hrl_command_args a = {
       lk->key,
       lk->key_len,
+      lk->queue,
+      lk->queue_len,
+      lk->waiters,
+      lk->waiters_len,
       lk->fence_key,
       lk->fence_key_len,
       op->token,
-      op->round_kind == HRL_ROUND_FENCE ? op->fence : op->ttl_ms};
+      op->round_kind == HRL_ROUND_FENCE ? op->fence : op->ttl_ms,
+      op->arrival_us,
+      lk->cfg->lease_ms,
+      NULL,
+      0};
+  if (is_try(op->round_kind)) {
+    a.channel = hrl_config_channel(lk->cfg, &a.channel_len);
+  }
   return a;
 }
 
-/* The EVAL form of the round's script command, built once per round. */
-static void build_eval(hrl_lock *lk) {
+/* The EVAL form of the round's script command, built once per round into
+ * a buffer allocated on first use (few locks ever need one: the scripts
+ * are cached on the masters). False when out of memory. */
+static bool build_eval(hrl_lock *lk) {
   hrl_op *op = &lk->op;
+  if (op->cmd_eval == NULL) {
+    /* Room for an ASKING in front, as the lock's command buffer has (a
+     * cluster's ASK sends the two at once). */
+    char *buf =
+        malloc(HRL_ASKING_LEN +
+               hrl_resp_eval_capacity(
+                   lk->key_len,
+                   HRL_SIBLING_KEY_MAX(lk->key_len, HRL_SIBLING_SUFFIX_MAX),
+                   lk->cfg->channel_len + 1));
+    if (buf == NULL) {
+      return false;
+    }
+    memcpy(buf, HRL_ASKING, HRL_ASKING_LEN);
+    op->cmd_eval = buf + HRL_ASKING_LEN;
+  }
   if (op->cmd_eval_len == 0) {
     hrl_command_args a = command_args(lk);
     op->cmd_eval_len =
         hrl_resp_command(op->cmd_eval, op->round_kind, false, &a);
   }
+  return true;
 }
 
+/* A script whose late run still matters: a release or extend, a waiter's
+ * try or step aside (it passes on what it holds). Not the fence round (of
+ * no use late) nor a fenced try (a pipeline: its INCR would owe a reply
+ * more than a late command's one). */
 bool hrl_round_runs_late(hrl_round_kind kind) {
-  return kind == HRL_ROUND_RELEASE || kind == HRL_ROUND_EXTEND;
+  return kind == HRL_ROUND_RELEASE || kind == HRL_ROUND_EXTEND ||
+         kind == HRL_ROUND_TRY || kind == HRL_ROUND_ASIDE;
 }
 
 void hrl_round_start(hrl_lock *lk, hrl_round_kind kind, int64_t now_us) {
@@ -46,7 +87,9 @@ void hrl_round_start(hrl_lock *lk, hrl_round_kind kind, int64_t now_us) {
     op->nodes[i].eval_sent = false;
     op->nodes[i].sent = false;
     op->nodes[i].missed = false;
+    op->nodes[i].pttl = -1;
     op->nodes[i].replies = 0;
+    op->nodes[i].resend = false;
     op->nodes[i].set = HRL_NODE_PENDING;
     op->nodes[i].counter = 0;
     op->nodes[i].redirected = false;
@@ -70,10 +113,10 @@ void hrl_round_start(hrl_lock *lk, hrl_round_kind kind, int64_t now_us) {
   /* A late master answers after the round has stopped listening, so a
    * NOSCRIPT from it (its script cache flushed while it was away) would
    * go unread and the release or extend would never run there: it gets
-   * the full script at once. */
+   * the full script at once (when memory allows: else the digest, and the
+   * script runs wherever it is cached). */
   for (size_t i = 0; i < lk->cfg->n; i++) {
-    if (lk->cfg->masters[i].late) {
-      build_eval(lk);
+    if (lk->cfg->masters[i].late && build_eval(lk)) {
       op->nodes[i].eval_sent = true;
     }
   }
@@ -82,20 +125,23 @@ void hrl_round_start(hrl_lock *lk, hrl_round_kind kind, int64_t now_us) {
 bool hrl_round_of_attempt(const hrl_lock *lk) {
   hrl_round_kind k = lk->op.round_kind;
   return k == HRL_ROUND_SET || k == HRL_ROUND_FENCED_ACQUIRE ||
-         k == HRL_ROUND_FENCE;
+         k == HRL_ROUND_FENCE || k == HRL_ROUND_TRY ||
+         k == HRL_ROUND_FENCED_TRY;
 }
 
-/* The INCR's reply behind a fenced acquire's redirected SET: read and
- * dropped (the INCR ran nowhere, or at a node the slot is leaving: fences
- * may skip numbers). A MOVED (or a primary gone) sends the pair again to
- * the new node. An ASK (the slot is migrating) is not followed: ASKING
- * covers one command, and the counter may be on either node until the
- * migration ends, so the master fails this attempt and a later one, after
- * the migration, gets the fence from wherever the counter is then. */
-static hrl_node_result fenced_redirect(hrl_lock *lk, size_t i) {
+/* The other reply of a pipeline (a fenced acquire's or try's INCR) whose
+ * first reply was a redirect: read and dropped (the INCR ran nowhere, or
+ * at a node the slot is leaving: fences may skip numbers). A MOVED (or a
+ * primary gone) sends the pipeline again to the new node. An ASK (the slot
+ * is migrating) is not followed: ASKING covers one command, and the
+ * counter may be on either node until the migration ends, so the master
+ * fails this attempt and a later one, after the migration, gets the fence
+ * from wherever the counter is then. */
+static hrl_node_result pipeline_redirect(hrl_lock *lk, size_t i) {
   hrl_node *node = &lk->op.nodes[i];
   node->redirected = false;
   node->replies = 0;
+  node->resend = false;
   if (node->asking) {
     node->asking = false;
     hrl_detailf(node->msg, sizeof node->msg,
@@ -119,19 +165,19 @@ hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
     return node->result;
   }
   if (node->redirected) {
-    return fenced_redirect(lk, i);
+    return pipeline_redirect(lk, i);
   }
+  bool pipeline = hrl_resp_replies(op->round_kind) == 2;
   hrl_master_cfg *m = &lk->cfg->masters[i];
   if (m->cluster != NULL || m->sentinel != NULL) {
     bool to_sentinel =
         m->sentinel != NULL && hrl_sentinel_asks(m->sentinel, node->target);
     hrl_node_result c = m->cluster != NULL ? hrl_cluster_reply(lk, i, reply)
                                            : hrl_sentinel_reply(lk, i, reply);
-    if (c == HRL_NODE_REDIRECT && !to_sentinel &&
-        op->round_kind == HRL_ROUND_FENCED_ACQUIRE && !node->eval_sent &&
+    if (c == HRL_NODE_REDIRECT && !to_sentinel && pipeline &&
         node->replies == 0) {
-      /* The SET's reply; the INCR's is still to come, from the same node,
-       * before the pair may go elsewhere. */
+      /* The first reply; the INCR's is still to come, from the same node,
+       * before the pipeline may go elsewhere. */
       node->replies = 1;
       node->redirected = true;
       return HRL_NODE_MORE;
@@ -140,39 +186,54 @@ hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
       return c;
     }
   }
-  if (op->round_kind == HRL_ROUND_FENCED_ACQUIRE && node->replies++ == 1) {
-    node->result = hrl_reply_counter(node->set, reply, &node->counter,
-                                     node->msg, sizeof node->msg);
-    return node->result;
-  }
   bool noscript;
-  hrl_node_result r = hrl_reply_classify(op->round_kind, reply, &noscript,
-                                         node->msg, sizeof node->msg);
-  if (op->round_kind == HRL_ROUND_FENCED_ACQUIRE) {
-    node->set = r; /* the INCR's reply comes next */
-    return HRL_NODE_MORE;
-  }
-  if (noscript) {
-    if (node->eval_sent) {
-      hrl_detailf(node->msg, sizeof node->msg, "NOSCRIPT in reply to EVAL");
-      node->result = HRL_NODE_PROTOCOL;
+  if (pipeline && node->replies++ == 1) {
+    if (!node->resend) {
+      node->result = hrl_reply_counter(node->set, reply, &node->counter,
+                                       node->msg, sizeof node->msg);
       return node->result;
     }
-    build_eval(lk);
-    node->eval_sent = true;
-    return HRL_NODE_RESEND;
+    /* The try said NOSCRIPT, and its INCR ran before anything of ours
+     * was there: both go again, the try in full (the counter must be read
+     * after the try). */
+    node->replies = 0;
+    node->resend = false;
+    noscript = true;
+  } else {
+    hrl_node_result r =
+        hrl_reply_classify(op->round_kind, reply, &noscript, &node->pttl,
+                           node->msg, sizeof node->msg);
+    if (pipeline) {
+      node->set = r; /* the INCR's reply comes next */
+      node->resend = noscript;
+      return HRL_NODE_MORE;
+    }
+    if (!noscript) {
+      node->result = r;
+      return r;
+    }
   }
-  node->result = r;
-  return r;
+  if (node->eval_sent || !build_eval(lk)) {
+    hrl_detailf(node->msg, sizeof node->msg,
+                node->eval_sent ? "NOSCRIPT in reply to EVAL"
+                                : "out of memory");
+    node->result = HRL_NODE_PROTOCOL;
+    return node->result;
+  }
+  node->eval_sent = true;
+  return HRL_NODE_RESEND;
 }
 
 bool hrl_proto_settled(const hrl_lock *lk) {
   const hrl_op *op = &lk->op;
   switch (op->phase) {
   case HRL_PHASE_CLEANUP:
-    return true;
+  case HRL_PHASE_ASIDE:
+  case HRL_PHASE_LEAVING:
+    return true; /* rounds whose replies decide nothing */
   case HRL_PHASE_ACQUIRING:
   case HRL_PHASE_FENCING:
+  case HRL_PHASE_TRYING:
   case HRL_PHASE_SCRIPTING: {
     size_t ok = 0;
     for (size_t i = 0; i < lk->cfg->n; i++) {
@@ -218,7 +279,7 @@ void hrl_proto_missed(hrl_lock *lk, size_t i, const char *message) {
   lk->cfg->masters[i].late = true;
   lk->op.nodes[i].missed = true;
   if (hrl_round_runs_late(lk->op.round_kind)) {
-    build_eval(lk); /* for hrl_proto_late_command */
+    build_eval(lk); /* for hrl_proto_late_command (none without memory) */
   }
   hrl_proto_fail(lk, i, HRL_NODE_UNREACHABLE, message);
 }

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/types.h>
+
 #include "hiredlock.h"
 #include "hiredlock/proto.h"
 #include "resp.h"
@@ -39,6 +41,12 @@ typedef struct hrl_master_cfg {
   struct hrl_sentinel *sentinel;
 } hrl_master_cfg;
 
+/* The channel a client's waiters hear their hand-offs on: the key prefix,
+ * "hiredlock:wake:" and 32 random hex characters (waiting.c). */
+#define HRL_CHANNEL_INFIX "hiredlock:wake:"
+#define HRL_CHANNEL_MAX                                                        \
+  (HRL_PREFIX_MAX + sizeof HRL_CHANNEL_INFIX - 1 + HRL_TOKEN_LEN)
+
 /* A managed lease's protocol state (lease.c). */
 typedef struct hrl_renewal {
   struct hrl_lock *twin; /* renewals run on it: their op, detail and counts
@@ -67,7 +75,15 @@ typedef struct hrl_config {
   size_t clusters;     /* how many masters are Redis Clusters */
   size_t sentinels;    /* how many are Sentinel-managed primaries */
   uint32_t min_ttl_ms; /* the smallest TTL a round leaves validity in */
+  /* How long a waiter's queue entry (and a hand-off reserved for it) lives
+   * without a new try from it (waiting.c). */
+  uint32_t lease_ms;
   hrl_master_cfg *masters;
+  /* This process's channel, made on the first wait (and anew in a forked
+   * child: channel_pid is the process it was made in). */
+  char channel[HRL_CHANNEL_MAX + 1];
+  size_t channel_len;
+  pid_t channel_pid;
 } hrl_config;
 
 /* A master's state in the current round. */
@@ -76,11 +92,14 @@ typedef struct hrl_node {
   bool eval_sent; /* NOSCRIPT came back once: the full script was sent */
   bool sent;      /* the driver took the command */
   bool missed;    /* ... and it went unanswered: it may run there yet */
-  /* A fenced acquire's two replies: what its SET said, and the counter
-   * its INCR returned; redirected: its SET's reply was a redirect (a
-   * cluster's MOVED or ASK, a primary gone), to act on once the INCR's
-   * reply has been read too. */
+  int64_t pttl;   /* a refused try: the holder's PTTL in ms (-1: unknown) */
+  /* A fenced acquire's (or try's) two replies: what its SET (try) said,
+   * and the counter its INCR returned; resend: the try said NOSCRIPT, so
+   * both go again in full once the INCR's reply is in; redirected: its
+   * first reply was a redirect (a cluster's MOVED or ASK, a primary gone),
+   * to act on once the INCR's reply has been read too. */
   uint8_t replies;
+  bool resend;
   bool redirected;
   hrl_node_result set;
   uint64_t counter;
@@ -101,6 +120,12 @@ typedef enum hrl_phase {
   HRL_PHASE_CLEANUP,   /* a failed attempt's release round is out */
   HRL_PHASE_SCRIPT,    /* next step sends the release / extend round */
   HRL_PHASE_SCRIPTING, /* a release / extend round is out */
+  /* A waiting acquire (waiting.c): */
+  HRL_PHASE_TRYING,  /* a try round is out */
+  HRL_PHASE_ASIDE,   /* the round stepping aside after a failed try is out */
+  HRL_PHASE_WAITING, /* between tries: for a hand-off or a timer */
+  HRL_PHASE_LEAVE,   /* next step sends the round that leaves the queue */
+  HRL_PHASE_LEAVING, /* ... which is out; the result is decided */
   HRL_PHASE_DONE
 } hrl_phase;
 
@@ -121,6 +146,14 @@ typedef struct hrl_op {
   uint64_t fence;
   uint32_t ttl_ms; /* acquire: the lock's; extend: the new one */
   uint32_t attempts;
+  /* A waiting acquire (waiting.c): */
+  bool waiting;            /* it has (or may have) a queue entry */
+  int64_t arrival_us;      /* wall clock at begin: its place in the queues */
+  int64_t retry_at_us;     /* the next try without a hand-off (PTTL, cap) */
+  uint64_t notified;       /* masters that handed it the lock since the try */
+  int64_t notified_at_us;  /* when the first of them was seen */
+  bool woken;              /* try again at once (a subscriber came up) */
+  hrl_status leave_status; /* LEAVE, LEAVING: the result after the round */
   char token[HRL_TOKEN_LEN + 1]; /* the token this round carries */
   hrl_node *nodes;               /* n entries: the round out now */
   /* n entries: the attempt being judged (its cleanup round is out), or the
@@ -128,7 +161,7 @@ typedef struct hrl_op {
   hrl_node *decided;
   char *cmd; /* EVALSHA or SET form */
   size_t cmd_len;
-  char *cmd_eval; /* EVAL form, after NOSCRIPT */
+  char *cmd_eval; /* EVAL form, after NOSCRIPT; allocated on first use */
   size_t cmd_eval_len;
   hrl_counts counts;
 } hrl_op;
@@ -140,6 +173,10 @@ struct hrl_lock {
   size_t key_len;
   uint16_t slot; /* the key's cluster hash slot */
   size_t prefix_len;
+  char *queue; /* the waiting queue's keys (sibling_key.c) */
+  size_t queue_len;
+  char *waiters;
+  size_t waiters_len;
   char *fence_key; /* a fenced lock's counter (fence_key.c), else NULL */
   size_t fence_key_len;
   hrl_lock_options opts; /* as made; opts.ttl_ms is the TTL it was made with */
@@ -204,6 +241,10 @@ void hrl_lock_destroy(hrl_lock *lock);
 /* redlock.c: the smallest TTL with room for a round (see there). */
 uint32_t hrl_min_ttl_ms(const hrl_config *cfg);
 
+/* clock.c: the wall clock (CLOCK_REALTIME) in microseconds: a waiter's
+ * arrival, the one clock every host has in common. */
+int64_t hrl_wall_us(void);
+
 /* redlock.c: whether lock is held with validity left at now_us. */
 bool hrl_lock_held_at(const hrl_lock *lock, int64_t now_us);
 
@@ -212,7 +253,9 @@ static inline bool hrl_proto_in_round(const hrl_lock *lk, size_t i) {
   hrl_phase ph = lk->op.phase;
   return i < lk->cfg->n &&
          (ph == HRL_PHASE_ACQUIRING || ph == HRL_PHASE_FENCING ||
-          ph == HRL_PHASE_CLEANUP || ph == HRL_PHASE_SCRIPTING);
+          ph == HRL_PHASE_CLEANUP || ph == HRL_PHASE_SCRIPTING ||
+          ph == HRL_PHASE_TRYING || ph == HRL_PHASE_ASIDE ||
+          ph == HRL_PHASE_LEAVING);
 }
 
 /* redlock.c: ends an acquire that is sleeping between attempts. */
@@ -272,17 +315,18 @@ hrl_status hrl_lease_view_lost(const hrl_lease_view *view, int64_t now_us,
 void hrl_round_start(hrl_lock *lock, hrl_round_kind kind, int64_t now_us);
 
 /* round.c: whether the round out now belongs to an acquire attempt (its
- * SET or script, or the fence round): a release may follow it on the same
- * connections, which must then stay open behind it. */
+ * SET, a waiter's try, or the fence round): a release may follow it on the
+ * same connections, which must then stay open behind it. */
 bool hrl_round_of_attempt(const hrl_lock *lock);
 
-/* round.c: whether a round of that kind is a release or extend, a script
- * whose late run still matters (a late master gets it whole, as EVAL). */
+/* round.c: whether a round of that kind is a script whose late run still
+ * matters (a late master gets it whole, as EVAL): a release or extend, a
+ * waiter's try or step aside. */
 bool hrl_round_runs_late(hrl_round_kind kind);
 
 /* cluster.c: a cluster master's part of hrl_proto_reply, before the reply
  * is classified: HRL_NODE_REDIRECT (MOVED, ASK: follow it), a failure
- * (node->result set), HRL_NODE_PENDING (ASKING's OK: read on) or, when the
+ * (node->result set), HRL_NODE_MORE (ASKING's OK: read on) or, when the
  * reply is none of these, HRL_NODE_OK (classify it as usual). */
 hrl_node_result hrl_cluster_reply(hrl_lock *lock, size_t i,
                                   const hrl_reply *reply);
@@ -306,5 +350,52 @@ hrl_node_result hrl_sentinel_failed(hrl_lock *lock, size_t i);
  * be asked instead (the command had not gone out: nothing can have run),
  * else the node's result. */
 hrl_node_result hrl_cluster_failed(hrl_lock *lock, size_t i);
+
+/* redlock.c, for waiting.c: the round's machinery and verdicts. */
+typedef struct hrl_tally {
+  uint32_t ok, refused, unreachable, failed;
+} hrl_tally;
+/* hrl_round_start, and the ROUND step with that per-master timeout. */
+hrl_step hrl_round_step(hrl_lock *lock, hrl_round_kind kind,
+                        uint32_t timeout_ms, int64_t now_us,
+                        hrl_step_info *info);
+/* Counts the round's results (a master never reported on: unreachable). */
+hrl_tally hrl_round_tally(hrl_lock *lock);
+/* Records a judged round's counts as the operation's (hrl_lock_counts). */
+void hrl_round_record(hrl_lock *lock, hrl_tally t);
+hrl_step hrl_op_finish(hrl_lock *lock, hrl_status status, hrl_step_info *info);
+/* An attempt round (SET, fenced acquire, try) that a quorum granted with
+ * validity left: the lock is held (or, fenced, the fence round goes out
+ * when needed); *step is the next step. False, with nothing done, when the
+ * round did not win. */
+bool hrl_attempt_granted(hrl_lock *lock, hrl_tally t, int64_t now_us,
+                         hrl_step_info *info, hrl_step *step);
+/* The detail and status of too few usable answers (nodes: the round's). */
+hrl_status hrl_unreachable_status(hrl_lock *lock, const hrl_node *nodes,
+                                  size_t count, const char *what);
+uint32_t hrl_ttl_bound_timeout(const hrl_config *cfg, uint32_t ttl_ms);
+
+/* waiting.c: a waiting acquire's steps after its first attempt was refused
+ * by a quorum (start), and in the phases of its own. */
+hrl_step hrl_wait_start(hrl_lock *lock, int64_t now_us, hrl_step_info *info);
+hrl_step hrl_wait_step(hrl_lock *lock, int64_t now_us, hrl_step_info *info);
+/* waiting.c: a waiter's attempt that did not win (a try, or the fence
+ * round after it), counted in t: leave the queue (too few answered, no
+ * wait left), else wait for the next try, stepping aside first when a
+ * master may hold our token (may_hold). */
+hrl_step hrl_wait_not_won(hrl_lock *lock, hrl_tally t, bool may_hold,
+                          int64_t now_us, hrl_step_info *info);
+/* waiting.c: hrl_proto_cancel between tries: leave the queue, then end. */
+void hrl_wait_cancel(hrl_lock *lock);
+/* waiting.c: the client's channel (made anew in a new process), or NULL
+ * when the OS random generator failed. */
+const char *hrl_config_channel(hrl_config *cfg, size_t *len);
+/* waiting.c: the lease of a client's waiters, from its options. */
+uint32_t hrl_lease_ms(const hrl_options *opts);
+/* waiting.c: makes this process's channel (HRL_ESYSTEM: no randomness). */
+hrl_status hrl_config_make_channel(hrl_config *cfg);
+
+/* subscriber.c: hrl_subscriber_new() on the configuration. */
+hrl_subscriber *hrl_subscriber_create(hrl_config *cfg, size_t i);
 
 #endif

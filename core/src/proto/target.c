@@ -54,9 +54,8 @@ int hrl_proto_command_replies(const hrl_lock *lk, size_t i) {
   if (to_sentinel(lk, i)) {
     return 1; /* the question */
   }
-  const hrl_node *node = &lk->op.nodes[i];
-  int replies = node->eval_sent ? 1 : hrl_resp_replies(lk->op.round_kind);
-  return replies + (node->asking ? 1 : 0);
+  /* The EVAL form of a fenced try is a pipeline too. */
+  return hrl_resp_replies(lk->op.round_kind) + (lk->op.nodes[i].asking ? 1 : 0);
 }
 
 const char *hrl_proto_late_command(const hrl_lock *lk, size_t i, size_t *len) {

@@ -1,9 +1,11 @@
 --- The OpenResty driver: every byte goes through ngx.socket.tcp cosockets,
--- every wait through ngx.sleep, so a lock never blocks an nginx worker. What
--- to send, what a reply means, quorum, validity, drift, cleanup, retries and
--- jitter are the C core's (the sans-I/O protocol of hiredlock.core, see
--- docs/LUA-API.md); this file only opens connections, moves bytes, waits
--- and sleeps.
+-- every wait through ngx.semaphore or ngx.sleep, so a lock never blocks an
+-- nginx worker. What to send, what a reply means, quorum, validity, drift,
+-- cleanup, the waiting queue and when to try again are the C core's (the
+-- sans-I/O protocol of hiredlock.core, see docs/LUA-API.md); this file only
+-- opens connections, moves bytes and waits. The waiting side (one
+-- subscriber per worker and client, requests parked on semaphores) is
+-- hiredlock/driver/listener.lua.
 --
 -- The contract is the one of hiredlock/driver/hiredis.lua:
 --   acquire(client_handle, name, opts) -> lock_handle | nil, err
@@ -54,6 +56,7 @@
 -- blocking the worker. Where cosockets exist, argument errors raise as with
 -- the hiredis driver, with the documented messages.
 local core = require "hiredlock.core"
+local listener = require "hiredlock.driver.listener"
 
 local ngx = assert(rawget(_G, "ngx"),
   "hiredlock.driver.cosocket runs under ngx_lua (OpenResty) only")
@@ -191,6 +194,7 @@ local function targets_of(client)
     else
       t.host, t.port = host_of(info.host), info.port
     end
+    t.sentinel = info.sentinel -- its address moves: no subscriber there
     if info.cluster or info.sentinel then
       t.digest = md5(handshake)
       t.nodes = {} -- per node label, as target_of makes them
@@ -530,15 +534,32 @@ local function round(client, lock, timeout_ms)
   end
 end
 
--- Runs the begun operation to its end (the driver loop of hiredlock.h).
+-- Runs the begun operation to its end (the driver loop of hiredlock/proto.h).
+-- A waiting acquire registers its token with the worker's listener before
+-- the round that queues it, and waits on its semaphore between tries.
 local function run(client, lock)
+  local waiter
   while true do
     local step, a, b = lock:step()
     if step == "done" then
+      if waiter then
+        waiter:leave()
+      end
       return a, b
-    elseif step == "sleep" then
-      sleep(a / 1000)
+    elseif step == "wait" then
+      if waiter then
+        waiter:wait(lock, a)
+      else
+        sleep(a / 1000)
+      end
     else
+      if not waiter then
+        local token = lock:waiter()
+        if token then
+          waiter = listener.enter(client, token, targets_of(client),
+            shake_hands)
+        end
+      end
       round(client, lock, a)
     end
   end

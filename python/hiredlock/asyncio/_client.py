@@ -31,7 +31,8 @@ class Client:
         connect_timeout = options.get(
             "connect_timeout", _core.OPTIONS["connect_timeout"]
         )
-        self._driver = Driver(self._core, float(connect_timeout))
+        timeout = options.get("timeout", _core.OPTIONS["timeout"])
+        self._driver = Driver(self._core, float(connect_timeout), float(timeout))
         self._renewer = Renewer(self._driver)
 
     @property

@@ -4,7 +4,9 @@ master at once, each against its own deadline; a connection that missed a
 deadline is kept (its late replies are owed) when the protocol says it may;
 a connect still in progress carries over to the next round until the
 connect timeout; once a round is settled, masters known to be late are not
-waited for. docs/DESIGN.md, section 2, lists these duties.
+waited for; a waiting acquire hears its hand-offs through the client's
+subscriber connections (_listener.py). docs/DESIGN.md, section 2, lists
+these duties.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ._connection import (
     os_message,
     reset,
 )
+from ._listener import Listener, Waiter
 
 
 class Master:
@@ -48,20 +51,24 @@ class Master:
             task.cancel()
         self.connecting.clear()
 
+    def tls_options(self) -> dict[str, Any]:
+        """create_connection()'s TLS arguments for this master (none for
+        plain TCP); the context is made once, at the first connect."""
+        if self.tls is None:
+            return {}
+        if self._ssl is None:
+            self._ssl = _tls.context(self.tls)
+        return {"ssl": self._ssl, "server_hostname": self.host}
+
     async def _open(self) -> Connection:
         loop = asyncio.get_running_loop()
         if self.path is not None:
             transport, conn = await loop.create_unix_connection(Connection, self.path)
         else:
-            tls: dict[str, Any] = {}
-            if self.tls is not None:
-                if self._ssl is None:
-                    self._ssl = _tls.context(self.tls)
-                # The handshake counts against the connect timeout, as in
-                # the C driver: _connection() waits for all of _open().
-                tls = {"ssl": self._ssl, "server_hostname": self.host}
+            # The TLS handshake counts against the connect timeout, as in
+            # the C driver: _connection() waits for all of _open().
             transport, conn = await loop.create_connection(
-                Connection, self.host, self.port, **tls
+                Connection, self.host, self.port, **self.tls_options()
             )
             if connected_to_itself(transport):
                 reset(transport)
@@ -163,11 +170,14 @@ ROUNDS_AT_ONCE = 32
 class Driver:
     """The masters of one client and the loop that steps an operation."""
 
-    def __init__(self, core_client: _core.Client, connect_timeout: float) -> None:
+    def __init__(
+        self, core_client: _core.Client, connect_timeout: float, timeout: float
+    ) -> None:
         self.masters = [
             Master(i, core_client._master_info(i), connect_timeout)
             for i in range(len(core_client.masters))
         ]
+        self.listener = Listener(core_client, self.masters, timeout)
         self._active = 0  # rounds running now
         self._queue: collections.deque[asyncio.Future[None]] = collections.deque()
 
@@ -195,6 +205,7 @@ class Driver:
     def close(self) -> None:
         for m in self.masters:
             m.close()
+        self.listener.close()
 
     def _end_turn(self) -> None:
         """Hands the turn to the first round waiting for one, if any."""
@@ -237,27 +248,37 @@ class Driver:
         """Steps the begun operation to its end: True when it succeeded
         (an acquire: the lock is held), False when an acquire timed out.
         Once the awaiting task is cancelled (noted in progress), it goes on
-        to the next sleep between acquire attempts, where stopping leaves
-        nothing behind (the attempt was cleaned up), and ends there; a round
-        always finishes."""
-        while True:
-            await self._turn(progress)
-            try:
-                kind, value = lock._step()
-                if kind == "round":
-                    await self.round(lock, value, progress)
-                    continue
-            finally:
-                self._end_turn()
-            if kind == "done":
-                return value
-            if not progress.cancelled:
+        to the next wait between tries, where it leaves the queue (one more
+        round) and ends; a round always finishes. A waiting acquire's token
+        is registered with the listener before the round that queues it."""
+        waiter: Waiter | None = None
+        try:
+            while True:
+                await self._turn(progress)
                 try:
-                    await asyncio.sleep(value / 1000)
-                except asyncio.CancelledError:
-                    progress.cancel()
-            if progress.cancelled:
-                lock._cancel()
+                    kind, value = lock._step()
+                    if kind == "round":
+                        if waiter is None and lock._waiter() is not None:
+                            waiter = self.listener.enter(lock._waiter())
+                        await self.round(lock, value, progress)
+                        continue
+                finally:
+                    self._end_turn()
+                if kind == "done":
+                    return value
+                if not progress.cancelled:
+                    try:
+                        if waiter is not None:
+                            await waiter.wait(lock, value)
+                        else:  # registered before any wait: never
+                            await asyncio.sleep(value / 1000)
+                    except asyncio.CancelledError:
+                        progress.cancel()
+                if progress.cancelled:
+                    lock._cancel()
+        finally:
+            if waiter is not None:
+                self.listener.leave(waiter)
 
 
 class Progress:

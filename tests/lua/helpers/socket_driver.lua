@@ -5,7 +5,11 @@
 -- are enough to run the algorithm and that the facade's driver seam takes
 -- a driver other than the C core's own. It speaks plain TCP only: a
 -- rediss:// master fails with a message saying so (luasocket has no TLS;
--- the C driver and the cosocket driver do).
+-- the C driver and the cosocket driver do). It keeps no subscriber
+-- connection: a waiting acquire just sleeps the wait the core gives
+-- ("wait", ms), which is bounded by the holder's TTL, retry_delay and the
+-- caller's timeout, so it still gets the lock a releaser hands it, only
+-- later.
 local core = require "hiredlock.core"
 local socket = require "socket"
 local system = require "system"
@@ -128,7 +132,7 @@ local function run(client, lock)
     local step, a, b = lock:step()
     if step == "done" then
       return a, b
-    elseif step == "sleep" then
+    elseif step == "wait" then
       system.sleep(a / 1000)
     else
       D.rounds = D.rounds + 1

@@ -1,18 +1,22 @@
--- contend: one of several processes taking turns on one name (the bench's
+-- contend: one of W processes taking turns on one name (the bench's
 -- contention phase), as in hrlworker/contend.py:
---   contend name=NAME retry_delay=S retry_jitter=S
+--   contend name=NAME [hold_ms=2] [think_ms=2] [retry_delay=S]
+--           [retry_jitter=S]
 -- answers {"ready":true}, reads "go END" on stdin, then until END
--- (CLOCK_MONOTONIC seconds, core.now()) acquires (blocking), releases at
--- once, again; answers every hold as
+-- (CLOCK_BOOTTIME seconds, core.now()) acquires (blocking), holds hold_ms,
+-- releases, thinks think_ms, again; answers every hold as
 -- [acquire called, acquired, release called, released].
 local hiredlock = require "hiredlock"
 local core = require "hiredlock.core"
+local system = require "system"
 local wire = require "hrlworker.wire"
 
-local now = core.now
+local now, sleep = core.now, system.sleep
 
 return function(urls, opts)
   local name = opts.name
+  local hold = (tonumber(opts.hold_ms) or 2) / 1000
+  local think = (tonumber(opts.think_ms) or 2) / 1000
   local client = hiredlock.new(urls, wire.client_options(opts,
     { "retry_delay", "retry_jitter" }))
   -- Connect first, so every process starts on an equal footing.
@@ -38,14 +42,13 @@ return function(urls, opts)
       timeouts = timeouts + 1
     else
       local t1 = now()
+      sleep(hold)
       local t2 = now()
       assert(lock:release())
-      if t1 >= finish then
-        break
-      end
       holds[#holds + 1] = ("[%.6f,%.6f,%.6f,%.6f]"):format(t0, t1, t2, now())
+      sleep(think)
     end
   end
-  return ('{"runtime":"%s","holds":[%s],"timeouts":%d}'):format(
-    jit and "luajit" or _VERSION, table.concat(holds, ","), timeouts)
+  return ('{"runtime":"%s","lib":"hiredlock","holds":[%s],"timeouts":%d}')
+    :format(jit and "luajit" or _VERSION, table.concat(holds, ","), timeouts)
 end

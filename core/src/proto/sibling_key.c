@@ -1,24 +1,26 @@
-/* The key of a fenced lock's counter. Redis Cluster (and the proxies that
- * follow its rule) runs a script only when all its keys share a slot, and
- * the fenced scripts touch the lock key K and its counter C. A key's slot
- * is CRC16 of its hash tag: the bytes between its first '{' and the first
- * '}' after it, when there are any; otherwise of the whole key.
+/* Keys that live beside a lock key K, in its Redis Cluster slot: the
+ * waiting queue's (":queue", ":waiters") and a fenced lock's counter
+ * (":fence"). Redis Cluster (and the proxies that follow its rule) runs a
+ * script only when all its keys share a slot, and the scripts touch K and
+ * its siblings. A key's slot is CRC16 of its hash tag: the bytes between
+ * its first '{' and the first '}' after it, when there are any; otherwise
+ * of the whole key. One rule for every sibling S of K:
  *
- *   C = K' "{" t "}" K'' ":fence"
+ *   S = K' "{" t "}" K'' suffix
  *
  * K' is K up to its first '{' (all of K when it has none), K'' the rest,
- * so C begins like K (a key_prefix, an ACL pattern such as ~locks:*) and
- * K can be read back from C: C's first '{' is the one put there, and t
- * holds no '}', so C's hash tag is exactly t. t is what decides K's slot:
+ * so S begins like K (a key_prefix, an ACL pattern such as ~locks:*) and
+ * K can be read back from S: S's first '{' is the one put there, and t
+ * holds no '}', so S's hash tag is exactly t. t is what decides K's slot:
  *
  *   - K's hash tag, when K has one: "a{user1}b" -> "a{user1}{user1}b:fence";
- *   - else K itself, when K holds no '}': "job" -> "job{job}:fence",
+ *   - else K itself, when K holds no '}': "job" -> "job{job}:queue",
  *     "a{b" -> "a{a{b}{b:fence" (a '{' inside a tag is fine);
  *   - else (K has no tag but a '}', "a}b", "x{}y": no tag can be K) 14
  *     characters '0'/'1' whose CRC16 falls in K's slot, found by solving
  *     the CRC's linear equations (below), the same for every client.
  */
-#include "fence_key.h"
+#include "sibling_key.h"
 
 #include <stdbool.h>
 #include <string.h>
@@ -122,15 +124,16 @@ static bool tag_source(const char *key, size_t len, size_t *from,
   return false;
 }
 
-size_t hrl_fence_key_len(const char *key, size_t len) {
+size_t hrl_sibling_key_len(const char *key, size_t len, size_t suffix_len) {
   size_t from, tag_len;
   if (!tag_source(key, len, &from, &tag_len)) {
     tag_len = SYNTH_LEN;
   }
-  return len + 2 + tag_len + sizeof HRL_FENCE_SUFFIX - 1;
+  return len + 2 + tag_len + suffix_len;
 }
 
-size_t hrl_fence_key(const char *key, size_t len, char *out) {
+size_t hrl_sibling_key(const char *key, size_t len, const char *suffix,
+                       size_t suffix_len, char *out) {
   const char *open = memchr(key, '{', len);
   size_t head = open != NULL ? (size_t)(open - key) : len;
   size_t from, tag_len, n = 0;
@@ -148,6 +151,6 @@ size_t hrl_fence_key(const char *key, size_t len, char *out) {
   out[n++] = '}';
   memcpy(out + n, key + head, len - head);
   n += len - head;
-  memcpy(out + n, HRL_FENCE_SUFFIX, sizeof HRL_FENCE_SUFFIX - 1);
-  return n + sizeof HRL_FENCE_SUFFIX - 1;
+  memcpy(out + n, suffix, suffix_len);
+  return n + suffix_len;
 }

@@ -1,0 +1,318 @@
+/*
+ * A waiting acquire: what a blocking acquire does once its first attempt
+ * (SET NX PX) was refused by a quorum, so that a release wakes it and the
+ * lock changes hands in arrival order (docs/DESIGN.md, sections 2 to 4).
+ *
+ *   start   -> TRY round: the queue script, mode t, to all N      -> TRYING
+ *              (claims a hand-off made for our token, SETs a free key when
+ *              we are the first live waiter, else (re)enqueues us and
+ *              answers the holder's PTTL)
+ *   TRYING  -> ok >= quorum and validity > 0: held, DONE
+ *              fewer than a quorum answered: LEAVE, then the transport error
+ *              no wait left: LEAVE, then timeout
+ *              a master may hold our token (won too few): ASIDE round
+ *              (mode a: passes it on to the next waiter, keeps us queued)
+ *                                                                 -> ASIDE
+ *              else                                               -> WAITING
+ *   ASIDE   -> no wait left: LEAVE, then timeout; else            -> WAITING
+ *   WAITING -> HRL_STEP_WAIT, then TRY again once a quorum of masters
+ *              handed the lock to us (hrl_proto_notified), or one did and
+ *              `timeout` (the per-master deadline) passed without the
+ *              others, or a subscriber came up (hrl_proto_wake), or the
+ *              holder's TTL ran out on a quorum (the PTTLs of the try), or
+ *              retry_delay +/- jitter passed: the cap for a hand-off whose
+ *              message was lost or a holder that publishes nothing.
+ *              No wait left, or cancelled: LEAVE
+ *   LEAVE   -> the release round (mode r: drops our entry, passes on a
+ *              hand-off made for us)                              -> LEAVING
+ *   LEAVING -> DONE, with the result decided before the round.
+ *
+ * The token stays the same from the first attempt to the last try: the
+ * queue entries and hand-offs are made for it. So does the arrival (wall
+ * clock when it first queues), the score of our entry on every master,
+ * which orders the queue the same way everywhere.
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include "detail.h"
+#include "random.h"
+#include "state.h"
+
+#define US_PER_MS 1000
+/* The shortest lease of a queue entry: room for a waiter's gap between
+ * tries on a loaded machine, whatever the options say. */
+#define LEASE_MIN_MS 2000
+
+uint32_t hrl_lease_ms(const hrl_options *o) {
+  /* A live waiter tries again within retry_delay + jitter (the cap), plus
+   * a notification's gather (timeout) and its try round (timeout): three
+   * such gaps before its entry (or a hand-off made for it) lapses. */
+  int64_t gap = (int64_t)o->retry_delay_ms + o->retry_jitter_ms +
+                2 * (int64_t)o->timeout_ms;
+  int64_t lease = 3 * gap;
+  if (lease < LEASE_MIN_MS) {
+    lease = LEASE_MIN_MS;
+  }
+  return lease > HRL_TTL_MAX_MS ? HRL_TTL_MAX_MS : (uint32_t)lease;
+}
+
+hrl_status hrl_config_make_channel(hrl_config *cfg) {
+  char id[HRL_TOKEN_LEN + 1];
+  if (hrl_token_new(id) != HRL_OK) {
+    return HRL_ESYSTEM;
+  }
+  size_t prefix_len = cfg->opts.key_prefix_len;
+  size_t infix_len = sizeof HRL_CHANNEL_INFIX - 1;
+  memcpy(cfg->channel, cfg->prefix, prefix_len);
+  memcpy(cfg->channel + prefix_len, HRL_CHANNEL_INFIX, infix_len);
+  memcpy(cfg->channel + prefix_len + infix_len, id, HRL_TOKEN_LEN);
+  cfg->channel_len = prefix_len + infix_len + HRL_TOKEN_LEN;
+  cfg->channel[cfg->channel_len] = '\0';
+  cfg->channel_pid = getpid();
+  return HRL_OK;
+}
+
+const char *hrl_config_channel(hrl_config *cfg, size_t *len) {
+  /* A forked child hears its own hand-offs, not its parent's (the fork
+   * hooks make it anew too; this covers a child forked without them). */
+  if (cfg->channel_pid != getpid() && hrl_config_make_channel(cfg) != HRL_OK) {
+    *len = 0;
+    return NULL;
+  }
+  *len = cfg->channel_len;
+  return cfg->channel;
+}
+
+/* Leaves the queue (drops our entry, passes on a hand-off made for us),
+ * then ends with status. */
+static hrl_step leave(hrl_lock *lk, hrl_status status, int64_t now_us,
+                      hrl_step_info *info) {
+  lk->op.leave_status = status;
+  lk->op.phase = HRL_PHASE_LEAVING;
+  return hrl_round_step(lk, HRL_ROUND_RELEASE, lk->cfg->opts.timeout_ms, now_us,
+                        info);
+}
+
+static hrl_step start_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
+  hrl_op *op = &lk->op;
+  size_t len;
+  if (hrl_config_channel(lk->cfg, &len) == NULL) {
+    hrl_detailf(lk->detail, sizeof lk->detail,
+                "the OS random generator failed");
+    return leave(lk, HRL_ESYSTEM, now_us, info);
+  }
+  op->attempts++;
+  op->notified = 0;
+  op->notified_at_us = 0;
+  op->woken = false;
+  op->phase = HRL_PHASE_TRYING;
+  /* A fenced lock's try reads the counter behind it (INCR): a try that
+   * wins is fenced as the first attempt would have been (redlock.c). */
+  return hrl_round_step(
+      lk, lk->fence_key != NULL ? HRL_ROUND_FENCED_TRY : HRL_ROUND_TRY,
+      hrl_ttl_bound_timeout(lk->cfg, op->ttl_ms), now_us, info);
+}
+
+hrl_step hrl_wait_start(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
+  /* Its place in every master's queue: read here, not at begin, so an
+   * acquire that never waits costs no clock read for it. */
+  lk->op.arrival_us = hrl_wall_us();
+  lk->op.waiting = true;
+  return start_try(lk, now_us, info);
+}
+
+/* retry_delay +/- retry_jitter, in microseconds. */
+static int64_t cap_us(const hrl_config *c) {
+  uint32_t jitter = c->opts.retry_jitter_ms;
+  int64_t ms =
+      (int64_t)c->opts.retry_delay_ms - jitter +
+      hrl_random_upto(jitter <= UINT32_MAX / 2 ? 2 * jitter : UINT32_MAX);
+  return (ms > 0 ? ms : 0) * US_PER_MS;
+}
+
+/* When to try again without a hand-off: once the holder's keys expired on
+ * a quorum (the quorum-th smallest PTTL of the try; a master that said OK
+ * counts as free, one that did not answer as never), or after the cap. A
+ * holder set its keys in one round, so they expire within about a round
+ * of each other: waiting for the last of them within a per-master timeout
+ * of the quorum-th costs milliseconds and gets the lock on every master
+ * (more than a bare quorum survives masters failing during the hold). */
+static void schedule_retry(hrl_lock *lk, int64_t now_us) {
+  const hrl_config *c = lk->cfg;
+  const hrl_op *op = &lk->op;
+  int64_t free_in[HRL_MASTERS_MAX] = {0};
+  for (size_t i = 0; i < c->n; i++) {
+    const hrl_node *node = &op->nodes[i];
+    int64_t v = INT64_MAX;
+    if (node->result == HRL_NODE_OK) {
+      v = 0;
+    } else if (node->result == HRL_NODE_REFUSED && node->pttl >= 0) {
+      v = node->pttl;
+    }
+    size_t j = i; /* insertion sort: N is small */
+    for (; j > 0 && free_in[j - 1] > v; j--) {
+      free_in[j] = free_in[j - 1];
+    }
+    free_in[j] = v;
+  }
+  int64_t q = free_in[c->quorum - 1];
+  for (size_t k = c->quorum; q != INT64_MAX && k < c->n; k++) {
+    if (free_in[k] <= q + (int64_t)c->opts.timeout_ms) {
+      q = free_in[k];
+    }
+  }
+  int64_t retry_at = now_us + cap_us(c);
+  if (q != INT64_MAX) {
+    /* PTTLs were read during the round: the keys expire no earlier than
+     * its start plus them (and a millisecond of rounding). */
+    int64_t expiry = op->round_start_us + (q + 1) * US_PER_MS;
+    retry_at = expiry < retry_at ? expiry : retry_at;
+  }
+  lk->op.retry_at_us = retry_at;
+}
+
+/* Whether a master may hold our token after the try: it said OK (claimed
+ * or set), or we cannot tell (no answer, nonsense; a fenced try's error may
+ * be its INCR's, after a try that took). */
+static bool may_hold(const hrl_lock *lk) {
+  bool fenced = lk->op.round_kind == HRL_ROUND_FENCED_TRY;
+  for (size_t i = 0; i < lk->cfg->n; i++) {
+    hrl_node_result r = lk->op.nodes[i].result;
+    if (r == HRL_NODE_OK || r == HRL_NODE_UNREACHABLE ||
+        r == HRL_NODE_PROTOCOL || (fenced && r != HRL_NODE_REFUSED)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+static hrl_step wait_or_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info);
+
+static hrl_step judge_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
+  hrl_tally t = hrl_round_tally(lk);
+  hrl_round_record(lk, t);
+  hrl_step step;
+  if (hrl_attempt_granted(lk, t, now_us, info, &step)) {
+    return step; /* held, or a fenced try's fence round */
+  }
+  return hrl_wait_not_won(lk, t, may_hold(lk), now_us, info);
+}
+
+hrl_step hrl_wait_not_won(hrl_lock *lk, hrl_tally t, bool hold, int64_t now_us,
+                          hrl_step_info *info) {
+  hrl_op *op = &lk->op;
+  const hrl_config *c = lk->cfg;
+  if (t.ok + t.refused < c->quorum) {
+    memcpy(op->decided, op->nodes, c->n * sizeof *op->decided);
+    hrl_status st =
+        hrl_unreachable_status(lk, op->decided, t.ok + t.refused, "answered");
+    return leave(lk, st, now_us, info);
+  }
+  if (now_us >= op->deadline_us) {
+    return leave(lk, HRL_ETIMEOUT, now_us, info);
+  }
+  schedule_retry(lk, now_us);
+  if (hold) {
+    /* Won too few: keeping them would let waiters that each hold a few
+     * masters wait for each other forever. */
+    op->phase = HRL_PHASE_ASIDE;
+    return hrl_round_step(lk, HRL_ROUND_ASIDE, c->opts.timeout_ms, now_us,
+                          info);
+  }
+  return wait_or_try(lk, now_us, info);
+}
+
+static int popcount64(uint64_t v) {
+  int n = 0;
+  for (; v != 0; v &= v - 1) {
+    n++;
+  }
+  return n;
+}
+
+static hrl_step wait_or_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
+  hrl_op *op = &lk->op;
+  const hrl_config *c = lk->cfg;
+  if (now_us >= op->deadline_us) {
+    return leave(lk, HRL_ETIMEOUT, now_us, info);
+  }
+  size_t handed = (size_t)popcount64(op->notified);
+  if (op->woken || handed >= c->quorum || now_us >= op->retry_at_us) {
+    return start_try(lk, now_us, info);
+  }
+  int64_t next =
+      op->retry_at_us < op->deadline_us ? op->retry_at_us : op->deadline_us;
+  if (handed > 0) {
+    /* The holder's release reaches every master at about the same time:
+     * give the others their per-master deadline to say so too, rather
+     * than try while they still hold it for the holder. */
+    if (op->notified_at_us == 0) {
+      op->notified_at_us = now_us;
+    }
+    int64_t gathered = op->notified_at_us + (int64_t)c->opts.timeout_ms * 1000;
+    if (now_us >= gathered) {
+      return start_try(lk, now_us, info);
+    }
+    next = gathered < next ? gathered : next;
+  }
+  int64_t ms = (next - now_us + US_PER_MS - 1) / US_PER_MS;
+  op->phase = HRL_PHASE_WAITING;
+  info->wait_ms = ms > HRL_TTL_MAX_MS ? HRL_TTL_MAX_MS : (uint32_t)ms;
+  return HRL_STEP_WAIT;
+}
+
+hrl_step hrl_wait_step(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
+  hrl_op *op = &lk->op;
+  switch (op->phase) {
+  case HRL_PHASE_TRYING:
+    return judge_try(lk, now_us, info);
+  case HRL_PHASE_ASIDE:
+    hrl_round_tally(lk);
+    return wait_or_try(lk, now_us, info);
+  case HRL_PHASE_LEAVE:
+    return leave(lk, op->leave_status, now_us, info);
+  case HRL_PHASE_LEAVING:
+    hrl_round_tally(lk);
+    return hrl_op_finish(lk, op->leave_status, info);
+  case HRL_PHASE_WAITING:
+  default:
+    return wait_or_try(lk, now_us, info);
+  }
+}
+
+void hrl_wait_cancel(hrl_lock *lk) {
+  lk->op.leave_status = HRL_ECANCELLED;
+  lk->op.phase = HRL_PHASE_LEAVE;
+}
+
+/* Whether lock's acquire is waiting: its hand-offs are worth hearing. */
+static bool hearing(const hrl_lock *lk) {
+  switch (lk->op.phase) {
+  case HRL_PHASE_TRYING:
+  case HRL_PHASE_ASIDE:
+  case HRL_PHASE_WAITING:
+    return true;
+  default:
+    return false;
+  }
+}
+
+void hrl_proto_notified(hrl_lock *lk, size_t i) {
+  if (hearing(lk) && i < lk->cfg->n) {
+    lk->op.notified |= (uint64_t)1 << i;
+  }
+}
+
+void hrl_proto_wake(hrl_lock *lk) {
+  if (hearing(lk)) {
+    lk->op.woken = true;
+  }
+}
+
+const char *hrl_proto_waiter(const hrl_lock *lk) {
+  const hrl_op *op = &lk->op;
+  bool running = op->phase != HRL_PHASE_IDLE && op->phase != HRL_PHASE_DONE;
+  return op->kind == HRL_OP_ACQUIRE && op->waiting && running ? op->token
+                                                              : NULL;
+}

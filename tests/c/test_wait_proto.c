@@ -1,0 +1,507 @@
+/* Unit tests of the waiting acquire without Redis: the queue's rounds and
+ * their bytes, when a waiter waits and for how long, hand-offs and wakes,
+ * stepping aside, leaving on timeout and cancel (a fake clock, replies
+ * played by the test). */
+#include <stdlib.h>
+
+#include "check.h"
+#include "proto/resp.h"
+
+static const char *const five[] = {"redis://127.0.0.1:1", "redis://127.0.0.1:2",
+                                   "redis://127.0.0.1:3", "redis://127.0.0.1:4",
+                                   "redis://127.0.0.1:5"};
+
+typedef struct env {
+  hrl_client *c;
+  hrl_lock *lk;
+  size_t n;
+} env;
+
+/* A client of n masters whose cap (retry_delay) is 1 s without jitter, and
+ * a lock of 10 s. */
+static env make(size_t n) {
+  env e = {NULL, NULL, n};
+  hrl_options o;
+  hrl_options_init(&o);
+  o.retry_delay_ms = 1000;
+  o.retry_jitter_ms = 0;
+  CHECK_STATUS(hrl_client_new(five, n, &o, &e.c, NULL, 0), HRL_OK);
+  CHECK_STATUS(hrl_lock_new(e.c, "res", 3, 10000, &e.lk, NULL, 0), HRL_OK);
+  return e;
+}
+
+static void drop(env e) {
+  hrl_lock_free(e.lk);
+  hrl_client_free(e.c);
+}
+
+/* The round's command to master i contains needle. */
+static bool sends(env e, size_t i, const char *needle, size_t len) {
+  size_t n;
+  const char *cmd = hrl_proto_command(e.lk, i, &n);
+  return cmd != NULL && memmem(cmd, n, needle, len) != NULL;
+}
+
+#define SENDS(e, i, lit) sends((e), (i), (lit), sizeof(lit) - 1)
+
+/* Plays one reply per master. */
+static void answer(env e, const hrl_reply *r) {
+  for (size_t i = 0; i < e.n; i++) {
+    size_t len;
+    CHECK(hrl_proto_command(e.lk, i, &len) != NULL);
+    hrl_proto_reply(e.lk, i, &r[i]);
+  }
+}
+
+/* Begins an acquire waiting wait_ms at t and has every master refuse the
+ * first SET: the next step is the first try. */
+static void refused(env e, int64_t wait_ms, int64_t t) {
+  hrl_step_info s;
+  hrl_reply nil[5] = {nil_reply(), nil_reply(), nil_reply(), nil_reply(),
+                      nil_reply()};
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, wait_ms, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  CHECK(hrl_proto_waiter(e.lk) == NULL); /* not queued by a SET */
+  answer(e, nil);
+  CHECK_INT(hrl_proto_step(e.lk, t + 1000, &s), HRL_STEP_ROUND);
+}
+
+static void test_a_refused_acquire_queues_up(void) {
+  env e = make(1);
+  int64_t t = 0;
+  hrl_step_info s;
+  refused(e, 5000, t);
+  /* The try: the queue script in mode t, with the lock's TTL, its arrival,
+   * the lease of its entry and the client's channel. */
+  size_t chan_len;
+  const char *chan = hrl_client_channel(e.c, &chan_len);
+  CHECK(chan != NULL && chan_len == 15 + 32);
+  CHECK(memcmp(chan, "hiredlock:wake:", 15) == 0);
+  CHECK(SENDS(e, 0, HRL_QUEUE_SHA1));
+  CHECK(SENDS(e, 0,
+              "$3\r\nres\r\n$14\r\nres{res}:queue\r\n"
+              "$16\r\nres{res}:waiters\r\n$1\r\nt\r\n"));
+  CHECK(SENDS(e, 0, "$5\r\n10000\r\n$16\r\n1"));   /* ttl, arrival (us) */
+  CHECK(SENDS(e, 0, "\r\n$4\r\n3300\r\n$47\r\n")); /* lease, channel */
+  CHECK(sends(e, 0, chan, chan_len));
+  /* Hand-offs come with the token of the first attempt. */
+  const char *waiter = hrl_proto_waiter(e.lk);
+  CHECK(waiter != NULL && strlen(waiter) == HRL_TOKEN_LEN);
+  char token[HRL_TOKEN_LEN + 1];
+  memcpy(token, waiter, sizeof token);
+  CHECK(sends(e, 0, token, HRL_TOKEN_LEN));
+  /* Held for 8 more seconds: wait for the cap (1 s), not for that. */
+  hrl_reply pttl = int_reply(8000);
+  answer(e, &pttl);
+  CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_WAIT);
+  CHECK_INT(s.wait_ms, 1000);
+  /* Nothing came: a step before the time waits the rest. */
+  CHECK_INT(hrl_proto_step(e.lk, t + 500000, &s), HRL_STEP_WAIT);
+  CHECK_INT(s.wait_ms, 502);
+  /* The hand-off: the next step tries at once, and claims it. */
+  hrl_proto_notified(e.lk, 0);
+  CHECK_INT(hrl_proto_step(e.lk, t + 600000, &s), HRL_STEP_ROUND);
+  CHECK(SENDS(e, 0, "$1\r\nt\r\n"));
+  CHECK(sends(e, 0, token, HRL_TOKEN_LEN));
+  hrl_reply ok = status_reply("OK");
+  answer(e, &ok);
+  CHECK_INT(hrl_proto_step(e.lk, t + 601000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK);
+  CHECK_STR(hrl_lock_token(e.lk), token);
+  CHECK(hrl_proto_waiter(e.lk) == NULL);
+  hrl_counts cnt;
+  hrl_lock_counts(e.lk, &cnt);
+  CHECK_INT(cnt.attempts, 3); /* the SET and two tries */
+  CHECK_INT(cnt.ok, 1);
+  /* Its release goes through the queue script (mode r): a waiter of ours
+   * or anyone's gets it next. */
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  CHECK(SENDS(e, 0, "$1\r\nr\r\n"));
+  drop(e);
+}
+
+static void test_the_holders_ttl_bounds_the_wait(void) {
+  env e = make(3);
+  int64_t t = 0;
+  hrl_step_info s;
+  refused(e, 5000, t);
+  /* The keys expire on a quorum (2 of 3) after the second smallest PTTL;
+   * a master that did not answer never counts. */
+  hrl_proto_reply(e.lk, 0,
+                  &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = 30});
+  hrl_proto_reply(e.lk, 1,
+                  &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = 80});
+  hrl_proto_missed(e.lk, 2, "timeout after 50 ms");
+  CHECK_INT(hrl_proto_step(e.lk, t + 1000, &s), HRL_STEP_ROUND); /* aside */
+  CHECK(SENDS(e, 0, "$1\r\na\r\n")); /* master 3 may have queued it */
+  hrl_reply zero[3] = {int_reply(0), int_reply(0), int_reply(0)};
+  answer(e, zero);
+  CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_WAIT);
+  /* Expiry: round start (1 ms) + 80 ms + 1 ms of rounding, from 2 ms. */
+  CHECK_INT(s.wait_ms, 80);
+  /* A key without a TTL (-1) bounds nothing: the cap does. */
+  CHECK_INT(hrl_proto_step(e.lk, t + 82000, &s), HRL_STEP_ROUND);
+  hrl_reply forever[3] = {int_reply(-1), int_reply(-1), int_reply(10)};
+  answer(e, forever);
+  CHECK_INT(hrl_proto_step(e.lk, t + 83000, &s), HRL_STEP_WAIT);
+  CHECK_INT(s.wait_ms, 1000);
+  /* Keys set in one round expire close together: it waits for the last
+   * of them within a per-master timeout, to get every master. */
+  CHECK_INT(hrl_proto_step(e.lk, t + 1083000, &s), HRL_STEP_ROUND);
+  hrl_reply near[3] = {int_reply(30), int_reply(40), int_reply(45)};
+  answer(e, near);
+  CHECK_INT(hrl_proto_step(e.lk, t + 1083000, &s), HRL_STEP_WAIT);
+  CHECK_INT(s.wait_ms, 46);
+  CHECK_INT(hrl_proto_step(e.lk, t + 1129000, &s), HRL_STEP_ROUND);
+  hrl_reply far[3] = {int_reply(30), int_reply(40), int_reply(900)};
+  answer(e, far);
+  CHECK_INT(hrl_proto_step(e.lk, t + 1129000, &s), HRL_STEP_WAIT);
+  CHECK_INT(s.wait_ms, 41); /* the quorum's: 900 is too far */
+  drop(e);
+}
+
+static void test_waits_never_pass_the_deadline(void) {
+  env e = make(1);
+  int64_t t = 0;
+  hrl_step_info s;
+  refused(e, 300, t);
+  hrl_reply pttl = int_reply(8000);
+  answer(e, &pttl);
+  CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_WAIT);
+  CHECK_INT(s.wait_ms, 298);
+  /* The deadline: the waiter leaves the queue (mode r), then times out. */
+  CHECK_INT(hrl_proto_step(e.lk, t + 300000, &s), HRL_STEP_ROUND);
+  CHECK(SENDS(e, 0, "$1\r\nr\r\n"));
+  CHECK(hrl_proto_settled(e.lk)); /* its replies decide nothing */
+  hrl_reply zero = int_reply(0);
+  answer(e, &zero);
+  CHECK_INT(hrl_proto_step(e.lk, t + 301000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ETIMEOUT);
+  CHECK_STR(hrl_lock_error(e.lk), "");
+  CHECK(!hrl_lock_held(e.lk));
+  /* A wait of 0 makes one attempt and never queues. */
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  hrl_reply nil = nil_reply();
+  answer(e, &nil);
+  CHECK_INT(hrl_proto_step(e.lk, t + 1000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ETIMEOUT);
+  drop(e);
+}
+
+static void test_a_quorum_of_hand_offs_tries_at_once(void) {
+  env e = make(5);
+  int64_t t = 0;
+  hrl_step_info s;
+  refused(e, HRL_WAIT_FOREVER, t);
+  hrl_reply held[5] = {int_reply(9000), int_reply(9000), int_reply(9000),
+                       int_reply(9000), int_reply(9000)};
+  answer(e, held);
+  CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_WAIT);
+  /* One master handed it over: the others get a per-master deadline
+   * (timeout, 50 ms) to follow before it tries. */
+  hrl_proto_notified(e.lk, 3);
+  CHECK_INT(hrl_proto_step(e.lk, t + 3000, &s), HRL_STEP_WAIT);
+  CHECK_INT(s.wait_ms, 50);
+  hrl_proto_notified(e.lk, 3); /* the same master twice is still one */
+  hrl_proto_notified(e.lk, 0);
+  CHECK_INT(hrl_proto_step(e.lk, t + 4000, &s), HRL_STEP_WAIT);
+  CHECK_INT(s.wait_ms, 49);
+  hrl_proto_notified(e.lk, 4);
+  CHECK_INT(hrl_proto_step(e.lk, t + 5000, &s), HRL_STEP_ROUND);
+  /* A hand-off heard while the try is out counts for the next wait. */
+  hrl_proto_notified(e.lk, 1);
+  hrl_reply mixed[5] = {status_reply("OK"), int_reply(20), int_reply(20),
+                        status_reply("OK"), int_reply(20)};
+  answer(e, mixed); /* 2 of 5: too few, so it steps aside */
+  CHECK_INT(hrl_proto_step(e.lk, t + 6000, &s), HRL_STEP_ROUND);
+  CHECK(SENDS(e, 0, "$1\r\na\r\n"));
+  hrl_reply zero[5] = {int_reply(0), int_reply(0), int_reply(0), int_reply(0),
+                       int_reply(0)};
+  answer(e, zero);
+  CHECK_INT(hrl_proto_step(e.lk, t + 7000, &s), HRL_STEP_WAIT);
+  CHECK(s.wait_ms <= 50);
+  /* One hand-off and the others silent: it tries once that passed. */
+  CHECK_INT(hrl_proto_step(e.lk, t + 7000 + 50000, &s), HRL_STEP_ROUND);
+  hrl_reply ok[5] = {status_reply("OK"), status_reply("OK"), status_reply("OK"),
+                     int_reply(5), int_reply(5)};
+  answer(e, ok);
+  CHECK_INT(hrl_proto_step(e.lk, t + 58000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK);
+  /* Valid from the start of the try that won, not the first attempt. */
+  CHECK(hrl_lock_validity_ms(e.lk) == 0); /* the fake clock is long past */
+  drop(e);
+}
+
+static void test_a_subscription_wakes_every_waiter(void) {
+  env e = make(3);
+  int64_t t = 0;
+  hrl_step_info s;
+  refused(e, 5000, t);
+  hrl_reply held[3] = {int_reply(9000), int_reply(9000), int_reply(9000)};
+  answer(e, held);
+  CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_WAIT);
+  hrl_proto_wake(e.lk);
+  CHECK_INT(hrl_proto_step(e.lk, t + 3000, &s), HRL_STEP_ROUND);
+  answer(e, held);
+  CHECK_INT(hrl_proto_step(e.lk, t + 4000, &s), HRL_STEP_WAIT);
+  /* Outside a waiting acquire, hand-offs and wakes are nothing. */
+  drop(e);
+  e = make(1);
+  hrl_proto_notified(e.lk, 0);
+  hrl_proto_wake(e.lk);
+  hrl_proto_notified(e.lk, 7);
+  CHECK(hrl_proto_waiter(e.lk) == NULL);
+  drop(e);
+}
+
+static void test_cancel_leaves_the_queue(void) {
+  env e = make(1);
+  int64_t t = 0;
+  hrl_step_info s;
+  refused(e, 5000, t);
+  hrl_reply pttl = int_reply(8000);
+  answer(e, &pttl);
+  CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_WAIT);
+  hrl_proto_cancel(e.lk);
+  CHECK_INT(hrl_proto_step(e.lk, t + 3000, &s), HRL_STEP_ROUND);
+  CHECK(SENDS(e, 0, "$1\r\nr\r\n"));
+  hrl_reply one = int_reply(1); /* a hand-off was made for us: passed on */
+  answer(e, &one);
+  CHECK_INT(hrl_proto_step(e.lk, t + 4000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ECANCELLED);
+  CHECK(!hrl_lock_held(e.lk));
+  /* Cancelled during a round: nothing until the round is judged. */
+  refused(e, 5000, t);
+  hrl_proto_cancel(e.lk);
+  CHECK(SENDS(e, 0, "$1\r\nt\r\n"));
+  hrl_reply ok = status_reply("OK");
+  answer(e, &ok);
+  CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK); /* the caller releases it */
+  drop(e);
+}
+
+static void test_failing_masters_end_the_wait(void) {
+  env e = make(3);
+  int64_t t = 0;
+  hrl_step_info s;
+  refused(e, 5000, t);
+  hrl_proto_reply(e.lk, 0,
+                  &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = 100});
+  hrl_proto_fail(e.lk, 1, HRL_NODE_UNREACHABLE, "connection refused");
+  hrl_reply noperm = error_reply("NOPERM this user has no permissions to "
+                                 "access one of the channels");
+  hrl_proto_reply(e.lk, 2, &noperm);
+  /* 1 of 3 answered: leave the queue (where it may be), then fail. */
+  CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_ROUND);
+  CHECK(SENDS(e, 0, "$1\r\nr\r\n"));
+  hrl_reply zero[3] = {int_reply(0), int_reply(0), int_reply(0)};
+  answer(e, zero);
+  CHECK_INT(hrl_proto_step(e.lk, t + 3000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_EAUTH);
+  CHECK_STR(hrl_lock_error(e.lk),
+            "1 of 3 masters answered (2 needed); 127.0.0.1:2: connection "
+            "refused; 127.0.0.1:3: NOPERM this user has no permissions to "
+            "access one of the channels");
+  hrl_counts cnt;
+  hrl_lock_counts(e.lk, &cnt);
+  CHECK_INT(cnt.refused, 1); /* the counts of the try, not of the leave */
+  CHECK_INT(cnt.unreachable, 1);
+  CHECK_INT(cnt.failed, 1);
+  drop(e);
+}
+
+static void test_a_set_that_won_too_few_is_claimed_by_the_try(void) {
+  env e = make(3);
+  int64_t t = 0;
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 5000, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  hrl_reply split[3] = {status_reply("OK"), nil_reply(), nil_reply()};
+  answer(e, split);
+  /* No cleanup round: the try claims master 1 (the key holds our token)
+   * and queues us on the others. */
+  CHECK_INT(hrl_proto_step(e.lk, t + 1000, &s), HRL_STEP_ROUND);
+  CHECK(SENDS(e, 0, "$1\r\nt\r\n"));
+  hrl_reply won[3] = {status_reply("OK"), status_reply("OK"), int_reply(50)};
+  answer(e, won);
+  CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK);
+  /* Without wait, the split vote is cleaned up (mode r) as before. */
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  hrl_reply one[3] = {int_reply(1), int_reply(1), int_reply(1)};
+  answer(e, one);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_DONE);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  answer(e, split);
+  CHECK_INT(hrl_proto_step(e.lk, t + 1000, &s), HRL_STEP_ROUND);
+  CHECK(SENDS(e, 0, "$1\r\nr\r\n"));
+  answer(e, one);
+  CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ETIMEOUT);
+  drop(e);
+}
+
+static void test_queue_replies(void) {
+  env e = make(1);
+  int64_t t = 0;
+  hrl_step_info s;
+  refused(e, 5000, t);
+  hrl_reply noscript = error_reply("NOSCRIPT No matching script.");
+  CHECK_INT(hrl_proto_reply(e.lk, 0, &noscript), HRL_NODE_RESEND);
+  CHECK(SENDS(e, 0, "$4\r\nEVAL\r\n"));
+  CHECK(SENDS(e, 0, "$1\r\nt\r\n"));
+  hrl_reply wrong = error_reply("WRONGTYPE Operation against a key holding "
+                                "the wrong kind of value");
+  CHECK_INT(hrl_proto_reply(e.lk, 0, &wrong), HRL_NODE_REFUSED);
+  CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_WAIT);
+  CHECK_INT(s.wait_ms, 1000); /* no PTTL: the cap */
+  CHECK_INT(hrl_proto_step(e.lk, t + 1002000, &s), HRL_STEP_ROUND);
+  hrl_reply nonsense = status_reply("QUEUED");
+  CHECK_INT(hrl_proto_reply(e.lk, 0, &nonsense), HRL_NODE_PROTOCOL);
+  CHECK_INT(hrl_proto_step(e.lk, t + 1003000, &s), HRL_STEP_ROUND); /* leave */
+  hrl_reply zero = int_reply(0);
+  answer(e, &zero);
+  CHECK_INT(hrl_proto_step(e.lk, t + 1004000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_EPROTOCOL);
+  CHECK_CONTAINS(hrl_lock_error(e.lk), "unexpected reply to the queue script");
+  drop(e);
+}
+
+/* Feeds bytes to a subscriber; returns the first notice. */
+static hrl_notice feed(hrl_subscriber *sub, const char *bytes, const char **out,
+                       size_t *len) {
+  return hrl_subscriber_feed(sub, bytes, strlen(bytes), out, len);
+}
+
+static void test_subscriber_stream(void) {
+  const char *url = "redis://user:pw@127.0.0.1:1/2";
+  hrl_client *c = NULL;
+  CHECK_STATUS(hrl_client_new(&url, 1, NULL, &c, NULL, 0), HRL_OK);
+  CHECK(hrl_subscriber_new(c, 1) == NULL); /* no master 2 */
+  hrl_subscriber *sub = hrl_subscriber_new(c, 0);
+  size_t chan_len, len;
+  const char *chan = hrl_client_channel(c, &chan_len);
+  const char *bytes = hrl_subscriber_start(sub, &len);
+  /* The handshake alone first, then the SUBSCRIBE. */
+  CHECK(len > 0 && memmem(bytes, len, "AUTH", 4) != NULL);
+  CHECK(memmem(bytes, len, "SUBSCRIBE", 9) == NULL);
+  const char *out;
+  CHECK_INT(feed(sub, "+OK\r\n", &out, &len), HRL_NOTICE_MORE);
+  CHECK_INT(feed(sub, "+OK\r\n", &out, &len), HRL_NOTICE_SEND);
+  char want[128];
+  snprintf(want, sizeof want, "*2\r\n$9\r\nSUBSCRIBE\r\n$%zu\r\n%s\r\n",
+           chan_len, chan);
+  CHECK(len == strlen(want) && memcmp(out, want, len) == 0);
+  char stream[1024];
+  const char *tok = "0123456789abcdef0123456789abcdef";
+  const char *f32 = "ffffffffffffffffffffffffffffffff";
+  snprintf(stream, sizeof stream,
+           "*3\r\n$9\r\nsubscribe\r\n$%zu\r\n%s\r\n:1\r\n"
+           "*3\r\n$7\r\nmessage\r\n$%zu\r\n%s\r\n$32\r\n%s\r\n"
+           "*3\r\n$7\r\nmessage\r\n$5\r\nother\r\n$32\r\n%s\r\n"
+           "*3\r\n$7\r\nmessage\r\n$%zu\r\n%s\r\n$5\r\nshort\r\n"
+           "*3\r\n$7\r\nmessage\r\n$%zu\r\n%s\r\n$32\r\n%s\r\n",
+           chan_len, chan, chan_len, chan, tok, tok, chan_len, chan, chan_len,
+           chan, f32);
+  /* Whatever the chunks, the same notices: ready, and two hand-offs (the
+   * other channel and the bad payload are nothing). */
+  size_t total = strlen(stream);
+  for (size_t cut = 0; cut <= total; cut += 7) {
+    hrl_subscriber_start(sub, &len);
+    feed(sub, "+OK\r\n", &out, &len);
+    feed(sub, "+OK\r\n", &out, &len);
+    int ready = 0, handoffs = 0;
+    for (int part = 0; part < 2; part++) {
+      const char *from = part == 0 ? stream : stream + cut;
+      size_t n = part == 0 ? cut : total - cut;
+      for (hrl_notice k = hrl_subscriber_feed(sub, from, n, &out, &len);
+           k != HRL_NOTICE_MORE;
+           k = hrl_subscriber_feed(sub, NULL, 0, &out, &len)) {
+        if (k == HRL_NOTICE_READY) {
+          ready++;
+        } else if (k == HRL_NOTICE_HANDOFF) {
+          CHECK_INT(len, HRL_TOKEN_LEN);
+          CHECK(memcmp(out, handoffs == 0 ? tok : f32, HRL_TOKEN_LEN) == 0);
+          handoffs++;
+        } else {
+          CHECK(!"unexpected notice");
+        }
+      }
+    }
+    CHECK_INT(ready, 1);
+    CHECK_INT(handoffs, 2);
+  }
+  /* A refused handshake, a refused SUBSCRIBE, nested arrays, garbage:
+   * close (and say why). */
+  hrl_subscriber_start(sub, &len);
+  CHECK_INT(feed(sub, "-WRONGPASS invalid\r\n", &out, &len), HRL_NOTICE_CLOSE);
+  CHECK_CONTAINS(out, "WRONGPASS");
+  static const char *const bad[] = {
+      "-NOPERM this user has no permissions\r\n",
+      "*3\r\n*1\r\n",
+      ":1\r\n",
+      "*4\r\n",
+      "!junk\r\n",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    hrl_subscriber_start(sub, &len);
+    feed(sub, "+OK\r\n", &out, &len);
+    CHECK_INT(feed(sub, "+OK\r\n", &out, &len), HRL_NOTICE_SEND);
+    CHECK_INT(feed(sub, bad[i], &out, &len), HRL_NOTICE_CLOSE);
+    CHECK(out != NULL && len > 0);
+  }
+  hrl_subscriber_free(sub);
+  hrl_client_free(c);
+  /* Without a handshake the SUBSCRIBE goes first. */
+  url = "redis://127.0.0.1:1";
+  CHECK_STATUS(hrl_client_new(&url, 1, NULL, &c, NULL, 0), HRL_OK);
+  sub = hrl_subscriber_new(c, 0);
+  bytes = hrl_subscriber_start(sub, &len);
+  CHECK(len > 14 && memcmp(bytes, "*2\r\n$9\r\nSUBSCRIBE\r\n", 19) == 0);
+  hrl_subscriber_free(sub);
+  hrl_client_free(c);
+}
+
+static void test_channels_differ_by_client_and_prefix(void) {
+  hrl_options o;
+  hrl_options_init(&o);
+  o.key_prefix = "app:";
+  o.key_prefix_len = 4;
+  hrl_client *a = NULL, *b = NULL;
+  CHECK_STATUS(hrl_client_new(five, 1, &o, &a, NULL, 0), HRL_OK);
+  CHECK_STATUS(hrl_client_new(five, 1, &o, &b, NULL, 0), HRL_OK);
+  size_t la, lb;
+  const char *ca = hrl_client_channel(a, &la);
+  const char *cb = hrl_client_channel(b, &lb);
+  CHECK(la == 4 + 15 + 32 && memcmp(ca, "app:hiredlock:wake:", 19) == 0);
+  CHECK(la == lb && memcmp(ca, cb, la) != 0);
+  /* The same in a forked child: its own (the fork hook makes it anew). */
+  char before[128];
+  memcpy(before, ca, la);
+  hrl_client_fork_prepare(a);
+  hrl_client_after_fork(a);
+  ca = hrl_client_channel(a, &la);
+  CHECK(memcmp(before, ca, la) != 0);
+  hrl_client_free(a);
+  hrl_client_free(b);
+}
+
+int main(void) {
+  RUN(test_a_refused_acquire_queues_up);
+  RUN(test_the_holders_ttl_bounds_the_wait);
+  RUN(test_waits_never_pass_the_deadline);
+  RUN(test_a_quorum_of_hand_offs_tries_at_once);
+  RUN(test_a_subscription_wakes_every_waiter);
+  RUN(test_cancel_leaves_the_queue);
+  RUN(test_failing_masters_end_the_wait);
+  RUN(test_a_set_that_won_too_few_is_claimed_by_the_try);
+  RUN(test_queue_replies);
+  RUN(test_subscriber_stream);
+  RUN(test_channels_differ_by_client_and_prefix);
+  return finish_tests("test_wait_proto");
+}

@@ -3,15 +3,18 @@
  * (EVAL after NOSCRIPT too), on a standalone master and on a Redis Cluster
  * during a migration (ASKING); a key outside the pattern, or a command the
  * rules leave out, is refused as an authentication failure naming it. */
+#include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "fixture.h"
 
 /* The line DEPLOYMENTS.md gives, for the key prefix "locks:". */
 #define LOCK_RULES                                                             \
-  "resetkeys ~locks:* resetchannels -@all +set +eval +evalsha +get +del "      \
-  "+pexpire"
+  "resetkeys ~locks:* resetchannels &locks:hiredlock:wake:* -@all +set +eval " \
+  "+evalsha +get +del +pexpire +exists +pttl +time +zadd +zrange +zrem +hset " \
+  "+hget +hdel +publish +subscribe"
 
 static hrl_client *client_as(const char *url, const char *prefix) {
   hrl_options o;
@@ -38,6 +41,12 @@ static void user_url(char *out, size_t size, const char *scheme, int port) {
   snprintf(out, size, "%s://locker:pw@127.0.0.1:%d", scheme, port);
 }
 
+static void *release_soon(void *lock) {
+  usleep(200 * 1000); /* the waiter is queued by then */
+  CHECK_STATUS(hrl_lock_release(lock), HRL_OK);
+  return NULL;
+}
+
 static void test_the_documented_rules_are_enough(void) {
   fixture fx;
   fixture_start(&fx, 1, "--acl-user locker:pw --acl-rules '" LOCK_RULES "'");
@@ -54,6 +63,19 @@ static void test_the_documented_rules_are_enough(void) {
     CHECK_STATUS(hrl_lock_release(lk), HRL_OK);
   }
   CHECK_INT(fixture_int(&fx, 1, "EXISTS locks:acl"), 0);
+  /* A waiter: queued (the queue script's commands), then handed the lock
+   * by the release (PUBLISH, and SUBSCRIBE on its client's channel). */
+  hrl_client *c2 = client_as(url, "locks:");
+  hrl_lock *waiter = lock_on(c2, "acl");
+  CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
+  pthread_t t;
+  pthread_create(&t, NULL, release_soon, lk);
+  CHECK_STATUS(hrl_lock_acquire(waiter, 5000), HRL_OK);
+  pthread_join(t, NULL);
+  CHECK_STATUS(hrl_lock_release(waiter), HRL_OK);
+  CHECK_INT(fixture_int(&fx, 1, "EXISTS locks:acl"), 0);
+  hrl_lock_free(waiter);
+  hrl_client_free(c2);
   hrl_lock_free(lk);
   hrl_client_free(c);
 

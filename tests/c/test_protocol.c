@@ -42,6 +42,7 @@ static void test_command_bytes(void) {
                         30000,
                         1700000000000001,
                         2000,
+                        410,
                         "chan",
                         4};
   size_t n = hrl_resp_command(buf, HRL_ROUND_SET, true, &a);
@@ -62,16 +63,16 @@ static void test_command_bytes(void) {
 
   n = hrl_resp_command(buf, HRL_ROUND_TRY, true, &a);
   const char want_try[] =
-      "*12\r\n$7\r\nEVALSHA\r\n$40\r\n" HRL_QUEUE_SHA1
+      "*13\r\n$7\r\nEVALSHA\r\n$40\r\n" HRL_QUEUE_SHA1
       "\r\n$1\r\n3\r\n$3\r\nres\r\n$14\r\nres{res}:queue\r\n"
       "$16\r\nres{res}:waiters\r\n$1\r\nt\r\n$32\r\n"
       "0123456789abcdef0123456789abcdef\r\n$5\r\n30000\r\n"
-      "$16\r\n1700000000000001\r\n$4\r\n2000\r\n"
+      "$16\r\n1700000000000001\r\n$4\r\n2000\r\n$3\r\n410\r\n"
       "$4\r\nchan\r\n";
   CHECK_INT(n, sizeof want_try - 1);
   CHECK(memcmp(buf, want_try, n) == 0);
   n = hrl_resp_command(buf, HRL_ROUND_ASIDE, false, &a);
-  CHECK(memcmp(buf, "*12\r\n$4\r\nEVAL\r\n$", 16) == 0);
+  CHECK(memcmp(buf, "*13\r\n$4\r\nEVAL\r\n$", 16) == 0);
   CHECK(memmem(buf, n, HRL_QUEUE_SCRIPT, strlen(HRL_QUEUE_SCRIPT)) != NULL);
   CHECK(memmem(buf, n, "$1\r\na\r\n", 7) != NULL);
 

@@ -72,7 +72,8 @@ static void test_a_refused_acquire_queues_up(void) {
   hrl_step_info s;
   refused(e, 5000, t);
   /* The try: the queue script in mode t, with the lock's TTL, its arrival,
-   * the lease of its entry and the client's channel. */
+   * the lease of its entry, the window of a hand-off and the client's
+   * channel. */
   size_t chan_len;
   const char *chan = hrl_client_channel(e.c, &chan_len);
   CHECK(chan != NULL && chan_len == 15 + 32);
@@ -81,8 +82,9 @@ static void test_a_refused_acquire_queues_up(void) {
   CHECK(SENDS(e, 0,
               "$3\r\nres\r\n$14\r\nres{res}:queue\r\n"
               "$16\r\nres{res}:waiters\r\n$1\r\nt\r\n"));
-  CHECK(SENDS(e, 0, "$5\r\n10000\r\n$16\r\n1"));   /* ttl, arrival (us) */
-  CHECK(SENDS(e, 0, "\r\n$4\r\n3300\r\n$47\r\n")); /* lease, channel */
+  CHECK(SENDS(e, 0, "$5\r\n10000\r\n$16\r\n1")); /* ttl, arrival (us) */
+  /* lease, window, channel */
+  CHECK(SENDS(e, 0, "\r\n$4\r\n3300\r\n$4\r\n1100\r\n$47\r\n"));
   CHECK(sends(e, 0, chan, chan_len));
   /* Hand-offs come with the token of the first attempt. */
   const char *waiter = hrl_proto_waiter(e.lk);
@@ -313,6 +315,102 @@ static void test_failing_masters_end_the_wait(void) {
   drop(e);
 }
 
+/* Begins an acquire waiting wait_ms at t: the token its first SET carries
+ * (into token). */
+static void first_set(env e, int64_t wait_ms, int64_t t, char *token) {
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, wait_ms, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  size_t len;
+  const char *cmd = hrl_proto_command(e.lk, 0, &len);
+  CHECK(cmd != NULL && len > 23 + HRL_TOKEN_LEN);
+  const char *at = memmem(cmd, len, "$32\r\n", 5);
+  CHECK(at != NULL);
+  memcpy(token, at + 5, HRL_TOKEN_LEN);
+  token[HRL_TOKEN_LEN] = '\0';
+}
+
+/* A leave that did not reach a master left our entry there: the next
+ * acquire carries the same token (and keeps its place) instead of leaving
+ * a dead entry that releases would be handed to. One that reached every
+ * master starts afresh. */
+static void test_an_entry_left_behind_is_taken_up_again(void) {
+  env e = make(1);
+  int64_t t = 0;
+  hrl_step_info s;
+  char first[HRL_TOKEN_LEN + 1], again[HRL_TOKEN_LEN + 1];
+  first_set(e, 5000, t, first);
+  hrl_reply nil = nil_reply();
+  answer(e, &nil);
+  CHECK_INT(hrl_proto_step(e.lk, t + 1000, &s), HRL_STEP_ROUND); /* try */
+  size_t len;
+  const char *try_cmd = hrl_proto_command(e.lk, 0, &len);
+  const char *arrival = memmem(try_cmd, len, "$16\r\n", 5);
+  CHECK(arrival != NULL);
+  char place[17] = {0};
+  memcpy(place, arrival + 5, 16);
+  hrl_proto_fail(e.lk, 0, HRL_NODE_UNREACHABLE, "connection reset");
+  CHECK_INT(hrl_proto_step(e.lk, t + 1100, &s), HRL_STEP_ROUND); /* leave */
+  hrl_proto_fail(e.lk, 0, HRL_NODE_UNREACHABLE, "connection reset");
+  CHECK_INT(hrl_proto_step(e.lk, t + 1200, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ECONNECT);
+  first_set(e, 5000, t + 2000, again);
+  CHECK_STR(again, first);
+  answer(e, &nil);
+  CHECK_INT(hrl_proto_step(e.lk, t + 2100, &s), HRL_STEP_ROUND);
+  CHECK(sends(e, 0, place, 16)); /* the same arrival: its place */
+  /* This time the leave gets through: the next acquire is a new one. */
+  hrl_reply pttl = int_reply(8000);
+  answer(e, &pttl);
+  CHECK_INT(hrl_proto_step(e.lk, t + 2200, &s), HRL_STEP_WAIT);
+  hrl_proto_cancel(e.lk);
+  CHECK_INT(hrl_proto_step(e.lk, t + 2250, &s), HRL_STEP_ROUND);
+  CHECK(SENDS(e, 0, "$1\r\nr\r\n"));
+  hrl_reply zero = int_reply(0);
+  answer(e, &zero);
+  CHECK_INT(hrl_proto_step(e.lk, t + 2300, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ECANCELLED);
+  first_set(e, 5000, t + 3000, again);
+  CHECK(strcmp(again, first) != 0);
+  drop(e);
+}
+
+/* A cluster slot migrating under the queue's keys (TRYAGAIN): a try is
+ * refused and waits; a release goes again as the plain compare-and-delete
+ * on the lock key alone. */
+static void test_tryagain_waits_or_releases_plainly(void) {
+  env e = make(1);
+  int64_t t = 0;
+  hrl_step_info s;
+  refused(e, 5000, t);
+  hrl_reply again = error_reply("TRYAGAIN Multiple keys request during "
+                                "rehashing of slot");
+  answer(e, &again);
+  CHECK_INT(hrl_proto_step(e.lk, t + 1100, &s), HRL_STEP_WAIT);
+  CHECK_INT(s.wait_ms, 1000); /* the cap: the holder's PTTL is unknown */
+  t += 1100 + 1000 * 1000; /* microseconds */
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  hrl_reply ok = status_reply("OK");
+  answer(e, &ok);
+  CHECK_INT(hrl_proto_step(e.lk, t + 100, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t + 3000), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t + 3000, &s), HRL_STEP_ROUND);
+  CHECK(SENDS(e, 0, HRL_QUEUE_SHA1));
+  size_t len;
+  CHECK(hrl_proto_command(e.lk, 0, &len) != NULL);
+  CHECK_INT(hrl_proto_reply(e.lk, 0, &again), HRL_NODE_RESEND);
+  CHECK(SENDS(e, 0, "*5\r\n$4\r\nEVAL\r\n"));
+  CHECK(SENDS(e, 0, HRL_PLAIN_RELEASE_SCRIPT));
+  CHECK(!SENDS(e, 0, "res{res}:queue"));
+  hrl_reply one = int_reply(1);
+  CHECK(hrl_proto_command(e.lk, 0, &len) != NULL);
+  CHECK_INT(hrl_proto_reply(e.lk, 0, &one), HRL_NODE_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t + 3100, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK);
+  drop(e);
+}
+
 static void test_a_set_that_won_too_few_is_claimed_by_the_try(void) {
   env e = make(3);
   int64_t t = 0;
@@ -445,7 +543,7 @@ static void test_subscriber_stream(void) {
       "-NOPERM this user has no permissions\r\n",
       "*3\r\n*1\r\n",
       ":1\r\n",
-      "*4\r\n",
+      "*9\r\n", /* longer than any push */
       "!junk\r\n",
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -455,6 +553,14 @@ static void test_subscriber_stream(void) {
     CHECK_INT(feed(sub, bad[i], &out, &len), HRL_NOTICE_CLOSE);
     CHECK(out != NULL && len > 0);
   }
+  /* A push of another shape is not ours: ignored, the stream goes on. */
+  hrl_subscriber_start(sub, &len);
+  feed(sub, "+OK\r\n", &out, &len);
+  feed(sub, "+OK\r\n", &out, &len);
+  CHECK_INT(feed(sub,
+                 "*4\r\n$8\r\npmessage\r\n$1\r\n*\r\n$1\r\nb\r\n$1\r\nc\r\n",
+                 &out, &len),
+            HRL_NOTICE_MORE);
   hrl_subscriber_free(sub);
   hrl_client_free(c);
   /* Without a handshake the SUBSCRIBE goes first. */
@@ -499,6 +605,8 @@ int main(void) {
   RUN(test_a_subscription_wakes_every_waiter);
   RUN(test_cancel_leaves_the_queue);
   RUN(test_failing_masters_end_the_wait);
+  RUN(test_an_entry_left_behind_is_taken_up_again);
+  RUN(test_tryagain_waits_or_releases_plainly);
   RUN(test_a_set_that_won_too_few_is_claimed_by_the_try);
   RUN(test_queue_replies);
   RUN(test_subscriber_stream);

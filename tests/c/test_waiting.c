@@ -59,6 +59,10 @@ static void test_the_queue_script_matches_redis(void) {
   CHECK(r != NULL && r->type == REDIS_REPLY_STRING);
   CHECK_STR(r->str, HRL_EXTEND_SHA1);
   freeReplyObject(r);
+  r = fixture_cmd(&fx, 1, "SCRIPT LOAD %s", HRL_PLAIN_RELEASE_SCRIPT);
+  CHECK(r != NULL && r->type == REDIS_REPLY_STRING);
+  CHECK_STR(r->str, HRL_PLAIN_RELEASE_SHA1);
+  freeReplyObject(r);
 }
 
 typedef struct waiter_arg {

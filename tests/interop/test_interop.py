@@ -17,7 +17,7 @@ from conftest import RUNTIMES
 
 PAIRS = list(itertools.permutations(RUNTIMES, 2))
 TOKEN = re.compile(r"^[0-9a-f]{32}$")
-QUEUE_SHA = "7ec7eefa958278d065a3e7e675339f6c96683ecd"
+QUEUE_SHA = "078d4354f9db9140a8f49fefd7cceef482dddc06"
 EXTEND_SHA = "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10"
 FENCE_SHA = "9c38fba8e96eb3c37a8add861f63fed33fe29963"
 

@@ -5,7 +5,7 @@
 local fixture = require "helpers.fixture"
 local hiredlock = require "hiredlock"
 
-local QUEUE_SHA = "7ec7eefa958278d065a3e7e675339f6c96683ecd"
+local QUEUE_SHA = "078d4354f9db9140a8f49fefd7cceef482dddc06"
 local EXTEND_SHA = "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10"
 
 describe("wire format", function()

@@ -6,7 +6,7 @@ local fixture = require "helpers.fixture"
 local hiredlock = require "hiredlock"
 
 -- The line DEPLOYMENTS.md gives, for the key prefix "locks:".
-local LOCK_RULES = "resetkeys ~locks:* resetchannels -@all +set +eval +evalsha +get +del +pexpire"
+local LOCK_RULES = "resetkeys ~locks:* resetchannels &locks:hiredlock:wake:* -@all +set +eval +evalsha +get +del +pexpire +exists +pttl +time +zadd +zrange +zrem +hset +hget +hdel +publish +subscribe"
 
 describe("an ACL user with only a lock's rights", function()
   local fx

@@ -166,6 +166,7 @@ hrl_status hrl_config_init(hrl_config *cfg, const char *const *urls, size_t n,
   cfg->quorum = n / 2 + 1;
   cfg->min_ttl_ms = hrl_min_ttl_ms(cfg);
   cfg->lease_ms = hrl_lease_ms(opts);
+  cfg->window_ms = hrl_window_ms(opts);
   cfg->prefix = malloc(opts->key_prefix_len + 1);
   cfg->masters = calloc(n, sizeof *cfg->masters);
   if (cfg->prefix == NULL || cfg->masters == NULL ||

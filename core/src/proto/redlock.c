@@ -181,7 +181,8 @@ static hrl_step decide_retry(hrl_lock *lk, hrl_step_info *info) {
 static hrl_step start_attempt(hrl_lock *lk, int64_t now_us,
                               hrl_step_info *info) {
   hrl_op *op = &lk->op;
-  if (hrl_token_new(op->token) != HRL_OK) {
+  hrl_wait_rejoin(lk, now_us);
+  if (op->token[0] == '\0' && hrl_token_new(op->token) != HRL_OK) {
     hrl_detailf(lk->detail, sizeof lk->detail,
                 "the OS random generator failed");
     return hrl_op_finish(lk, HRL_ESYSTEM, info);
@@ -201,6 +202,7 @@ static hrl_step grant(hrl_lock *lk, uint64_t fence, hrl_step_info *info) {
   hrl_lease_held_since(lk, op->attempt_start_us);
   lk->granted = ok_mask(op->nodes, lk->cfg->n);
   memcpy(lk->token, op->token, sizeof lk->token);
+  lk->rejoin_token[0] = '\0'; /* the hold's release drops its entries */
   lk->valid_until_us = op->attempt_until_us;
   lk->fence = fence;
   return hrl_op_finish(lk, HRL_OK, info);

@@ -8,16 +8,16 @@
 /* Framing of one argument: "$<len>\r\n" and "\r\n", at most 16 bytes. */
 #define FRAMING 16
 /* Most arguments of a command (a try: EVALSHA sha 3 k q w t token ttl
- * arrival lease channel, and INCR counter behind a fenced one), and the
- * longest number in one (a 64-bit value). */
-#define ARGS_MAX 14
+ * arrival lease window channel, and INCR counter behind a fenced one), and
+ * the longest number in one (a 64-bit value). */
+#define ARGS_MAX 15
 #define NUMBER_MAX 20
 
 static size_t capacity(size_t key_len, size_t sibling_len, size_t channel_len,
                        size_t script_len) {
   /* two array headers: a fenced acquire or try is two commands */
   return 2 * 16 + ARGS_MAX * FRAMING + script_len + key_len + 3 * sibling_len +
-         HRL_TOKEN_LEN + 3 * NUMBER_MAX + channel_len;
+         HRL_TOKEN_LEN + 4 * NUMBER_MAX + channel_len;
 }
 
 size_t hrl_resp_command_capacity(size_t key_len, size_t sibling_len,
@@ -129,6 +129,13 @@ static size_t put_extend(char *buf, bool by_sha, const hrl_command_args *a) {
   return n + put_number(buf + n, a->number);
 }
 
+size_t hrl_resp_plain_release(char *buf, const hrl_command_args *a) {
+  size_t n = PUT_SCRIPT(buf, 5, false, HRL_PLAIN_RELEASE);
+  n += PUT_LITERAL(buf + n, "1");
+  n += put_arg(buf + n, a->key, a->key_len);
+  return n + put_arg(buf + n, a->token, HRL_TOKEN_LEN);
+}
+
 /* EVALSHA sha 2 key counter token fence */
 static size_t put_fence(char *buf, bool by_sha, const hrl_command_args *a) {
   size_t n = PUT_SCRIPT(buf, 7, by_sha, HRL_FENCE);
@@ -139,11 +146,12 @@ static size_t put_fence(char *buf, bool by_sha, const hrl_command_args *a) {
   return n + put_number(buf + n, a->number);
 }
 
-/* EVALSHA sha 3 key queue waiters mode token [ttl arrival lease channel] */
+/* EVALSHA sha 3 key queue waiters mode token
+ *   [ttl arrival lease window channel] */
 static size_t put_queue(char *buf, const char *mode, bool by_sha,
                         const hrl_command_args *a) {
   bool waiter = mode[0] != 'r';
-  size_t n = PUT_SCRIPT(buf, waiter ? 12 : 8, by_sha, HRL_QUEUE);
+  size_t n = PUT_SCRIPT(buf, waiter ? 13 : 8, by_sha, HRL_QUEUE);
   n += PUT_LITERAL(buf + n, "3");
   n += put_arg(buf + n, a->key, a->key_len);
   n += put_arg(buf + n, a->queue, a->queue_len);
@@ -154,6 +162,7 @@ static size_t put_queue(char *buf, const char *mode, bool by_sha,
     n += put_number(buf + n, a->number);
     n += put_number(buf + n, (uint64_t)(a->arrival_us > 0 ? a->arrival_us : 0));
     n += put_number(buf + n, a->lease_ms);
+    n += put_number(buf + n, a->window_ms);
     n += put_arg(buf + n, a->channel, a->channel_len);
   }
   return n;

@@ -35,13 +35,14 @@
 /* The queue script: the release, and a waiter's rounds, on the lock key
  * KEYS[1], its queue KEYS[2] (a sorted set: waiter token -> arrival) and
  * its waiters KEYS[3] (a hash: token -> "expiry window channel", expiry in
- * the master's milliseconds). ARGV[1] is the mode:
+ * the master's milliseconds, window: how long a hand-off stays reserved
+ * for that waiter). ARGV[1] is the mode:
  *   r token: release (also a waiter leaving): drop the token's entry; when
  *     the key holds the token, hand it to the first live waiter (SET key
  *     waiter PX window, PUBLISH channel waiter) or delete it. 1 when the
  *     key was ours, else 0. Without a queue: compare-and-delete, nothing
  *     more.
- *   t token ttl arrival lease channel: a waiter's try: claim a key that
+ *   t token ttl arrival lease window channel: a waiter's try: claim a key that
  *     holds the token (PEXPIRE ttl); SET a free key when the token is the
  *     first live waiter (else hand it to that one); otherwise (re)enqueue.
  *     +OK when the token holds the key now, else the key's PTTL.
@@ -86,11 +87,12 @@
   "pass()\n"                                                                   \
   "return 1\n"                                                                 \
   "end\n"                                                                      \
-  "local ttl,lease=tonumber(ARGV[3]),tonumber(ARGV[5])\n"                      \
+  "local "                                                                     \
+  "ttl,lease,win=tonumber(ARGV[3]),tonumber(ARGV[5]),tonumber(ARGV[6])\n"      \
   "local function enqueue()\n"                                                 \
   "redis.call(\"zadd\",q,ARGV[4],t)\n"                                         \
   "redis.call(\"hset\",w,t,string.format(\"%d %d "                             \
-  "\",now+lease,math.min(ttl,lease))..ARGV[6])\n"                              \
+  "\",now+lease,math.min(ttl,win))..ARGV[7])\n"                                \
   "if redis.call(\"pttl\",q)<lease then\n"                                     \
   "redis.call(\"pexpire\",q,lease)\n"                                          \
   "redis.call(\"pexpire\",w,lease)\n"                                          \
@@ -118,7 +120,17 @@
   "give(h,x,ch)\n"                                                             \
   "end\n"                                                                      \
   "return redis.call(\"pttl\",k)\n"
-#define HRL_QUEUE_SHA1 "7ec7eefa958278d065a3e7e675339f6c96683ecd"
+#define HRL_QUEUE_SHA1 "078d4354f9db9140a8f49fefd7cceef482dddc06"
+
+/* A release on the lock key alone: compare-and-delete. Only where a Redis
+ * Cluster's slot is migrating and the queue script's three keys are not
+ * all on one node (TRYAGAIN): it drops a key that holds the token, leaves
+ * the queue as it is (an entry lapses with its lease; a waiter finds the
+ * key free on its next try). Always sent in full (EVAL). */
+#define HRL_PLAIN_RELEASE_SCRIPT                                               \
+  "if redis.call(\"get\",KEYS[1]) == ARGV[1] then return "                     \
+  "redis.call(\"del\",KEYS[1]) else return 0 end"
+#define HRL_PLAIN_RELEASE_SHA1 "b70c2384248f88e6b75b9f89241a180f856ad852"
 
 /* What a round sends. */
 typedef enum hrl_round_kind {
@@ -147,12 +159,18 @@ typedef struct hrl_command_args {
    * fence. */
   uint64_t number;
   /* try, aside: the waiter's arrival (wall clock, microseconds), how long
-   * its entry lives without a new try, and its client's channel */
+   * its entry lives without a new try, how long a hand-off stays reserved
+   * for it, and its client's channel */
   int64_t arrival_us;
   uint32_t lease_ms;
+  uint32_t window_ms;
   const char *channel;
   size_t channel_len;
 } hrl_command_args;
+
+/* EVAL <plain release script> 1 key token into buf (room: the EVAL form's
+ * capacity); returns its length. */
+size_t hrl_resp_plain_release(char *buf, const hrl_command_args *a);
 
 /* Room needed for a command in EVALSHA form (the SET, the scripts by their
  * digest, and the INCR behind a fenced acquire or try) about a key of

@@ -17,48 +17,67 @@ static bool is_try(hrl_round_kind kind) {
          kind == HRL_ROUND_ASIDE;
 }
 
+/* The rounds that send the queue script (three keys). */
+static bool is_queue_round(hrl_round_kind kind) {
+  return is_try(kind) || kind == HRL_ROUND_RELEASE;
+}
+
 static hrl_command_args command_args(hrl_lock *lk) {
   const hrl_op *op = &lk->op;
-  hrl_command_args a = {
-      lk->key,
-      lk->key_len,
-      lk->queue,
-      lk->queue_len,
-      lk->waiters,
-      lk->waiters_len,
-      lk->fence_key,
-      lk->fence_key_len,
-      op->token,
-      op->round_kind == HRL_ROUND_FENCE ? op->fence : op->ttl_ms,
-      op->arrival_us,
-      lk->cfg->lease_ms,
-      NULL,
-      0};
+  hrl_command_args a = {lk->key,
+                        lk->key_len,
+                        lk->queue,
+                        lk->queue_len,
+                        lk->waiters,
+                        lk->waiters_len,
+                        lk->fence_key,
+                        lk->fence_key_len,
+                        op->token,
+                        op->round_kind == HRL_ROUND_FENCE ? op->fence
+                                                          : op->ttl_ms,
+                        op->arrival_us,
+                        lk->cfg->lease_ms,
+                        lk->cfg->window_ms,
+                        NULL,
+                        0};
   if (is_try(op->round_kind)) {
     a.channel = hrl_config_channel(lk->cfg, &a.channel_len);
   }
   return a;
 }
 
-/* The EVAL form of the round's script command, built once per round into
- * a buffer allocated on first use (few locks ever need one: the scripts
- * are cached on the masters). False when out of memory. */
+/* The buffers for the EVAL form of the round's script command and for the
+ * plain release, allocated together on first use (few locks ever need
+ * them: the scripts are cached on the masters, slots rarely migrate).
+ * False when out of memory. */
+static bool eval_buffers(hrl_lock *lk) {
+  hrl_op *op = &lk->op;
+  if (op->cmd_eval != NULL) {
+    return true;
+  }
+  /* Room for an ASKING in front of each, as the lock's command buffer has
+   * (a cluster's ASK sends the two at once). */
+  size_t cap =
+      HRL_ASKING_LEN +
+      hrl_resp_eval_capacity(
+          lk->key_len, HRL_SIBLING_KEY_MAX(lk->key_len, HRL_SIBLING_SUFFIX_MAX),
+          lk->cfg->channel_len + 1);
+  char *buf = malloc(2 * cap);
+  if (buf == NULL) {
+    return false;
+  }
+  memcpy(buf, HRL_ASKING, HRL_ASKING_LEN);
+  memcpy(buf + cap, HRL_ASKING, HRL_ASKING_LEN);
+  op->cmd_eval = buf + HRL_ASKING_LEN;
+  op->cmd_plain = buf + cap + HRL_ASKING_LEN;
+  return true;
+}
+
+/* The EVAL form of the round's script command, built once per round. */
 static bool build_eval(hrl_lock *lk) {
   hrl_op *op = &lk->op;
-  if (op->cmd_eval == NULL) {
-    /* Room for an ASKING in front, as the lock's command buffer has (a
-     * cluster's ASK sends the two at once). */
-    char *buf =
-        malloc(HRL_ASKING_LEN +
-               hrl_resp_eval_capacity(
-                   lk->key_len,
-                   HRL_SIBLING_KEY_MAX(lk->key_len, HRL_SIBLING_SUFFIX_MAX),
-                   lk->cfg->channel_len + 1));
-    if (buf == NULL) {
-      return false;
-    }
-    memcpy(buf, HRL_ASKING, HRL_ASKING_LEN);
-    op->cmd_eval = buf + HRL_ASKING_LEN;
+  if (!eval_buffers(lk)) {
+    return false;
   }
   if (op->cmd_eval_len == 0) {
     hrl_command_args a = command_args(lk);
@@ -82,6 +101,7 @@ void hrl_round_start(hrl_lock *lk, hrl_round_kind kind, int64_t now_us) {
   op->round_kind = kind;
   op->round_start_us = now_us;
   op->cmd_eval_len = 0;
+  op->cmd_plain_len = 0;
   for (size_t i = 0; i < lk->cfg->n; i++) {
     op->nodes[i].result = HRL_NODE_PENDING;
     op->nodes[i].eval_sent = false;
@@ -93,6 +113,7 @@ void hrl_round_start(hrl_lock *lk, hrl_round_kind kind, int64_t now_us) {
     op->nodes[i].set = HRL_NODE_PENDING;
     op->nodes[i].counter = 0;
     op->nodes[i].redirected = false;
+    op->nodes[i].plain = false;
     op->nodes[i].msg[0] = '\0';
     op->nodes[i].asking = false;
     op->nodes[i].asking_ack = false;
@@ -153,6 +174,37 @@ static hrl_node_result pipeline_redirect(hrl_lock *lk, size_t i) {
   return HRL_NODE_REDIRECT;
 }
 
+/* A cluster node's TRYAGAIN: the slot is migrating and the queue script's
+ * keys (lock, queue, waiters) are not all on this node. A try waits (it
+ * is refused, the holder's PTTL unknown, and tries again later); a
+ * release or step aside sends the plain release instead, on the lock key
+ * alone, which the migration does not hold up. */
+static bool is_tryagain(const hrl_reply *r) {
+  return r->type == HRL_REPLY_ERROR && r->len >= 8 &&
+         memcmp(r->str, "TRYAGAIN", 8) == 0;
+}
+
+static hrl_node_result queue_tryagain(hrl_lock *lk, hrl_node *node) {
+  hrl_op *op = &lk->op;
+  hrl_detailf(node->msg, sizeof node->msg, "slot %u is migrating (TRYAGAIN)",
+              (unsigned)lk->slot);
+  if (op->round_kind == HRL_ROUND_TRY) {
+    node->pttl = -1;
+    node->result = HRL_NODE_REFUSED;
+    return node->result;
+  }
+  if (node->plain || !eval_buffers(lk)) {
+    node->result = HRL_NODE_SERVER;
+    return node->result;
+  }
+  if (op->cmd_plain_len == 0) {
+    hrl_command_args a = command_args(lk);
+    op->cmd_plain_len = hrl_resp_plain_release(op->cmd_plain, &a);
+  }
+  node->plain = true;
+  return HRL_NODE_RESEND;
+}
+
 hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
                                 const hrl_reply *reply) {
   if (!hrl_proto_in_round(lk, i)) {
@@ -185,6 +237,19 @@ hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
     if (c != HRL_NODE_OK) {
       return c;
     }
+  }
+  if (is_queue_round(op->round_kind) && node->replies == 0 &&
+      is_tryagain(reply)) {
+    if (!pipeline) {
+      return queue_tryagain(lk, node);
+    }
+    /* A fenced try: refused; the INCR's reply comes next. */
+    hrl_detailf(node->msg, sizeof node->msg, "slot %u is migrating (TRYAGAIN)",
+                (unsigned)lk->slot);
+    node->replies = 1;
+    node->pttl = -1;
+    node->set = HRL_NODE_REFUSED;
+    return HRL_NODE_MORE;
   }
   bool noscript;
   if (pipeline && node->replies++ == 1) {

@@ -75,9 +75,10 @@ typedef struct hrl_config {
   size_t clusters;     /* how many masters are Redis Clusters */
   size_t sentinels;    /* how many are Sentinel-managed primaries */
   uint32_t min_ttl_ms; /* the smallest TTL a round leaves validity in */
-  /* How long a waiter's queue entry (and a hand-off reserved for it) lives
-   * without a new try from it (waiting.c). */
+  /* How long a waiter's queue entry lives without a new try from it, and
+   * how long a hand-off stays reserved for it (waiting.c). */
   uint32_t lease_ms;
+  uint32_t window_ms;
   hrl_master_cfg *masters;
   /* This process's channel, made on the first wait (and anew in a forked
    * child: channel_pid is the process it was made in). */
@@ -101,6 +102,9 @@ typedef struct hrl_node {
   uint8_t replies;
   bool resend;
   bool redirected;
+  /* A release or step aside answered TRYAGAIN (a migrating cluster slot):
+   * the plain release goes instead (hrl_resp_plain_release). */
+  bool plain;
   hrl_node_result set;
   uint64_t counter;
   /* A cluster or sentinel master: the node asked (hrl_proto_target),
@@ -163,6 +167,10 @@ typedef struct hrl_op {
   size_t cmd_len;
   char *cmd_eval; /* EVAL form, after NOSCRIPT; allocated on first use */
   size_t cmd_eval_len;
+  /* The plain release, after a cluster's TRYAGAIN (round.c); in the same
+   * allocation as cmd_eval. */
+  char *cmd_plain;
+  size_t cmd_plain_len;
   hrl_counts counts;
 } hrl_op;
 
@@ -196,6 +204,14 @@ struct hrl_lock {
   int64_t valid_until_us;
   uint64_t fence; /* the fence of the hold (fenced locks), while held */
   char token[HRL_TOKEN_LEN + 1];
+  /* A waiting acquire whose leave did not reach every master left its
+   * queue entry there, alive for the lease (until rejoin_until_us): the
+   * next acquire carries the same token and arrival, so it refreshes that
+   * entry (or claims a hand-off made for it) instead of leaving a dead one
+   * that releases are handed to (waiting.c). Empty: none. */
+  char rejoin_token[HRL_TOKEN_LEN + 1];
+  int64_t rejoin_arrival_us;
+  int64_t rejoin_until_us;
   char detail[HRL_DETAIL_MAX];
   hrl_op op;
   /* A managed lease's state (opts.auto_renew, see lease.c), NULL for any
@@ -390,8 +406,14 @@ void hrl_wait_cancel(hrl_lock *lock);
 /* waiting.c: the client's channel (made anew in a new process), or NULL
  * when the OS random generator failed. */
 const char *hrl_config_channel(hrl_config *cfg, size_t *len);
-/* waiting.c: the lease of a client's waiters, from its options. */
+/* waiting.c: the token (and, while its entry may live, the arrival) of a
+ * waiting acquire that left a queue entry behind, for the next acquire. */
+void hrl_wait_rejoin(hrl_lock *lock, int64_t now_us);
+
+/* waiting.c: the lease of a client's waiters' queue entries, and the
+ * window of a hand-off made for one of them, from its options. */
 uint32_t hrl_lease_ms(const hrl_options *opts);
+uint32_t hrl_window_ms(const hrl_options *opts);
 /* waiting.c: makes this process's channel (HRL_ESYSTEM: no randomness). */
 hrl_status hrl_config_make_channel(hrl_config *cfg);
 

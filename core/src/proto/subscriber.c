@@ -3,9 +3,11 @@
  * (AUTH, SELECT) alone first, as on every connection, then SUBSCRIBE to the
  * client's channel; from then on the server only pushes arrays of three:
  * ["subscribe", channel, count] once, then ["message", channel, token] for
- * every hand-off to one of the client's waiters. The reader takes arrays of
- * at most three elements, none nested, bounded like every reply; anything
- * else closes the connection (a waiter then falls back to its timers).
+ * every hand-off to one of the client's waiters. The reader takes flat
+ * arrays of at most HRL_REPLY_ELEMENTS_MAX elements, bounded like every
+ * reply; a push of another shape is ignored (it is not ours), a nested
+ * array, a longer one or anything but an array closes the connection (a
+ * waiter then falls back to its timers).
  */
 #include <stdlib.h>
 #include <string.h>

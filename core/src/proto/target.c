@@ -41,6 +41,9 @@ const char *hrl_proto_command(hrl_lock *lk, size_t i, size_t *len) {
   }
   node->sent = true;
   node->asking_ack = node->asking;
+  if (node->plain) {
+    return command_bytes(node, op->cmd_plain, op->cmd_plain_len, len);
+  }
   if (node->eval_sent) {
     return command_bytes(node, op->cmd_eval, op->cmd_eval_len, len);
   }

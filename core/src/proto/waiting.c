@@ -44,17 +44,32 @@
  * tries on a loaded machine, whatever the options say. */
 #define LEASE_MIN_MS 2000
 
+/* A live waiter tries again within retry_delay + jitter (the cap), plus a
+ * notification's gather (timeout) and its try round (timeout). */
+static int64_t gap_ms(const hrl_options *o) {
+  return (int64_t)o->retry_delay_ms + o->retry_jitter_ms +
+         2 * (int64_t)o->timeout_ms;
+}
+
 uint32_t hrl_lease_ms(const hrl_options *o) {
-  /* A live waiter tries again within retry_delay + jitter (the cap), plus
-   * a notification's gather (timeout) and its try round (timeout): three
-   * such gaps before its entry (or a hand-off made for it) lapses. */
-  int64_t gap = (int64_t)o->retry_delay_ms + o->retry_jitter_ms +
-                2 * (int64_t)o->timeout_ms;
-  int64_t lease = 3 * gap;
+  /* Three such gaps before an entry lapses: a try lost now and then does
+   * not drop a live waiter from the queue. */
+  int64_t lease = 3 * gap_ms(o);
   if (lease < LEASE_MIN_MS) {
     lease = LEASE_MIN_MS;
   }
   return lease > HRL_TTL_MAX_MS ? HRL_TTL_MAX_MS : (uint32_t)lease;
+}
+
+uint32_t hrl_window_ms(const hrl_options *o) {
+  /* One gap: a live waiter claims a hand-off made for it within that even
+   * when the message is lost. Not the lease: a waiter that died, or gave
+   * up while a master was unreachable (so its entry stayed there), blocks
+   * the lock for this long each time a release reaches it. A waiter whose
+   * hand-off lapsed keeps its arrival, so its next try puts it first in
+   * line again. */
+  int64_t window = gap_ms(o);
+  return window > HRL_TTL_MAX_MS ? HRL_TTL_MAX_MS : (uint32_t)window;
 }
 
 hrl_status hrl_config_make_channel(hrl_config *cfg) {
@@ -94,6 +109,33 @@ static hrl_step leave(hrl_lock *lk, hrl_status status, int64_t now_us,
                         info);
 }
 
+/* After the leave round: a master it did not reach (or whose answer we
+ * cannot read) may keep our entry for the lease. */
+static void remember_entry(hrl_lock *lk, hrl_tally t, int64_t now_us) {
+  if (t.ok + t.refused == lk->cfg->n) {
+    lk->rejoin_token[0] = '\0';
+    return;
+  }
+  memcpy(lk->rejoin_token, lk->op.token, sizeof lk->rejoin_token);
+  lk->rejoin_arrival_us = lk->op.arrival_us;
+  lk->rejoin_until_us = now_us + (int64_t)lk->cfg->lease_ms * US_PER_MS;
+}
+
+void hrl_wait_rejoin(hrl_lock *lk, int64_t now_us) {
+  hrl_op *op = &lk->op;
+  op->token[0] = '\0';
+  op->arrival_us = 0;
+  if (lk->rejoin_token[0] == '\0') {
+    return;
+  }
+  memcpy(op->token, lk->rejoin_token, sizeof op->token);
+  /* Its old place only while that entry may still be there: an acquire
+   * long after is a new arrival. */
+  if (now_us < lk->rejoin_until_us) {
+    op->arrival_us = lk->rejoin_arrival_us;
+  }
+}
+
 static hrl_step start_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
   hrl_op *op = &lk->op;
   size_t len;
@@ -117,7 +159,9 @@ static hrl_step start_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
 hrl_step hrl_wait_start(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
   /* Its place in every master's queue: read here, not at begin, so an
    * acquire that never waits costs no clock read for it. */
-  lk->op.arrival_us = hrl_wall_us();
+  if (lk->op.arrival_us == 0) {
+    lk->op.arrival_us = hrl_wall_us();
+  }
   lk->op.waiting = true;
   return start_try(lk, now_us, info);
 }
@@ -273,7 +317,7 @@ hrl_step hrl_wait_step(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
   case HRL_PHASE_LEAVE:
     return leave(lk, op->leave_status, now_us, info);
   case HRL_PHASE_LEAVING:
-    hrl_round_tally(lk);
+    remember_entry(lk, hrl_round_tally(lk), now_us);
     return hrl_op_finish(lk, op->leave_status, info);
   case HRL_PHASE_WAITING:
   default:

@@ -339,7 +339,7 @@ static void test_an_entry_left_behind_is_taken_up_again(void) {
   int64_t t = 0;
   hrl_step_info s;
   char first[HRL_TOKEN_LEN + 1], again[HRL_TOKEN_LEN + 1];
-  first_set(e, 5000, t, first);
+  first_set(e, 2, t, first); /* waits 2 ms */
   hrl_reply nil = nil_reply();
   answer(e, &nil);
   CHECK_INT(hrl_proto_step(e.lk, t + 1000, &s), HRL_STEP_ROUND); /* try */
@@ -350,9 +350,10 @@ static void test_an_entry_left_behind_is_taken_up_again(void) {
   char place[17] = {0};
   memcpy(place, arrival + 5, 16);
   hrl_proto_fail(e.lk, 0, HRL_NODE_UNREACHABLE, "connection reset");
-  CHECK_INT(hrl_proto_step(e.lk, t + 1100, &s), HRL_STEP_ROUND); /* leave */
+  CHECK_INT(hrl_proto_step(e.lk, t + 2100, &s), HRL_STEP_ROUND); /* leave */
+  CHECK(SENDS(e, 0, "$1\r\nr\r\n"));
   hrl_proto_fail(e.lk, 0, HRL_NODE_UNREACHABLE, "connection reset");
-  CHECK_INT(hrl_proto_step(e.lk, t + 1200, &s), HRL_STEP_DONE);
+  CHECK_INT(hrl_proto_step(e.lk, t + 2200, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_ECONNECT);
   first_set(e, 5000, t + 2000, again);
   CHECK_STR(again, first);
@@ -375,6 +376,55 @@ static void test_an_entry_left_behind_is_taken_up_again(void) {
   drop(e);
 }
 
+/* A master out of reach in the middle of a wait (restarting, paused): the
+ * waiter keeps its place and tries again, and says why only when its
+ * deadline comes without a quorum of answers. */
+static void test_an_unreachable_master_does_not_end_the_wait(void) {
+  env e = make(1);
+  int64_t t = 0;
+  hrl_step_info s;
+  char token[HRL_TOKEN_LEN + 1];
+  first_set(e, 5000, t, token);
+  hrl_reply nil = nil_reply();
+  answer(e, &nil);
+  CHECK_INT(hrl_proto_step(e.lk, t + 1000, &s), HRL_STEP_ROUND); /* try */
+  hrl_proto_fail(e.lk, 0, HRL_NODE_UNREACHABLE, "connection reset");
+  /* It may hold the key there: steps aside, and stays queued. */
+  CHECK_INT(hrl_proto_step(e.lk, t + 1100, &s), HRL_STEP_ROUND);
+  CHECK(SENDS(e, 0, "$1\r\na\r\n"));
+  hrl_proto_fail(e.lk, 0, HRL_NODE_UNREACHABLE, "connection refused");
+  CHECK_INT(hrl_proto_step(e.lk, t + 1200, &s), HRL_STEP_WAIT);
+  t += 1100 + 1000 * 1000; /* the cap */
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  CHECK(SENDS(e, 0, "$1\r\nt\r\n"));
+  CHECK(sends(e, 0, token, HRL_TOKEN_LEN));
+  hrl_reply ok = status_reply("OK");
+  answer(e, &ok);
+  CHECK_INT(hrl_proto_step(e.lk, t + 100, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  hrl_reply one = int_reply(1);
+  answer(e, &one);
+  CHECK_INT(hrl_proto_step(e.lk, t + 100, &s), HRL_STEP_DONE);
+  /* Out of reach until the deadline: that is the error, not a timeout. */
+  t = 10 * 1000 * 1000;
+  first_set(e, 1500, t, token);
+  answer(e, &nil);
+  CHECK_INT(hrl_proto_step(e.lk, t + 1000, &s), HRL_STEP_ROUND);
+  hrl_proto_fail(e.lk, 0, HRL_NODE_UNREACHABLE, "connection refused");
+  CHECK_INT(hrl_proto_step(e.lk, t + 1100, &s), HRL_STEP_ROUND); /* aside */
+  hrl_proto_fail(e.lk, 0, HRL_NODE_UNREACHABLE, "connection refused");
+  CHECK_INT(hrl_proto_step(e.lk, t + 1200, &s), HRL_STEP_WAIT);
+  CHECK_INT(hrl_proto_step(e.lk, t + 1500 * 1000, &s), HRL_STEP_ROUND);
+  CHECK(SENDS(e, 0, "$1\r\nr\r\n")); /* the leave */
+  hrl_proto_fail(e.lk, 0, HRL_NODE_UNREACHABLE, "connection refused");
+  CHECK_INT(hrl_proto_step(e.lk, t + 1600 * 1000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ECONNECT);
+  CHECK_CONTAINS(hrl_lock_error(e.lk), "connection refused");
+  drop(e);
+}
+
 /* A cluster slot migrating under the queue's keys (TRYAGAIN): a try is
  * refused and waits; a release goes again as the plain compare-and-delete
  * on the lock key alone. */
@@ -388,7 +438,7 @@ static void test_tryagain_waits_or_releases_plainly(void) {
   answer(e, &again);
   CHECK_INT(hrl_proto_step(e.lk, t + 1100, &s), HRL_STEP_WAIT);
   CHECK_INT(s.wait_ms, 1000); /* the cap: the holder's PTTL is unknown */
-  t += 1100 + 1000 * 1000; /* microseconds */
+  t += 1100 + 1000 * 1000;    /* microseconds */
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
   hrl_reply ok = status_reply("OK");
   answer(e, &ok);
@@ -606,6 +656,7 @@ int main(void) {
   RUN(test_cancel_leaves_the_queue);
   RUN(test_failing_masters_end_the_wait);
   RUN(test_an_entry_left_behind_is_taken_up_again);
+  RUN(test_an_unreachable_master_does_not_end_the_wait);
   RUN(test_tryagain_waits_or_releases_plainly);
   RUN(test_a_set_that_won_too_few_is_claimed_by_the_try);
   RUN(test_queue_replies);

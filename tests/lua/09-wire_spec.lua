@@ -102,13 +102,13 @@ describe("wire format", function()
       os.execute("sleep 0.01")
     end
     -- token -> arrival (wall clock, microseconds); token -> "expiry window
-    -- channel" (the master's milliseconds; min(ttl, lease); the channel).
+    -- channel" (the master's milliseconds; min(ttl, window); the channel).
     assert.equals(2, #entries)
     local token = entries[1]
     assert.matches("^[0-9a-f]+$", token)
     assert.is_true(math.abs(tonumber(entries[2]) / 1e6 - os.time()) < 60)
     local info = fx:cmd(1, "HGET", waiters, token)
-    assert.matches("^%d+ 2000 app:hiredlock:wake:[0-9a-f]+$", info)
+    assert.matches("^%d+ 400 app:hiredlock:wake:[0-9a-f]+$", info)
     assert.is_true(holder:release())
     assert.equals(token, waiter:read("*a"))
     waiter:close()

@@ -54,6 +54,12 @@ uint32_t hrl_ttl_bound_timeout(const hrl_config *c, uint32_t ttl_ms) {
 }
 
 hrl_step hrl_op_finish(hrl_lock *lk, hrl_status status, hrl_step_info *info) {
+  if (lk->op.rejoined && status != HRL_OK) {
+    /* An acquire that took up an entry left behind and failed before it
+     * could leave it (its first round): the next one takes it up. */
+    hrl_wait_keep(lk, lk->op.round_start_us);
+  }
+  lk->op.rejoined = false;
   lk->op.phase = HRL_PHASE_DONE;
   lk->op.result = status;
   info->status = status;
@@ -202,7 +208,6 @@ static hrl_step grant(hrl_lock *lk, uint64_t fence, hrl_step_info *info) {
   hrl_lease_held_since(lk, op->attempt_start_us);
   lk->granted = ok_mask(op->nodes, lk->cfg->n);
   memcpy(lk->token, op->token, sizeof lk->token);
-  lk->rejoin_token[0] = '\0'; /* the hold's release drops its entries */
   lk->valid_until_us = op->attempt_until_us;
   lk->fence = fence;
   return hrl_op_finish(lk, HRL_OK, info);

@@ -63,6 +63,20 @@ typedef struct hrl_renewal {
   char lost_reason[HRL_DETAIL_MAX];
 } hrl_renewal;
 
+/* A queue entry a waiting acquire could not leave (a master out of reach
+ * at the end): alive there for the lease (until until_us). The client's
+ * next acquire of that key carries the same token and arrival, so it
+ * refreshes that entry (or claims a hand-off made for it) instead of
+ * leaving a dead one behind that releases are handed to (waiting.c). */
+#define HRL_REJOIN_SLOTS 8
+typedef struct hrl_rejoin {
+  uint64_t key_hash; /* of the lock key; 0: a free slot */
+  char token[HRL_TOKEN_LEN + 1];
+  int64_t arrival_us;
+  int64_t until_us;
+  pid_t pid; /* the process that queued it: a forked child never takes it */
+} hrl_rejoin;
+
 /* What a client was made with: validated options and parsed masters. */
 typedef struct hrl_config {
   hrl_options opts; /* key_prefix points into prefix below, the ssl_* paths
@@ -85,6 +99,10 @@ typedef struct hrl_config {
   char channel[HRL_CHANNEL_MAX + 1];
   size_t channel_len;
   pid_t channel_pid;
+  /* Entries left behind; steps of one client never run at once (every
+   * driver runs them under the client's mutex or on one thread). */
+  hrl_rejoin rejoin[HRL_REJOIN_SLOTS];
+  size_t rejoins; /* slots in use */
 } hrl_config;
 
 /* A master's state in the current round. */
@@ -158,6 +176,13 @@ typedef struct hrl_op {
   int64_t notified_at_us;  /* when the first of them was seen */
   bool woken;              /* try again at once (a subscriber came up) */
   hrl_status leave_status; /* LEAVE, LEAVING: the result after the round */
+  /* The last try got too few answers, only for want of connections: what
+   * the acquire reports at its deadline unless a later try does better
+   * (HRL_OK: nothing of the kind). */
+  hrl_status unanswered;
+  /* Its token and arrival are those of an entry an earlier acquire left
+   * behind (hrl_wait_rejoin), not yet known to be gone. */
+  bool rejoined;
   char token[HRL_TOKEN_LEN + 1]; /* the token this round carries */
   hrl_node *nodes;               /* n entries: the round out now */
   /* n entries: the attempt being judged (its cleanup round is out), or the
@@ -204,14 +229,6 @@ struct hrl_lock {
   int64_t valid_until_us;
   uint64_t fence; /* the fence of the hold (fenced locks), while held */
   char token[HRL_TOKEN_LEN + 1];
-  /* A waiting acquire whose leave did not reach every master left its
-   * queue entry there, alive for the lease (until rejoin_until_us): the
-   * next acquire carries the same token and arrival, so it refreshes that
-   * entry (or claims a hand-off made for it) instead of leaving a dead one
-   * that releases are handed to (waiting.c). Empty: none. */
-  char rejoin_token[HRL_TOKEN_LEN + 1];
-  int64_t rejoin_arrival_us;
-  int64_t rejoin_until_us;
   char detail[HRL_DETAIL_MAX];
   hrl_op op;
   /* A managed lease's state (opts.auto_renew, see lease.c), NULL for any
@@ -406,9 +423,13 @@ void hrl_wait_cancel(hrl_lock *lock);
 /* waiting.c: the client's channel (made anew in a new process), or NULL
  * when the OS random generator failed. */
 const char *hrl_config_channel(hrl_config *cfg, size_t *len);
-/* waiting.c: the token (and, while its entry may live, the arrival) of a
- * waiting acquire that left a queue entry behind, for the next acquire. */
+/* waiting.c: into lock->op, the token and arrival of a queue entry an
+ * earlier acquire of the key on this client left behind, when there is one
+ * (it is taken: no other acquire gets it); else an empty token. */
 void hrl_wait_rejoin(hrl_lock *lock, int64_t now_us);
+/* waiting.c: keeps lock->op's token and arrival for the next acquire of
+ * the key on this client: its entry may be left on some master. */
+void hrl_wait_keep(hrl_lock *lock, int64_t now_us);
 
 /* waiting.c: the lease of a client's waiters' queue entries, and the
  * window of a hand-off made for one of them, from its options. */

@@ -8,7 +8,12 @@
  *              we are the first live waiter, else (re)enqueues us and
  *              answers the holder's PTTL)
  *   TRYING  -> ok >= quorum and validity > 0: held, DONE
- *              fewer than a quorum answered: LEAVE, then the transport error
+ *              fewer than a quorum answered, a master refused us for
+ *              good (auth, server, protocol) or no wait left: LEAVE, then
+ *              that error; only for want of connections: as refused (a
+ *              restarted master is back before the deadline: we keep our
+ *              place), and that error at the deadline unless a later try
+ *              got a quorum of answers
  *              no wait left: LEAVE, then timeout
  *              a master may hold our token (won too few): ASIDE round
  *              (mode a: passes it on to the next waiter, keeps us queued)
@@ -109,30 +114,76 @@ static hrl_step leave(hrl_lock *lk, hrl_status status, int64_t now_us,
                         info);
 }
 
+static uint64_t key_hash(const hrl_lock *lk) {
+  uint64_t h = 14695981039346656037ULL; /* FNV-1a */
+  for (size_t i = 0; i < lk->key_len; i++) {
+    h = (h ^ (unsigned char)lk->key[i]) * 1099511628211ULL;
+  }
+  return h != 0 ? h : 1; /* 0 marks a free slot */
+}
+
 /* After the leave round: a master it did not reach (or whose answer we
- * cannot read) may keep our entry for the lease. */
+ * cannot read) may keep our entry for the lease. Into a free slot, else
+ * the one that lapses first. */
 static void remember_entry(hrl_lock *lk, hrl_tally t, int64_t now_us) {
-  if (t.ok + t.refused == lk->cfg->n) {
-    lk->rejoin_token[0] = '\0';
+  hrl_config *c = lk->cfg;
+  lk->op.rejoined = false; /* decided here */
+  if (t.ok + t.refused == c->n) {
     return;
   }
-  memcpy(lk->rejoin_token, lk->op.token, sizeof lk->rejoin_token);
-  lk->rejoin_arrival_us = lk->op.arrival_us;
-  lk->rejoin_until_us = now_us + (int64_t)lk->cfg->lease_ms * US_PER_MS;
+  hrl_wait_keep(lk, now_us);
+}
+
+void hrl_wait_keep(hrl_lock *lk, int64_t now_us) {
+  hrl_config *c = lk->cfg;
+  hrl_rejoin *slot = &c->rejoin[0];
+  for (size_t i = 0; i < HRL_REJOIN_SLOTS; i++) {
+    hrl_rejoin *r = &c->rejoin[i];
+    if (r->key_hash == 0 || r->until_us <= now_us) {
+      slot = r;
+      break;
+    }
+    slot = r->until_us < slot->until_us ? r : slot;
+  }
+  c->rejoins += slot->key_hash == 0;
+  slot->key_hash = key_hash(lk);
+  memcpy(slot->token, lk->op.token, sizeof slot->token);
+  slot->arrival_us = lk->op.arrival_us;
+  slot->until_us = now_us + (int64_t)c->lease_ms * US_PER_MS;
+  slot->pid = getpid();
 }
 
 void hrl_wait_rejoin(hrl_lock *lk, int64_t now_us) {
   hrl_op *op = &lk->op;
+  hrl_config *c = lk->cfg;
   op->token[0] = '\0';
   op->arrival_us = 0;
-  if (lk->rejoin_token[0] == '\0') {
-    return;
+  op->rejoined = false;
+  if (c->rejoins == 0) {
+    return; /* the common case: no getpid() on every acquire */
   }
-  memcpy(op->token, lk->rejoin_token, sizeof op->token);
-  /* Its old place only while that entry may still be there: an acquire
-   * long after is a new arrival. */
-  if (now_us < lk->rejoin_until_us) {
-    op->arrival_us = lk->rejoin_arrival_us;
+  uint64_t h = key_hash(lk);
+  pid_t me = getpid();
+  for (size_t i = 0; i < HRL_REJOIN_SLOTS; i++) {
+    hrl_rejoin *r = &c->rejoin[i];
+    if (r->key_hash == 0) {
+      continue;
+    }
+    bool lapsed = r->until_us <= now_us || r->pid != me;
+    if (lapsed || r->key_hash == h) {
+      if (!lapsed) {
+        /* Taken, so two acquires never carry one token. Its old place
+         * too: that entry may still be there. */
+        memcpy(op->token, r->token, sizeof op->token);
+        op->arrival_us = r->arrival_us;
+        op->rejoined = true;
+      }
+      r->key_hash = 0;
+      c->rejoins--;
+      if (!lapsed) {
+        return;
+      }
+    }
   }
 }
 
@@ -163,6 +214,7 @@ hrl_step hrl_wait_start(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
     lk->op.arrival_us = hrl_wall_us();
   }
   lk->op.waiting = true;
+  lk->op.unanswered = HRL_OK;
   return start_try(lk, now_us, info);
 }
 
@@ -243,6 +295,33 @@ static hrl_step judge_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
   return hrl_wait_not_won(lk, t, may_hold(lk), now_us, info);
 }
 
+/* Whether a master's failure in the try will last: a refused AUTH, a
+ * protocol error, a server error other than those a server gives while it
+ * starts or fails over (LOADING, BUSY, MASTERDOWN, CLUSTERDOWN). */
+static bool lasting_failure(const hrl_lock *lk) {
+  static const char *const passing[] = {"LOADING", "BUSY", "MASTERDOWN",
+                                        "CLUSTERDOWN"};
+  for (size_t i = 0; i < lk->cfg->n; i++) {
+    const hrl_node *node = &lk->op.nodes[i];
+    if (node->result == HRL_NODE_AUTH || node->result == HRL_NODE_PROTOCOL) {
+      return true;
+    }
+    if (node->result != HRL_NODE_SERVER) {
+      continue;
+    }
+    bool passes = false;
+    for (size_t k = 0; k < sizeof passing / sizeof passing[0]; k++) {
+      size_t len = strlen(passing[k]);
+      passes |= strncmp(node->msg, passing[k], len) == 0 &&
+                (node->msg[len] == ' ' || node->msg[len] == '\0');
+    }
+    if (!passes) {
+      return true;
+    }
+  }
+  return false;
+}
+
 hrl_step hrl_wait_not_won(hrl_lock *lk, hrl_tally t, bool hold, int64_t now_us,
                           hrl_step_info *info) {
   hrl_op *op = &lk->op;
@@ -251,7 +330,19 @@ hrl_step hrl_wait_not_won(hrl_lock *lk, hrl_tally t, bool hold, int64_t now_us,
     memcpy(op->decided, op->nodes, c->n * sizeof *op->decided);
     hrl_status st =
         hrl_unreachable_status(lk, op->decided, t.ok + t.refused, "answered");
-    return leave(lk, st, now_us, info);
+    /* A refusal that lasts (authentication, a server's or a protocol
+     * error) ends the wait now. Masters out of reach (restarting, paused,
+     * a connection reset) may be back before the deadline: the waiter
+     * keeps its entries and its place and tries again; leaving now could
+     * not reach them either, and would leave dead entries behind that
+     * every release is handed to. */
+    if (lasting_failure(lk) || now_us >= op->deadline_us) {
+      return leave(lk, st, now_us, info);
+    }
+    op->unanswered = st;
+  } else if (op->unanswered != HRL_OK) {
+    op->unanswered = HRL_OK;
+    lk->detail[0] = '\0';
   }
   if (now_us >= op->deadline_us) {
     return leave(lk, HRL_ETIMEOUT, now_us, info);
@@ -279,7 +370,8 @@ static hrl_step wait_or_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
   hrl_op *op = &lk->op;
   const hrl_config *c = lk->cfg;
   if (now_us >= op->deadline_us) {
-    return leave(lk, HRL_ETIMEOUT, now_us, info);
+    return leave(lk, op->unanswered != HRL_OK ? op->unanswered : HRL_ETIMEOUT,
+                 now_us, info);
   }
   size_t handed = (size_t)popcount64(op->notified);
   if (op->woken || handed >= c->quorum || now_us >= op->retry_at_us) {

@@ -71,8 +71,11 @@ static void run(hrl_lock *lk, size_t n, input *in, hrl_parser **parsers,
                 int64_t *now, size_t size, bool acquire, bool fenced,
                 uint32_t wait_ms) {
   for (int steps = 0;; steps++) {
-    if ((size_t)steps > 4 + 2 * size) {
-      __builtin_trap(); /* every round eats input: it must end */
+    /* Every round eats input, and once it is gone every master fails and
+     * a waiter tries again at most every per-master timeout (50 ms) until
+     * its wait is over: it must end. */
+    if ((size_t)steps > 4 + 2 * size + 3 * (wait_ms / 50 + 2)) {
+      __builtin_trap();
     }
     hrl_step_info s;
     hrl_step step = hrl_proto_step(lk, *now, &s);
@@ -107,7 +110,8 @@ static void run(hrl_lock *lk, size_t n, input *in, hrl_parser **parsers,
       if (what & 4) {
         hrl_proto_cancel(lk);
       }
-      *now += (what & 8) ? (int64_t)s.wait_ms * 1000 + 1 : take(in) * 100;
+      bool whole = (what & 8) || in->left == 0; /* no input: time passes */
+      *now += whole ? (int64_t)s.wait_ms * 1000 + 1 : take(in) * 100;
       continue;
     }
     for (size_t i = 0; i < n; i++) {

@@ -153,11 +153,15 @@ class AsyncioAgent:
         except hiredlock.LockError as exc:
             return f"err {exc}"
 
-    def new(self, urls: list[str], prefix: bytes = b"") -> str:
+    def new(
+        self, urls: list[str], prefix: bytes = b"", retry_delay: float | None = None
+    ) -> str:
         import hiredlock.asyncio
 
+        options = {} if retry_delay is None else {"retry_delay": retry_delay}
+
         async def new() -> str:
-            self.client = hiredlock.asyncio.Client(urls, key_prefix=prefix)
+            self.client = hiredlock.asyncio.Client(urls, key_prefix=prefix, **options)
             return "ok"
 
         return self._run(new())

@@ -295,7 +295,9 @@ def sentinels():
 
 # The ACL rules docs/DEPLOYMENTS.md gives, for the key prefix "locks:".
 LOCK_RULES = (
-    "resetkeys ~locks:* resetchannels &locks:hiredlock:wake:* -@all +set +eval +evalsha +get +del +pexpire +exists +pttl +time +zadd +zrange +zrem +hset +hget +hdel +publish +subscribe"
+    "resetkeys ~locks:* resetchannels &locks:hiredlock:wake:* -@all +set +eval"
+    " +evalsha +get +del +pexpire +exists +pttl +time +zadd +zrange +zrem +hset"
+    " +hget +hdel +publish +subscribe"
 )
 
 

@@ -14,7 +14,9 @@ import hiredlock
 
 # The line DEPLOYMENTS.md gives, for the key prefix "locks:".
 LOCK_RULES = (
-    "resetkeys ~locks:* resetchannels &locks:hiredlock:wake:* -@all +set +eval +evalsha +get +del +pexpire +exists +pttl +time +zadd +zrange +zrem +hset +hget +hdel +publish +subscribe"
+    "resetkeys ~locks:* resetchannels &locks:hiredlock:wake:* -@all +set +eval"
+    " +evalsha +get +del +pexpire +exists +pttl +time +zadd +zrange +zrem +hset"
+    " +hget +hdel +publish +subscribe"
 )
 
 

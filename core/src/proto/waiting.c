@@ -295,6 +295,14 @@ static hrl_step judge_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
   return hrl_wait_not_won(lk, t, may_hold(lk), now_us, info);
 }
 
+/* Won too few: keeping them would let waiters that each hold a few masters
+ * wait for each other forever. */
+static hrl_step step_aside(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
+  lk->op.phase = HRL_PHASE_ASIDE;
+  return hrl_round_step(lk, HRL_ROUND_ASIDE, lk->cfg->opts.timeout_ms, now_us,
+                        info);
+}
+
 /* Whether a master's failure in the try will last: a refused AUTH, a
  * protocol error, a server error other than those a server gives while it
  * starts or fails over (LOADING, BUSY, MASTERDOWN, CLUSTERDOWN). */
@@ -340,6 +348,12 @@ hrl_step hrl_wait_not_won(hrl_lock *lk, hrl_tally t, bool hold, int64_t now_us,
       return leave(lk, st, now_us, info);
     }
     op->unanswered = st;
+    schedule_retry(lk, now_us);
+    /* Not at once, whatever the cap: a refused connection fails in
+     * microseconds, and trying it in a loop would only burn the CPU. */
+    int64_t floor = now_us + (int64_t)c->opts.timeout_ms * US_PER_MS;
+    op->retry_at_us = op->retry_at_us > floor ? op->retry_at_us : floor;
+    return hold ? step_aside(lk, now_us, info) : wait_or_try(lk, now_us, info);
   } else if (op->unanswered != HRL_OK) {
     op->unanswered = HRL_OK;
     lk->detail[0] = '\0';
@@ -348,14 +362,7 @@ hrl_step hrl_wait_not_won(hrl_lock *lk, hrl_tally t, bool hold, int64_t now_us,
     return leave(lk, HRL_ETIMEOUT, now_us, info);
   }
   schedule_retry(lk, now_us);
-  if (hold) {
-    /* Won too few: keeping them would let waiters that each hold a few
-     * masters wait for each other forever. */
-    op->phase = HRL_PHASE_ASIDE;
-    return hrl_round_step(lk, HRL_ROUND_ASIDE, c->opts.timeout_ms, now_us,
-                          info);
-  }
-  return wait_or_try(lk, now_us, info);
+  return hold ? step_aside(lk, now_us, info) : wait_or_try(lk, now_us, info);
 }
 
 static int popcount64(uint64_t v) {

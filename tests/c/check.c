@@ -51,6 +51,25 @@ void reply_int(hrl_lock *lk, size_t i, long long v) {
   hrl_proto_reply(lk, i, &r);
 }
 
+hrl_client *check_client(const char *const *urls, size_t n,
+                         const hrl_options *o) {
+  hrl_client *c = NULL;
+  char d[HRL_DETAIL_MAX];
+  hrl_status st = hrl_client_new(urls, n, o, &c, d, sizeof d);
+  if (st != HRL_OK) {
+    fprintf(stderr, "check_client: %s\n", d);
+  }
+  CHECK_STATUS(st, HRL_OK);
+  return c;
+}
+
+hrl_lock *check_lock(hrl_client *c, const char *name) {
+  hrl_lock *lk = NULL;
+  CHECK_STATUS(hrl_lock_new(c, name, strlen(name), 30000, &lk, NULL, 0),
+               HRL_OK);
+  return lk;
+}
+
 hrl_reply nil_reply(void) {
   hrl_reply r = {.type = HRL_REPLY_NIL};
   return r;

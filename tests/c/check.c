@@ -51,6 +51,16 @@ void reply_int(hrl_lock *lk, size_t i, long long v) {
   hrl_proto_reply(lk, i, &r);
 }
 
+hrl_options check_tolerant_options(void) {
+  hrl_options o;
+  hrl_options_init(&o);
+  o.connect_timeout_ms = 1000;
+  o.timeout_ms = 500;
+  o.retry_delay_ms = 10;
+  o.retry_jitter_ms = 5;
+  return o;
+}
+
 hrl_client *check_client(const char *const *urls, size_t n,
                          const hrl_options *o) {
   hrl_client *c = NULL;

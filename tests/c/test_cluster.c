@@ -12,18 +12,8 @@
 #include "check.h"
 #include "fixture.h"
 
-static hrl_options tolerant(void) {
-  hrl_options o;
-  hrl_options_init(&o);
-  o.connect_timeout_ms = 1000;
-  o.timeout_ms = 500;
-  o.retry_delay_ms = 10;
-  o.retry_jitter_ms = 5;
-  return o;
-}
-
 static hrl_client *client_on(const char *const *urls, size_t n) {
-  hrl_options o = tolerant();
+  hrl_options o = check_tolerant_options();
   return check_client(urls, n, &o);
 }
 
@@ -315,7 +305,7 @@ static void test_one_member_of_a_quorum(fixture *fx) {
   CHECK_INT(fixture_count_key(fx, name, strlen(name)), 1);
   CHECK_STATUS(hrl_lock_release(lk), HRL_OK);
   fixture_ctl(fx, "pause", owner, NULL);
-  hrl_options o = tolerant();
+  hrl_options o = check_tolerant_options();
   o.timeout_ms = 100;
   hrl_client *quick = NULL;
   CHECK_STATUS(hrl_client_new(urls, 3, &o, &quick, NULL, 0), HRL_OK);

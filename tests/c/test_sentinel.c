@@ -12,18 +12,8 @@
 #include "check.h"
 #include "fixture.h"
 
-static hrl_options tolerant(void) {
-  hrl_options o;
-  hrl_options_init(&o);
-  o.connect_timeout_ms = 1000;
-  o.timeout_ms = 500;
-  o.retry_delay_ms = 10;
-  o.retry_jitter_ms = 5;
-  return o;
-}
-
 static hrl_client *client_on(const char *const *urls, size_t n) {
-  hrl_options o = tolerant();
+  hrl_options o = check_tolerant_options();
   return check_client(urls, n, &o);
 }
 

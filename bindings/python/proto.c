@@ -126,17 +126,26 @@ static int master_index(hrlpy_lock *self, PyObject *obj, size_t *i) {
   return 0;
 }
 
+/* The (i, message: str) arguments of _fail and _missed (named in how). */
+static int master_and_message(hrlpy_lock *self, PyObject *const *args,
+                              Py_ssize_t nargs, const char *how, size_t *i,
+                              const char **msg) {
+  if (nargs != 2 || !PyUnicode_Check(args[1])) {
+    PyErr_Format(PyExc_TypeError, "%s(i, message: str)", how);
+    return -1;
+  }
+  if (master_index(self, args[0], i) < 0) {
+    return -1;
+  }
+  *msg = PyUnicode_AsUTF8(args[1]);
+  return *msg == NULL ? -1 : 0;
+}
+
 PyObject *hrlpy_fail(PyObject *op, PyObject *const *args, Py_ssize_t nargs) {
   hrlpy_lock *self = (hrlpy_lock *)op;
   size_t i;
-  if (nargs != 2 || !PyUnicode_Check(args[1])) {
-    return PyErr_Format(PyExc_TypeError, "_fail(i, message: str)");
-  }
-  if (master_index(self, args[0], &i) < 0) {
-    return NULL;
-  }
-  const char *msg = PyUnicode_AsUTF8(args[1]);
-  if (msg == NULL) {
+  const char *msg;
+  if (master_and_message(self, args, nargs, "_fail", &i, &msg) < 0) {
     return NULL;
   }
   hrl_proto_fail(self->lock, i, HRL_NODE_UNREACHABLE, msg);
@@ -152,14 +161,8 @@ PyObject *hrlpy_cancel(PyObject *op, PyObject *unused) {
 PyObject *hrlpy_missed(PyObject *op, PyObject *const *args, Py_ssize_t nargs) {
   hrlpy_lock *self = (hrlpy_lock *)op;
   size_t i;
-  if (nargs != 2 || !PyUnicode_Check(args[1])) {
-    return PyErr_Format(PyExc_TypeError, "_missed(i, message: str)");
-  }
-  if (master_index(self, args[0], &i) < 0) {
-    return NULL;
-  }
-  const char *msg = PyUnicode_AsUTF8(args[1]);
-  if (msg == NULL) {
+  const char *msg;
+  if (master_and_message(self, args, nargs, "_missed", &i, &msg) < 0) {
     return NULL;
   }
   hrl_proto_missed(self->lock, i, msg);

@@ -51,6 +51,35 @@ void reply_int(hrl_lock *lk, size_t i, long long v) {
   hrl_proto_reply(lk, i, &r);
 }
 
+hrl_options check_tolerant_options(void) {
+  hrl_options o;
+  hrl_options_init(&o);
+  o.connect_timeout_ms = 1000;
+  o.timeout_ms = 500;
+  o.retry_delay_ms = 10;
+  o.retry_jitter_ms = 5;
+  return o;
+}
+
+hrl_client *check_client(const char *const *urls, size_t n,
+                         const hrl_options *o) {
+  hrl_client *c = NULL;
+  char d[HRL_DETAIL_MAX];
+  hrl_status st = hrl_client_new(urls, n, o, &c, d, sizeof d);
+  if (st != HRL_OK) {
+    fprintf(stderr, "check_client: %s\n", d);
+  }
+  CHECK_STATUS(st, HRL_OK);
+  return c;
+}
+
+hrl_lock *check_lock(hrl_client *c, const char *name) {
+  hrl_lock *lk = NULL;
+  CHECK_STATUS(hrl_lock_new(c, name, strlen(name), 30000, &lk, NULL, 0),
+               HRL_OK);
+  return lk;
+}
+
 hrl_reply nil_reply(void) {
   hrl_reply r = {.type = HRL_REPLY_NIL};
   return r;

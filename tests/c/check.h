@@ -72,6 +72,18 @@ hrl_reply nil_reply(void);
 void reply_ok(hrl_lock *lk, size_t i);
 void reply_int(hrl_lock *lk, size_t i, long long v);
 
+/* Options with room for a loaded machine: 1 s connects, 0.5 s replies,
+ * and quick retries (10 +/- 5 ms). */
+hrl_options check_tolerant_options(void);
+
+/* A client on urls with o (NULL: the defaults); a failure is checked and
+ * its detail printed. */
+hrl_client *check_client(const char *const *urls, size_t n,
+                         const hrl_options *o);
+
+/* A lock on name with a 30 s TTL, checked. */
+hrl_lock *check_lock(hrl_client *c, const char *name);
+
 typedef void (*test_fn)(void);
 
 /* Runs one test and prints its outcome line. */

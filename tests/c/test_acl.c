@@ -29,13 +29,6 @@ static hrl_client *client_as(const char *url, const char *prefix) {
   return c;
 }
 
-static hrl_lock *lock_on(hrl_client *c, const char *name) {
-  hrl_lock *lk = NULL;
-  CHECK_STATUS(hrl_lock_new(c, name, strlen(name), 30000, &lk, NULL, 0),
-               HRL_OK);
-  return lk;
-}
-
 /* url for the ACL user of a fixture: redis://locker:pw@127.0.0.1:PORT. */
 static void user_url(char *out, size_t size, const char *scheme, int port) {
   snprintf(out, size, "%s://locker:pw@127.0.0.1:%d", scheme, port);
@@ -53,7 +46,7 @@ static void test_the_documented_rules_are_enough(void) {
   char url[128];
   user_url(url, sizeof url, "redis", fx.port[0]);
   hrl_client *c = client_as(url, "locks:");
-  hrl_lock *lk = lock_on(c, "acl");
+  hrl_lock *lk = check_lock(c, "acl");
   for (int k = 0; k < 3; k++) {
     CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
     CHECK_STATUS(hrl_lock_extend(lk, 20000), HRL_OK);
@@ -81,7 +74,7 @@ static void test_the_documented_rules_are_enough(void) {
 
   /* Outside the key pattern: refused, and said so. */
   c = client_as(url, "other:");
-  lk = lock_on(c, "acl");
+  lk = check_lock(c, "acl");
   CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_EAUTH);
   CHECK_CONTAINS(hrl_lock_error(lk), "NOPERM");
   hrl_lock_free(lk);
@@ -90,7 +83,7 @@ static void test_the_documented_rules_are_enough(void) {
   /* A command the rules leave out: PEXPIRE, which extend's script runs. */
   freeReplyObject(fixture_cmd(&fx, 1, "ACL SETUSER locker -pexpire"));
   c = client_as(url, "locks:");
-  lk = lock_on(c, "acl");
+  lk = check_lock(c, "acl");
   CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
   CHECK_STATUS(hrl_lock_extend(lk, 20000), HRL_EAUTH);
   CHECK_CONTAINS(hrl_lock_error(lk), "can't run this command");
@@ -109,7 +102,7 @@ static void test_a_cluster_needs_asking(void) {
   char url[128];
   user_url(url, sizeof url, "redis+cluster", fx.port[0]);
   hrl_client *c = client_as(url, "locks:");
-  hrl_lock *lk = lock_on(c, "acl-cluster");
+  hrl_lock *lk = check_lock(c, "acl-cluster");
   char out[64];
   CHECK(fixture_run(&fx, "slot", "locks:acl-cluster", out, sizeof out));
   int slot = 0, owner = 0;

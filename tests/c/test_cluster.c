@@ -12,33 +12,9 @@
 #include "check.h"
 #include "fixture.h"
 
-static hrl_options tolerant(void) {
-  hrl_options o;
-  hrl_options_init(&o);
-  o.connect_timeout_ms = 1000;
-  o.timeout_ms = 500;
-  o.retry_delay_ms = 10;
-  o.retry_jitter_ms = 5;
-  return o;
-}
-
 static hrl_client *client_on(const char *const *urls, size_t n) {
-  hrl_options o = tolerant();
-  hrl_client *c = NULL;
-  char d[HRL_DETAIL_MAX];
-  hrl_status st = hrl_client_new(urls, n, &o, &c, d, sizeof d);
-  if (st != HRL_OK) {
-    fprintf(stderr, "client_on: %s\n", d);
-  }
-  CHECK_STATUS(st, HRL_OK);
-  return c;
-}
-
-static hrl_lock *lock_on(hrl_client *c, const char *name) {
-  hrl_lock *lk = NULL;
-  CHECK_STATUS(hrl_lock_new(c, name, strlen(name), 30000, &lk, NULL, 0),
-               HRL_OK);
-  return lk;
+  hrl_options o = check_tolerant_options();
+  return check_client(urls, n, &o);
 }
 
 /* The key's slot and the node that serves it (the launcher's `slot`). */
@@ -108,7 +84,7 @@ static void test_slots_are_the_servers(fixture *fx) {
   for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
     int owner = 0;
     int slot = slot_of(fx, names[k], &owner);
-    hrl_lock *lk = lock_on(c, names[k]);
+    hrl_lock *lk = check_lock(c, names[k]);
     CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
     /* The key is where its slot is served, and nowhere else. */
     redisReply *r = fixture_cmd(fx, owner, "GET %s", names[k]);
@@ -135,7 +111,7 @@ static void test_moved_teaches_the_slot(fixture *fx) {
     int owner = 0;
     slot_of(fx, name, &owner);
     seen[owner]++;
-    hrl_lock *lk = lock_on(c, name);
+    hrl_lock *lk = check_lock(c, name);
     for (int cycle = 0; cycle < 3; cycle++) {
       CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
       CHECK_STATUS(hrl_lock_release(lk), HRL_OK);
@@ -158,7 +134,7 @@ static void test_moved_after_migration(fixture *fx) {
   int owner = 0;
   int slot = slot_of(fx, name, &owner);
   int to = owner % 3 + 1;
-  hrl_lock *lk = lock_on(c, name);
+  hrl_lock *lk = check_lock(c, name);
   CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK); /* learns the slot */
   CHECK_STATUS(hrl_lock_release(lk), HRL_OK);
   migrate(fx, slot, to, "all");
@@ -184,8 +160,8 @@ static void test_ask_during_migration(fixture *fx) {
   int from = 0;
   int slot = slot_of(fx, name, &from);
   int to = from % 3 + 1;
-  hrl_lock *lk = lock_on(c, name);
-  hrl_lock *rival = lock_on(other, name);
+  hrl_lock *lk = check_lock(c, name);
+  hrl_lock *rival = check_lock(other, name);
   CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK); /* on `from` */
   migrate(fx, slot, to, "begin");
   /* Held on `from`, which still has the key: no redirect for anyone. */
@@ -235,7 +211,7 @@ typedef struct looper {
 static void *loop_locks(void *arg) {
   looper *l = arg;
   hrl_client *c = client_on((const char *[]){l->url}, 1);
-  hrl_lock *lk = lock_on(c, l->name);
+  hrl_lock *lk = check_lock(c, l->name);
   while (!atomic_load(l->stop)) {
     hrl_status st = hrl_lock_acquire(lk, 5000);
     if (st != HRL_OK) {
@@ -321,7 +297,7 @@ static void test_one_member_of_a_quorum(fixture *fx) {
   const char *name = "cl:member";
   int owner = 0;
   slot_of(fx, name, &owner);
-  hrl_lock *lk = lock_on(c, name);
+  hrl_lock *lk = check_lock(c, name);
   CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
   hrl_counts n;
   hrl_lock_counts(lk, &n);
@@ -329,11 +305,11 @@ static void test_one_member_of_a_quorum(fixture *fx) {
   CHECK_INT(fixture_count_key(fx, name, strlen(name)), 1);
   CHECK_STATUS(hrl_lock_release(lk), HRL_OK);
   fixture_ctl(fx, "pause", owner, NULL);
-  hrl_options o = tolerant();
+  hrl_options o = check_tolerant_options();
   o.timeout_ms = 100;
   hrl_client *quick = NULL;
   CHECK_STATUS(hrl_client_new(urls, 3, &o, &quick, NULL, 0), HRL_OK);
-  hrl_lock *lk2 = lock_on(quick, name);
+  hrl_lock *lk2 = check_lock(quick, name);
   CHECK_STATUS(hrl_lock_acquire(lk2, 0), HRL_OK); /* 2 of 3 */
   hrl_lock_counts(lk2, &n);
   CHECK_INT(n.ok, 2);
@@ -349,7 +325,7 @@ static void test_one_member_of_a_quorum(fixture *fx) {
   hrl_client_free(quick);
   /* Alone, a cluster node that is down is named in the failure. */
   hrl_client *alone = client_on((const char *[]){fx->cluster_url}, 1);
-  hrl_lock *lk3 = lock_on(alone, name);
+  hrl_lock *lk3 = check_lock(alone, name);
   CHECK_STATUS(hrl_lock_acquire(lk3, 0), HRL_OK); /* learns the node */
   CHECK_STATUS(hrl_lock_release(lk3), HRL_OK);
   fixture_ctl(fx, "kill", owner, NULL);
@@ -374,7 +350,7 @@ static void test_dead_seed(fixture *fx) {
   snprintf(url, sizeof url, "redis+cluster://127.0.0.1:1,%s",
            fx->cluster_url + strlen("redis+cluster://"));
   hrl_client *c = client_on((const char *[]){url}, 1);
-  hrl_lock *lk = lock_on(c, "cl:seed");
+  hrl_lock *lk = check_lock(c, "cl:seed");
   CHECK_STATUS(hrl_lock_acquire(lk, 2000), HRL_OK);
   CHECK_STATUS(hrl_lock_release(lk), HRL_OK);
   hrl_lock_free(lk);

@@ -12,33 +12,9 @@
 #include "check.h"
 #include "fixture.h"
 
-static hrl_options tolerant(void) {
-  hrl_options o;
-  hrl_options_init(&o);
-  o.connect_timeout_ms = 1000;
-  o.timeout_ms = 500;
-  o.retry_delay_ms = 10;
-  o.retry_jitter_ms = 5;
-  return o;
-}
-
 static hrl_client *client_on(const char *const *urls, size_t n) {
-  hrl_options o = tolerant();
-  hrl_client *c = NULL;
-  char d[HRL_DETAIL_MAX];
-  hrl_status st = hrl_client_new(urls, n, &o, &c, d, sizeof d);
-  if (st != HRL_OK) {
-    fprintf(stderr, "client_on: %s\n", d);
-  }
-  CHECK_STATUS(st, HRL_OK);
-  return c;
-}
-
-static hrl_lock *lock_on(hrl_client *c, const char *name) {
-  hrl_lock *lk = NULL;
-  CHECK_STATUS(hrl_lock_new(c, name, strlen(name), 30000, &lk, NULL, 0),
-               HRL_OK);
-  return lk;
+  hrl_options o = check_tolerant_options();
+  return check_client(urls, n, &o);
 }
 
 static int primary(fixture *fx) {
@@ -69,7 +45,7 @@ static void test_resolves_the_primary(void) {
   hrl_master_info info;
   CHECK(hrl_client_master_info(c, 0, &info) && info.sentinel);
   CHECK_INT(info.port, fx.sentinel_port[0]);
-  hrl_lock *lk = lock_on(c, "st:resolve");
+  hrl_lock *lk = check_lock(c, "st:resolve");
   int p = primary(&fx);
   for (int k = 0; k < 5; k++) {
     CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
@@ -84,7 +60,7 @@ static void test_resolves_the_primary(void) {
   /* The first sentinel down: the next one answers, in the same call. */
   CHECK(fixture_run(&fx, "kill", "s1", NULL, 0));
   c = client_on((const char *[]){fx.sentinel_url}, 1);
-  lk = lock_on(c, "st:dead-sentinel");
+  lk = check_lock(c, "st:dead-sentinel");
   CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
   CHECK_STATUS(hrl_lock_release(lk), HRL_OK);
   hrl_lock_free(lk);
@@ -96,7 +72,7 @@ static void test_resolves_the_primary(void) {
            (int)(strrchr(fx.sentinel_url, '/') - fx.sentinel_url),
            fx.sentinel_url);
   c = client_on((const char *[]){url}, 1);
-  lk = lock_on(c, "st:nope");
+  lk = check_lock(c, "st:nope");
   CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_ESERVER);
   CHECK_CONTAINS(hrl_lock_error(lk), "no primary known for service nope");
   hrl_lock_free(lk);
@@ -183,7 +159,7 @@ static void test_failover_during_a_run(void) {
   usleep(500 * 1000);
   /* A lock taken now is on the new primary. */
   hrl_client *c = client_on((const char *[]){fx.sentinel_url}, 1);
-  hrl_lock *lk = lock_on(c, "st:after");
+  hrl_lock *lk = check_lock(c, "st:after");
   CHECK_STATUS(hrl_lock_acquire(lk, 5000), HRL_OK);
   char value[64];
   value_on(&fx, now, "st:after", value, sizeof value);
@@ -215,7 +191,7 @@ static void test_primary_killed(void) {
   fixture fx;
   fixture_start(&fx, 2, "--sentinels 2");
   hrl_client *c = client_on((const char *[]){fx.sentinel_url}, 1);
-  hrl_lock *lk = lock_on(c, "st:killed");
+  hrl_lock *lk = check_lock(c, "st:killed");
   CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
   CHECK_STATUS(hrl_lock_release(lk), HRL_OK);
   int old = primary(&fx);
@@ -249,7 +225,7 @@ static void test_one_member_of_a_quorum(void) {
   const char *urls[] = {fx.sentinel_url, solo.urls[0], solo.urls[1]};
   hrl_client *c = client_on(urls, 3);
   CHECK_INT(hrl_client_quorum(c), 2);
-  hrl_lock *lk = lock_on(c, "st:member");
+  hrl_lock *lk = check_lock(c, "st:member");
   CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
   hrl_counts n;
   hrl_lock_counts(lk, &n);

@@ -34,18 +34,6 @@ static hrl_options tolerant(void) {
   return o;
 }
 
-static hrl_client *client_on(const char *const *urls, size_t n,
-                             const hrl_options *o) {
-  hrl_client *c = NULL;
-  char d[HRL_DETAIL_MAX];
-  hrl_status st = hrl_client_new(urls, n, o, &c, d, sizeof d);
-  if (st != HRL_OK) {
-    fprintf(stderr, "client_on: %s\n", d);
-  }
-  CHECK_STATUS(st, HRL_OK);
-  return c;
-}
-
 /* One acquire (single attempt) of name on c: its status, its message into
  * err; released when held. */
 static hrl_status cycle(hrl_client *c, const char *name, char *err,
@@ -67,7 +55,7 @@ static hrl_status cycle(hrl_client *c, const char *name, char *err,
  * there. */
 static void check_refused(fixture *fx, const hrl_options *o, const char *url,
                           const char *name, const char *why) {
-  hrl_client *c = client_on(&url, 1, o);
+  hrl_client *c = check_client(&url, 1, o);
   char err[HRL_DETAIL_MAX + 64];
   CHECK_STATUS(cycle(c, name, err, sizeof err), HRL_ECONNECT);
   char label[64];
@@ -84,7 +72,7 @@ static void test_server_certificate(void) {
   hrl_options o = tolerant();
   path ca = tls_file(&fx, "ca.crt"), other_ca = tls_file(&fx, "other-ca.crt");
   o.ssl_ca_certs = ca.s;
-  hrl_client *c = client_on(fx.tls_urls, 2, &o);
+  hrl_client *c = check_client(fx.tls_urls, 2, &o);
   hrl_lock *lk = NULL;
   CHECK_STATUS(hrl_lock_new(c, "tls:works", 9, 60000, &lk, NULL, 0), HRL_OK);
   for (int k = 0; k < 20; k++) { /* a kept connection, cycle after cycle */
@@ -105,7 +93,7 @@ static void test_server_certificate(void) {
            fx.tls_port[0], ca.s);
   hrl_options plain = tolerant();
   const char *u = url;
-  c = client_on(&u, 1, &plain);
+  c = check_client(&u, 1, &plain);
   char err[HRL_DETAIL_MAX + 64];
   CHECK_STATUS(cycle(c, "tls:url", err, sizeof err), HRL_OK);
   hrl_client_free(c);
@@ -125,7 +113,7 @@ static void test_server_certificate(void) {
   /* The explicit opt-out: no check at all. */
   o.ssl_ca_certs = NULL;
   o.ssl_cert_reqs = HRL_CERT_NONE;
-  c = client_on(fx.tls_urls, 1, &o);
+  c = check_client(fx.tls_urls, 1, &o);
   CHECK_STATUS(cycle(c, "tls:none", err, sizeof err), HRL_OK);
   hrl_client_free(c);
   fixture_stop(&fx);
@@ -146,13 +134,13 @@ static void test_host_name(void) {
    * turned off alone, by option or in the URL. */
   char err[HRL_DETAIL_MAX + 64];
   o.ssl_check_hostname = false;
-  hrl_client *c = client_on(fx.tls_urls, 1, &o);
+  hrl_client *c = check_client(fx.tls_urls, 1, &o);
   CHECK_STATUS(cycle(c, "tls:nocheck", err, sizeof err), HRL_OK);
   hrl_client_free(c);
   o.ssl_check_hostname = true;
   snprintf(url, sizeof url, "%s?ssl_check_hostname=false", fx.tls_urls[0]);
   const char *u = url;
-  c = client_on(&u, 1, &o);
+  c = check_client(&u, 1, &o);
   CHECK_STATUS(cycle(c, "tls:nocheck", err, sizeof err), HRL_OK);
   hrl_client_free(c);
   fixture_stop(&fx);
@@ -186,7 +174,7 @@ static void test_client_certificate(void) {
   /* The right one works, by option and by URL. */
   char err[HRL_DETAIL_MAX + 64];
   o.ssl_keyfile = key;
-  hrl_client *c = client_on(fx.tls_urls, 1, &o);
+  hrl_client *c = check_client(fx.tls_urls, 1, &o);
   CHECK_STATUS(cycle(c, "mtls:ok", err, sizeof err), HRL_OK);
   hrl_client_free(c);
   char url[2048];
@@ -196,7 +184,7 @@ static void test_client_certificate(void) {
            fx.tls_port[0], fx.tls_dir, cert, key);
   hrl_options plain = tolerant();
   const char *u = url;
-  c = client_on(&u, 1, &plain);
+  c = check_client(&u, 1, &plain);
   CHECK_STATUS(cycle(c, "mtls:url", err, sizeof err), HRL_OK);
   hrl_client_free(c);
   /* A key file without a certificate is refused up front. */
@@ -221,7 +209,7 @@ static void test_wrong_ports_and_deadline(void) {
   snprintf(url, sizeof url, "rediss://127.0.0.1:%d", fx.port[0]);
   {
     const char *u = url;
-    hrl_client *c = client_on(&u, 1, &o);
+    hrl_client *c = check_client(&u, 1, &o);
     char err[HRL_DETAIL_MAX + 64];
     CHECK_STATUS(cycle(c, "tls:plainport", err, sizeof err), HRL_ECONNECT);
     CHECK_CONTAINS(err, "(TLS handshake)");
@@ -229,7 +217,7 @@ static void test_wrong_ports_and_deadline(void) {
   }
   snprintf(url, sizeof url, "redis://127.0.0.1:%d", fx.tls_port[0]);
   const char *u = url;
-  hrl_client *c = client_on(&u, 1, &o);
+  hrl_client *c = check_client(&u, 1, &o);
   char err[HRL_DETAIL_MAX + 64];
   CHECK_STATUS(cycle(c, "tls:tlsport", err, sizeof err), HRL_ECONNECT);
   hrl_client_free(c);
@@ -239,7 +227,7 @@ static void test_wrong_ports_and_deadline(void) {
    * answers the ClientHello: the handshake ends with the connect timeout. */
   o.connect_timeout_ms = 300;
   o.timeout_ms = 100;
-  c = client_on(fx.tls_urls, 1, &o);
+  c = check_client(fx.tls_urls, 1, &o);
   fixture_ctl(&fx, "pause", 1, NULL);
   hrl_lock *lk = NULL;
   CHECK_STATUS(hrl_lock_new(c, "tls:slow", 8, 10000, &lk, NULL, 0), HRL_OK);
@@ -261,7 +249,7 @@ static void test_wrong_ports_and_deadline(void) {
   hrl_client_free(c);
   o = tolerant();
   o.ssl_ca_certs = ca.s;
-  c = client_on(fx.tls_urls, 1, &o);
+  c = check_client(fx.tls_urls, 1, &o);
   CHECK_STATUS(cycle(c, "tls:slow", err, sizeof err), HRL_OK);
   hrl_client_free(c);
   fixture_stop(&fx);
@@ -292,7 +280,7 @@ static void test_fork_keeps_the_parents_stream(void) {
   hrl_options o = tolerant();
   path ca = tls_file(&fx, "ca.crt");
   o.ssl_ca_certs = ca.s;
-  hrl_client *c = client_on(fx.tls_urls, 1, &o);
+  hrl_client *c = check_client(fx.tls_urls, 1, &o);
   char err[HRL_DETAIL_MAX + 64];
   CHECK_STATUS(cycle(c, "tls:fork", err, sizeof err), HRL_OK);
   long long before = connections_received(&fx);
@@ -327,7 +315,7 @@ static void test_mixed_masters(void) {
   path ca = tls_file(&fx, "ca.crt");
   o.ssl_ca_certs = ca.s;
   const char *urls[3] = {fx.tls_urls[0], fx.urls[1], fx.tls_urls[2]};
-  hrl_client *c = client_on(urls, 3, &o);
+  hrl_client *c = check_client(urls, 3, &o);
   hrl_master_info info;
   CHECK(hrl_client_master_info(c, 0, &info));
   CHECK(info.tls && info.tls_settings.check_hostname);
@@ -361,7 +349,7 @@ static void test_url_overrides_options(void) {
   const char *urls[] = {"rediss://a:1?ssl_ca_certs=/url/ca.pem&ssl_cert_reqs="
                         "none&ssl_check_hostname=no",
                         "rediss://b:2"};
-  hrl_client *c = client_on(urls, 2, &o);
+  hrl_client *c = check_client(urls, 2, &o);
   memcpy(ca, "/changed/", 9); /* the client keeps its own copy */
   hrl_master_info a, b;
   CHECK(hrl_client_master_info(c, 0, &a) && hrl_client_master_info(c, 1, &b));

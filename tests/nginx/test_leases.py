@@ -42,10 +42,17 @@ def test_lease_outlives_its_ttl_on_one_timer(ngx, servers3):
     assert got["renewers"] == "1"  # five leases, one timer
     assert got["release"] == "true"
     assert got["renewers_after"] == "0"
-    # A 1 s TTL seen in Redis for ~2.5 s: same token, never expired.
+    # A 1 s TTL seen in Redis for ~2.5 s: same token, never expired. The
+    # samples before the key first shows (a loaded nginx took the lock a
+    # little later) and after the release (the response is still on its
+    # way) do not count; between them the key is never missing.
+    while seen and seen[0][0] is None:
+        seen.pop(0)
+    while seen and seen[-1][0] is None:
+        seen.pop()
     assert len(seen) >= 15
-    assert {value for value, _ in seen[:-2]} == {got["token"].encode()}
-    assert all(pttl > 0 for _, pttl in seen[:-2])
+    assert {value for value, _ in seen} == {got["token"].encode()}
+    assert all(pttl > 0 for _, pttl in seen)
     assert servers3.count(name) == 0
 
 

@@ -59,7 +59,7 @@ static void test_the_documented_rules_are_enough(void) {
   /* A waiter: queued (the queue script's commands), then handed the lock
    * by the release (PUBLISH, and SUBSCRIBE on its client's channel). */
   hrl_client *c2 = client_as(url, "locks:");
-  hrl_lock *waiter = lock_on(c2, "acl");
+  hrl_lock *waiter = check_lock(c2, "acl");
   CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
   pthread_t t;
   pthread_create(&t, NULL, release_soon, lk);

@@ -30,6 +30,10 @@ static bool has_prefix(const hrl_reply *r, const char *prefix) {
          (r->len == n || r->str[n] == ' ');
 }
 
+bool hrl_reply_is_error(const hrl_reply *r, const char *code) {
+  return r->type == HRL_REPLY_ERROR && has_prefix(r, code);
+}
+
 /* Whether the text of r contains word. */
 static bool contains(const hrl_reply *r, const char *word) {
   size_t n = strlen(word);

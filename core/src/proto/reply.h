@@ -10,6 +10,9 @@
 #include "hiredlock/proto.h"
 #include "resp.h"
 
+/* Whether r is an error whose code (its first word) is code. */
+bool hrl_reply_is_error(const hrl_reply *r, const char *code);
+
 /* Meaning of a reply to the command of a round of that kind (a fenced
  * acquire or try: of its first command). *noscript is set when the script
  * must be sent again with EVAL; a try refused by a held

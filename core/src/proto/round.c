@@ -179,15 +179,8 @@ static hrl_node_result pipeline_redirect(hrl_lock *lk, size_t i) {
  * is refused, the holder's PTTL unknown, and tries again later); a
  * release or step aside sends the plain release instead, on the lock key
  * alone, which the migration does not hold up. */
-static bool is_tryagain(const hrl_reply *r) {
-  return r->type == HRL_REPLY_ERROR && r->len >= 8 &&
-         memcmp(r->str, "TRYAGAIN", 8) == 0;
-}
-
 static hrl_node_result queue_tryagain(hrl_lock *lk, hrl_node *node) {
   hrl_op *op = &lk->op;
-  hrl_detailf(node->msg, sizeof node->msg, "slot %u is migrating (TRYAGAIN)",
-              (unsigned)lk->slot);
   if (op->round_kind == HRL_ROUND_TRY) {
     node->pttl = -1;
     node->result = HRL_NODE_REFUSED;
@@ -239,13 +232,13 @@ hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
     }
   }
   if (is_queue_round(op->round_kind) && node->replies == 0 &&
-      is_tryagain(reply)) {
+      hrl_reply_is_error(reply, "TRYAGAIN")) {
+    hrl_detailf(node->msg, sizeof node->msg, "slot %u is migrating (TRYAGAIN)",
+                (unsigned)lk->slot);
     if (!pipeline) {
       return queue_tryagain(lk, node);
     }
     /* A fenced try: refused; the INCR's reply comes next. */
-    hrl_detailf(node->msg, sizeof node->msg, "slot %u is migrating (TRYAGAIN)",
-                (unsigned)lk->slot);
     node->replies = 1;
     node->pttl = -1;
     node->set = HRL_NODE_REFUSED;

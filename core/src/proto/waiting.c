@@ -348,12 +348,6 @@ hrl_step hrl_wait_not_won(hrl_lock *lk, hrl_tally t, bool hold, int64_t now_us,
       return leave(lk, st, now_us, info);
     }
     op->unanswered = st;
-    schedule_retry(lk, now_us);
-    /* Not at once, whatever the cap: a refused connection fails in
-     * microseconds, and trying it in a loop would only burn the CPU. */
-    int64_t floor = now_us + (int64_t)c->opts.timeout_ms * US_PER_MS;
-    op->retry_at_us = op->retry_at_us > floor ? op->retry_at_us : floor;
-    return hold ? step_aside(lk, now_us, info) : wait_or_try(lk, now_us, info);
   } else if (op->unanswered != HRL_OK) {
     op->unanswered = HRL_OK;
     lk->detail[0] = '\0';
@@ -362,6 +356,12 @@ hrl_step hrl_wait_not_won(hrl_lock *lk, hrl_tally t, bool hold, int64_t now_us,
     return leave(lk, HRL_ETIMEOUT, now_us, info);
   }
   schedule_retry(lk, now_us);
+  if (op->unanswered != HRL_OK) {
+    /* Not at once, whatever the cap: a refused connection fails in
+     * microseconds, and trying it in a loop would only burn the CPU. */
+    int64_t floor = now_us + (int64_t)c->opts.timeout_ms * US_PER_MS;
+    op->retry_at_us = op->retry_at_us > floor ? op->retry_at_us : floor;
+  }
   return hold ? step_aside(lk, now_us, info) : wait_or_try(lk, now_us, info);
 }
 

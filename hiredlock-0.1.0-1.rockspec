@@ -47,6 +47,7 @@ build = {
     ["hiredlock"] = "lua/hiredlock/init.lua",
     ["hiredlock.driver.hiredis"] = "lua/hiredlock/driver/hiredis.lua",
     ["hiredlock.driver.cosocket"] = "lua/hiredlock/driver/cosocket.lua",
+    ["hiredlock.driver.cosocket_conn"] = "lua/hiredlock/driver/cosocket_conn.lua",
     ["hiredlock.driver.listener"] = "lua/hiredlock/driver/listener.lua",
     ["hiredlock.core"] = {
       sources = {
@@ -66,6 +67,7 @@ build = {
         "core/src/driver/connect.c",
         "core/src/driver/fanout.c",
         "core/src/driver/listen.c",
+        "core/src/driver/replies.c",
         "core/src/driver/sleep.c",
         "core/src/driver/tls.c",
         "core/src/driver/waitroom.c",

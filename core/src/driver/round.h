@@ -1,7 +1,8 @@
-/* One round of the built-in driver, shared by its two halves: fanout.c
- * (the poll() loop, writes, reads, deadlines) and connect.c (opening a
- * master's connection: TCP or unix, then a rediss:// master's TLS
- * handshake). See the top of fanout.c for how a round goes. */
+/* One round of the built-in driver, shared by its three parts: fanout.c
+ * (the poll() loop, writes, deadlines), replies.c (reading and handling
+ * replies) and connect.c (opening a master's connection: TCP or unix, then
+ * a rediss:// master's TLS handshake). See the top of fanout.c for how a
+ * round goes. */
 #ifndef HRL_DRIVER_ROUND_H
 #define HRL_DRIVER_ROUND_H
 
@@ -91,6 +92,18 @@ static inline void hrl_round_set_deadline(hrl_round *r, size_t i,
   r->slots[i].deadline_us = now_us + (int64_t)ms * 1000;
   r->slots[i].wait_ms = ms;
 }
+
+/* fanout.c: queues the protocol's command for master i and starts
+ * sending it. */
+void hrl_round_send_command(hrl_round *r, size_t i);
+
+/* fanout.c: a Redis Cluster moved the slot (MOVED) or the key (ASK): the
+ * command goes again to the node the protocol names now. */
+void hrl_round_redirect(hrl_round *r, size_t i);
+
+/* replies.c: reads what master i sent (waiting for it when flags is 0, up
+ * to the socket's SO_RCVTIMEO) and handles every complete reply in it. */
+void hrl_round_readable(hrl_round *r, size_t i, int flags);
 
 /* fanout.c: a new connection to master i is up: its handshake (AUTH,
  * SELECT) goes, then the command. */

@@ -161,7 +161,7 @@ const char *hrl_proto_handshake(const hrl_client *c, size_t i, size_t *len,
   return hrl_config_handshake(&c->cfg, i, len, replies);
 }
 
-hrl_node_result hrl_proto_handshake_reply(const hrl_client *c, size_t i, int k,
+hrl_node_result hrl_proto_handshake_reply(hrl_client *c, size_t i, int k,
                                           const hrl_reply *reply, char *message,
                                           size_t message_size) {
   return hrl_config_handshake_reply(&c->cfg, i, k, reply, message,

@@ -169,13 +169,21 @@ static hrl_step fail_unreachable(hrl_lock *lk, const hrl_node *nodes,
                        info);
 }
 
-/* Answers (ok or refused) among an attempt's results. */
-static size_t answered(const hrl_lock *lk, const hrl_node *nodes) {
+/* Answers (ok or refused) among an attempt's results; with_unacked: also
+ * masters that took the write whose replicas did not acknowledge it in
+ * time (sync_replicas), which a wait may see catch up. */
+static size_t count_answers(const hrl_lock *lk, const hrl_node *nodes,
+                            bool with_unacked) {
   size_t n = 0;
   for (size_t i = 0; i < lk->cfg->n; i++) {
-    n += nodes[i].result == HRL_NODE_OK || nodes[i].result == HRL_NODE_REFUSED;
+    n += nodes[i].result == HRL_NODE_OK || nodes[i].result == HRL_NODE_REFUSED ||
+         (with_unacked && nodes[i].unacked);
   }
   return n;
+}
+
+static size_t answered(const hrl_lock *lk, const hrl_node *nodes) {
+  return count_answers(lk, nodes, false);
 }
 
 /* After a failed attempt (and its cleanup), with no wait left or too few
@@ -232,8 +240,11 @@ static hrl_step end_attempt(hrl_lock *lk, bool may_hold, int64_t now_us,
   if (op->waiting) {
     return hrl_wait_not_won(lk, hrl_round_tally(lk), may_hold, now_us, info);
   }
-  if (answered(lk, op->nodes) >= c->quorum && now_us < op->deadline_us &&
-      c->same_server[0] == '\0') {
+  /* Masters whose replicas lag (a failover under way, a replica
+   * restarting) are worth waiting for: the wait tries again, and says
+   * why at its deadline. */
+  if (count_answers(lk, op->nodes, true) >= c->quorum &&
+      now_us < op->deadline_us && c->same_server[0] == '\0') {
     return hrl_wait_start(lk, now_us, info);
   }
   memcpy(op->decided, op->nodes, c->n * sizeof *op->decided);

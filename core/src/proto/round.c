@@ -109,13 +109,15 @@ bool hrl_round_waits(const hrl_lock *lk, size_t i) {
          (lk->opts.sync_aof || hrl_round_wait_replicas(lk, i) > 0);
 }
 
-/* How long WAIT may block on the server: within the per-master deadline,
- * with a fifth of it (1 ms at least) left for the reply to come back, so
- * that a master whose replicas are slow answers "too few" rather than
- * nothing. At least 1 ms: WAIT 0 would block for ever. */
+/* How long WAIT may block on the server: half of the per-master deadline
+ * less a fifth of it (1 ms at least) for the replies to come back, so that
+ * a master whose replicas are slow answers "too few" rather than nothing,
+ * also when a NOSCRIPT makes the script and its WAIT go twice. At least
+ * 1 ms: WAIT 0 would block for ever. */
 static uint32_t wait_timeout_ms(uint32_t deadline_ms) {
   uint32_t margin = deadline_ms / 5 > 1 ? deadline_ms / 5 : 1;
-  return deadline_ms > margin + 1 ? deadline_ms - margin : 1;
+  uint32_t half = deadline_ms > margin ? (deadline_ms - margin) / 2 : 0;
+  return half > 1 ? half : 1;
 }
 
 /* The WAIT behind the round's command, for the first master that waits;

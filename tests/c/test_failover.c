@@ -206,7 +206,7 @@ static void failover_window(uint32_t sync_replicas, bool *double_grant) {
   hrl_client *b = client_on((const char *[]){fx.sentinel_url}, 1, 0);
   hrl_lock *la = lock_with(a, "fo:window", sync_replicas, false);
   hrl_lock *lb = lock_with(b, "fo:window", sync_replicas, false);
-  CHECK_STATUS(hrl_lock_acquire(la, 0), HRL_OK); /* connects a */
+  CHECK_STATUS(hrl_lock_acquire(la, 5000), HRL_OK); /* connects a */
   CHECK_STATUS(hrl_lock_release(la), HRL_OK);
   int old = 1, now = sentinel_failover(&fx);
   CHECK_INT(now, 2);
@@ -246,7 +246,10 @@ static void fence_after_failover(uint32_t sync_replicas, uint64_t *granted,
   hrl_client *b = client_on((const char *[]){fx.sentinel_url}, 1, 0);
   hrl_lock *la = lock_with(a, "fo:fence", sync_replicas, true);
   hrl_lock *lb = lock_with(b, "fo:fence", sync_replicas, true);
-  CHECK_STATUS(hrl_lock_acquire(la, 0), HRL_OK);
+  CHECK_STATUS(hrl_lock_acquire(la, 5000), HRL_OK);
+  if (!hrl_lock_held(la)) {
+    fprintf(stderr, "first acquire: %s\n", hrl_lock_error(la));
+  }
   *granted = hrl_lock_fence(la);
   CHECK_STATUS(hrl_lock_release(la), HRL_OK);
   sentinel_failover(&fx);

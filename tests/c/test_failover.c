@@ -45,7 +45,7 @@ static void test_replica_stopped(void) {
   hrl_client *c = client_on(fx.urls, 1, 0);
   /* Healthy: the key is on the replica when the acquire returns. */
   hrl_lock *lk = lock_with(c, "fo:stopped", 1, false);
-  CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
+  CHECK_STATUS(hrl_lock_acquire(lk, 5000), HRL_OK); /* a new replica may lag */
   char value[64] = "";
   CHECK(fixture_cli(&fx, "r1", "GET fo:stopped", value, sizeof value));
   CHECK_STR(value, hrl_lock_token(lk));
@@ -96,7 +96,7 @@ static void test_waiter_recovers(void) {
   hrl_client *c = client_on(fx.urls, 1, 0);
   hrl_lock *holder = lock_with(c, "fo:recover", 1, false);
   hrl_lock *waiter = lock_with(c, "fo:recover", 1, false);
-  CHECK_STATUS(hrl_lock_acquire(holder, 0), HRL_OK);
+  CHECK_STATUS(hrl_lock_acquire(holder, 5000), HRL_OK);
   CHECK(fixture_run(&fx, "kill", "r1", NULL, 0));
   CHECK(fixture_run(&fx, "restart", "r1 --delay 1", NULL, 0));
   CHECK_STATUS(hrl_lock_release(holder), HRL_OK);
@@ -124,7 +124,7 @@ static void test_url_counts(void) {
   const char *urls[] = {first, fx.url[1]};
   hrl_client *c = client_on(urls, 2, 0);
   hrl_lock *lk = lock_with(c, "fo:counts", 1, false);
-  CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
+  CHECK_STATUS(hrl_lock_acquire(lk, 5000), HRL_OK);
   CHECK_STATUS(hrl_lock_extend(lk, 0), HRL_OK);
   CHECK_STATUS(hrl_lock_release(lk), HRL_OK);
   /* One of the first master's two replicas down: 1 of 2 is too few
@@ -157,7 +157,7 @@ static void test_extend_waits(void) {
   fixture_start(&fx, 1, "--replicas 1");
   hrl_client *c = client_on(fx.urls, 1, 0);
   hrl_lock *lk = lock_with(c, "fo:extend", 1, false);
-  CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
+  CHECK_STATUS(hrl_lock_acquire(lk, 5000), HRL_OK);
   CHECK_STATUS(hrl_lock_extend(lk, 0), HRL_OK); /* the script is cached */
   CHECK(fixture_run(&fx, "kill", "r1", NULL, 0));
   CHECK_STATUS(hrl_lock_extend(lk, 60000), HRL_ESERVER);
@@ -278,14 +278,16 @@ static void test_fence_after_failover(void) {
 /* A master restarted empty: lock A was granted by masters 1 and 2 while 3
  * was down; 1 restarts without its data and 3 comes back. Without
  * restart_guard, B builds a quorum out of 1 and 3 while A holds the lock;
- * with it, 1 and 3 give no vote until they have been up that long. */
+ * with it, 1 and 3 give no vote until they have been up that long. (3 s:
+ * INFO counts whole seconds, and a loaded machine may take one to restart
+ * a server and reach it.) */
 static void test_restart_guard(void) {
   fixture fx;
   fixture_start(&fx, 3, NULL);
-  usleep(1200 * 1000); /* the servers are older than the guard below */
+  usleep(3200 * 1000); /* the servers are older than the guard below */
   hrl_client *a = client_on(fx.urls, 3, 0);
   hrl_client *plain = client_on(fx.urls, 3, 0);
-  hrl_client *guarded = client_on(fx.urls, 3, 1000);
+  hrl_client *guarded = client_on(fx.urls, 3, 3000);
   hrl_lock *la = lock_with(a, "fo:restart", 0, false);
   hrl_lock *lg = lock_with(guarded, "fo:restart", 0, false);
   CHECK_STATUS(hrl_lock_acquire(lg, 0), HRL_OK); /* connects: run_ids */
@@ -296,12 +298,12 @@ static void test_restart_guard(void) {
   CHECK(fixture_ctl(&fx, "restart", 3, NULL));
   CHECK_STATUS(hrl_lock_acquire(lg, 0), HRL_ESERVER);
   char want[128];
-  snprintf(want, sizeof want,
-           "127.0.0.1:%d: restarted 0 s ago (new run_id), under "
-           "restart_guard (1 s): no vote",
-           fx.port[0]);
+  /* INFO counts whole seconds: 0, or 1 on a loaded machine. */
+  snprintf(want, sizeof want, "127.0.0.1:%d: restarted ", fx.port[0]);
   CHECK_CONTAINS(hrl_lock_error(lg), want);
-  snprintf(want, sizeof want, "127.0.0.1:%d: restarted 0 s ago", fx.port[2]);
+  CHECK_CONTAINS(hrl_lock_error(lg), " s ago (new run_id), under "
+                                     "restart_guard (3 s): no vote");
+  snprintf(want, sizeof want, "127.0.0.1:%d: restarted ", fx.port[2]);
   CHECK_CONTAINS(hrl_lock_error(lg), want);
   CHECK_INT(fixture_int(&fx, 1, "EXISTS fo:restart"), 0);
   hrl_lock *lp = lock_with(plain, "fo:restart", 0, false);
@@ -310,7 +312,7 @@ static void test_restart_guard(void) {
   CHECK_STATUS(hrl_lock_release(lp), HRL_OK);
   CHECK_STATUS(hrl_lock_release(la), HRL_ENOTOWNED);
   /* Once the guard has passed, the restarted masters vote again. */
-  usleep(1100 * 1000);
+  usleep(3100 * 1000);
   CHECK_STATUS(hrl_lock_acquire(lg, 0), HRL_OK);
   CHECK_STATUS(hrl_lock_release(lg), HRL_OK);
   hrl_lock_free(lp);

@@ -3,13 +3,15 @@ failover a lock can still be granted and then lost (the window), without
 and with sync_replicas. test_failover.py runs it briefly; run it at length
 for the figures of docs/SAFETY.md:
 
-    PYTHONPATH=build/python:tests/fixtures python3 tests/python/failover_loop.py --loops 10
+    PYTHONPATH=build/python:tests/fixtures \
+        python3 tests/python/failover_loop.py --loops 10
 
 Each worker thread (its own client on the sentinel URL; the first makes a
 new client for every attempt, as a program that makes one per request)
 tries the lock without waiting, holds it for HOLD seconds, releases it. A grant is lost
 when its release finds the key gone (the old primary was demoted and
-resynced from the new one; a TTL is 20 holds long, so nothing expires); two grants overlap when one worker was granted the lock while
+resynced from the new one; a TTL is 20 holds long, so nothing expires);
+two grants overlap when one worker was granted the lock while
 another still held it (a double grant). The window of a failover is the
 time from its start (SENTINEL FAILOVER) to the last grant acquired then
 that was lost.
@@ -23,8 +25,9 @@ import json
 import threading
 import time
 
-import hiredlock
 from redis_fixture import Servers
+
+import hiredlock
 
 HOLD = 0.05
 # Short, so that a copy of the lock the new primary kept from the moment of
@@ -32,8 +35,12 @@ HOLD = 0.05
 # 20 holds long: a hold never expires.
 TTL = 1.0
 WORKERS = 3
-OPTIONS = {"connect_timeout": 1.0, "timeout": 0.2, "retry_delay": 0.01,
-           "retry_jitter": 0.005}
+OPTIONS = {
+    "connect_timeout": 1.0,
+    "timeout": 0.2,
+    "retry_delay": 0.01,
+    "retry_jitter": 0.005,
+}
 
 
 @dataclasses.dataclass
@@ -92,8 +99,16 @@ def measure(loops: int, sync_replicas: int, name: str) -> Figures:
     threads = [
         threading.Thread(
             target=_worker,
-            args=(s.sentinel_url, name, sync_replicas, k == 0, stop, grants,
-                  counts, lock),
+            args=(
+                s.sentinel_url,
+                name,
+                sync_replicas,
+                k == 0,
+                stop,
+                grants,
+                counts,
+                lock,
+            ),
         )
         for k in range(WORKERS)
     ]
@@ -116,14 +131,12 @@ def measure(loops: int, sync_replicas: int, name: str) -> Figures:
     held = sorted(grants)
     for a, b in zip(held, held[1:]):
         f.overlaps += b[0] < a[1]  # granted while the previous still held
-    ends = failovers[1:] + [float("inf")]
+    ends = [*failovers[1:], float("inf")]
     for start, end in zip(failovers, ends):
         lost = [g[0] for g in grants if g[2] and start <= g[0] < end]
         f.windows_ms.append(round((max(lost) - start) * 1000, 1) if lost else 0.0)
         refused = [t for t in counts["refused"] if start <= t < end]
-        f.refusal_ms.append(
-            round((max(refused) - start) * 1000, 1) if refused else 0.0
-        )
+        f.refusal_ms.append(round((max(refused) - start) * 1000, 1) if refused else 0.0)
     return f
 
 

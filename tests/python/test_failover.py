@@ -274,7 +274,9 @@ def test_sync_aof(api, servers1, name):
             await api.extend(lk)
             await api.release(lk)
             s.kill("r1")
-            with pytest.raises(hiredlock.LockError, match="0 of 1 replicas acknowledged"):
+            with pytest.raises(
+                hiredlock.LockError, match="0 of 1 replicas acknowledged"
+            ):
                 await api.acquire(lk)
             assert s.get(1, name) is None
             await api.close(c)

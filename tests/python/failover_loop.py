@@ -8,13 +8,13 @@ for the figures of docs/SAFETY.md:
 
 Each worker thread (its own client on the sentinel URL; the first makes a
 new client for every attempt, as a program that makes one per request)
-tries the lock without waiting, holds it for HOLD seconds, releases it. A grant is lost
-when its release finds the key gone (the old primary was demoted and
-resynced from the new one; a TTL is 20 holds long, so nothing expires);
-two grants overlap when one worker was granted the lock while
+tries the lock without waiting, holds it for HOLD seconds, releases it.
+A grant is lost when its release finds the key gone (the old primary was
+demoted and resynced from the new one; a TTL is 20 holds long, so nothing
+expires); two grants overlap when one worker was granted the lock while
 another still held it (a double grant). The window of a failover is the
 time from its start (SENTINEL FAILOVER) to the last grant acquired then
-that was lost.
+that was lost or overlapped another.
 """
 
 from __future__ import annotations
@@ -129,11 +129,16 @@ def measure(loops: int, sync_replicas: int, name: str) -> Figures:
     f.refused, f.errors = len(counts["refused"]), len(counts["errors"])
     f.lost = sum(1 for g in grants if g[2])
     held = sorted(grants)
-    for a, b in zip(held, held[1:]):
-        f.overlaps += b[0] < a[1]  # granted while the previous still held
+    bad = {g[0] for g in grants if g[2]}
+    latest_end = float("-inf")
+    for g in held:
+        if g[0] < latest_end:  # granted while an earlier grant still held
+            f.overlaps += 1
+            bad.add(g[0])
+        latest_end = max(latest_end, g[1])
     ends = [*failovers[1:], float("inf")]
     for start, end in zip(failovers, ends):
-        lost = [g[0] for g in grants if g[2] and start <= g[0] < end]
+        lost = [t for t in bad if start <= t < end]
         f.windows_ms.append(round((max(lost) - start) * 1000, 1) if lost else 0.0)
         refused = [t for t in counts["refused"] if start <= t < end]
         f.refusal_ms.append(round((max(refused) - start) * 1000, 1) if refused else 0.0)

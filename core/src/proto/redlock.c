@@ -176,7 +176,8 @@ static size_t count_answers(const hrl_lock *lk, const hrl_node *nodes,
                             bool with_unacked) {
   size_t n = 0;
   for (size_t i = 0; i < lk->cfg->n; i++) {
-    n += nodes[i].result == HRL_NODE_OK || nodes[i].result == HRL_NODE_REFUSED ||
+    n += nodes[i].result == HRL_NODE_OK ||
+         nodes[i].result == HRL_NODE_REFUSED ||
          (with_unacked && nodes[i].unacked);
   }
   return n;

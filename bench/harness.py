@@ -167,12 +167,19 @@ def parse_args() -> argparse.Namespace:
     return a
 
 
-def deploy_variants(cluster: dict | None) -> dict[str, list[str]]:
+def deploy_variants(
+    cluster: dict | None, replicated: dict | None = None
+) -> dict[str, list[str]]:
     """The masters of the deployment cases' workers (pool.Workers): the
     fixture's TLS ports, verified against its CA (none when the fixture has
-    no TLS: a fixture from outside), and the Redis Cluster the harness
-    started (start_cluster)."""
+    no TLS: a fixture from outside), the Redis Cluster the harness started
+    (start_cluster), and its masters with a replica each (start_replicated),
+    plain and with sync_replicas=1 in their URLs."""
     variants = {}
+    if replicated:
+        plain = replicated["HRL_FIXTURE_URLS"].split(",")
+        variants["replicated"] = plain
+        variants["synced"] = [f"{u}?sync_replicas=1" for u in plain]
     if "HRL_FIXTURE_TLS_URLS" in os.environ:
         ca = Path(os.environ["HRL_FIXTURE_TLS_DIR"]) / "ca.crt"
         tls_urls = os.environ["HRL_FIXTURE_TLS_URLS"].split(",")
@@ -192,6 +199,19 @@ def start_cluster(cpu: int | None) -> dict:
     if cpu is not None:
         for i in (1, 2, 3):
             pid = int(fixture("pid", env["HRL_FIXTURE_DIR"], str(i)))
+            os.sched_setaffinity(pid, {cpu})
+    return env
+
+
+def start_replicated(cpu: int | None) -> dict:
+    """Five masters of the harness's own with a replica each (the
+    launcher's --replicas 1), pinned like the others; the launcher's
+    lines."""
+    out = fixture("start", "-n", "5", "--replicas", "1", "--owner", str(os.getpid()))
+    env = dict(line.split("=", 1) for line in out.splitlines())
+    if cpu is not None:
+        for i in [*(str(k) for k in range(1, 6)), *(f"r{k}" for k in range(1, 6))]:
+            pid = int(fixture("pid", env["HRL_FIXTURE_DIR"], i))
             os.sched_setaffinity(pid, {cpu})
     return env
 
@@ -241,7 +261,13 @@ def main() -> None:
         if not args.cases or cid in args.cases.split(",")
     )
     cluster = start_cluster(args.cpu) if wants_cluster else None
-    variants = deploy_variants(cluster)
+    wants_replicated = any(
+        c["worker"].endswith(("@replicated", "@synced"))
+        for cid, c in all_cases.items()
+        if not args.cases or cid in args.cases.split(",")
+    )
+    replicated = start_replicated(args.cpu) if wants_replicated else None
+    variants = deploy_variants(cluster, replicated)
     for cid, c in list(all_cases.items()):
         variant = c["worker"].partition("@")[2]
         if variant and variant not in variants:
@@ -333,6 +359,8 @@ def main() -> None:
         workers.close()
         if cluster:
             fixture("stop", cluster["HRL_FIXTURE_DIR"])
+        if replicated:
+            fixture("stop", replicated["HRL_FIXTURE_DIR"])
     if "contention" in phases:
         timed("contention", contention_phase, args, urls, defaults)
     if "stampede" in phases:

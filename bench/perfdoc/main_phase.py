@@ -52,7 +52,10 @@ def targets(d) -> list[str]:
     w("")
     deploy = main.get("deploy_ratios", [])
     if deploy:
-        w("Deployments (TLS, Redis Cluster), in the same run:")
+        w(
+            "Deployments (TLS, Redis Cluster, replica-acknowledged writes), in"
+            " the same run:"
+        )
         w("")
         w(
             md_table(

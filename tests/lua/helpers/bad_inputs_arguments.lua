@@ -109,8 +109,8 @@ local R = {
   { "config", "option 'prefix' (unknown)", function(c) return new(c.ok, { prefix = "a:" }) end,
     "raises", "bad argument #2 to 'new' (unknown option 'prefix' (known: connect_timeout, "
       .. "timeout, retry_delay, retry_jitter, drift_factor, key_prefix, auto_renew, "
-      .. "max_hold, fenced, sync_replicas, sync_aof, ssl_ca_certs, ssl_ca_path, ssl_certfile, "
-      .. "ssl_keyfile, ssl_cert_reqs, ssl_check_hostname, restart_guard))", "none" },
+      .. "max_hold, fenced, sync_replicas, sync_aof, restart_guard, ssl_ca_certs, ssl_ca_path, "
+      .. "ssl_certfile, ssl_keyfile, ssl_cert_reqs, ssl_check_hostname))", "none" },
   { "config", "option 'tiemout' (typo)", function(c) return c.new(c.ok, { tiemout = 1 }) end,
     "raises", "unknown option 'tiemout'", "none" },
   { "config", 'opts = "fast"', function(c) return new(c.ok, "fast") end, "raises",

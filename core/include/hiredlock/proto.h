@@ -542,6 +542,11 @@ typedef struct hrl_master_info {
    *  command goes where hrl_proto_target says (the primary, or a sentinel
    *  to ask where it is). */
   bool sentinel;
+  /** The handshake ends with INFO server, whose answer this client judges
+   *  (one server under two names, restart_guard): a driver that pools
+   *  connections must not hand one to another client, which would skip
+   *  that handshake. */
+  bool asks_server;
 } hrl_master_info;
 
 /**

@@ -102,6 +102,7 @@ bool hrl_client_master_info(const hrl_client *c, size_t i,
   out->tls = ep->tls;
   out->cluster = ep->cluster;
   out->sentinel = ep->service != NULL;
+  out->asks_server = c->cfg.masters[i].info_reply >= 0;
   memset(&out->tls_settings, 0, sizeof out->tls_settings);
   if (ep->tls) {
     out->tls_settings = c->cfg.masters[i].tls;

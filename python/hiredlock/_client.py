@@ -37,34 +37,34 @@ class Client(_core.Client):
     :class:`Lock`); its auto-renewed locks share one renewer thread.
     ``fenced=True`` makes its locks fenced unless a lock says otherwise.
 
-    ``urls`` may also be a redis-py client: see :meth:`from_redis`.
+    ``urls`` may also be (or hold) redis-py clients: see :meth:`from_redis`.
     """
 
     __module__ = "hiredlock"
     __slots__ = ()
 
     def __new__(cls, urls: Any, **options: Any) -> Client:
-        if _from_redis.is_redis_client(urls):
-            url, derived = _from_redis.settings(urls)
-            return super().__new__(cls, url, **{**derived, **options})
-        return super().__new__(cls, urls, **options)
+        return super().__new__(cls, _from_redis.urls_of(urls), **options)
 
     @classmethod
     def from_redis(cls, redis: Any, **options: Any) -> Client:
-        """A client on the server a redis-py client talks to, with its
-        settings: host and port or unix socket, database, username and
-        password, TLS (``rediss://`` with its ``ssl_*`` settings), a
-        Sentinel-managed primary (``Sentinel.master_for``) or a Redis
-        Cluster (``RedisCluster``), sync or asyncio. ``options`` are
-        :class:`Client`'s (timeouts, ``key_prefix``, ...) and win over
-        what the redis-py client says. Settings hiredlock cannot honour
-        the same way (an ``ssl_ca_data``, a token credential provider, a
-        replica) raise ``ValueError`` naming them; no connection is made.
+        """A client on the server a redis-py client talks to (or, given a
+        sequence of them, on those N masters), with its settings: host and
+        port or unix socket, database, username and password, TLS
+        (``rediss://`` with its ``ssl_*`` settings), a Sentinel-managed
+        primary (``Sentinel.master_for``) or a Redis Cluster
+        (``RedisCluster``), sync or asyncio. ``options`` are
+        :class:`Client`'s (timeouts, ``key_prefix``, ...). Settings hiredlock
+        cannot honour the same way (an ``ssl_ca_data``, a token credential
+        provider, a replica) raise ``ValueError`` naming them. No connection
+        is made. ``Client(redis_client)`` is the same.
         """
-        if not _from_redis.is_redis_client(redis):
-            raise TypeError(
-                f"from_redis() expects a redis-py client, not {type(redis).__name__}"
-            )
+        many = isinstance(redis, (list, tuple))
+        for r in redis if many else [redis]:
+            if not _from_redis.is_redis_client(r):
+                raise TypeError(
+                    f"from_redis() expects a redis-py client, not {type(r).__name__}"
+                )
         return cls(redis, **options)
 
     def lock(

@@ -1,5 +1,5 @@
 """A redis-py client's connection settings as hiredlock's: one master URL
-and the client options that go with it (``ssl_*``).
+(TLS settings in its query, as hiredlock's URLs take them per master).
 
 Used by :meth:`hiredlock.Client.from_redis` (and its asyncio twin), by
 ``hiredlock.Client(redis_client)``, and by :mod:`hiredlock.redis_py`. It
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ssl
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 # redis-py TLS settings hiredlock's client takes as they are (same names).
 _SSL_PASSED = ("ssl_ca_certs", "ssl_ca_path", "ssl_certfile", "ssl_keyfile")
@@ -45,8 +45,8 @@ def is_redis_client(obj: object) -> bool:
     )
 
 
-def settings(client: Any) -> tuple[str, dict[str, Any]]:
-    """(url, options) for hiredlock.Client from a redis-py client."""
+def url_of(client: Any) -> str:
+    """The hiredlock URL of the server a redis-py client talks to."""
     if not is_redis_client(client):
         raise TypeError(
             "expected a redis-py client (redis.Redis, redis.asyncio.Redis, "
@@ -91,22 +91,33 @@ def _is_tls(connection_class: type, kwargs: dict[str, Any]) -> bool:
     )
 
 
-def _single(connection_class: type, kwargs: dict[str, Any]) -> tuple[str, dict]:
+def urls_of(urls: Any) -> Any:
+    """urls with every redis-py client in it (or it, when it is one)
+    replaced by its URL; anything else is left for hiredlock to judge."""
+    if is_redis_client(urls):
+        return url_of(urls)
+    if isinstance(urls, (list, tuple)):
+        return [url_of(u) if is_redis_client(u) else u for u in urls]
+    return urls
+
+
+def _single(connection_class: type, kwargs: dict[str, Any]) -> str:
     creds = _credentials(kwargs)
     db = int(kwargs.get("db") or 0)
     classes = {c.__name__ for c in connection_class.__mro__}
     if "UnixDomainSocketConnection" in classes:
         query = f"?db={db}" if db else ""
-        return f"unix://{creds}{kwargs['path']}{query}", {}
+        return f"unix://{creds}{kwargs['path']}{query}"
     host = _host(str(kwargs.get("host") or "localhost"))
     where = f"{creds}{host}:{int(kwargs.get('port') or 6379)}"
     path = f"/{db}" if db else ""
     if not _is_tls(connection_class, kwargs):
-        return f"redis://{where}{path}", {}
-    return f"rediss://{where}{path}", _tls_options(kwargs)
+        return f"redis://{where}{path}"
+    return f"rediss://{where}{path}?{urlencode(_tls_options(kwargs))}"
 
 
-def _tls_options(kwargs: dict[str, Any]) -> dict[str, Any]:
+def _tls_options(kwargs: dict[str, Any]) -> dict[str, str]:
+    """The URL query of a rediss:// master: redis-py's TLS settings."""
     refused = [k for k in _SSL_REFUSED if kwargs.get(k) is not None]
     refused += [k for k in _SSL_REFUSED_TRUE if kwargs.get(k)]
     minimum = kwargs.get("ssl_min_version")
@@ -119,16 +130,21 @@ def _tls_options(kwargs: dict[str, Any]) -> dict[str, Any]:
             "(docs/MIGRATING.md); remove it or give hiredlock.Client the "
             "ssl_* options it takes"
         )
-    options: dict[str, Any] = {k: kwargs[k] for k in _SSL_PASSED if kwargs.get(k)}
-    options["ssl_cert_reqs"] = kwargs.get("ssl_cert_reqs", "required") or "none"
-    options["ssl_check_hostname"] = bool(kwargs.get("ssl_check_hostname", True))
-    if options["ssl_cert_reqs"] in ("none", ssl.CERT_NONE):
-        # redis-py ignores check_hostname when nothing is verified.
-        options["ssl_check_hostname"] = False
+    options = {k: str(kwargs[k]) for k in _SSL_PASSED if kwargs.get(k)}
+    reqs = kwargs.get("ssl_cert_reqs", "required")
+    if isinstance(reqs, ssl.VerifyMode):
+        reqs = {ssl.CERT_NONE: "none", ssl.CERT_OPTIONAL: "optional"}.get(
+            reqs, "required"
+        )
+    options["ssl_cert_reqs"] = str(reqs or "none")  # redis-py: None is none
+    check = bool(kwargs.get("ssl_check_hostname", True))
+    # redis-py checks no host name when it verifies nothing.
+    check = check and options["ssl_cert_reqs"] != "none"
+    options["ssl_check_hostname"] = "true" if check else "false"
     return options
 
 
-def _sentinel(pool: Any) -> tuple[str, dict]:
+def _sentinel(pool: Any) -> str:
     if not getattr(pool, "is_master", True):
         raise ValueError(
             "invalid argument: a redis-py client of a Sentinel-managed replica "
@@ -155,13 +171,10 @@ def _sentinel(pool: Any) -> tuple[str, dict]:
     db = int(kwargs.get("db") or 0)
     path = f"/{db}" if db else ""
     service = quote(str(pool.service_name), safe="")
-    return (
-        f"redis+sentinel://{_credentials(kwargs)}{','.join(seeds)}/{service}{path}",
-        {},
-    )
+    return f"redis+sentinel://{_credentials(kwargs)}{','.join(seeds)}/{service}{path}"
 
 
-def _cluster(client: Any) -> tuple[str, dict]:
+def _cluster(client: Any) -> str:
     manager = client.nodes_manager
     kwargs = dict(
         getattr(manager, "connection_kwargs", None)
@@ -176,9 +189,4 @@ def _cluster(client: Any) -> tuple[str, dict]:
         )
     nodes = list(manager.startup_nodes.values())[:SEEDS_MAX]
     seeds = ",".join(f"{_host(str(n.host))}:{int(n.port)}" for n in nodes)
-    return f"redis+cluster://{_credentials(kwargs)}{seeds}", {}
-
-
-def config_key(url: str, options: dict[str, Any]) -> tuple:
-    """What tells two configurations apart, for sharing one client each."""
-    return (url, tuple(sorted((k, str(v)) for k, v in options.items())))
+    return f"redis+cluster://{_credentials(kwargs)}{seeds}"

@@ -151,19 +151,18 @@ client_options: dict[str, Any] = {}
 class ClientCache:
     """One hiredlock client per distinct redis-py configuration."""
 
-    def __init__(self, make: Callable[[str, dict[str, Any]], Any]) -> None:
+    def __init__(self, make: Callable[..., Any]) -> None:
         self._make = make
         self._clients: dict[tuple, Any] = {}
         self._mutex = threading.Lock()
 
     def get(self, redis: Any) -> Any:
-        url, options = _from_redis.settings(redis)
-        options = {**options, **client_options}
-        key = _from_redis.config_key(url, options)
+        url = _from_redis.url_of(redis)
+        key = (url, tuple(sorted((k, repr(v)) for k, v in client_options.items())))
         with self._mutex:
             client = self._clients.get(key)
             if client is None:
-                client = self._clients[key] = self._make(url, options)
+                client = self._clients[key] = self._make(url, **client_options)
             return client
 
 

@@ -71,7 +71,7 @@ __all__ = ["AsyncLock", "Lock", "configure"]
 
 logger = logging.getLogger(__name__)
 
-_clients = ClientCache(lambda url, options: Client(url, **options))
+_clients = ClientCache(Client)
 
 
 def configure(**options: Any) -> None:

@@ -21,7 +21,7 @@ from redis_fixture import Servers
 
 import hiredlock
 import hiredlock.asyncio
-from hiredlock._from_redis import settings
+from hiredlock._from_redis import url_of
 
 
 @pytest.fixture(scope="module")
@@ -50,70 +50,57 @@ def test_a_redis_py_client_is_taken_where_urls_go(servers1, name):
     assert type(hiredlock.Client.from_redis(r)) is hiredlock.Client
 
 
+TLS_DEFAULTS = "ssl_cert_reqs=required&ssl_check_hostname=true"
 SETTINGS = [
-    (redis.Redis(), "redis://localhost:6379", {}),
+    (redis.Redis(), "redis://localhost:6379"),
     (
         redis.Redis(host="10.0.0.1", port=7000, db=3, username="u", password="p@ss w"),
         "redis://u:p%40ss%20w@10.0.0.1:7000/3",
-        {},
     ),
-    (redis.Redis(password="pw"), "redis://:pw@localhost:6379", {}),
-    (redis.Redis(host="::1"), "redis://[::1]:6379", {}),
+    (redis.Redis(password="pw"), "redis://:pw@localhost:6379"),
+    (redis.Redis(host="::1"), "redis://[::1]:6379"),
     (
         redis.Redis(unix_socket_path="/run/redis.sock", db=2, password="x"),
         "unix://:x@/run/redis.sock?db=2",
-        {},
     ),
     (
         redis.Redis(
-            ssl=True,
-            ssl_ca_certs="/ca.pem",
-            ssl_certfile="/c.pem",
-            ssl_keyfile="/c.key",
+            ssl=True, ssl_ca_certs="/ca.pem", ssl_certfile="/c.pem", ssl_keyfile="/k"
         ),
-        "rediss://localhost:6379",
-        {
-            "ssl_ca_certs": "/ca.pem",
-            "ssl_certfile": "/c.pem",
-            "ssl_keyfile": "/c.key",
-            "ssl_cert_reqs": "required",
-            "ssl_check_hostname": True,
-        },
+        "rediss://localhost:6379?ssl_ca_certs=%2Fca.pem&ssl_certfile=%2Fc.pem"
+        f"&ssl_keyfile=%2Fk&{TLS_DEFAULTS}",
     ),
     (
         redis.Redis.from_url("rediss://:pw@h:6380/1?ssl_cert_reqs=none"),
-        "rediss://:pw@h:6380/1",
-        {"ssl_cert_reqs": "none", "ssl_check_hostname": False},
+        "rediss://:pw@h:6380/1?ssl_cert_reqs=none&ssl_check_hostname=false",
+    ),
+    (
+        redis.Redis(ssl=True, ssl_cert_reqs=ssl.CERT_OPTIONAL),
+        "rediss://localhost:6379?ssl_cert_reqs=optional&ssl_check_hostname=true",
     ),
     (
         redis.Redis(ssl=True, ssl_min_version=ssl.TLSVersion.TLSv1_2),
-        "rediss://localhost:6379",
-        {"ssl_cert_reqs": "required", "ssl_check_hostname": True},
+        f"rediss://localhost:6379?{TLS_DEFAULTS}",
     ),
     (
         redis.Redis(credential_provider=UsernamePasswordCredentialProvider("u", "p")),
         "redis://u:p@localhost:6379",
-        {},
     ),
     (
         Sentinel([("10.0.0.5", 26379), ("10.0.0.6", 26380)]).master_for(
             "svc", password="pw", db=2
         ),
         "redis+sentinel://:pw@10.0.0.5:26379,10.0.0.6:26380/svc/2",
-        {},
     ),
-    (redis.asyncio.Redis(port=7001, db=1), "redis://localhost:7001/1", {}),
-    (
-        redis.asyncio.Redis(unix_socket_path="/s.sock"),
-        "unix:///s.sock",
-        {},
-    ),
+    (redis.asyncio.Redis(port=7001, db=1), "redis://localhost:7001/1"),
+    (redis.asyncio.Redis(unix_socket_path="/s.sock"), "unix:///s.sock"),
 ]
 
 
-@pytest.mark.parametrize("client,url,options", SETTINGS)
-def test_what_is_read_from_a_redis_py_client(client, url, options):
-    assert settings(client) == (url, options)
+@pytest.mark.parametrize("client,url", SETTINGS)
+def test_what_is_read_from_a_redis_py_client(client, url):
+    assert url_of(client) == url
+    hiredlock.Client(client)  # and hiredlock takes the URL
 
 
 def test_a_cluster_client_gives_its_startup_nodes():
@@ -130,7 +117,7 @@ def test_a_cluster_client_gives_its_startup_nodes():
             "connection_kwargs": {"password": "pw"},
         },
     )()
-    assert settings(r) == ("redis+cluster://:pw@10.0.0.1:7000,10.0.0.2:7001", {})
+    assert url_of(r) == "redis+cluster://:pw@10.0.0.1:7000,10.0.0.2:7001"
 
 
 class TokenProvider(CredentialProvider):
@@ -170,10 +157,19 @@ def test_not_a_redis_py_client():
         hiredlock.asyncio.Client.from_redis({})
 
 
-def test_options_win_over_the_redis_py_client(servers1):
-    r = redis.Redis(port=servers1.ports[0])
-    client = hiredlock.Client.from_redis(r, key_prefix="app:", timeout=0.2)
-    assert client.lock("x").key == b"app:x"
+def test_options_and_several_masters(servers3, name):
+    """Client options go with the redis-py clients; a list of them is N
+    masters (pottery's masters={...})."""
+    rs = [redis.Redis(host="127.0.0.1", port=p) for p in servers3.ports]
+    client = hiredlock.Client.from_redis(rs, key_prefix="app:", **TOLERANT)
+    assert client.quorum == 2
+    with client.lock(name, ttl=10) as lk:
+        assert lk.key == f"app:{name}".encode()
+        assert [r.get(f"app:{name}") for r in rs] == [lk.token.encode()] * 3
+    mixed = hiredlock.Client([rs[0], servers3.urls[1], rs[2]])
+    assert mixed.masters == client.masters
+    with pytest.raises(TypeError, match="not str"):
+        hiredlock.Client.from_redis([rs[0], "redis://x"])
 
 
 def lock_lands(client: hiredlock.Client, reader, name: str) -> None:

@@ -22,16 +22,13 @@ class Client:
     connected on first use, from the running event loop, which then owns
     the connections: use a client from one event loop. ``await
     client.close()`` (or ``async with client``) closes them. ``urls`` may
-    also be a redis-py client: see :meth:`from_redis`.
+    also be (or hold) redis-py clients: see :meth:`from_redis`.
     """
 
     __slots__ = ("_core", "_driver", "_renewer")
 
     def __init__(self, urls: str | Sequence[str] | Any, **options: Any) -> None:
-        if _from_redis.is_redis_client(urls):
-            urls, derived = _from_redis.settings(urls)
-            options = {**derived, **options}
-        self._core = _core.Client(urls, **options)
+        self._core = _core.Client(_from_redis.urls_of(urls), **options)
         connect_timeout = options.get(
             "connect_timeout", _core.OPTIONS["connect_timeout"]
         )

@@ -59,9 +59,7 @@ def client_for(redis: Any) -> Client:
     with _caches_mutex:
         cache = _caches.get(loop)
         if cache is None:
-            cache = _caches[loop] = ClientCache(
-                lambda url, options: Client(url, **options)
-            )
+            cache = _caches[loop] = ClientCache(Client)
     return cache.get(redis)
 
 

@@ -205,6 +205,9 @@ def test_fenced_when_asked(r, name):
             fences.append(lk.fence)
         assert lk.fence is None
     assert fences == sorted(set(fences)) and fences[0] >= 1
+    redis_py.configure(**TOLERANT, fenced=True)  # every lock of the module
+    with r.lock(name, timeout=10, lock_class=Lock) as lk:
+        assert lk.fence > fences[-1]
 
 
 def test_connection_failures_are_redis_py_s(name):

@@ -81,7 +81,7 @@ class AsyncLock:
         thread_local: bool = True,
         raise_on_release_error: bool = True,
         *,
-        fenced: bool = False,
+        fenced: bool | None = None,
         lease_ttl: float = DEFAULT_LEASE_TTL,
     ) -> None:
         self.redis = redis
@@ -92,7 +92,7 @@ class AsyncLock:
         self.blocking_timeout = blocking_timeout
         self.thread_local = bool(thread_local)
         self.raise_on_release_error = raise_on_release_error
-        self.fenced = bool(fenced)
+        self.fenced = fenced  # None: the client's default (configure)
         self.lease_ttl = lease_ttl
         self.local = ThreadHold() if self.thread_local else SharedHold()
         self._key = encode_name(redis, name)

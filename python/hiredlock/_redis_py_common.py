@@ -8,8 +8,13 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import LockError, LockNotOwnedError
+try:
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import LockError, LockNotOwnedError
+except ImportError as err:  # pragma: no cover - redis-py is not installed
+    raise ImportError(
+        "hiredlock.redis_py is for redis-py users: pip install redis"
+    ) from err
 
 from . import _core, _from_redis
 from ._client import DEFAULT_TTL

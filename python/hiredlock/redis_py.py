@@ -36,8 +36,6 @@ import logging
 from types import TracebackType
 from typing import Any, Literal
 
-from redis.exceptions import LockError
-
 from . import _core
 from ._client import Client
 from ._lock import Lock as _Lock
@@ -55,6 +53,7 @@ from ._redis_py_common import (
     RELEASE_UNLOCKED,
     TOKEN_REFUSED,
     ClientCache,
+    LockError,
     SharedHold,
     ThreadHold,
     client_options,

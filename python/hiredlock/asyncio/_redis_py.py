@@ -12,8 +12,6 @@ from collections.abc import Awaitable
 from types import TracebackType
 from typing import Any, Literal
 
-from redis.exceptions import LockError
-
 from .. import _core
 from .._redis_py_common import (
     DEFAULT_LEASE_TTL,
@@ -29,6 +27,7 @@ from .._redis_py_common import (
     RELEASE_UNLOCKED,
     TOKEN_REFUSED,
     ClientCache,
+    LockError,
     SharedHold,
     ThreadHold,
     encode_name,

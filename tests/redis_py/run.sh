@@ -6,7 +6,7 @@
 # The sdist comes from PyPI (`pip download`, its sha256 checked) into
 # build/redis-py/ once, and is unpacked afresh under build/ each run; its own
 # redis package (8.1.0) is the redis-py under test, whatever is installed.
-# tests/redis_py/expected.py marks the tests hiredlock fails on purpose
+# tests/redis_py/redis_py_expected.py marks the tests hiredlock fails on purpose
 # (docs/MIGRATING.md says why) as strict expected failures.
 #   tests/redis_py/run.sh [pytest args...]
 set -euo pipefail
@@ -65,8 +65,8 @@ export HRL_REDIS_PY_VERSION=$version
 export PYTHONPATH="$root/tests/redis_py:$PYTHONPATH"
 cd "$src"
 # From the sdist's root: `python3 -m pytest` puts it first on sys.path, so
-# `import redis` is the sdist's; expected.py checks that it is.
+# `import redis` is the sdist's; redis_py_expected.py checks that it is.
 "$root/tests/fixtures/redis-fixture" run -n 1 -- bash -c \
-  'exec python3 -m pytest -p no:cacheprovider -p expected -q -rxXf \
+  'exec python3 -m pytest -p no:cacheprovider -p redis_py_expected -q -rxXf \
      --redis-url="${HRL_FIXTURE_URLS%%,*}/9" "$@" \
      tests/test_lock.py tests/test_asyncio/test_lock.py' _ "$@"

@@ -70,6 +70,7 @@ build = {
         "core/src/driver/replies.c",
         "core/src/driver/sleep.c",
         "core/src/driver/tls.c",
+        "core/src/driver/tls_none.c",
         "core/src/driver/waitroom.c",
         "core/src/proto/clock.c",
         "core/src/proto/cluster.c",

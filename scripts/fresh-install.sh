@@ -31,21 +31,10 @@ fail() {
   exit 1
 }
 
-# The build backend pyproject.toml asks for, downloaded once into
-# build/wheels, so that the sdist installs with --no-index like on a
-# machine without PyPI.
+# The build backend, downloaded once (scripts/lib.sh): the sdist installs
+# with --no-index like on a machine without PyPI.
 wheels=$root/build/wheels
-requires=$(cd / && python3 -c 'import sys, tomllib
-with open(sys.argv[1], "rb") as f:
-    print(" ".join(tomllib.load(f)["build-system"]["requires"]))' \
-  "$root/pyproject.toml")
-if ! fresh "$wheels.stamp" "$requires"; then
-  rm -rf "$wheels"
-  # shellcheck disable=SC2086 # one requirement a word
-  quiet python3 -m pip download -q --disable-pip-version-check \
-    --dest "$wheels" $requires
-  echo "$requires" >"$wheels.stamp"
-fi
+backend_wheels
 
 # code LANG HEADING: the first LANG code block under the README's HEADING,
 # its example masters "redis://10.0.0.N:6379" made URLS[N] (HRL_FIXTURE_URLS).

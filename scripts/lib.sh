@@ -51,3 +51,25 @@ use_python_build() {
        return 1 ;;
   esac
 }
+
+# backend_wheels: the build backend pyproject.toml asks for (setuptools),
+# the newest release and the newest one that still runs on Python 3.9 (the
+# oldest the package supports), downloaded once into build/wheels, so that builds and installs of the sdist
+# run with --no-index (PIP_NO_INDEX=1 PIP_FIND_LINKS=build/wheels) like on a
+# machine without PyPI. Run from the repository root.
+backend_wheels() {
+  local root=$PWD wheels=$PWD/build/wheels requires
+  requires=$(cd / && python3 -c 'import sys, tomllib
+with open(sys.argv[1], "rb") as f:
+    print(" ".join(tomllib.load(f)["build-system"]["requires"]))' \
+    "$root/pyproject.toml")
+  fresh "$wheels.stamp" "$requires" && return 0
+  rm -rf "$wheels"
+  # shellcheck disable=SC2086 # one requirement a word
+  quiet python3 -m pip download -q --disable-pip-version-check \
+    --dest "$wheels" $requires
+  # shellcheck disable=SC2086
+  quiet python3 -m pip download -q --disable-pip-version-check \
+    --only-binary :all: --python-version 3.9 --dest "$wheels" $requires
+  echo "$requires" >"$wheels.stamp"
+}

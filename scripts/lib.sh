@@ -27,12 +27,14 @@ fresh() {
 }
 
 # stage_rock DEST: copies what the rock is built from (the rockspec, LICENSE,
-# README.md, lua/, bindings/lua/ and the core) to DEST, without any build
-# product a developer left in the checkout. Run from the repository root.
+# README.md, lua/, bindings/lua/ with the rock's makefile, the core and the
+# bundled hiredis) to DEST, without any build product a developer left in
+# the checkout. Run from the repository root.
 stage_rock() {
   mkdir -p "$1"
   tar -cf - --exclude='*.o' --exclude='*.so' hiredlock-*.rockspec LICENSE \
-    README.md lua bindings/lua core/include core/src core/sources.txt |
+    README.md lua bindings/lua core/include core/src core/sources.txt \
+    vendor/hiredis |
     tar -xf - -C "$1"
 }
 

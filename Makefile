@@ -47,7 +47,7 @@ reliability: deps
 	@scripts/reliability.sh
 
 format:
-	@clang-format -i $$(git ls-files '*.[ch]')
+	@clang-format -i $$(git ls-files '*.[ch]' ':!vendor/') # vendor/: as pinned
 	@python3 -m ruff check --fix --quiet $$(git ls-files '*.py')
 	@python3 -m ruff format --quiet $$(git ls-files '*.py')
 

@@ -18,7 +18,9 @@
 #      starts, and a rediss:// master is refused with the core's message;
 #   3. the source rock builds into a fresh Lua 5.4 tree the same way (the
 #      bundled hiredis, no OpenSSL), runs the Lua quick start, and refuses a
-#      rediss:// master with the same message.
+#      rediss:// master with the same message;
+#   4. the C core compiles with cc alone (the bundled hiredis, HRL_NO_TLS)
+#      and a C program refuses a rediss:// master with the same message.
 # Outside the namespace first: a second `pip install .` of a checkout after
 # one of another configuration (HIREDLOCK_TLS=off, then the default) builds
 # from a clean tree: the second has TLS (nothing of the first reused).
@@ -29,6 +31,9 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 : "${HRL_FIXTURE_TLS_URLS:?run under tests/fixtures/redis-fixture run -n 3 --tls --}"
 root=$PWD
+# Seconds since the suite began (across the exec into the namespace).
+export HRL_PACKAGING_T0=${HRL_PACKAGING_T0:-$(date +%s)}
+elapsed() { echo "$(($(date +%s) - HRL_PACKAGING_T0))s"; }
 NO_TLS="TLS: this hiredlock was built without OpenSSL (no rediss://)"
 fail() {
   echo "packaging: $*" >&2
@@ -63,7 +68,9 @@ if [ "${1:-}" != --inside ]; then
   git ls-files -z --cached --others --exclude-standard |
     tar --null -T - -cf - | tar -xf - -C "$tmp/checkout"
   python3 -m venv "$tmp/venv"
-  out=$(cd "$tmp" && HIREDLOCK_TLS=off pip_in "$tmp/venv" ./checkout 2>&1) ||
+  # The first unoptimised (CFLAGS comes last): quicker, and a configuration
+  # of its own all the same.
+  out=$(cd "$tmp" && HIREDLOCK_TLS=off CFLAGS=-O0 pip_in "$tmp/venv" ./checkout 2>&1) ||
     fail "pip install . (HIREDLOCK_TLS=off): $out"
   ! ldd "$tmp"/venv/lib/python3*/site-packages/hiredlock/_core*.so | grep -q libssl ||
     fail "HIREDLOCK_TLS=off linked OpenSSL"
@@ -73,7 +80,7 @@ if [ "${1:-}" != --inside ]; then
     fail "the second pip install . has no TLS: it reused the first one's objects"
   left=$(find "$tmp/checkout/build" -name '*.o' 2>/dev/null | wc -l)
   [ "$left" -eq 0 ] || fail "pip install . left $left objects under build/"
-  echo "packaging: a second pip install . of a checkout rebuilt from a clean tree (TLS off, then on; no objects left in build/)"
+  echo "packaging: a second pip install . of a checkout rebuilt from a clean tree (TLS off, then on; no objects left in build/) ($(elapsed))"
   rm -rf "$tmp"
   trap - EXIT
 
@@ -110,6 +117,34 @@ if lock then
 else
   print("tls: " .. tostring(err))
 end
+EOF
+
+cat >"$tmp/run/tls.c" <<'EOF'
+#include <hiredlock.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(void) {
+  const char *url = getenv("HRL_FIXTURE_TLS_URLS");
+  char first[256];
+  snprintf(first, sizeof first, "%.*s", (int)strcspn(url, ","), url);
+  const char *urls[] = {first};
+  hrl_client *client;
+  hrl_lock *lock;
+  char detail[HRL_DETAIL_MAX], msg[HRL_DETAIL_MAX + 64];
+  if (hrl_client_new(urls, 1, NULL, &client, detail, sizeof detail) != HRL_OK ||
+      hrl_lock_new(client, "packaging:tls", 13, 30000, &lock, NULL, 0) != HRL_OK) {
+    return 2;
+  }
+  hrl_status st = hrl_lock_acquire(lock, 0);
+  printf("tls: %s\n", st == HRL_OK ? "held"
+                                     : hrl_format_error(st, hrl_lock_error(lock),
+                                                        msg, sizeof msg));
+  hrl_lock_free(lock);
+  hrl_client_free(client);
+  return 0;
+}
 EOF
 
 # 0. The hiding.
@@ -153,7 +188,7 @@ for whl in "$root"/build/dist/hiredlock-*-manylinux_*.whl; do
   wheels=$((wheels + 1))
 done
 [ "$wheels" -gt 0 ] || fail "no wheel in build/dist"
-echo "packaging: $wheels wheels: quick starts and a lock over TLS, each in a fresh venv"
+echo "packaging: $wheels wheels: quick starts and a lock over TLS, each in a fresh venv ($(elapsed))"
 
 # 2. The sdist, compiled here.
 venv=$tmp/venv-sdist
@@ -165,7 +200,7 @@ grep -q "Building wheel for hiredlock" <<<"$out" ||
 run_python "$venv" sdist
 out=$(cd "$tmp/run" && "$venv/bin/python" tls.py 2>&1)
 grep -qF "$NO_TLS" <<<"$out" || fail "the sdist built without OpenSSL, over rediss://: $out"
-echo "packaging: the sdist built without hiredis and OpenSSL installed: quick starts ran; rediss:// refused: ${out#tls: }"
+echo "packaging: the sdist built without hiredis and OpenSSL installed: quick starts ran; rediss:// refused: ${out#tls: } ($(elapsed))"
 
 # 3. The source rock, built here.
 tree=$tmp/rocks
@@ -184,6 +219,17 @@ for path in ${line#lua: }; do
 done
 out=$(cd "$tmp/run" && "${lua_env[@]}" lua5.4 tls.lua 2>&1)
 grep -qF "$NO_TLS" <<<"$out" || fail "the rock built without OpenSSL, over rediss://: $out"
-echo "packaging: the source rock built without hiredis and OpenSSL installed: quick start ran; rediss:// refused: ${out#tls: }"
+echo "packaging: the source rock built without hiredis and OpenSSL installed: quick start ran; rediss:// refused: ${out#tls: } ($(elapsed))"
 
-echo "packaging: ok: old-style build refused, $wheels wheels, the sdist and the rock ran against $(tr ',' '\n' <<<"$HRL_FIXTURE_URLS" | wc -l) masters with hiredis and OpenSSL hidden"
+# 4. The C core with a C compiler alone: the bundled hiredis, no OpenSSL
+# (-DHRL_NO_TLS, as CMake's -DHRL_TLS=OFF), -O0 for speed.
+mapfile -t core < <(sed -e '/^#/d' -e '/^[[:space:]]*$/d' core/sources.txt)
+cc -O0 -std=c11 -DHRL_NO_TLS -Icore/include -Icore/src -Ivendor -o "$tmp/tls-c" \
+  "$tmp/run/tls.c" "${core[@]}" \
+  vendor/hiredis/{alloc,async,hiredis,net,read,sds,sockcompat}.c -lpthread -lm ||
+  fail "the C core did not build without hiredis and OpenSSL"
+out=$("$tmp/tls-c" 2>&1)
+grep -qF "$NO_TLS" <<<"$out" || fail "C built without OpenSSL, over rediss://: $out"
+echo "packaging: the C core built without hiredis and OpenSSL installed: rediss:// refused: ${out#tls: } ($(elapsed))"
+
+echo "packaging: ok: old-style build refused, $wheels wheels, the sdist, the rock and the C core ran against $(tr ',' '\n' <<<"$HRL_FIXTURE_URLS" | wc -l) masters with hiredis and OpenSSL hidden"

@@ -3,7 +3,8 @@
 # the libhiredis* and libssl* packages, the old-style build failing to
 # import, each CPython's manylinux wheel in a fresh venv (quick starts, a
 # lock over TLS), the sdist and the source rock built there without TLS
-# (quick starts, rediss:// refused); before that, a second `pip install .`
+# (quick starts, rediss:// refused), the C core compiled there by cc alone
+# (rediss:// refused with the same message); before that, a second `pip install .`
 # of a checkout rebuilding from a clean tree (scripts/packaging.sh).
 # Needs root (unshare -m), as CI has.
 suite_summary='^packaging: (ok|FAILED)'

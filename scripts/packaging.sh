@@ -39,12 +39,17 @@ fail() {
   echo "packaging: $*" >&2
   exit 1
 }
-# pip_in VENV ARGS...: pip install into VENV, offline (build/wheels).
+# new_venv PYTHON DIR: a fresh venv, without pip of its own (ensurepip is
+# most of a venv's cost); pip_in VENV ARGS...: python3's pip installs into
+# VENV (--python), offline (build/wheels).
+new_venv() {
+  "$1" -m venv --without-pip "$2"
+}
 pip_in() {
   local venv=$1
   shift
-  "$venv/bin/python" -m pip install --disable-pip-version-check --no-cache-dir \
-    --no-index --find-links "$root/build/wheels" "$@"
+  python3 -m pip --python "$venv/bin/python" install --disable-pip-version-check \
+    --no-cache-dir --no-index --find-links "$root/build/wheels" "$@"
 }
 
 if [ "${1:-}" != --inside ]; then
@@ -67,7 +72,7 @@ if [ "${1:-}" != --inside ]; then
   mkdir "$tmp/checkout"
   git ls-files -z --cached --others --exclude-standard |
     tar --null -T - -cf - | tar -xf - -C "$tmp/checkout"
-  python3 -m venv "$tmp/venv"
+  new_venv python3 "$tmp/venv"
   # The first unoptimised (CFLAGS comes last): quicker, and a configuration
   # of its own all the same.
   out=$(cd "$tmp" && HIREDLOCK_TLS=off CFLAGS=-O0 pip_in "$tmp/venv" ./checkout 2>&1) ||
@@ -180,7 +185,7 @@ for whl in "$root"/build/dist/hiredlock-*-manylinux_*.whl; do
   [ -n "$py" ] || py=$(command -v "python${tag:0:1}.${tag:1}") ||
     fail "no python for $whl"
   venv=$tmp/venv-$tag
-  "$py" -m venv "$venv"
+  new_venv "$py" "$venv"
   out=$(pip_in "$venv" --no-deps "$whl" 2>&1) || fail "pip install $whl: $out"
   run_python "$venv" "wheel cp$tag"
   out=$(cd "$tmp/run" && "$venv/bin/python" tls.py 2>&1)
@@ -192,7 +197,7 @@ echo "packaging: $wheels wheels: quick starts and a lock over TLS, each in a fre
 
 # 2. The sdist, compiled here.
 venv=$tmp/venv-sdist
-python3 -m venv "$venv"
+new_venv python3 "$venv"
 out=$(cd "$tmp" && pip_in "$venv" "$root"/build/dist/hiredlock-*.tar.gz 2>&1) ||
   fail "pip install of the sdist: $out"
 grep -q "Building wheel for hiredlock" <<<"$out" ||

@@ -25,6 +25,12 @@ source scripts/lib.sh
 root=$PWD
 out=build/dist
 tools=$root/build/dist-tools
+trap 'echo "dist: failed at line $LINENO" >&2' ERR
+# One build of build/dist at a time (the fresh-install and packaging suites
+# both ask for it): a second caller waits, then finds it up to date.
+mkdir -p build
+exec 9>build/dist.lock
+flock 9
 
 # Every CPython >= 3.9 on this machine, one path a line: pyenv's versions
 # (the newest patch release of each minor), else python3.

@@ -67,7 +67,7 @@ from hrlbench.machine import (
 from hrlbench.main_phase import main_phase, print_summary
 from hrlbench.memory import memory_phase
 from hrlbench.paused import paused_phase
-from hrlbench.pool import AB_WORKER, Workers
+from hrlbench.pool import AB_PYTHON, AB_WORKER, Workers
 from hrlbench.profile import profile_phase
 from hrlbench.redis_benchmark import RedisBenchmark
 from hrlbench.stampede import stampede_phase
@@ -138,6 +138,12 @@ def parse_args() -> argparse.Namespace:
         help="a C worker built on another core "
         "(bench/ab-worker.sh REV): adds the cases ab-c-n1, "
         "ab-c-n5 and ab-c-new-n1",
+    )
+    p.add_argument(
+        "--ab-python",
+        help="a directory holding another build of the Python package "
+        "(bench/ab-wheel.sh: make dist's wheel): adds the cases ab-py-n1 "
+        "and ab-py-n5, the Python worker importing hiredlock from there",
     )
     a = p.parse_args()
     quick = a.quick
@@ -282,6 +288,16 @@ def main() -> None:
             ab = dict(all_cases[cid])
             ab.update(
                 worker="ab", kind="diagnostic", label=f"{ab['label']} ({args.ab})"
+            )
+            all_cases[f"ab-{cid}"] = ab
+    if args.ab_python:
+        AB_PYTHON.append(str(Path(args.ab_python).resolve()))
+        for cid in ("py-n1", "py-n5"):
+            ab = dict(all_cases[cid])
+            ab.update(
+                worker="abpy",
+                kind="diagnostic",
+                label=f"{ab['label']} ({args.ab_python})",
             )
             all_cases[f"ab-{cid}"] = ab
     cases = all_cases

@@ -110,6 +110,27 @@ HRL_API char *hrl_format_error(hrl_status status, const char *detail, char *buf,
 typedef struct hrl_client hrl_client;
 typedef struct hrl_lock hrl_lock;
 
+/** What a lock object holds on its name (hrl_lock_options.mode). One name
+ *  is one of these kinds: a mutex, a read-write lock, or a semaphore; a
+ *  hold of another kind on it is refused while it is held (its key is a
+ *  string or a hash). docs/SAFETY.md says what each promises, also with N
+ *  masters. */
+typedef enum hrl_lock_mode {
+  /** The name's mutex (SET NX): the default. */
+  HRL_MODE_LOCK,
+  /** A read of the name's read-write lock: held beside other reads, never
+   *  beside a write. A waiting write stops new reads (docs/SAFETY.md). */
+  HRL_MODE_READ,
+  /** The write of the name's read-write lock: held alone. */
+  HRL_MODE_WRITE,
+  /** A permit of the name's counting semaphore: at most `permits` held at
+   *  once, each with its own token and TTL (hrl_lock_permit()). */
+  HRL_MODE_PERMIT
+} hrl_lock_mode;
+
+/** Most permits a semaphore may have. */
+#define HRL_PERMITS_MAX 100000
+
 /** A lock's settings. Start from hrl_lock_options_init(), which gives the
  *  client's defaults (hrl_options.lock), and change what you need. */
 typedef struct hrl_lock_options {
@@ -150,6 +171,17 @@ typedef struct hrl_lock_options {
    *  Valkey >= 8 with appendonly on; a server that cannot refuses the
    *  vote with an error saying so. Default false. */
   bool sync_aof;
+  /** What the object holds: the name's mutex (HRL_MODE_LOCK, the default),
+   *  a read or the write of its read-write lock, or a permit of its
+   *  semaphore. Every option above applies to each alike (a read's or a
+   *  permit's own TTL, lease, fence). Set per lock, never a client's
+   *  default (hrl_options.lock.mode must stay HRL_MODE_LOCK). */
+  hrl_lock_mode mode;
+  /** HRL_MODE_PERMIT: the semaphore's permits, 1 to HRL_PERMITS_MAX (0 for
+   *  any other mode). A permit is granted while fewer than this many are
+   *  held; holders that ask with another count keep what they hold
+   *  (docs/SAFETY.md, "Changing permits"). */
+  uint32_t permits;
 } hrl_lock_options;
 
 /** How a rediss:// master's certificate is checked (ssl_cert_reqs). */

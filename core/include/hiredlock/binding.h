@@ -97,6 +97,27 @@ HRL_API hrl_status hrl_lock_options_set(hrl_lock_options *lock_opts,
                                         char *detail, size_t detail_size);
 
 /**
+ * Sets lock_opts->mode from its name: "lock", "read", "write" or "permit"
+ * (how the bindings' `mode` option spells it). HRL_EINVAL with the
+ * choices in detail for any other.
+ */
+HRL_API hrl_status hrl_lock_mode_set(hrl_lock_options *lock_opts,
+                                     const char *name, size_t len, char *detail,
+                                     size_t detail_size);
+
+/** The name of a mode ("lock", "read", "write", "permit"; "?" when out of
+ *  range). */
+HRL_API const char *hrl_lock_mode_name(hrl_lock_mode mode);
+
+/**
+ * Sets lock_opts->permits (a semaphore's, as the bindings take it: a whole
+ * number from 1 to HRL_PERMITS_MAX), with the core's words when not.
+ */
+HRL_API hrl_status hrl_lock_permits_set(hrl_lock_options *lock_opts,
+                                        double permits, char *detail,
+                                        size_t detail_size);
+
+/**
  * A lock's TTL given in seconds (to a new lock or an extend), as
  * milliseconds within what client accepts: [hrl_client_min_ttl_ms(),
  * HRL_TTL_MAX_MS]. The message names "ttl" and the smallest TTL accepted.

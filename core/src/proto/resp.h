@@ -166,6 +166,13 @@ typedef struct hrl_command_args {
   uint32_t window_ms;
   const char *channel;
   size_t channel_len;
+  /* A hold of a read-write lock or semaphore (hold.c; HRL_MODE_LOCK: the
+   * mutex's commands above): its mode, its semaphore's permits, and the
+   * permit its round asks for (a try: the one to prefer; extend, fence:
+   * the one it holds; 0: any). */
+  hrl_lock_mode mode;
+  uint32_t permits;
+  uint32_t permit;
 } hrl_command_args;
 
 /* EVAL <plain release script> 1 key token into buf (room: the EVAL form's
@@ -203,6 +210,21 @@ int hrl_resp_replies(hrl_round_kind kind);
  * not be 0 (WAIT would block for ever). */
 size_t hrl_resp_wait(char *buf, uint32_t replicas, bool aof,
                      uint32_t timeout_ms);
+
+/* hold.c: the command of a round of a read-write lock's or semaphore's
+ * hold (a->mode is not HRL_MODE_LOCK) into buf, as hrl_resp_command; and
+ * its plain release after a cluster's TRYAGAIN (HDEL key token). */
+size_t hrl_hold_command(char *buf, hrl_round_kind kind, bool by_sha,
+                        const hrl_command_args *a);
+size_t hrl_hold_plain_release(char *buf, const hrl_command_args *a);
+
+/* The RESP pieces the commands are made of, for hold.c: one argument, a
+ * number as one, and a script's head (argc, then EVALSHA sha1 or EVAL
+ * source); each returns the length written. */
+size_t hrl_resp_arg(char *buf, const char *arg, size_t len);
+size_t hrl_resp_number(char *buf, uint64_t v);
+size_t hrl_resp_script(char *buf, int argc, bool by_sha, const char *source,
+                       size_t len, const char *sha1);
 
 /* Formats argc arguments as one RESP command into a new malloc'd buffer;
  * NULL when out of memory. */

@@ -17,29 +17,26 @@ static bool is_try(hrl_round_kind kind) {
          kind == HRL_ROUND_ASIDE;
 }
 
-/* The rounds that send the queue script (three keys). */
-static bool is_queue_round(hrl_round_kind kind) {
-  return is_try(kind) || kind == HRL_ROUND_RELEASE;
+/* The rounds that send the queue script (three keys), or a hold's script
+ * with its queue's keys (hold.c): a migrating slot may split them. */
+static bool is_queue_round(const hrl_lock *lk, hrl_round_kind kind) {
+  return is_try(kind) || kind == HRL_ROUND_RELEASE ||
+         (hrl_lock_is_hold(lk) && kind == HRL_ROUND_SET);
 }
 
 static hrl_command_args command_args(hrl_lock *lk) {
   const hrl_op *op = &lk->op;
-  hrl_command_args a = {lk->key,
-                        lk->key_len,
-                        lk->queue,
-                        lk->queue_len,
-                        lk->waiters,
-                        lk->waiters_len,
-                        lk->fence_key,
-                        lk->fence_key_len,
-                        op->token,
-                        op->round_kind == HRL_ROUND_FENCE ? op->fence
-                                                          : op->ttl_ms,
-                        op->arrival_us,
-                        lk->cfg->lease_ms,
-                        lk->cfg->window_ms,
-                        NULL,
-                        0};
+  hrl_command_args a = {
+      lk->key, lk->key_len, lk->queue, lk->queue_len, lk->waiters,
+      lk->waiters_len, lk->fence_key, lk->fence_key_len, op->token,
+      op->round_kind == HRL_ROUND_FENCE ? op->fence : op->ttl_ms,
+      op->arrival_us, lk->cfg->lease_ms, lk->cfg->window_ms, NULL, 0,
+      lk->opts.mode, lk->opts.permits,
+      /* a hold's extend and fence round name the permit
+       * it holds, its tries the one it would rather get */
+      op->round_kind == HRL_ROUND_EXTEND || op->round_kind == HRL_ROUND_FENCE
+          ? lk->permit
+          : op->hint};
   if (is_try(op->round_kind)) {
     a.channel = hrl_config_channel(lk->cfg, &a.channel_len);
   }
@@ -183,6 +180,7 @@ void hrl_round_start(hrl_lock *lk, hrl_round_kind kind, uint32_t timeout_ms,
     op->nodes[i].redirects = 0;
     op->nodes[i].asked = 0;
     op->nodes[i].target = 0;
+    op->nodes[i].permit = 0;
     if (lk->cfg->masters[i].cluster != NULL) {
       hrl_cluster_round(lk, i);
     } else if (lk->cfg->masters[i].sentinel != NULL) {
@@ -246,7 +244,7 @@ static hrl_node_result pipeline_redirect(hrl_lock *lk, size_t i) {
  * alone, which the migration does not hold up. */
 static hrl_node_result queue_tryagain(hrl_lock *lk, hrl_node *node) {
   hrl_op *op = &lk->op;
-  if (op->round_kind == HRL_ROUND_TRY) {
+  if (op->round_kind == HRL_ROUND_TRY || op->round_kind == HRL_ROUND_SET) {
     node->pttl = -1;
     node->result = HRL_NODE_REFUSED;
     return node->result;
@@ -298,7 +296,7 @@ hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
       return c;
     }
   }
-  if (is_queue_round(op->round_kind) && node->replies == 0 &&
+  if (is_queue_round(lk, op->round_kind) && node->replies == 0 &&
       hrl_reply_is_error(reply, "TRYAGAIN")) {
     hrl_detailf(node->msg, sizeof node->msg, "slot %u is migrating (TRYAGAIN)",
                 (unsigned)lk->slot);
@@ -314,9 +312,7 @@ hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
   bool noscript = false;
   int k = pipeline ? node->replies++ : 0; /* which reply of the pipeline */
   if (k == 0) {
-    hrl_node_result r =
-        hrl_reply_classify(op->round_kind, reply, &noscript, &node->pttl,
-                           node->msg, sizeof node->msg);
+    hrl_node_result r = hrl_hold_classify(lk, node, reply, &noscript);
     if (pipeline) {
       node->set = r; /* the INCR's, then the WAIT's reply come next */
       node->took = r == HRL_NODE_OK;

@@ -149,6 +149,8 @@ typedef struct hrl_node {
   bool asking, asking_ack;
   uint8_t redirects, asked;
   uint16_t target;
+  /* A semaphore's attempt or try: the permit the master granted (hold.c). */
+  uint32_t permit;
   char msg[HRL_NODE_MSG_MAX];
 } hrl_node;
 
@@ -201,6 +203,9 @@ typedef struct hrl_op {
   /* Its token and arrival are those of an entry an earlier acquire left
    * behind (hrl_wait_rejoin), not yet known to be gone. */
   bool rejoined;
+  /* A semaphore's acquire: the permit its tries ask for (the one most
+   * masters granted the last time; 0: any). */
+  uint32_t hint;
   char token[HRL_TOKEN_LEN + 1]; /* the token this round carries */
   hrl_node *nodes;               /* n entries: the round out now */
   /* n entries: the attempt being judged (its cleanup round is out), or the
@@ -254,7 +259,8 @@ struct hrl_lock {
   uint64_t granted; /* bit i: master i holds (held) our token, as far as we
                        know: its OK to the acquire or the last extend */
   int64_t valid_until_us;
-  uint64_t fence; /* the fence of the hold (fenced locks), while held */
+  uint64_t fence;  /* the fence of the hold (fenced locks), while held */
+  uint32_t permit; /* a semaphore's hold: its permit (hold.c) */
   char token[HRL_TOKEN_LEN + 1];
   char detail[HRL_DETAIL_MAX];
   hrl_op op;
@@ -329,6 +335,35 @@ static inline bool hrl_proto_in_round(const hrl_lock *lk, size_t i) {
           ph == HRL_PHASE_TRYING || ph == HRL_PHASE_ASIDE ||
           ph == HRL_PHASE_LEAVING);
 }
+
+/* Whether lock is a hold of a read-write lock or a semaphore (hold.c),
+ * whose rounds send its scripts, not the mutex's. */
+static inline bool hrl_lock_is_hold(const hrl_lock *lk) {
+  return lk->opts.mode != HRL_MODE_LOCK;
+}
+
+/* Whether lock's acquire and tries pipeline an INCR of its fence counter
+ * behind their command (a fenced mutex; a hold's scripts count inside). */
+static inline bool hrl_fence_pipelined(const hrl_lock *lk) {
+  return lk->fence_key != NULL && !hrl_lock_is_hold(lk);
+}
+
+/* hold.c: what master i's reply to the round's command means
+ * (hrl_reply_classify for a mutex; a hold's grant also sets the node's
+ * permit and counter). */
+hrl_node_result hrl_hold_classify(hrl_lock *lock, hrl_node *node,
+                                  const hrl_reply *reply, bool *noscript);
+
+/* hold.c: before a semaphore's attempt or try is judged: the permit most
+ * masters granted is the one it holds, if any; a master that granted
+ * another counts as refused, holding our token (took): it is cleaned up
+ * with the rest. No-op for any other lock. */
+void hrl_hold_settle(hrl_lock *lock);
+
+/* hold.c: the mode and permits of a lock's settings (the rest is the
+ * option table's); of a client's defaults when for_client. */
+hrl_status hrl_hold_options_check(const hrl_lock_options *lo, bool for_client,
+                                  char *detail, size_t detail_size);
 
 /* redlock.c: ends an acquire that is sleeping between attempts. */
 void hrl_proto_cancel(hrl_lock *lock);

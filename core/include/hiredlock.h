@@ -359,6 +359,28 @@ HRL_API hrl_status hrl_lock_new_with(hrl_client *client, const void *name,
                                      hrl_lock **out, char *detail,
                                      size_t detail_size);
 
+/**
+ * A lock object for a read (mode HRL_MODE_READ) or the write
+ * (HRL_MODE_WRITE) of the read-write lock `name`: hrl_lock_new_with() with
+ * opts (NULL: the client's defaults) and that mode. Each object is one
+ * hold with its own token and TTL: make one per reader.
+ */
+HRL_API hrl_status hrl_rwlock_new(hrl_client *client, const void *name,
+                                  size_t name_len, hrl_lock_mode mode,
+                                  const hrl_lock_options *opts, hrl_lock **out,
+                                  char *detail, size_t detail_size);
+
+/**
+ * A lock object for a permit of the counting semaphore `name` with
+ * `permits` permits (1 to HRL_PERMITS_MAX): hrl_lock_new_with() with opts
+ * (NULL: the client's defaults), mode HRL_MODE_PERMIT and that count.
+ * Acquiring it takes a permit; make one object per permit held at once.
+ */
+HRL_API hrl_status hrl_permit_new(hrl_client *client, const void *name,
+                                  size_t name_len, uint32_t permits,
+                                  const hrl_lock_options *opts, hrl_lock **out,
+                                  char *detail, size_t detail_size);
+
 /** Frees the lock object. It does not release a held lock (a lease stops
  *  being renewed and expires with its TTL). Never waits for a renewal in
  *  progress (the renewer frees the object when it is done with it), only
@@ -465,6 +487,14 @@ HRL_API uint64_t hrl_lock_fence(const hrl_lock *lock);
  * slot. NULL (*len 0) when the lock is not fenced.
  */
 HRL_API const void *hrl_lock_fence_key(const hrl_lock *lock, size_t *len);
+
+/**
+ * A permit's number while held: 1 to the permits it was granted with, the
+ * same on the quorum of masters that granted it, and never that of another
+ * permit held at the same time (two jobs may use it as a shard or worker
+ * index). 0 when the lock is not a permit or holds nothing.
+ */
+HRL_API uint32_t hrl_lock_permit(const hrl_lock *lock);
 
 /** The detail of the last failure of this lock ("" when none). */
 HRL_API const char *hrl_lock_error(const hrl_lock *lock);

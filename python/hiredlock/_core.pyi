@@ -3,6 +3,7 @@ import builtins
 import os
 import ssl
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 __version__: str
 NAME_MAX: int
@@ -67,6 +68,8 @@ class Lock:
         fenced: bool | None = ...,
         sync_replicas: int | None = ...,
         sync_aof: bool | None = ...,
+        mode: Literal["lock", "read", "write", "permit"] | None = ...,
+        permits: int | None = ...,
     ) -> Lock: ...
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool: ...
     def release(self) -> None: ...
@@ -87,6 +90,12 @@ class Lock:
     def fence(self) -> int | None: ...
     @property
     def fence_key(self) -> bytes | None: ...
+    @property
+    def mode(self) -> Literal["lock", "read", "write", "permit"]: ...
+    @property
+    def permits(self) -> int | None: ...
+    @property
+    def permit(self) -> int | None: ...
     @property
     def ttl(self) -> float: ...
     @property

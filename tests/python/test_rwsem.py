@@ -1,0 +1,128 @@
+"""Read-write locks and semaphores from Python (Client.rwlock,
+Client.semaphore; docs/SAFETY.md, "Read-write locks and semaphores"), on
+one and five masters: reads share and a write is alone, a waiting write
+stops new reads, permits are counted and numbered, a dead holder's permit
+comes back at its TTL, a permit is a managed lease like any lock, fences,
+and bad arguments with the core's messages."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+import hiredlock
+
+
+def test_reads_share_and_a_write_is_alone(servers, client, name):
+    rw = client.rwlock(name)
+    r1, r2, w = rw.read(), rw.read(), rw.write()
+    assert (r1.mode, w.mode, r1.permits, r1.permit) == ("read", "write", None, None)
+    assert r1.acquire(blocking=False) and r2.acquire(blocking=False)
+    assert r1.token != r2.token
+    for i in range(1, servers.n + 1):
+        assert servers.redis(i).hlen(name) == 2
+    assert not w.acquire(blocking=False)
+    r1.release()
+    assert not w.acquire(blocking=False)
+    r2.release()
+    with w:
+        assert w.locked()
+        assert not rw.read().acquire(blocking=False)
+    assert servers.count(name) == 0
+    assert "mode=write" in repr(w)
+
+
+def test_a_waiting_write_stops_new_reads(servers, client, name):
+    rw = client.rwlock(name)
+    reader = rw.read()
+    assert reader.acquire(blocking=False)
+    writer = rw.write()
+    got = threading.Event()
+
+    def write() -> None:
+        if writer.acquire(timeout=30):
+            got.set()
+
+    t = threading.Thread(target=write)
+    t.start()
+    servers.queued(name, 1)
+    late = rw.read()
+    assert not late.acquire(blocking=False)  # behind the waiting write
+    assert not got.is_set()
+    reader.release()
+    t.join(30)
+    assert got.is_set() and writer.locked()
+    writer.release()
+    assert late.acquire(blocking=False)
+    late.release()
+
+
+def test_permits_are_counted_and_numbered(servers, client, name):
+    sem = client.semaphore(name, 3)
+    assert sem.permits == 3 and sem.name == name
+    held = [sem.acquire(blocking=False) for _ in range(3)]
+    assert all(p is not None for p in held)
+    assert sorted(p.permit for p in held) == [1, 2, 3]
+    assert sem.acquire(blocking=False) is None
+    freed = held[1].permit
+    held[1].release()
+    assert held[1].permit is None
+    again = sem.acquire(blocking=False)
+    assert again is not None and again.permit == freed
+    assert f"permit={freed} of 3" in repr(again)
+    for p in (held[0], held[2], again):
+        p.release()
+    assert servers.count(name) == 0
+
+
+def test_a_dead_holders_permit_comes_back_at_its_ttl(servers, client, name):
+    sem = client.semaphore(name, 1, ttl=0.5)
+    dead = sem.acquire(blocking=False)
+    assert dead is not None
+    del dead  # never released, as a crashed holder leaves it
+    start = time.monotonic()
+    p = sem.acquire(timeout=10)
+    took = time.monotonic() - start
+    assert p is not None and p.permit == 1
+    assert took >= 0.4  # not before the dead one's TTL ran out
+    p.release()
+
+
+def test_a_permit_is_a_managed_lease(servers, client, name):
+    lost = []
+    sem = client.semaphore(name, 2, ttl=0.3, auto_renew=True, on_lost=lost.append)
+    with sem.permit() as p:
+        time.sleep(1.0)  # three TTLs: renewed, or the others would get in
+        assert p.locked() and p.auto_renew
+        other = [sem.acquire(blocking=False) for _ in range(2)]
+        assert other[0] is not None and other[1] is None
+        other[0].release()
+    assert lost == []
+
+
+def test_write_fences_grow_and_reads_get_the_last(servers, client, name):
+    rw = client.rwlock(name, fenced=True)
+    last = 0
+    for _ in range(3):
+        with rw.write() as w:
+            assert w.fence > last
+            last = w.fence
+        with rw.read() as r:
+            assert r.fence == last
+
+
+def test_bad_arguments(client, name):
+    with pytest.raises(ValueError, match="permits must be a whole number from 1"):
+        client.semaphore(name, 0)
+    with pytest.raises(ValueError, match="got 100001"):
+        client.semaphore(name, 100001)
+    with pytest.raises(TypeError, match="permits must be int, not str"):
+        client.semaphore(name, "3")
+    with pytest.raises(ValueError, match="mode must be one of lock, read, write"):
+        hiredlock.Lock(client, name, mode="shared")
+    with pytest.raises(ValueError, match="permits is for a semaphore's permit"):
+        hiredlock.Lock(client, name, mode="read", permits=2)
+    with pytest.raises(ValueError, match="ttl must be"):
+        client.rwlock(name, ttl=-1)

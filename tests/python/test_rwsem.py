@@ -7,10 +7,13 @@ and bad arguments with the core's messages."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 
 import pytest
+from pytest_redis import TOLERANT
 
 import hiredlock
 
@@ -126,3 +129,106 @@ def test_bad_arguments(client, name):
         hiredlock.Lock(client, name, mode="read", permits=2)
     with pytest.raises(ValueError, match="ttl must be"):
         client.rwlock(name, ttl=-1)
+
+
+# Holds two reads of every "...rw" name given and two permits (of 2) of
+# every other, as leases of a 1 s TTL, until it is killed.
+HOLD_ALL = """
+import sys, time
+import hiredlock
+
+client = hiredlock.Client(sys.argv[1].split(","), connect_timeout=1.0,
+                          timeout=0.5, retry_delay=0.01, retry_jitter=0.005)
+holds = []
+for name in sys.argv[2:]:
+    for _ in range(2):
+        if name.endswith("rw"):
+            hold = client.rwlock(name, 1.0, auto_renew=True).read()
+        else:
+            hold = client.semaphore(name, 2, 1.0, auto_renew=True).permit()
+        assert hold.acquire(timeout=30)
+        holds.append(hold)
+print("held", flush=True)
+time.sleep(600)
+"""
+
+# Waits on every name given (a write of a read-write lock, or a permit of
+# a semaphore of 2) in one event loop, until it is killed. A first attempt
+# that finds no quorum (a loaded machine) fails at once: it tries again.
+WAIT_ON_ALL = """
+import asyncio, sys
+import hiredlock, hiredlock.asyncio as hla
+
+async def wait(hold):
+    while True:
+        try:
+            return await hold.acquire(timeout=60)
+        except hiredlock.ConnectionError:
+            await asyncio.sleep(0.1)
+
+async def main():
+    client = hla.Client(sys.argv[1].split(","), connect_timeout=1.0,
+                        timeout=0.5, retry_delay=0.01, retry_jitter=0.005)
+    holds = []
+    for name in sys.argv[2:]:
+        if name.endswith("rw"):
+            holds.append(client.rwlock(name, 30).write())
+        else:
+            holds.append(client.semaphore(name, 2, 30).permit())
+    await asyncio.gather(*(wait(h) for h in holds))
+
+asyncio.run(main())
+"""
+
+
+def keys_left(servers, pattern: str) -> dict[tuple[int, bytes], int]:
+    """Every master's keys matching pattern, with their PTTL."""
+    return {
+        (i, key): servers.redis(i).pttl(key)
+        for i in range(1, servers.n + 1)
+        for key in servers.redis(i).scan_iter(match=pattern, count=1000)
+    }
+
+
+def test_no_key_outlives_its_holds_and_waiters(servers, name):
+    """Many names, each with holders (leases) whose process is killed
+    holding and a waiter whose process is killed waiting (SIGKILL both):
+    every key carries a TTL all along, and none is left once the holds'
+    TTL and the queue's lease have passed (docs/DESIGN.md section 3)."""
+    names = [f"{name}:{i}:{'rw' if i % 2 else 'sem'}" for i in range(24)]
+    ttl = 1.0
+    urls = ",".join(servers.urls)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_ALL, urls, *names],
+        cwd="/",
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    waiter = None
+    try:
+        assert holder.stdout.readline() == "held\n"
+        waiter = subprocess.Popen([sys.executable, "-c", WAIT_ON_ALL, urls, *names])
+        for n in names:
+            queue = f"{n}{{{n}}}:queue"
+            for _ in range(600):  # TOLERANT: a loaded machine
+                if servers.redis(1).zcard(queue) or waiter.poll() is not None:
+                    break
+                time.sleep(0.05)
+            assert servers.redis(1).zcard(queue) == 1, (n, waiter.poll())
+    finally:
+        for proc in (holder, waiter):
+            if proc is not None:
+                proc.kill()
+                proc.wait()
+    killed = time.monotonic()
+    # The waiters' lease: 3 gaps between tries, at least 2 s (waiting.c).
+    gap = TOLERANT["retry_delay"] + TOLERANT["retry_jitter"] + 2 * TOLERANT["timeout"]
+    lease = max(2.0, 3 * gap)
+    pattern = "".join("\\" + c if c in "[]*?\\" else c for c in name) + ":*"
+    keys = keys_left(servers, pattern)
+    assert len(keys) == 3 * len(names) * servers.n  # hash, queue, waiters
+    assert all(pttl > 0 for pttl in keys.values()), keys
+    deadline = killed + max(ttl, lease) + 1.0  # 1 s: a loaded machine
+    while time.monotonic() < deadline and keys_left(servers, pattern):
+        time.sleep(0.05)
+    assert keys_left(servers, pattern) == {}

@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "fixture.h"
+#include "hiredlock/binding.h"
 #include "proto/hold_script.h"
 
 static fixture fx;
@@ -377,6 +378,19 @@ static void test_bad_settings(void) {
                HRL_EINVAL);
   CHECK_STR(detail,
             "permits is for a semaphore's permit (mode permit), not mode lock");
+  CHECK_STATUS(hrl_lock_mode_check(&lo, detail, sizeof detail), HRL_EINVAL);
+  CHECK_STR(detail,
+            "permits is for a semaphore's permit (mode permit), not mode lock");
+  CHECK_STATUS(hrl_lock_mode_set(&lo, "permit", 6, detail, sizeof detail),
+               HRL_OK);
+  CHECK_STATUS(hrl_lock_mode_check(&lo, detail, sizeof detail), HRL_OK);
+  CHECK_STATUS(hrl_lock_mode_set(&lo, "shared", 6, detail, sizeof detail),
+               HRL_EINVAL);
+  CHECK_STR(detail,
+            "mode must be one of lock, read, write, permit, got 'shared'");
+  CHECK_STATUS(hrl_lock_permits_set(&lo, 2.5, detail, sizeof detail),
+               HRL_EINVAL);
+  CHECK_STR(detail, "permits must be a whole number from 1 to 100000, got 2.5");
   hrl_options o;
   hrl_options_init(&o);
   o.lock.mode = HRL_MODE_READ;

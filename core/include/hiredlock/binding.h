@@ -105,6 +105,14 @@ HRL_API hrl_status hrl_lock_mode_set(hrl_lock_options *lock_opts,
                                      const char *name, size_t len, char *detail,
                                      size_t detail_size);
 
+/**
+ * Checks lock_opts' mode and permits together (a permit needs 1 to
+ * HRL_PERMITS_MAX permits, any other mode none), as hrl_lock_new_with()
+ * will: for a binding to name the options argument in its error.
+ */
+HRL_API hrl_status hrl_lock_mode_check(const hrl_lock_options *lock_opts,
+                                       char *detail, size_t detail_size);
+
 /** The name of a mode ("lock", "read", "write", "permit"; "?" when out of
  *  range). */
 HRL_API const char *hrl_lock_mode_name(hrl_lock_mode mode);

@@ -98,6 +98,11 @@ hrl_status hrl_hold_options_check(const hrl_lock_options *lo, bool for_client,
   return HRL_OK;
 }
 
+hrl_status hrl_lock_mode_check(const hrl_lock_options *lo, char *detail,
+                               size_t detail_size) {
+  return hrl_hold_options_check(lo, false, detail, detail_size);
+}
+
 /* The hold's script: its head (argc, EVALSHA digest or EVAL text). */
 static size_t put_script(char *buf, int argc, bool by_sha,
                          const hrl_command_args *a) {

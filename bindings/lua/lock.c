@@ -10,8 +10,10 @@
 
 #include "hrlua.h"
 
-/* Acquire's options: the lock options of the core's table, and the wait. */
-static const char *const wait_option[] = {"timeout", NULL};
+/* Acquire's options: the lock options of the core's table, the wait, and
+ * what the lock holds (mode "lock", "read", "write" or "permit"; permits,
+ * a permit's semaphore's). */
+static const char *const wait_option[] = {"timeout", "mode", "permits", NULL};
 
 /* Ctrl-C in the standalone interpreters (lua, luajit) installs a hook from
  * the signal handler, to raise "interrupted!" at the next instruction: on
@@ -79,6 +81,42 @@ hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
   return lk;
 }
 
+/* The mode and permits options at arg into lo, with the core's words. */
+static void read_mode(lua_State *L, const hrlua_arg *arg,
+                      hrl_lock_options *lo) {
+  char detail[HRL_DETAIL_MAX];
+  lua_getfield(L, arg->idx, "mode");
+  if (!lua_isnil(L, -1)) {
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      hrlua_argerror(L, arg,
+                     lua_pushfstring(L, "mode must be a string, got %s",
+                                     luaL_typename(L, -1)));
+    }
+    size_t len;
+    const char *mode = lua_tolstring(L, -1, &len);
+    if (hrl_lock_mode_set(lo, mode, len, detail, sizeof detail) != HRL_OK) {
+      hrlua_argerror(L, arg, detail);
+    }
+  }
+  lua_pop(L, 1);
+  lua_getfield(L, arg->idx, "permits");
+  if (!lua_isnil(L, -1)) {
+    if (lua_type(L, -1) != LUA_TNUMBER) {
+      hrlua_argerror(L, arg,
+                     lua_pushfstring(L, "permits must be a number, got %s",
+                                     luaL_typename(L, -1)));
+    }
+    if (hrl_lock_permits_set(lo, (double)lua_tonumber(L, -1), detail,
+                             sizeof detail) != HRL_OK) {
+      hrlua_argerror(L, arg, detail);
+    }
+  }
+  lua_pop(L, 1);
+  if (hrl_lock_mode_check(lo, detail, sizeof detail) != HRL_OK) {
+    hrlua_argerror(L, arg, detail);
+  }
+}
+
 /* Reads the acquire options at arg, for a lock of client: the lock options
  * of the core's table (ttl checked against the client's bounds) and the
  * wait (timeout). */
@@ -116,6 +154,7 @@ static void read_acquire_options(lua_State *L, const hrlua_arg *arg,
     lua_pop(L, 1);
   }
   hrlua_opt_seconds(L, arg, "timeout", 0, HRL_TTL_MAX_MS, wait_ms);
+  read_mode(L, arg, lo);
 }
 
 /* Checks client:acquire(name, opts)'s arguments (at stack 2 and 3, the
@@ -222,6 +261,17 @@ static int lock_fence_string(lua_State *L) {
   char digits[24];
   snprintf(digits, sizeof digits, "%llu", (unsigned long long)fence);
   lua_pushstring(L, digits);
+  return 1;
+}
+
+/* A held permit's number (1 to its semaphore's permits), nil otherwise. */
+static int lock_permit(lua_State *L) {
+  uint32_t permit = hrl_lock_permit(hrlua_check_lock(L, 1)->lock);
+  if (permit == 0) {
+    lua_pushnil(L);
+  } else {
+    lua_pushinteger(L, (lua_Integer)permit);
+  }
   return 1;
 }
 
@@ -355,6 +405,7 @@ void hrlua_open_lock(lua_State *L) {
                                      {"fence", lock_fence},
                                      {"fence_string", lock_fence_string},
                                      {"fence_key", lock_fence_key},
+                                     {"permit", lock_permit},
                                      {"name", lock_name},
                                      {"key", lock_key},
                                      {"ttl", lock_ttl},

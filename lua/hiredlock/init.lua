@@ -12,8 +12,8 @@
 -- reference is docs/LUA-API.md.
 local core = require "hiredlock.core"
 
-local error, pcall, setmetatable, getmetatable, type, tostring, select =
-  error, pcall, setmetatable, getmetatable, type, tostring, select
+local error, pcall, setmetatable, getmetatable, type, tostring, select, pairs =
+  error, pcall, setmetatable, getmetatable, type, tostring, select, pairs
 local floor = math.floor
 local unpack = unpack or table.unpack
 
@@ -80,6 +80,8 @@ function Client:acquire(name, opts)
     -- one to send on (fenced_write, a header, SQL). nil when not fenced.
     fence = handle:fence(),
     fence_string = handle:fence_string(),
+    -- A semaphore's permit: its number (1 to permits); nil otherwise.
+    permit = handle:permit(),
     _handle = handle,
     _driver = driver,
   }, Lock)
@@ -133,6 +135,58 @@ function Client:with(name, opts, fn, ...)
     return nil, err
   end
   return finish(lock, pcall(fn, lock, ...))
+end
+
+-- A copy of opts (a table or nil) with mode and permits set; anything else
+-- as it is, for acquire to refuse.
+local function with_mode(opts, mode, permits)
+  if opts ~= nil and type(opts) ~= "table" then
+    return opts
+  end
+  local copy = {}
+  for k, v in pairs(opts or {}) do
+    copy[k] = v
+  end
+  copy.mode, copy.permits = mode, permits
+  return copy
+end
+
+local RWLock = {}
+RWLock.__index = RWLock
+
+local Semaphore = {}
+Semaphore.__index = Semaphore
+
+--- client:rwlock(name) -> rwlock
+-- A read-write lock: rwlock:read(opts) and rwlock:write(opts) are
+-- client:acquire(name, opts) for a read (many at once) or the write (alone)
+-- of name; each returns a lock (its own token and TTL) or nil, err. A
+-- waiting write stops new reads; waiters are served in arrival order
+-- (docs/SAFETY.md). client:acquire(name, {mode = "read"}) is the same.
+function Client:rwlock(name)
+  return setmetatable({ client = self, name = name }, RWLock)
+end
+
+function RWLock:read(opts)
+  return self.client:acquire(self.name, with_mode(opts, "read"))
+end
+
+function RWLock:write(opts)
+  return self.client:acquire(self.name, with_mode(opts, "write"))
+end
+
+--- client:semaphore(name, permits) -> semaphore
+-- A counting semaphore: semaphore:acquire(opts) is client:acquire(name,
+-- opts) for one of its permits (at most `permits` held at once), returning
+-- a lock whose .permit is its number, or nil, err.
+function Client:semaphore(name, permits)
+  return setmetatable({ client = self, name = name, permits = permits },
+    Semaphore)
+end
+
+function Semaphore:acquire(opts)
+  return self.client:acquire(self.name,
+    with_mode(opts, "permit", self.permits))
 end
 
 local FENCE_MAX = "9223372036854775807" -- 2^63 - 1

@@ -36,12 +36,16 @@
 #include <string.h>
 
 #include "detail.h"
+#include "mutant.h"
 #include "random.h"
 #include "state.h"
 
 #define US_PER_MS 1000
 
 static int64_t drift_us(const hrl_config *c, uint32_t ttl_ms) {
+  if (HRL_MUTANT(NO_DRIFT)) {
+    return 0;
+  }
   return (int64_t)((double)ttl_ms * c->opts.drift_factor * US_PER_MS) +
          2 * US_PER_MS;
 }
@@ -229,7 +233,7 @@ static hrl_step end_attempt(hrl_lock *lk, bool may_hold, int64_t now_us,
     return hrl_wait_start(lk, now_us, info);
   }
   memcpy(op->decided, op->nodes, c->n * sizeof *op->decided);
-  if (!may_hold) {
+  if (!may_hold || HRL_MUTANT(NO_CLEANUP)) {
     return decide_retry(lk, info);
   }
   op->phase = HRL_PHASE_CLEANUP;
@@ -257,7 +261,7 @@ static hrl_step fence_attempt(hrl_lock *lk, int64_t now_us,
     at_fence +=
         op->nodes[i].result == HRL_NODE_OK && op->nodes[i].counter == fence;
   }
-  if (at_fence >= c->quorum) {
+  if (at_fence >= c->quorum || HRL_MUTANT(NO_FENCE_ROUND)) {
     return grant(lk, fence, info);
   }
   int64_t left_ms = (op->attempt_until_us - now_us) / US_PER_MS;
@@ -281,7 +285,8 @@ bool hrl_attempt_granted(hrl_lock *lk, hrl_tally t, int64_t now_us,
   op->attempt_start_us = op->round_start_us;
   op->attempt_until_us = op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS -
                          drift_us(c, op->ttl_ms);
-  if (t.ok < c->quorum || op->attempt_until_us <= now_us) {
+  if (t.ok < c->quorum ||
+      (op->attempt_until_us <= now_us && !HRL_MUTANT(NO_VALIDITY))) {
     return false;
   }
   bool fenced = op->round_kind == HRL_ROUND_FENCED_ACQUIRE ||
@@ -407,7 +412,8 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
   hrl_round_record(lk, t);
   int64_t drift = drift_us(c, op->ttl_ms);
   int64_t new_until =
-      op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS - drift;
+      (HRL_MUTANT(EXTEND_FROM_END) ? now_us : op->round_start_us) +
+      (int64_t)op->ttl_ms * US_PER_MS - drift;
   if (hrl_lease_check_expiry(lk, now_us)) {
     /* A lease whose validity ran out during the round was lost then,
      * whatever the masters say now (see lease.c). */

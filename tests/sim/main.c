@@ -1,0 +1,578 @@
+/*
+ * hrl-sim: runs seeded worlds against the real protocol code.
+ *
+ *   hrl-sim --seeds 1-10000 [--jobs 2]   a slice of seeds; on a violation:
+ *                                        its seed, a shrunk scenario file
+ *                                        and that scenario's trace
+ *   hrl-sim --seed S [--trace]           one world
+ *   hrl-sim --replay FILE [--trace]      a scenario file, exactly
+ *   hrl-sim --regress FILE...            scenario files that must pass
+ *   hrl-sim --mutants MAX [--jobs 2]     every mutant (hrl-sim-mutants has
+ *                                        the core's), each until a seed in
+ *                                        1..MAX catches it
+ *   --mutant NAME                        run with that mutant
+ *   --json FILE                          figures for tests/reliability/
+ *                                        report.py
+ *   --failures DIR                       where shrunk scenarios go
+ *                                        (default build/sim-failures)
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto/mutant.h"
+#include "world.h"
+
+typedef struct mutant_def {
+  const char *name;
+  int core; /* enum hrl_mutant, or 0 */
+  sim_model_mutant model;
+  const char *what;
+} mutant_def;
+
+static const mutant_def mutants[] = {
+    {"no-drift", HRL_MUTANT_NO_DRIFT, MODEL_MUTANT_NONE,
+     "validity without the drift term"},
+    {"quorum-low", HRL_MUTANT_QUORUM_LOW, MODEL_MUTANT_NONE,
+     "quorum N/2 instead of N/2 + 1"},
+    {"no-validity-check", HRL_MUTANT_NO_VALIDITY, MODEL_MUTANT_NONE,
+     "a quorum grants even with no validity left"},
+    {"no-fence-round", HRL_MUTANT_NO_FENCE_ROUND, MODEL_MUTANT_NONE,
+     "fence = the greatest INCR, no fence round"},
+    {"extend-from-end", HRL_MUTANT_EXTEND_FROM_END, MODEL_MUTANT_NONE,
+     "an extend's validity counted from its round's end"},
+    {"no-cleanup", HRL_MUTANT_NO_CLEANUP, MODEL_MUTANT_NONE,
+     "a failed attempt sends no release"},
+    {"no-aside", HRL_MUTANT_NO_ASIDE, MODEL_MUTANT_NONE,
+     "a waiter keeps the masters a lost try won"},
+    {"release-no-compare", 0, MODEL_RELEASE_NO_COMPARE,
+     "the release scripts delete the key without comparing the token"},
+    {"fence-no-token", 0, MODEL_FENCE_NO_TOKEN,
+     "the fence script raises the counter without our key"},
+    {"queue-no-ttl", 0, MODEL_QUEUE_NO_TTL,
+     "the queue script gives the queue keys no TTL"},
+};
+#define MUTANTS (int)(sizeof mutants / sizeof mutants[0])
+
+#ifndef HRL_SIM_MUTANTS
+static int hrl_sim_mutant;
+#endif
+
+static bool select_mutant(const char *name, sim_options *o) {
+  for (int i = 0; i < MUTANTS; i++) {
+    if (strcmp(mutants[i].name, name) == 0) {
+#ifndef HRL_SIM_MUTANTS
+      if (mutants[i].core != 0) {
+        fprintf(stderr,
+                "hrl-sim: %s is a mutant of the core: run hrl-sim-mutants\n",
+                name);
+        return false;
+      }
+#endif
+      hrl_sim_mutant = mutants[i].core;
+      o->model_mutant = mutants[i].model;
+      return true;
+    }
+  }
+  fprintf(stderr, "hrl-sim: no mutant %s\n", name);
+  return false;
+}
+
+static double seconds_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- a slice of seeds, over several processes ---- */
+
+typedef struct slice_result {
+  uint64_t schedules, events, violations, grants, fenced_grants;
+  uint64_t writes_refused;
+  uint64_t count[V_KINDS];
+  uint64_t first_seed[V_KINDS];
+  sim_coverage cov;
+} slice_result;
+
+static void run_slice(uint64_t from, uint64_t to, int job, int jobs,
+                      const sim_options *o, slice_result *out) {
+  static sim_scenario sc;
+  memset(out, 0, sizeof *out);
+  for (uint64_t seed = from + (uint64_t)job; seed <= to;
+       seed += (uint64_t)jobs) {
+    sim_result res;
+    sim_scenario_generate(&sc, seed);
+    sim_run(&sc, o, &res);
+    out->schedules++;
+    out->events += res.events;
+    out->grants += res.grants;
+    out->fenced_grants += res.fenced_grants;
+    out->writes_refused += res.writes_refused;
+    if (res.violation != V_NONE) {
+      if (o->list) {
+        char line[700];
+        int n =
+            snprintf(line, sizeof line,
+                     "violation seed %" PRIu64 " %s (%s driver, N=%d): %s\n",
+                     seed, sim_violation_name(res.violation),
+                     sc.driver == DRIVER_SERIAL   ? "serial"
+                     : sc.driver == DRIVER_POOLED ? "pooled"
+                                                  : "shared",
+                     sc.masters, res.what);
+        if (write(1, line, (size_t)n) < 0) {
+          /* the count below still says it */
+        }
+      }
+      out->violations++;
+      if (out->count[res.violation]++ == 0) {
+        out->first_seed[res.violation] = seed;
+      }
+    }
+  }
+  out->cov = *cov_current();
+}
+
+static bool write_all(int fd, const void *p, size_t n) {
+  const char *b = p;
+  while (n > 0) {
+    ssize_t k = write(fd, b, n);
+    if (k < 0 && errno == EINTR) {
+      continue;
+    }
+    if (k <= 0) {
+      return false;
+    }
+    b += k;
+    n -= (size_t)k;
+  }
+  return true;
+}
+
+static bool read_all(int fd, void *p, size_t n) {
+  char *b = p;
+  while (n > 0) {
+    ssize_t k = read(fd, b, n);
+    if (k < 0 && errno == EINTR) {
+      continue;
+    }
+    if (k <= 0) {
+      return false;
+    }
+    b += k;
+    n -= (size_t)k;
+  }
+  return true;
+}
+
+static void merge(slice_result *into, const slice_result *r) {
+  into->schedules += r->schedules;
+  into->events += r->events;
+  into->violations += r->violations;
+  into->grants += r->grants;
+  into->fenced_grants += r->fenced_grants;
+  into->writes_refused += r->writes_refused;
+  for (int k = 0; k < V_KINDS; k++) {
+    if (r->count[k] > 0 &&
+        (into->count[k] == 0 || r->first_seed[k] < into->first_seed[k])) {
+      into->first_seed[k] = r->first_seed[k];
+    }
+    into->count[k] += r->count[k];
+  }
+  cov_merge(&into->cov, &r->cov);
+}
+
+/* Runs seeds from..to on `jobs` processes; false when one failed. */
+static bool run_parallel(uint64_t from, uint64_t to, int jobs,
+                         const sim_options *o, slice_result *total) {
+  memset(total, 0, sizeof *total);
+  int fds[64];
+  pid_t pids[64];
+  for (int j = 0; j < jobs; j++) {
+    int p[2];
+    if (pipe(p) != 0) {
+      return false;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+      return false;
+    }
+    if (pid == 0) {
+      close(p[0]);
+      static slice_result r;
+      run_slice(from, to, j, jobs, o, &r);
+      _exit(write_all(p[1], &r, sizeof r) ? 0 : 1);
+    }
+    close(p[1]);
+    fds[j] = p[0];
+    pids[j] = pid;
+  }
+  bool ok = true;
+  for (int j = 0; j < jobs; j++) {
+    static slice_result r;
+    ok &= read_all(fds[j], &r, sizeof r);
+    close(fds[j]);
+    int status;
+    waitpid(pids[j], &status, 0);
+    ok &= WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (ok) {
+      merge(total, &r);
+    }
+  }
+  return ok;
+}
+
+/* ---- a violation: shrink, save, replay with its trace ---- */
+
+static void report_failure(uint64_t seed, const sim_options *base,
+                           const char *dir, int budget) {
+  static sim_scenario sc;
+  sim_options o = *base;
+  o.trace = false;
+  sim_result res;
+  sim_scenario_generate(&sc, seed);
+  if (o.driver > 0) {
+    sc.driver = o.driver - 1; /* written into the scenario file */
+    o.driver = 0;
+  }
+  sim_run(&sc, &o, &res);
+  printf("seed %" PRIu64 ": %s: %s\n", seed, sim_violation_name(res.violation),
+         res.what);
+  if (res.violation == V_NONE) {
+    printf("  (it does not fail in a process of its own: not replayable)\n");
+    return;
+  }
+  int before = sc.sessions + sc.faults;
+  int runs = sim_shrink(&sc, &o, res.violation, budget);
+  mkdir(dir, 0777);
+  char path[512];
+  snprintf(path, sizeof path, "%s/seed-%" PRIu64 ".txt", dir, seed);
+  if (!sim_scenario_write(&sc, path)) {
+    printf("  cannot write %s\n", path);
+    return;
+  }
+  printf("  shrunk from %d to %d sessions and faults in %d runs: %s\n", before,
+         sc.sessions + sc.faults, runs, path);
+  printf("  replay: hrl-sim%s --replay %s --trace\n",
+         hrl_sim_mutant || o.model_mutant ? " --mutant ..." : "", path);
+  printf("--- scenario ---\n");
+  sim_scenario_write(&sc, "-");
+  printf("--- trace ---\n");
+  o.trace = true;
+  sim_run(&sc, &o, &res);
+  printf("--- end: %s: %s ---\n", sim_violation_name(res.violation), res.what);
+}
+
+/* ---- mutants ---- */
+
+typedef struct mutant_result {
+  uint64_t seed; /* 0: not caught */
+  uint64_t tried;
+  int kind;
+} mutant_result;
+
+static void hunt(int m, uint64_t max, mutant_result *out) {
+  static sim_scenario sc;
+  sim_options o = {0};
+  select_mutant(mutants[m].name, &o);
+  memset(out, 0, sizeof *out);
+  for (uint64_t seed = 1; seed <= max; seed++) {
+    sim_result res;
+    sim_scenario_generate(&sc, seed);
+    sim_run(&sc, &o, &res);
+    out->tried++;
+    if (res.violation != V_NONE) {
+      out->seed = seed;
+      out->kind = res.violation;
+      return;
+    }
+  }
+}
+
+static int run_mutants(uint64_t max, int jobs, FILE *json) {
+  mutant_result results[MUTANTS];
+  int caught = 0, runnable = 0;
+  for (int first = 0; first < MUTANTS; first += jobs) {
+    int fds[64];
+    pid_t pids[64];
+    int started = 0;
+    for (int m = first; m < first + jobs && m < MUTANTS; m++) {
+#ifndef HRL_SIM_MUTANTS
+      if (mutants[m].core != 0) {
+        results[m].tried = 0;
+        results[m].seed = 0;
+        results[m].kind = -1;
+        continue;
+      }
+#endif
+      int p[2];
+      if (pipe(p) != 0) {
+        return 2;
+      }
+      pid_t pid = fork();
+      if (pid == 0) {
+        close(p[0]);
+        mutant_result r;
+        hunt(m, max, &r);
+        _exit(write_all(p[1], &r, sizeof r) ? 0 : 1);
+      }
+      close(p[1]);
+      fds[started] = p[0];
+      pids[started++] = pid;
+      results[m].kind = -2; /* to read */
+    }
+    int k = 0;
+    for (int m = first; m < first + jobs && m < MUTANTS; m++) {
+      if (results[m].kind != -2) {
+        continue;
+      }
+      if (!read_all(fds[k], &results[m], sizeof results[m])) {
+        results[m].kind = -1;
+      }
+      close(fds[k]);
+      waitpid(pids[k], NULL, 0);
+      k++;
+    }
+  }
+  if (json != NULL) {
+    fprintf(json, "  \"mutants\": [\n");
+  }
+  for (int m = 0; m < MUTANTS; m++) {
+    mutant_result *r = &results[m];
+    if (r->kind == -1 && r->tried == 0) {
+      printf("mutant %-20s (the core's: hrl-sim-mutants only)\n",
+             mutants[m].name);
+      continue;
+    }
+    runnable++;
+    if (r->seed != 0) {
+      caught++;
+      printf("mutant %-20s caught by seed %" PRIu64 " (%s) after %" PRIu64
+             " schedules: %s\n",
+             mutants[m].name, r->seed, sim_violation_name(r->kind), r->tried,
+             mutants[m].what);
+    } else {
+      printf("mutant %-20s NOT CAUGHT in %" PRIu64 " schedules: %s\n",
+             mutants[m].name, r->tried, mutants[m].what);
+    }
+    if (json != NULL) {
+      fprintf(json,
+              "    {\"name\": \"%s\", \"what\": \"%s\", \"core\": %s, "
+              "\"seed\": %" PRIu64 ", \"tried\": %" PRIu64
+              ", \"violation\": \"%s\"}%s\n",
+              mutants[m].name, mutants[m].what,
+              mutants[m].core ? "true" : "false", r->seed, r->tried,
+              r->seed ? sim_violation_name(r->kind) : "",
+              m + 1 < MUTANTS ? "," : "");
+    }
+  }
+  if (json != NULL) {
+    fprintf(json, "  ],\n");
+  }
+  printf("mutants: %d of %d caught within %" PRIu64 " seeds each\n", caught,
+         runnable, max);
+  return caught == runnable ? 0 : 1;
+}
+
+/* ---- the command line ---- */
+
+static int usage(void) {
+  fprintf(stderr,
+          "usage: hrl-sim --seeds A-B | --seed S | --replay FILE | "
+          "--regress FILE... | --mutants MAX\n"
+          "       [--jobs N] [--mutant NAME] [--driver serial|pooled|shared] "
+          "[--trace] [--list]\n"
+          "       [--json FILE] [--failures DIR] [--shrink-budget N] "
+          "[--missing]\n");
+  return 2;
+}
+
+int main(int argc, char **argv) {
+  sim_options o = {0};
+  uint64_t from = 0, to = 0, mutant_max = 0;
+  const char *replay = NULL, *json_path = NULL;
+  const char *failures = "build/sim-failures";
+  int jobs = 1, budget = 2000, regress_first = 0;
+  bool missing = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(a, "--seeds") == 0 && v != NULL) {
+      if (sscanf(v, "%" SCNu64 "-%" SCNu64, &from, &to) != 2 || from > to) {
+        return usage();
+      }
+      i++;
+    } else if (strcmp(a, "--seed") == 0 && v != NULL) {
+      from = to = strtoull(v, NULL, 10);
+      i++;
+    } else if (strcmp(a, "--replay") == 0 && v != NULL) {
+      replay = v;
+      i++;
+    } else if (strcmp(a, "--mutants") == 0 && v != NULL) {
+      mutant_max = strtoull(v, NULL, 10);
+      i++;
+    } else if (strcmp(a, "--mutant") == 0 && v != NULL) {
+      if (!select_mutant(v, &o)) {
+        return 2;
+      }
+      i++;
+    } else if (strcmp(a, "--jobs") == 0 && v != NULL) {
+      jobs = atoi(v);
+      jobs = jobs < 1 ? 1 : jobs > 64 ? 64 : jobs;
+      i++;
+    } else if (strcmp(a, "--json") == 0 && v != NULL) {
+      json_path = v;
+      i++;
+    } else if (strcmp(a, "--failures") == 0 && v != NULL) {
+      failures = v;
+      i++;
+    } else if (strcmp(a, "--shrink-budget") == 0 && v != NULL) {
+      budget = atoi(v);
+      i++;
+    } else if (strcmp(a, "--trace") == 0) {
+      o.trace = true;
+    } else if (strcmp(a, "--driver") == 0 && v != NULL) {
+      static const char *const names[DRIVER_KINDS] = {"serial", "pooled",
+                                                      "shared"};
+      o.driver = -1;
+      for (int k = 0; k < DRIVER_KINDS; k++) {
+        if (strcmp(v, names[k]) == 0) {
+          o.driver = k;
+        }
+      }
+      if (o.driver < 0) {
+        return usage();
+      }
+      o.driver++; /* 0: as the scenario says */
+      i++;
+    } else if (strcmp(a, "--list") == 0) {
+      o.list = true;
+    } else if (strcmp(a, "--missing") == 0) {
+      missing = true;
+    } else if (strcmp(a, "--regress") == 0) {
+      regress_first = i + 1;
+      break;
+    } else {
+      return usage();
+    }
+  }
+  if (regress_first > 0) {
+    int failed = 0, n = 0;
+    for (int i = regress_first; i < argc; i++, n++) {
+      static sim_scenario sc;
+      sim_result res;
+      char err[256];
+      if (!sim_scenario_read(&sc, argv[i], err, sizeof err)) {
+        printf("%s\n", err);
+        failed++;
+        continue;
+      }
+      sim_run(&sc, &o, &res);
+      bool ok = (int)res.violation == sc.expect;
+      printf("%s %s%s%s%s\n", ok ? "ok  " : "FAIL", argv[i],
+             sc.expect != V_NONE ? " (a known finding: " : "",
+             sc.expect != V_NONE ? sim_violation_name(sc.expect) : "",
+             sc.expect != V_NONE ? ")" : "");
+      if (!ok) {
+        printf("     got %s%s%s\n", sim_violation_name(res.violation),
+               res.violation != V_NONE ? ": " : "", res.what);
+      }
+      failed += !ok;
+    }
+    printf("regressions: %d of %d pass\n", n - failed, n);
+    return failed > 0;
+  }
+  if (replay != NULL) {
+    static sim_scenario sc;
+    sim_result res;
+    char err[256];
+    if (!sim_scenario_read(&sc, replay, err, sizeof err)) {
+      fprintf(stderr, "hrl-sim: %s\n", err);
+      return 2;
+    }
+    sim_run(&sc, &o, &res);
+    printf("replay %s: %s%s%s (%" PRIu64 " events, %.1f ms simulated)\n",
+           replay, sim_violation_name(res.violation), res.violation ? ": " : "",
+           res.what, res.events, (double)res.end_us / 1000.0);
+    return res.violation != V_NONE;
+  }
+  FILE *json = NULL;
+  if (json_path != NULL && (json = fopen(json_path, "w")) == NULL) {
+    fprintf(stderr, "hrl-sim: cannot write %s\n", json_path);
+    return 2;
+  }
+  if (json != NULL) {
+    fprintf(json, "{\n");
+  }
+  int rc = 0;
+  if (mutant_max > 0) {
+    rc = run_mutants(mutant_max, jobs, json);
+  }
+  if (to > 0) {
+    if (from == to && o.trace) {
+      static sim_scenario sc;
+      sim_result res;
+      sim_scenario_generate(&sc, from);
+      sim_run(&sc, &o, &res);
+      printf("seed %" PRIu64 ": %s%s%s\n", from,
+             sim_violation_name(res.violation), res.violation ? ": " : "",
+             res.what);
+      return res.violation != V_NONE;
+    }
+    double t0 = seconds_now();
+    slice_result total;
+    if (!run_parallel(from, to, jobs, &o, &total)) {
+      fprintf(stderr, "hrl-sim: a worker process failed\n");
+      return 2;
+    }
+    double took = seconds_now() - t0;
+    int reached, listed;
+    cov_report(&total.cov, &reached, &listed, missing, stdout);
+    for (int k = 0; k < V_KINDS; k++) {
+      if (total.count[k] > 0) {
+        printf("  %" PRIu64 " x %s, first at seed %" PRIu64 "\n",
+               total.count[k], sim_violation_name(k), total.first_seed[k]);
+      }
+    }
+    printf("sim: %" PRIu64 " schedules (seeds %" PRIu64 "-%" PRIu64
+           "), %" PRIu64 " violations, %.0f schedules/s on %d jobs "
+           "(%.1f s, %.1f events a schedule, %" PRIu64 " grants); "
+           "coverage %d of %d protocol states\n",
+           total.schedules, from, to, total.violations,
+           (double)total.schedules / took, jobs, took,
+           (double)total.events / (double)total.schedules, total.grants,
+           reached, listed);
+    if (json != NULL) {
+      fprintf(json,
+              "  \"schedules\": %" PRIu64 ", \"seeds\": \"%" PRIu64 "-%" PRIu64
+              "\", \"seconds\": %.1f, \"per_second\": %.0f, "
+              "\"jobs\": %d,\n  \"violations\": %" PRIu64
+              ", \"grants\": %" PRIu64 ", \"fenced_grants\": %" PRIu64
+              ", \"events_per_schedule\": %.1f,\n  \"coverage\": "
+              "{\"reached\": %d, \"listed\": %d},\n",
+              total.schedules, from, to, took, (double)total.schedules / took,
+              jobs, total.violations, total.grants, total.fenced_grants,
+              (double)total.events / (double)total.schedules, reached, listed);
+    }
+    for (int k = 0; k < V_KINDS && !o.list; k++) {
+      if (total.count[k] > 0) {
+        report_failure(total.first_seed[k], &o, failures, budget);
+        rc = 1;
+        break; /* one shrunk trace is enough to start from */
+      }
+    }
+  }
+  if (json != NULL) {
+    fprintf(json, "  \"format\": 1\n}\n");
+    fclose(json);
+  }
+  if (to == 0 && mutant_max == 0) {
+    return usage();
+  }
+  return rc;
+}

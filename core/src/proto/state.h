@@ -348,8 +348,9 @@ hrl_status hrl_lease_view_lost(const hrl_lease_view *view, int64_t now_us,
 void hrl_round_start(hrl_lock *lock, hrl_round_kind kind, int64_t now_us);
 
 /* round.c: whether the round out now belongs to an acquire attempt (its
- * SET, a waiter's try, or the fence round): a release may follow it on the
- * same connections, which must then stay open behind it. */
+ * SET, a waiter's try or step aside, or the fence round): a release or the
+ * next try may follow it on the same connections, which must then stay
+ * open behind it. */
 bool hrl_round_of_attempt(const hrl_lock *lock);
 
 /* round.c: whether a round of that kind is a script whose late run still

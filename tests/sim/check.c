@@ -76,7 +76,7 @@ token_info *token_find(world *w, const char *token) {
   size_t i = token_hash(token) % SIM_TOKENS_MAX;
   for (size_t probe = 0; probe < SIM_TOKENS_MAX; probe++) {
     token_info *t = &w->tokens[(i + probe) % SIM_TOKENS_MAX];
-    if (!t->used) {
+    if (t->gen != w->token_gen) {
       return NULL;
     }
     if (memcmp(t->token, token, HRL_TOKEN_LEN) == 0) {
@@ -93,7 +93,7 @@ token_info *token_add(world *w, const char *token, int client_id, int lane_id,
     size_t i = token_hash(token) % SIM_TOKENS_MAX;
     for (size_t probe = 0; probe < SIM_TOKENS_MAX && t == NULL; probe++) {
       token_info *s = &w->tokens[(i + probe) % SIM_TOKENS_MAX];
-      if (!s->used) {
+      if (s->gen != w->token_gen) {
         t = s;
       }
     }
@@ -101,7 +101,7 @@ token_info *token_add(world *w, const char *token, int client_id, int lane_id,
       sim_violation(w, V_CRASH, "more tokens than the model keeps");
       return NULL;
     }
-    t->used = true;
+    t->gen = w->token_gen;
     memcpy(t->token, token, HRL_TOKEN_LEN);
     t->ttl_ms = 0;
   }

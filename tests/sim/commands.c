@@ -27,6 +27,36 @@
 
 /* ---- replies ---- */
 
+/* v in decimal into b (room for 21 bytes); its length. */
+static size_t decimal(char *b, long long v) {
+  char tmp[24];
+  size_t n = 0;
+  unsigned long long u =
+      v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+  do {
+    tmp[n++] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u > 0);
+  size_t len = 0;
+  if (v < 0) {
+    b[len++] = '-';
+  }
+  while (n > 0) {
+    b[len++] = tmp[--n];
+  }
+  return len;
+}
+
+/* A RESP header: the type byte, a number, CRLF. */
+static void header(world *w, sim_reply *r, char type, long long v) {
+  char b[32];
+  b[0] = type;
+  size_t n = 1 + decimal(b + 1, v);
+  b[n++] = '\r';
+  b[n++] = '\n';
+  reply_raw(w, r, b, n);
+}
+
 void reply_raw(world *w, sim_reply *r, const char *data, size_t len) {
   if (r->len + len > r->cap) {
     sim_violation(w, V_CRASH, "a reply longer than the model's buffer");
@@ -49,15 +79,11 @@ void reply_error(world *w, sim_reply *r, const char *s) {
 }
 
 void reply_int(world *w, sim_reply *r, long long v) {
-  char b[32];
-  int n = snprintf(b, sizeof b, ":%lld\r\n", v);
-  reply_raw(w, r, b, (size_t)n);
+  header(w, r, ':', v);
 }
 
 void reply_bulk(world *w, sim_reply *r, const char *s, size_t len) {
-  char b[32];
-  int n = snprintf(b, sizeof b, "$%zu\r\n", len);
-  reply_raw(w, r, b, (size_t)n);
+  header(w, r, '$', (long long)len);
   reply_raw(w, r, s, len);
   reply_raw(w, r, "\r\n", 2);
 }
@@ -74,18 +100,23 @@ bool arg_is(const sim_args *a, int i, const char *s) {
 }
 
 bool arg_int(const sim_args *a, int i, long long *out) {
-  if (i >= a->argc || a->len[i] == 0 || a->len[i] > 20) {
+  if (i >= a->argc || a->len[i] == 0 || a->len[i] > 19) {
     return false;
   }
-  char b[24];
-  memcpy(b, a->argv[i], a->len[i]);
-  b[a->len[i]] = '\0';
-  char *end;
-  long long v = strtoll(b, &end, 10);
-  if (*end != '\0') {
+  const char *p = a->argv[i], *end = p + a->len[i];
+  bool neg = *p == '-';
+  p += neg;
+  if (p == end) {
     return false;
   }
-  *out = v;
+  long long v = 0;
+  for (; p < end; p++) {
+    if (*p < '0' || *p > '9') {
+      return false;
+    }
+    v = v * 10 + (*p - '0');
+  }
+  *out = neg ? -v : v;
   return true;
 }
 
@@ -222,7 +253,7 @@ static void cmd_incr(world *w, master *m, conn *c, const sim_args *a,
     return;
   }
   v++;
-  k->str_len = (size_t)snprintf(k->str, sizeof k->str, "%lld", v);
+  k->str_len = decimal(k->str, v);
   reply_int(w, out, v);
 }
 
@@ -314,16 +345,17 @@ static const struct command {
   bool in_pubsub; /* allowed on a subscribed connection */
   cmd_fn fn;
 } commands[] = {
+    /* the most frequent first: a command is looked up by its name */
+    {"EVALSHA", 3, ARGS_MAX, false, cmd_evalsha},
     {"SET", 3, 8, false, cmd_set},
+    {"INCR", 2, 2, false, cmd_incr},
     {"GET", 2, 2, false, cmd_get},
     {"DEL", 2, 2, false, cmd_del},
     {"EXISTS", 2, 2, false, cmd_exists},
     {"PTTL", 2, 2, false, cmd_pttl},
     {"PEXPIRE", 3, 3, false, cmd_pexpire},
-    {"INCR", 2, 2, false, cmd_incr},
     {"PUBLISH", 3, 3, false, cmd_publish},
     {"SUBSCRIBE", 2, 2, true, cmd_subscribe},
-    {"EVALSHA", 3, ARGS_MAX, false, cmd_evalsha},
     {"EVAL", 3, ARGS_MAX, false, cmd_eval},
     {"AUTH", 2, 3, false, cmd_ok},
     {"SELECT", 2, 2, false, cmd_ok},

@@ -15,6 +15,7 @@
  *     master starting, which a waiter rides out) or OOM (a refusal that
  *     lasts, which ends a wait).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,36 +23,48 @@
 #include "world.h"
 
 void master_init(world *w, master *m, int id) {
-  memset(m, 0, sizeof *m);
+  memset(m, 0, offsetof(master, keys));
+  for (int i = 0; i < KEYS_MAX; i++) {
+    m->keys[i].used = false;
+  }
   m->id = id;
   m->up = true;
   m->rate = w->sc->master_rate[id];
   m->offset_us = w->sc->master_offset_us[id];
 }
 
+/* A decimal at p (before end), up to CRLF; false when malformed. */
+static bool header_num(const char **p, const char *end, long *out) {
+  const char *q = *p;
+  long v = 0;
+  if (q == end || *q < '0' || *q > '9') {
+    return false;
+  }
+  while (q < end && *q >= '0' && *q <= '9' && v < 100000000) {
+    v = v * 10 + (*q++ - '0');
+  }
+  if (q + 2 > end || q[0] != '\r' || q[1] != '\n') {
+    return false;
+  }
+  *p = q + 2;
+  *out = v;
+  return true;
+}
+
 /* One RESP command (an array of bulk strings) from data; its length, 0
  * when malformed. */
 static size_t parse_command(const char *data, size_t len, sim_args *a) {
   const char *p = data, *end = data + len;
-  if (p == end || *p != '*') {
+  long n, l;
+  if (p == end || *p++ != '*' || !header_num(&p, end, &n) || n <= 0 ||
+      n > ARGS_MAX) {
     return 0;
   }
-  char *num_end;
-  long n = strtol(p + 1, &num_end, 10);
-  if (n <= 0 || n > ARGS_MAX || num_end + 2 > end || num_end[0] != '\r') {
-    return 0;
-  }
-  p = num_end + 2;
   a->argc = (int)n;
   for (int i = 0; i < n; i++) {
-    if (p >= end || *p != '$') {
+    if (p >= end || *p++ != '$' || !header_num(&p, end, &l)) {
       return 0;
     }
-    long l = strtol(p + 1, &num_end, 10);
-    if (l < 0 || num_end + 2 > end || num_end[0] != '\r') {
-      return 0;
-    }
-    p = num_end + 2;
     if (p + l + 2 > end || p[l] != '\r' || p[l + 1] != '\n') {
       return 0;
     }

@@ -23,15 +23,29 @@ static int64_t pick(sim_rng *r, const int64_t *v, int n) {
   pick((r), (const int64_t[]){__VA_ARGS__},                                    \
        (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t)))
 
-static double rate_within(sim_rng *r, double drift_factor) {
+/* What a seed stresses most: its draws lean that way. */
+typedef enum flavor {
+  FLAVOR_MIXED,  /* a bit of everything */
+  FLAVOR_FENCES, /* fenced acquires racing over masters that fail apart */
+  FLAVOR_WAITS,  /* many waiters on one name, hand-offs, dead waiters */
+  FLAVOR_CLOCKS  /* clocks at the edges of the drift, short TTLs, leases,
+                    frozen clients */
+} flavor;
+
+static double rate_within(sim_rng *r, double drift_factor, flavor f) {
   /* Any two clocks' rates differ by less than drift_factor: each is
-   * within half of it of the true rate. */
-  return 1.0 + (2.0 * sim_rng_unit(r) - 1.0) * drift_factor * 0.49;
+   * within half of it of the true rate (at its edge for FLAVOR_CLOCKS). */
+  double at = f == FLAVOR_CLOCKS ? (sim_rng_chance(r, 50) ? 1.0 : -1.0)
+                                 : 2.0 * sim_rng_unit(r) - 1.0;
+  return 1.0 + at * drift_factor * 0.49;
 }
 
-static void gen_session(sim_rng *r, sim_scenario *sc, sim_session *s) {
+static void gen_session(sim_rng *r, sim_scenario *sc, sim_session *s,
+                        flavor f) {
   s->name = (int)sim_rng_range(r, 0, sc->names - 1);
-  s->ttl_ms = (uint32_t)PICK(r, 30, 60, 100, 100, 250, 1000);
+  s->ttl_ms = f == FLAVOR_CLOCKS
+                  ? (uint32_t)PICK(r, 30, 50, 60, 100)
+                  : (uint32_t)PICK(r, 30, 60, 100, 100, 250, 1000);
   if (s->ttl_ms < 10 * sc->timeout_ms && sim_rng_chance(r, 70)) {
     s->ttl_ms = 10 * sc->timeout_ms; /* rounds at their full timeout */
   }
@@ -41,23 +55,32 @@ static void gen_session(sim_rng *r, sim_scenario *sc, sim_session *s) {
   if (s->wait_ms > 3000) {
     s->wait_ms = 3000;
   }
-  s->fenced = sim_rng_chance(r, 35);
-  s->lease = sim_rng_chance(r, 20);
+  if (f == FLAVOR_FENCES && sim_rng_chance(r, 50)) {
+    s->wait_ms = 0; /* attempts that fail part way raise some counters */
+  }
+  if (f == FLAVOR_WAITS) {
+    s->wait_ms = sim_rng_range(r, 2 * (int64_t)s->ttl_ms, 3000);
+  }
+  s->fenced = f == FLAVOR_FENCES || sim_rng_chance(r, 35);
+  s->lease = sim_rng_chance(r, f == FLAVOR_CLOCKS ? 40 : 20);
   s->max_hold_ms = s->lease && sim_rng_chance(r, 40)
                        ? (uint32_t)sim_rng_range(r, s->ttl_ms, 4 * s->ttl_ms)
                        : 0;
   int64_t ttl = s->ttl_ms;
   s->hold_ms = s->lease                ? sim_rng_range(r, 0, 3 * ttl)
                : sim_rng_chance(r, 15) ? sim_rng_range(r, ttl, 2 * ttl)
+               : f == FLAVOR_WAITS     ? sim_rng_range(r, 0, ttl / 4)
                                        : sim_rng_range(r, 0, ttl * 8 / 10);
-  s->extends = sim_rng_chance(r, 20) ? (int)sim_rng_range(r, 1, 2) : 0;
+  s->extends = sim_rng_chance(r, f == FLAVOR_CLOCKS ? 50 : 20)
+                   ? (int)sim_rng_range(r, 1, 2)
+                   : 0;
   s->writes = s->fenced ? (int)sim_rng_range(r, 0, 3) : 0;
   s->stall_ms = s->writes > 0 && sim_rng_chance(r, 20)
                     ? sim_rng_range(r, ttl / 2, 2 * ttl)
                     : 0;
   s->cancel_ms = -1;
   s->vanish = false;
-  if (s->wait_ms > 0 && sim_rng_chance(r, 14)) {
+  if (s->wait_ms > 0 && sim_rng_chance(r, f == FLAVOR_WAITS ? 25 : 14)) {
     s->cancel_ms = sim_rng_range(r, 0, s->wait_ms);
     s->vanish = sim_rng_chance(r, 30);
   }
@@ -78,10 +101,21 @@ static bool overlaps_restart(const sim_scenario *sc, const sim_fault *f) {
   return false;
 }
 
-static void gen_fault(sim_rng *r, sim_scenario *sc, int64_t max_ttl_ms) {
+static void gen_fault(sim_rng *r, sim_scenario *sc, int64_t max_ttl_ms,
+                      flavor fl) {
   sim_fault f = {0};
   int64_t t = sc->timeout_ms, ms = 1000;
   f.kind = (sim_fault_kind)sim_rng_range(r, 0, FAULT_KINDS - 1);
+  if (fl == FLAVOR_FENCES && sim_rng_chance(r, 60)) {
+    /* one master out of step with the others for a while */
+    f.kind = (sim_fault_kind)PICK(r, FAULT_PARTITION, FAULT_SLOW,
+                                  FAULT_MASTER_PAUSE, FAULT_RESET);
+  } else if (fl == FLAVOR_CLOCKS && sim_rng_chance(r, 50)) {
+    f.kind = (sim_fault_kind)PICK(r, FAULT_CLIENT_PAUSE, FAULT_SLOW);
+  } else if (fl == FLAVOR_WAITS && sim_rng_chance(r, 50)) {
+    f.kind = (sim_fault_kind)PICK(r, FAULT_RESET, FAULT_MASTER_PAUSE,
+                                  FAULT_SCRIPT_FLUSH, FAULT_ERRORS);
+  }
   if (f.kind == FAULT_MASTER_WIPE && sc->masters == 1) {
     /* No other master to take the fence counters back from: N = 1 is
      * out of the fences' assumptions after a wipe (docs/SAFETY.md). */
@@ -127,25 +161,32 @@ void sim_scenario_generate(sim_scenario *sc, uint64_t seed) {
   sim_rng_init(&r, seed, 3, 0);
   memset(sc, 0, sizeof *sc);
   sc->seed = seed;
-  sc->masters = (int)PICK(&r, 1, 1, 2, 3, 3, 3, 3, 5, 5, 5);
-  sc->clients = (int)sim_rng_range(&r, 2, 4);
-  sc->lanes = sim_rng_chance(&r, 60) ? 1 : 2;
-  sc->names = sim_rng_chance(&r, 75) ? 1 : 2;
+  flavor fl = (flavor)PICK(&r, FLAVOR_MIXED, FLAVOR_MIXED, FLAVOR_MIXED,
+                           FLAVOR_FENCES, FLAVOR_WAITS, FLAVOR_CLOCKS);
+  sc->masters = fl == FLAVOR_FENCES
+                    ? (int)PICK(&r, 3, 3, 5)
+                    : (int)PICK(&r, 1, 1, 2, 3, 3, 3, 3, 5, 5, 5);
+  sc->clients = (int)sim_rng_range(&r, fl == FLAVOR_MIXED ? 2 : 3, 4);
+  sc->lanes = fl == FLAVOR_WAITS || sim_rng_chance(&r, 40) ? 2 : 1;
+  sc->names = fl == FLAVOR_WAITS || sim_rng_chance(&r, 75) ? 1 : 2;
   sc->timeout_ms = (uint32_t)PICK(&r, 5, 10, 10, 20, 50);
   sc->connect_timeout_ms = 2 * sc->timeout_ms;
   sc->retry_delay_ms = (uint32_t)PICK(&r, 10, 30, 100, 200);
   sc->retry_jitter_ms = (uint32_t)(sc->retry_delay_ms * PICK(&r, 0, 1, 2) / 4);
   sc->drift_factor = (double)PICK(&r, 10, 10, 10, 10, 50, 1, 0) / 1000.0;
+  if (fl == FLAVOR_CLOCKS) {
+    sc->drift_factor = (double)PICK(&r, 10, 50, 100) / 1000.0;
+  }
   sc->handshake = sim_rng_chance(&r, 15);
   sc->driver = sim_rng_chance(&r, 50) ? DRIVER_POOLED : DRIVER_SERIAL;
   int64_t wall = 1700000000000000LL + sim_rng_range(&r, 0, 1000000000000LL);
   for (int c = 0; c < sc->clients; c++) {
-    sc->client_rate[c] = rate_within(&r, sc->drift_factor);
+    sc->client_rate[c] = rate_within(&r, sc->drift_factor, fl);
     sc->client_offset_us[c] = sim_rng_range(&r, 1000000, 1000000000000LL);
     sc->client_wall_us[c] = wall + sim_rng_range(&r, -50000, 50000);
   }
   for (int m = 0; m < sc->masters; m++) {
-    sc->master_rate[m] = rate_within(&r, sc->drift_factor);
+    sc->master_rate[m] = rate_within(&r, sc->drift_factor, fl);
     sc->master_offset_us[m] = sim_rng_range(&r, 0, 1000000000000LL);
   }
   sc->net_min_us = sim_rng_range(&r, 20, 100);
@@ -160,15 +201,17 @@ void sim_scenario_generate(sim_scenario *sc, uint64_t seed) {
         s->client = c;
         s->lane = l;
         s->at_us = at;
-        gen_session(&r, sc, s);
+        gen_session(&r, sc, s, fl);
         max_ttl = s->ttl_ms > max_ttl ? s->ttl_ms : max_ttl;
         at += sim_rng_range(&r, 0, 200000);
       }
     }
   }
-  int faults = sim_rng_chance(&r, 30) ? 0 : (int)sim_rng_range(&r, 1, 6);
+  int faults = sim_rng_chance(&r, fl == FLAVOR_MIXED ? 30 : 10)
+                   ? 0
+                   : (int)sim_rng_range(&r, 1, 6);
   for (int k = 0; k < faults; k++) {
-    gen_fault(&r, sc, max_ttl);
+    gen_fault(&r, sc, max_ttl, fl);
   }
 }
 

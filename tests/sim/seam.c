@@ -4,13 +4,14 @@
  * by the driver. The simulator links core/src/proto without clock.c and
  * random.c and answers these instead, from the client whose call is
  * running (seam_enter): its wall clock (a waiter's arrival), its tokens
- * and its jitter, all from the seed. A read with no client entered is a
- * read the simulation does not know about: it aborts. tests/sim/seams.sh
- * checks that the protocol's objects call no clock or entropy source of
- * the system.
+ * and its jitter, all from the seed; and getpid() (below). A read with no
+ * client entered is one the simulation does not know about: it aborts.
+ * tests/sim/seams.sh (ctest sim_seams) checks that the protocol's objects
+ * call no clock or entropy source of the system.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "proto/random.h"
 #include "world.h"
@@ -72,6 +73,13 @@ uint32_t hrl_random_upto(uint32_t bound) {
   client *c = current("jitter");
   return bound == 0 ? 0
                     : (uint32_t)(sim_rng_next(&c->rng) % ((uint64_t)bound + 1));
+}
+
+/* The protocol's process identity (a forked child makes its own channel
+ * and never takes its parent's saved places): the simulated clients never
+ * fork, and a constant spares a system call per try. */
+pid_t getpid(void) {
+  return 4242;
 }
 
 #ifdef HRL_SIM_MUTANTS

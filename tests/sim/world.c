@@ -7,11 +7,14 @@
  * an invariant fails (check.c), or at the horizon (V_STUCK).
  */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "world.h"
 
+/* How often liveness is looked at (its bound is 120 ms at the least). */
+#define LIVENESS_EVERY_US 5000
 /* Most events at one instant: more is a loop in the simulation. */
 #define SAME_INSTANT_MAX 100000
 #define ARENA_BLOCK (1u << 20)
@@ -273,7 +276,7 @@ static void dispatch(world *w, const sim_event *e) {
   case EV_LIVENESS:
     check_liveness(w);
     if (!w->stop && w->lanes_done < w->lanes_total) {
-      ev_push(w, w->now + 1000, EV_LIVENESS, 0, 0, 0);
+      ev_push(w, w->now + LIVENESS_EVERY_US, EV_LIVENESS, 0, 0, 0);
     }
     break;
   }
@@ -283,15 +286,11 @@ static world the_world;
 
 static void world_reset(world *w, const sim_scenario *sc,
                         const sim_options *opts, sim_result *out) {
-  sim_event *heap = w->heap;
-  size_t heap_cap = w->heap_cap;
-  conn *conns = w->conns;
-  int conns_cap = w->conns_cap;
-  memset(w, 0, sizeof *w);
-  w->heap = heap;
-  w->heap_cap = heap_cap;
-  w->conns = conns;
-  w->conns_cap = conns_cap;
+  memset(w, 0, offsetof(world, heap));
+  w->heap_len = 0;
+  w->nconns = 0;
+  w->nwrites = 0;
+  w->token_gen++;
   w->sc = sc;
   w->opts = opts;
   w->res = out;
@@ -370,7 +369,7 @@ void sim_run(const sim_scenario *given, const sim_options *opts,
     ev_push(w, f->at_us + f->dur_us, EV_FAULT, i, 1, 0);
   }
   workload_start(w);
-  ev_push(w, 1000, EV_LIVENESS, 0, 0, 0);
+  ev_push(w, LIVENESS_EVERY_US, EV_LIVENESS, 0, 0, 0);
   int64_t horizon = horizon_of(sc);
   int same = 0;
   while (!w->stop && w->heap_len > 0 && w->lanes_done < w->lanes_total) {
@@ -404,5 +403,4 @@ void sim_run(const sim_scenario *given, const sim_options *opts,
   out->events = w->events;
   out->end_us = w->now;
   world_free(w);
-  w->heap_len = 0;
 }

@@ -228,7 +228,7 @@ typedef struct fenced_write {
 
 /* ---- tokens: whose each one is ---- */
 typedef struct token_info {
-  bool used;
+  uint32_t gen; /* used in the world of that generation */
   char token[HRL_TOKEN_LEN];
   int client, lane;
   uint32_t ttl_ms;
@@ -244,14 +244,9 @@ typedef struct world {
   int64_t now;
   uint64_t seq;
   uint64_t events;
-  sim_event *heap;
-  size_t heap_len, heap_cap;
   sim_rng net_rng;
-  master masters[SIM_MASTERS_MAX];
   int n;
   client clients[SIM_CLIENTS_MAX];
-  conn *conns;
-  int nconns, conns_cap;
   runner *runners[SIM_CLIENTS_MAX * SIM_LANES_MAX * 2];
   int nrunners;
   /* fault state */
@@ -264,16 +259,21 @@ typedef struct world {
   uint64_t grant_seq;
   uint64_t last_fence[SIM_NAMES_MAX];
   store stores[SIM_NAMES_MAX];
-  fenced_write *writes;
-  int nwrites, writes_cap;
   int64_t free_since[SIM_NAMES_MAX]; /* liveness: -1 when not free */
-  token_info tokens[SIM_TOKENS_MAX];
   int lanes_done, lanes_total;
   bool stop;
-  /* the arena chunks come from */
-  char *arena;
-  size_t arena_len, arena_cap;
   FILE *trace;
+  /* Kept from world to world (world_reset clears what comes before):
+   * allocations, and what is too big to clear each time. */
+  sim_event *heap;
+  size_t heap_len, heap_cap;
+  conn *conns;
+  int nconns, conns_cap;
+  fenced_write *writes;
+  int nwrites, writes_cap;
+  uint32_t token_gen; /* a token entry is this world's when its gen is */
+  token_info tokens[SIM_TOKENS_MAX];
+  master masters[SIM_MASTERS_MAX]; /* master_init clears what it uses */
 } world;
 
 /* world.c */

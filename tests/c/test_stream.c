@@ -162,15 +162,16 @@ static void test_a_missed_release_gets_the_full_script_behind(void) {
   drop(e);
 }
 
-static void test_too_many_owed_replies_close_the_connection(void) {
+/* Failed attempts against a master that never answers: each acquire
+ * round is kept, and so is each cleanup release round, however many
+ * replies the connection owes: commands on two connections may run in
+ * either order, and the release must stay behind its SET (and a waiter's
+ * leave behind its tries, docs/DESIGN.md "Owed replies"). */
+static void test_release_rounds_keep_their_connection(void) {
   env e = make("redis://127.0.0.1:1");
   size_t len = 0;
   const char *out = NULL;
   size_t out_len = 0;
-  int kept = 0;
-  /* Failed attempts against a master that never answers: each acquire
-   * round is kept, each cleanup round adds two owed replies, until a
-   * cleanup would owe more than 64. */
   for (int k = 0; k < 40; k++) {
     round_of(e, HRL_OP_ACQUIRE);
     hrl_stream_start(e.stream, e.lock, 0, k == 0, &len);
@@ -179,17 +180,42 @@ static void test_too_many_owed_replies_close_the_connection(void) {
     hrl_step_info s;
     CHECK_INT(hrl_proto_step(e.lock, hrl_now_us(), &s), HRL_STEP_ROUND);
     hrl_stream_start(e.stream, e.lock, 0, false, &len); /* the cleanup */
+    CHECK_INT(hrl_stream_expire(e.stream, e.lock, 0, "t", &out, &out_len),
+              HRL_STREAM_DONE);
+    hrl_proto_step(e.lock, hrl_now_us(), &s);
+  }
+  /* Two owed per attempt: the SET, the release's EVAL (the master is
+   * late, so it gets the full script at once). */
+  CHECK_INT(hrl_stream_owed(e.stream), 80);
+  drop(e);
+}
+
+/* Only an extend's connection is closed once it would owe more than 64
+ * replies (renewals against a stopped master would grow them forever). */
+static void test_too_many_owed_replies_close_an_extends_connection(void) {
+  env e = make("redis://127.0.0.1:1");
+  size_t len = 0;
+  const char *out = NULL;
+  size_t out_len = 0;
+  round_of(e, HRL_OP_ACQUIRE);
+  hrl_stream_start(e.stream, e.lock, 0, true, &len);
+  CHECK_INT(feed(e, "+OK\r\n", &out, &out_len), HRL_STREAM_DONE);
+  CHECK_STATUS(finish(e), HRL_OK);
+  int kept = 0;
+  for (int k = 0; k < 80; k++) {
+    round_of(e, HRL_OP_EXTEND);
+    hrl_stream_start(e.stream, e.lock, 0, false, &len);
     hrl_stream_action a =
         hrl_stream_expire(e.stream, e.lock, 0, "t", &out, &out_len);
-    hrl_proto_step(e.lock, hrl_now_us(), &s);
+    CHECK_STATUS(finish(e), HRL_ECONNECT);
     if (a == HRL_STREAM_CLOSE) {
       break;
     }
     kept++;
   }
-  /* Two owed per attempt (the SET, the release's EVAL: the master is late,
-   * so it gets the full script at once): the 33rd cleanup would owe 65. */
-  CHECK_INT(kept, 32);
+  /* The first extend owes its EVALSHA's reply and the full script's behind
+   * it; each later one (the master is late: EVAL at once) one reply. */
+  CHECK_INT(kept, 63);
   drop(e);
 }
 
@@ -211,7 +237,8 @@ int main(void) {
   RUN(test_owed_replies_are_dropped_first);
   RUN(test_noscript_and_a_late_release);
   RUN(test_a_missed_release_gets_the_full_script_behind);
-  RUN(test_too_many_owed_replies_close_the_connection);
+  RUN(test_release_rounds_keep_their_connection);
+  RUN(test_too_many_owed_replies_close_an_extends_connection);
   RUN(test_garbage_closes_the_stream);
   return finish_tests("test_stream");
 }

@@ -15,7 +15,8 @@
  * timeout rather than the per-master timeout. Keeping the connection also
  * keeps a timed-out SET and the release that follows it in order on the
  * server. At most OWED_MAX replies are owed; past that, the connection is
- * closed after all, at the end of a release or extend round.
+ * closed after all, at the end of an extend round (any other keeps its
+ * commands in order: hrl_round_of_attempt).
  *
  * Such a master is marked late until it answers a command again. Once a
  * round's outcome is settled (a quorum said OK), the round does not wait
@@ -297,8 +298,8 @@ static bool leave_late(round *r, size_t i, int64_t now_us) {
     return true;
   }
   if (s->state == SLOT_READING && s->handshake_left == 0) {
-    /* A release or extend went out whole, but the connection owes too
-     * much: close it now rather than wait the timeout out first. */
+    /* An extend went out whole, but the connection owes too much: close
+     * it now rather than wait the timeout out first. */
     hrl_round_fail(r, i, HRL_NODE_UNREACHABLE,
                    "not waited for: late since an earlier round (closed)");
     return true;

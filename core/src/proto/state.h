@@ -347,10 +347,10 @@ hrl_status hrl_lease_view_lost(const hrl_lease_view *view, int64_t now_us,
  * release or extend at once for masters known to be late). */
 void hrl_round_start(hrl_lock *lock, hrl_round_kind kind, int64_t now_us);
 
-/* round.c: whether the round out now belongs to an acquire attempt (its
- * SET, a waiter's try or step aside, or the fence round): a release or the
- * next try may follow it on the same connections, which must then stay
- * open behind it. */
+/* round.c: whether the round out now must keep its connections however
+ * many replies they owe: an acquire attempt's (a release may follow it on
+ * the same connections) or a round whose token lives on (a waiter's step
+ * aside or leave, a release); every round but an extend. */
 bool hrl_round_of_attempt(const hrl_lock *lock);
 
 /* round.c: whether a round of that kind is a script whose late run still

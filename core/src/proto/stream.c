@@ -12,8 +12,9 @@
  *   - NOSCRIPT: the command goes again with the full script.
  *   - A missed deadline keeps the connection when it can (its replies are
  *     then owed): never right after an acquire, whose release must follow
- *     on the same connection behind the SET; past OWED_MAX owed replies of
- *     a release or extend, it is closed instead. The full script goes
+ *     on the same connection behind the SET, nor for any other round but
+ *     an extend (state.h, hrl_round_of_attempt); past OWED_MAX owed
+ *     replies of an extend, it is closed instead. The full script goes
  *     behind an unanswered release or extend (hrl_proto_late_command).
  *
  * The driver writes what start() and feed() hand it, feeds what it reads,

@@ -73,7 +73,6 @@ static const cov_item universe[] = {
     STEP(FENCING, ROUND, CLEANUP),
     STEP(FENCING, ROUND, TRYING),
     STEP(FENCING, ROUND, ASIDE),
-    STEP(FENCING, WAIT, WAITING),
     STEP(FENCING, ROUND, LEAVING),
     STEP(CLEANUP, DONE, DONE),
     /* release, extend */
@@ -158,7 +157,6 @@ static const cov_item universe[] = {
     {COV_DONE, HRL_OP_EXTEND, HRL_OK, 1, "renewal: ok"},
     {COV_DONE, HRL_OP_EXTEND, HRL_ENOTOWNED, 1, "renewal: not owned"},
     {COV_DONE, HRL_OP_EXTEND, HRL_ECONNECT, 1, "renewal: connection failed"},
-    {COV_DONE, HRL_OP_EXTEND, HRL_ELOST, 1, "renewal: lost"},
     /* lease.c */
     {COV_RENEW, HRL_RENEW_WAIT, 0, 0, "renew_begin: wait"},
     {COV_RENEW, HRL_RENEW_ROUND, 0, 0, "renew_begin: round"},

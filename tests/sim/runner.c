@@ -387,6 +387,7 @@ void runner_begin(world *w, runner *r, hrl_lock *lk, hrl_op_kind kind,
       r->st = R_DONE;
       r->result = st;
       r->gen++;
+      cov_hit(COV_DONE, (int)kind, (int)st, r->renewal);
       lane_op_done(w, r);
       return;
     }

@@ -170,7 +170,8 @@ typedef struct sim_result {
   uint64_t events;
   uint64_t grants, fenced_grants, writes_accepted, writes_refused;
   int64_t end_us;
-  int64_t max_mutex_wait; /* longest a call waited behind other rounds */
+  /* longest a holder's call or renewal waited behind other rounds */
+  int64_t max_mutex_wait;
 } sim_result;
 
 /* Which built-in faults the model itself carries (the scripts' mutants,

@@ -329,6 +329,7 @@ void lane_op_done(world *w, runner *r) {
   lane *l = lane_of(w, r->client, r->lane);
   client *c = &w->clients[r->client];
   if (r->renewal) {
+    check_mutex_wait(w, r);
     l->renew_out = false;
     hrl_lock *lk = l->renew_lk != NULL ? l->renew_lk : l->lk;
     seam_enter(w, c);

@@ -396,6 +396,7 @@ void check_queue(world *w, master *m, sim_key *k);
 void check_call_failed(world *w, lane *l, runner *r, const char *token);
 void check_liveness(world *w);
 void check_deadline(world *w, lane *l, runner *r, int64_t bound_ms);
+void check_mutex_wait(world *w, runner *r);
 token_info *token_find(world *w, const char *token);
 token_info *token_add(world *w, const char *token, int client_id, int lane_id,
                       uint32_t ttl_ms);

@@ -82,7 +82,6 @@ pid_t getpid(void) {
   return 4242;
 }
 
-#ifdef HRL_SIM_MUTANTS
-/* The core's mutant in force (core/src/proto/mutant.h): set by main.c. */
+/* The core's mutant in force (core/src/proto/mutant.h; only
+ * hrl-sim-mutants' core reads it): set by mutants.c. */
 int hrl_sim_mutant;
-#endif

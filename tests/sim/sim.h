@@ -21,6 +21,7 @@
  *   check.c      the invariants
  *   coverage.c   which protocol states a run reached
  *   scenario.c   scenarios: made from a seed, written, read, shrunk
+ *   mutants.c    the seeded bugs, and the hunt for a seed that catches each
  *   main.c       the command line
  */
 #ifndef HRL_SIM_H

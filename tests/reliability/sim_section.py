@@ -35,6 +35,16 @@ def _figures(s: dict) -> list[str]:
         f"| {grants} | **{s['violations']}** | {reached} |",
         "",
     ]
+    if "max_free_part" in s:
+        out += [
+            "Closest to the liveness bound: a name free for "
+            f"{100 * s['max_free_part']:.0f} % of it while a waiter waited "
+            f"(seed {s['max_free_seed']}). Longest a holder's release, extend "
+            "or renewal waited for its client's mutex behind other locks' "
+            f"rounds (the built-in driver's shape): {s['max_mutex_wait_ms']:.0f} "
+            f"ms (seed {s['max_mutex_wait_seed']}; issue 24 wants none).",
+            "",
+        ]
     mutants = s.get("mutants", [])
     if mutants:
         out += [

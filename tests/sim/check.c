@@ -273,6 +273,10 @@ void check_liveness(world *w) {
       w->free_since[name] = w->now;
       continue;
     }
+    double part = (double)(w->now - w->free_since[name]) / (double)bound;
+    if (part > w->res->max_free_part) {
+      w->res->max_free_part = part;
+    }
     if (w->now - w->free_since[name] <= bound) {
       continue;
     }

@@ -57,6 +57,8 @@ typedef struct slice_result {
   uint64_t writes_refused;
   int64_t max_mutex_wait;
   uint64_t max_mutex_seed;
+  double max_free_part;
+  uint64_t max_free_seed;
   uint64_t count[V_KINDS];
   uint64_t first_seed[V_KINDS];
   sim_coverage cov;
@@ -76,6 +78,10 @@ static void run_slice(uint64_t from, uint64_t to, int job, int jobs,
     out->grants += res.grants;
     out->fenced_grants += res.fenced_grants;
     out->writes_refused += res.writes_refused;
+    if (res.max_free_part > out->max_free_part) {
+      out->max_free_part = res.max_free_part;
+      out->max_free_seed = seed;
+    }
     if (res.max_mutex_wait > out->max_mutex_wait) {
       out->max_mutex_wait = res.max_mutex_wait;
       out->max_mutex_seed = seed;
@@ -111,6 +117,10 @@ static void merge(slice_result *into, const slice_result *r) {
   into->grants += r->grants;
   into->fenced_grants += r->fenced_grants;
   into->writes_refused += r->writes_refused;
+  if (r->max_free_part > into->max_free_part) {
+    into->max_free_part = r->max_free_part;
+    into->max_free_seed = r->max_free_seed;
+  }
   if (r->max_mutex_wait > into->max_mutex_wait) {
     into->max_mutex_wait = r->max_mutex_wait;
     into->max_mutex_seed = r->max_mutex_seed;
@@ -364,6 +374,9 @@ int main(int argc, char **argv) {
     double took = seconds_now() - t0, cpu = children_cpu() - cpu0;
     int reached, listed;
     cov_report(&total.cov, &reached, &listed, missing, stdout);
+    printf("longest a name stayed free while a live waiter waited: %.0f %% "
+           "of the liveness bound, seed %" PRIu64 "\n",
+           100.0 * total.max_free_part, total.max_free_seed);
     printf("longest wait of a holder's release, extend or renewal for its "
            "client's mutex (serial driver): %.1f ms, seed %" PRIu64 "\n",
            (double)total.max_mutex_wait / 1000.0, total.max_mutex_seed);
@@ -392,12 +405,13 @@ int main(int argc, char **argv) {
               ", \"events_per_schedule\": %.1f,\n  \"coverage\": "
               "{\"reached\": %d, \"listed\": %d},\n"
               "  \"max_mutex_wait_ms\": %.1f, \"max_mutex_wait_seed\": %" PRIu64
-              ",\n",
+              ", \"max_free_part\": %.3f, \"max_free_seed\": %" PRIu64 ",\n",
               total.schedules, from, to, took, (double)total.schedules / took,
               cpu, (double)total.schedules / (cpu > 0 ? cpu : took), jobs,
               total.violations, total.grants, total.fenced_grants,
               (double)total.events / (double)total.schedules, reached, listed,
-              (double)total.max_mutex_wait / 1000.0, total.max_mutex_seed);
+              (double)total.max_mutex_wait / 1000.0, total.max_mutex_seed,
+              total.max_free_part, total.max_free_seed);
     }
     for (int k = 0; k < V_KINDS && !o.list; k++) {
       if (total.count[k] > 0) {

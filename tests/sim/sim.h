@@ -173,6 +173,9 @@ typedef struct sim_result {
   int64_t end_us;
   /* longest a holder's call or renewal waited behind other rounds */
   int64_t max_mutex_wait;
+  /* longest the name stayed free while a live waiter waited, as a part of
+   * the liveness bound (1: a violation) */
+  double max_free_part;
 } sim_result;
 
 /* Which built-in faults the model itself carries (the scripts' mutants,

@@ -88,14 +88,15 @@ static void run_slice(uint64_t from, uint64_t to, int job, int jobs,
     }
     if (res.violation != V_NONE) {
       if (o->list) {
+        int driver = o->driver > 0 ? o->driver - 1 : sc.driver;
         char line[700];
         int n =
             snprintf(line, sizeof line,
                      "violation seed %" PRIu64 " %s (%s driver, N=%d): %s\n",
                      seed, sim_violation_name(res.violation),
-                     sc.driver == DRIVER_SERIAL   ? "serial"
-                     : sc.driver == DRIVER_POOLED ? "pooled"
-                                                  : "shared",
+                     driver == DRIVER_SERIAL   ? "serial"
+                     : driver == DRIVER_POOLED ? "pooled"
+                                               : "shared",
                      sc.masters, res.what);
         if (write(1, line, (size_t)n) < 0) {
           /* the count below still says it */

@@ -235,6 +235,11 @@ static int usage(void) {
 }
 
 int main(int argc, char **argv) {
+  char why[256];
+  if (!scripts_up_to_date(why, sizeof why)) {
+    fprintf(stderr, "hrl-sim: %s\n", why);
+    return 2;
+  }
   sim_options o = {0};
   uint64_t from = 0, to = 0, mutant_max = 0;
   const char *replay = NULL, *json_path = NULL;

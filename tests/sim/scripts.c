@@ -359,16 +359,37 @@ static void fence_script(world *w, master *m, const sim_args *a, int keys,
   reply_int(w, out, 1);
 }
 
+/* Each row: the script as the core sends it (resp.h), the digest of the
+ * text this row's C was written from, and that C. */
 static const struct script {
   const char *sha;
   const char *text;
+  const char *modelled;
   script_fn fn;
 } scripts[] = {
-    {HRL_QUEUE_SHA1, HRL_QUEUE_SCRIPT, queue_script},
-    {HRL_EXTEND_SHA1, HRL_EXTEND_SCRIPT, extend_script},
-    {HRL_FENCE_SHA1, HRL_FENCE_SCRIPT, fence_script},
-    {HRL_PLAIN_RELEASE_SHA1, HRL_PLAIN_RELEASE_SCRIPT, plain_release_script},
+    {HRL_QUEUE_SHA1, HRL_QUEUE_SCRIPT,
+     "078d4354f9db9140a8f49fefd7cceef482dddc06", queue_script},
+    {HRL_EXTEND_SHA1, HRL_EXTEND_SCRIPT,
+     "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10", extend_script},
+    {HRL_FENCE_SHA1, HRL_FENCE_SCRIPT,
+     "9c38fba8e96eb3c37a8add861f63fed33fe29963", fence_script},
+    {HRL_PLAIN_RELEASE_SHA1, HRL_PLAIN_RELEASE_SCRIPT,
+     "b70c2384248f88e6b75b9f89241a180f856ad852", plain_release_script},
 };
+
+bool scripts_up_to_date(char *err, size_t size) {
+  for (size_t i = 0; i < sizeof scripts / sizeof scripts[0]; i++) {
+    if (strcmp(scripts[i].sha, scripts[i].modelled) != 0) {
+      snprintf(err, size,
+               "core/src/proto/resp.h's script %s is not the one "
+               "tests/sim/scripts.c models (%s): make its row do what the "
+               "new one does, then give it the new digest",
+               scripts[i].sha, scripts[i].modelled);
+      return false;
+    }
+  }
+  return true;
+}
 
 void script_eval(world *w, master *m, const sim_args *a, bool by_sha,
                  sim_reply *out) {

@@ -42,11 +42,6 @@ int64_t hrl_wall_us(void) {
   return c->wall_us + client_now(seam_world, c) - c->offset_us;
 }
 
-int64_t hrl_now_us(void) {
-  client *c = current("the clock");
-  return client_now(seam_world, c);
-}
-
 hrl_status hrl_random_bytes(void *buf, size_t n) {
   client *c = current("randomness");
   unsigned char *p = buf;

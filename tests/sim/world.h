@@ -356,7 +356,9 @@ bool arg_int(const sim_args *a, int i, long long *out);
 void master_publish(world *w, master *m, const char *ch, size_t ch_len,
                     const char *msg, size_t msg_len, sim_reply *count_out);
 
-/* scripts.c */
+/* scripts.c: EVAL and EVALSHA of the core's scripts; and false (with
+ * why) when those are not the scripts the model was written from. */
+bool scripts_up_to_date(char *err, size_t size);
 void script_eval(world *w, master *m, const sim_args *a, bool by_sha,
                  sim_reply *out);
 

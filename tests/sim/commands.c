@@ -14,6 +14,7 @@
  *                                which it adds to the cache (scripts.c)
  *   AUTH [user] password, SELECT db: +OK (every client of a world gives
  *                                the same ones)
+ *   INFO server                  its run_id (new at every start) and uptime
  *   PING                         +PONG
  * A wrong number of arguments, an unknown command or a command on a
  * subscribed connection get Redis's errors.
@@ -324,6 +325,27 @@ static void cmd_eval(world *w, master *m, conn *c, const sim_args *a,
   script_eval(w, m, a, false, out);
 }
 
+/* INFO server: who the master is (its run_id, new at every start) and how
+ * long it has been up; what the handshake asks when a client has several
+ * masters or a restart_guard (core/src/proto/server_info.c). */
+static void cmd_info(world *w, master *m, conn *c, const sim_args *a,
+                     sim_reply *out) {
+  (void)c, (void)a;
+  sim_rng r;
+  sim_rng_init(&r, w->sc->seed, 4,
+               (uint64_t)m->id * 1000003u + (uint64_t)m->epoch);
+  char text[256];
+  int n =
+      snprintf(text, sizeof text, "# Server\r\nredis_version:7.2.4\r\nrun_id:");
+  for (int k = 0; k < 40; k++) {
+    text[n++] = "0123456789abcdef"[sim_rng_next(&r) & 15];
+  }
+  n += snprintf(text + n, sizeof text - (size_t)n,
+                "\r\ntcp_port:%d\r\nuptime_in_seconds:%lld\r\n", 7000 + m->id,
+                (long long)((master_now_ms(w, m) - m->started_ms) / 1000));
+  reply_bulk(w, out, text, (size_t)n);
+}
+
 static void cmd_ok(world *w, master *m, conn *c, const sim_args *a,
                    sim_reply *out) {
   (void)m, (void)c, (void)a;
@@ -360,6 +382,7 @@ static const struct command {
     {"AUTH", 2, 3, false, cmd_ok},
     {"SELECT", 2, 2, false, cmd_ok},
     {"PING", 1, 2, true, cmd_ping},
+    {"INFO", 1, 2, false, cmd_info},
 };
 
 void command_run(world *w, master *m, conn *c, const sim_args *a,

@@ -31,6 +31,7 @@ void master_init(world *w, master *m, int id) {
   m->up = true;
   m->rate = w->sc->master_rate[id];
   m->offset_us = w->sc->master_offset_us[id];
+  m->started_ms = master_now_ms(w, m) - 3600 * 1000; /* up for an hour */
 }
 
 /* A decimal at p (before end), up to CRLF; false when malformed. */
@@ -212,6 +213,7 @@ void master_fault(world *w, const sim_fault *f, bool end) {
     m->up = true;
     m->epoch++;
     m->scripts = 0;
+    m->started_ms = master_now_ms(w, m);
     if (f->kind == FAULT_MASTER_WIPE) {
       for (int i = 0; i < KEYS_MAX; i++) {
         m->keys[i].used = false;

@@ -116,8 +116,9 @@ typedef struct master {
   int epoch; /* incarnation: connections of an earlier one are dead */
   double rate;
   int64_t offset_us;
-  unsigned scripts;  /* bit per script (scripts.c) in its cache */
-  const char *error; /* FAULT_ERRORS: what every command gets, or NULL */
+  unsigned scripts;   /* bit per script (scripts.c) in its cache */
+  const char *error;  /* FAULT_ERRORS: what every command gets, or NULL */
+  int64_t started_ms; /* its clock when it (re)started: INFO's uptime */
   sim_key keys[KEYS_MAX];
 } master;
 

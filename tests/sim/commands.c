@@ -15,6 +15,11 @@
  *   AUTH [user] password, SELECT db: +OK (every client of a world gives
  *                                the same ones)
  *   INFO server                  its run_id (new at every start) and uptime
+ *   WAIT n ms                    the count of its replicas that are not
+ *                                lagging, at once when n or more, else
+ *                                after ms (the connection blocks)
+ *   WAITAOF 1 n ms               [1, that count]: the master's own AOF is
+ *                                always fsynced (appendfsync always)
  *   PING                         +PONG
  * A wrong number of arguments, an unknown command or a command on a
  * subscribed connection get Redis's errors.
@@ -346,6 +351,53 @@ static void cmd_info(world *w, master *m, conn *c, const sim_args *a,
   reply_bulk(w, out, text, (size_t)n);
 }
 
+/* The replicas that have every write of the master: all of them but those
+ * that lag. A WAIT asking for more blocks its connection for its timeout
+ * (on the master's clock), then says how many it got; commands behind it
+ * on that connection run after (master_receive). */
+static bool wait_common(world *w, master *m, conn *c, const sim_args *a,
+                        int first, sim_reply *out, long long *acked) {
+  long long want, ms;
+  if (!arg_int(a, first, &want) || !arg_int(a, first + 1, &ms) || want < 0 ||
+      ms < 0) {
+    reply_error(w, out, "ERR value is out of range, must be positive");
+    return false;
+  }
+  if (ms == 0) {
+    /* Blocks for ever: the core must never send it. */
+    sim_violation(w, V_CRASH, "master %d got a WAIT without a timeout", m->id);
+    return false;
+  }
+  long long lag = m->lagging < w->sc->replicas ? m->lagging : w->sc->replicas;
+  *acked = w->sc->replicas - lag;
+  if (*acked < want) {
+    c->blocked_until = w->now + (int64_t)((double)ms * 1000.0 / m->rate) + 1;
+  }
+  return true;
+}
+
+static void cmd_wait(world *w, master *m, conn *c, const sim_args *a,
+                     sim_reply *out) {
+  long long acked;
+  if (wait_common(w, m, c, a, 1, out, &acked)) {
+    reply_int(w, out, acked);
+  }
+}
+
+static void cmd_waitaof(world *w, master *m, conn *c, const sim_args *a,
+                        sim_reply *out) {
+  long long local, acked;
+  if (!arg_int(a, 1, &local) || local < 0 || local > 1) {
+    reply_error(w, out, "ERR value is out of range, must be positive");
+    return;
+  }
+  if (wait_common(w, m, c, a, 2, out, &acked)) {
+    reply_raw(w, out, "*2\r\n", 4);
+    reply_int(w, out, 1);
+    reply_int(w, out, acked);
+  }
+}
+
 static void cmd_ok(world *w, master *m, conn *c, const sim_args *a,
                    sim_reply *out) {
   (void)m, (void)c, (void)a;
@@ -383,6 +435,8 @@ static const struct command {
     {"SELECT", 2, 2, false, cmd_ok},
     {"PING", 1, 2, true, cmd_ping},
     {"INFO", 1, 2, false, cmd_info},
+    {"WAIT", 3, 3, false, cmd_wait},
+    {"WAITAOF", 4, 4, false, cmd_waitaof},
 };
 
 void command_run(world *w, master *m, conn *c, const sim_args *a,

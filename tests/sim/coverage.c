@@ -62,6 +62,9 @@ typedef struct cov_item {
 #define REPLY_EVAL(k, r)                                                       \
   { COV_REPLY, RK(k), NR(r), 1, #k " " #r " after NOSCRIPT" }
 
+#define UNACKED(k)                                                             \
+  { COV_REPLY, RK(k), COV_UNACKED, 0, #k " too few replicas (WAIT)" }
+
 static const cov_item universe[] = {
     /* redlock.c: an acquire's attempt */
     STEP(ATTEMPT, ROUND, ACQUIRING),
@@ -127,6 +130,14 @@ static const cov_item universe[] = {
     REPLY(ASIDE, OK),
     REPLY(ASIDE, UNREACHABLE),
     REPLY_EVAL(ASIDE, OK),
+    /* a write that took, with too few replicas behind it (sync_replicas,
+     * sync_aof: the WAIT's count) */
+    UNACKED(SET),
+    UNACKED(FENCED_ACQUIRE),
+    UNACKED(FENCE),
+    UNACKED(EXTEND),
+    UNACKED(TRY),
+    UNACKED(FENCED_TRY),
     /* failures the driver reported: 0 refused connect, 1 connect timeout,
      * 2 skipped (late), 3 deadline, 4 reset */
     {COV_FAIL, RK(SET), 0, 0, "SET: connection refused"},

@@ -13,7 +13,10 @@
  *   - SCRIPT FLUSH;
  *   - answering every command with an error for a while: LOADING (a
  *     master starting, which a waiter rides out) or OOM (a refusal that
- *     lasts, which ends a wait).
+ *     lasts, which ends a wait);
+ *   - replicas that lag (acknowledge nothing) for a while: a WAIT that
+ *     asks for more than the others blocks its connection to its timeout
+ *     (commands.c).
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -120,17 +123,26 @@ void master_receive(world *w, int id, const char *data, size_t len) {
       trace_command(w, m, id, &a, out.buf + before, out.len - before);
     }
     pos += used;
+    if (w->conns[id].blocked_until > w->now) {
+      break; /* a WAIT: the rest of the chunk runs once it returns */
+    }
+  }
+  int64_t blocked = w->conns[id].blocked_until;
+  if (blocked > w->now && pos < len && !w->stop) {
+    conn_unread(w, id, data + pos, len - pos, blocked);
   }
   if (out.len == 0) {
     return;
   }
+  /* A WAIT that blocked answers at its end. */
+  int64_t from = blocked > w->now ? blocked : w->now;
   /* Now and then a reply comes in two reads: the readers must cope. */
   size_t cut = out.len;
   if (out.len > 2 && sim_rng_chance(&w->net_rng, 10)) {
     cut = (size_t)sim_rng_range(&w->net_rng, 1, (int64_t)out.len - 1);
   }
-  conn_send(w, id, TO_CLIENT, out.buf, cut);
-  conn_send(w, id, TO_CLIENT, out.buf + cut, out.len - cut);
+  conn_send_from(w, id, TO_CLIENT, out.buf, cut, from);
+  conn_send_from(w, id, TO_CLIENT, out.buf + cut, out.len - cut, from);
 }
 
 void master_closed_conn(world *w, int id) {
@@ -231,6 +243,9 @@ void master_fault(world *w, const sim_fault *f, bool end) {
     if (!end) {
       m->scripts = 0;
     }
+    break;
+  case FAULT_REPLICA_LAG:
+    m->lagging += end ? -(int)f->extra_us : (int)f->extra_us;
     break;
   default:
     break;

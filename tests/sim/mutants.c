@@ -38,6 +38,10 @@ static const mutant_def mutants[] = {
      "a failed attempt sends no release", true},
     {"no-aside", HRL_MUTANT_NO_ASIDE, MODEL_MUTANT_NONE,
      "a waiter keeps the masters a lost try won", true},
+    {"unacked-untaken", HRL_MUTANT_UNACKED_UNTAKEN, MODEL_MUTANT_NONE,
+     "a write whose WAIT found too few replicas is taken for one that did "
+     "not take: no release",
+     true},
     {"release-no-compare", 0, MODEL_RELEASE_NO_COMPARE,
      "the release scripts delete the key without comparing the token", true},
     {"fence-no-token", 0, MODEL_FENCE_NO_TOKEN,

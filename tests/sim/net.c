@@ -67,6 +67,11 @@ static void schedule_head(world *w, int id, int dir) {
 }
 
 void conn_send(world *w, int id, int dir, const char *data, size_t len) {
+  conn_send_from(w, id, dir, data, len, w->now);
+}
+
+void conn_send_from(world *w, int id, int dir, const char *data, size_t len,
+                    int64_t from) {
   conn *c = &w->conns[id];
   if (c->broken || len == 0 || (dir == TO_CLIENT && c->client_closed)) {
     return;
@@ -76,7 +81,7 @@ void conn_send(world *w, int id, int dir, const char *data, size_t len) {
   k->next = NULL;
   k->len = (uint32_t)len;
   memcpy(k->data, data, len);
-  int64_t at = w->now + net_delay(w, c->client, c->master);
+  int64_t at = from + net_delay(w, c->client, c->master);
   k->at = at > d->last_at ? at : d->last_at;
   d->last_at = k->at;
   if (d->tail != NULL) {
@@ -86,6 +91,22 @@ void conn_send(world *w, int id, int dir, const char *data, size_t len) {
   }
   d->tail = k;
   schedule_head(w, id, dir);
+}
+
+void conn_unread(world *w, int id, const char *data, size_t len, int64_t at) {
+  conn *c = &w->conns[id];
+  conn_dir *d = &c->dir[TO_MASTER];
+  chunk *k = arena_alloc(w, sizeof *k + len);
+  k->len = (uint32_t)len;
+  memcpy(k->data, data, len);
+  k->at = at;
+  k->next = d->head;
+  d->head = k;
+  if (d->tail == NULL) {
+    d->tail = k;
+  }
+  d->last_at = at > d->last_at ? at : d->last_at;
+  schedule_head(w, id, TO_MASTER);
 }
 
 /* The master saw the end of the connection: it forgets it. */
@@ -150,6 +171,11 @@ void net_head_due(world *w, int id, int dir) {
     }
     if (m->paused) {
       d->head->at = w->master_paused_until[c->master];
+      schedule_head(w, id, dir);
+      return;
+    }
+    if (c->blocked_until > w->now) { /* a WAIT: read on once it returns */
+      d->head->at = c->blocked_until;
       schedule_head(w, id, dir);
       return;
     }

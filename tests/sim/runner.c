@@ -186,6 +186,9 @@ static void node_done(world *w, runner *r, int i) {
   const hrl_node *node = &r->lk->op.nodes[i];
   cov_hit(COV_REPLY, (int)r->lk->op.round_kind, (int)node->result,
           node->eval_sent);
+  if (node->unacked) {
+    cov_hit(COV_REPLY, (int)r->lk->op.round_kind, COV_UNACKED, 0);
+  }
   r->node[i] = X_DONE;
   r->conn[i] = -1;
   if (--r->pending == 0) {

@@ -105,7 +105,9 @@ static void gen_fault(sim_rng *r, sim_scenario *sc, int64_t max_ttl_ms,
                       flavor fl) {
   sim_fault f = {0};
   int64_t t = sc->timeout_ms, ms = 1000;
-  f.kind = (sim_fault_kind)sim_rng_range(r, 0, FAULT_KINDS - 1);
+  /* Replica lags are drawn apart (gen_sync), so that the worlds of the
+   * seeds without replication stay what they were. */
+  f.kind = (sim_fault_kind)sim_rng_range(r, 0, FAULT_ERRORS);
   if (fl == FLAVOR_FENCES && sim_rng_chance(r, 60)) {
     /* one master out of step with the others for a while */
     f.kind = (sim_fault_kind)PICK(r, FAULT_PARTITION, FAULT_SLOW,
@@ -152,6 +154,31 @@ static void gen_fault(sim_rng *r, sim_scenario *sc, int64_t max_ttl_ms,
     break;
   }
   if (!overlaps_restart(sc, &f)) {
+    sc->fault[sc->faults++] = f;
+  }
+}
+
+/* Replication, in one world of eight: each master's replicas, the
+ * clients' sync_replicas or sync_aof, and the times replicas lag. From a
+ * stream of the seed's own, so that the other worlds stay as they were. */
+static void gen_sync(sim_scenario *sc, int64_t max_ttl_ms) {
+  sim_rng r;
+  sim_rng_init(&r, sc->seed, 5, 0);
+  if (!sim_rng_chance(&r, 12)) {
+    return;
+  }
+  sc->replicas = (int)sim_rng_range(&r, 1, 2);
+  sc->sync_aof = sim_rng_chance(&r, 35);
+  sc->sync_replicas =
+      (int)sim_rng_range(&r, sc->sync_aof ? 0 : 1, sc->replicas);
+  int lags = (int)PICK(&r, 0, 1, 1, 2, 3);
+  for (int k = 0; k < lags && sc->faults < SIM_FAULTS_MAX; k++) {
+    sim_fault f = {0};
+    f.kind = FAULT_REPLICA_LAG;
+    f.at_us = sim_rng_range(&r, 0, 2000 * 1000);
+    f.dur_us = sim_rng_range(&r, 10 * 1000, 2 * max_ttl_ms * 1000);
+    f.extra_us = sim_rng_range(&r, 1, sc->replicas);
+    f.master = (int)sim_rng_range(&r, 0, sc->masters - 1);
     sc->fault[sc->faults++] = f;
   }
 }
@@ -213,14 +240,15 @@ void sim_scenario_generate(sim_scenario *sc, uint64_t seed) {
   for (int k = 0; k < faults; k++) {
     gen_fault(&r, sc, max_ttl, fl);
   }
+  gen_sync(sc, max_ttl);
 }
 
 /* ---- text ---- */
 
 static const char *const fault_names[FAULT_KINDS] = {
-    "master-pause", "master-restart", "master-wipe",
-    "script-flush", "partition",      "reset",
-    "slow",         "client-pause",   "errors"};
+    "master-pause", "master-restart", "master-wipe", "script-flush",
+    "partition",    "reset",          "slow",        "client-pause",
+    "errors",       "replica-lag"};
 
 bool sim_scenario_write(const sim_scenario *sc, const char *path) {
   FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
@@ -234,11 +262,12 @@ bool sim_scenario_write(const sim_scenario *sc, const char *path) {
   fprintf(f,
           "world masters=%d clients=%d lanes=%d names=%d timeout=%u "
           "connect=%u retry_delay=%u retry_jitter=%u drift=%.17g "
-          "handshake=%d driver=%d net_min=%" PRId64 " net_max=%" PRId64 "\n",
+          "handshake=%d driver=%d net_min=%" PRId64 " net_max=%" PRId64
+          " replicas=%d sync_replicas=%d sync_aof=%d\n",
           sc->masters, sc->clients, sc->lanes, sc->names, sc->timeout_ms,
           sc->connect_timeout_ms, sc->retry_delay_ms, sc->retry_jitter_ms,
           sc->drift_factor, sc->handshake, sc->driver, sc->net_min_us,
-          sc->net_max_us);
+          sc->net_max_us, sc->replicas, sc->sync_replicas, sc->sync_aof);
   for (int c = 0; c < sc->clients; c++) {
     fprintf(f, "client id=%d rate=%.17g offset=%" PRId64 " wall=%" PRId64 "\n",
             c, sc->client_rate[c], sc->client_offset_us[c],
@@ -341,11 +370,18 @@ static bool read_line(sim_scenario *sc, const char *l) {
     NUM(l, "driver", sc->driver);
     NUM(l, "net_min", sc->net_min_us);
     NUM(l, "net_max", sc->net_max_us);
-    return real(l, "drift", &sc->drift_factor) && sc->masters >= 1 &&
-           sc->masters <= SIM_MASTERS_MAX && sc->clients >= 1 &&
-           sc->clients <= SIM_CLIENTS_MAX && sc->lanes >= 1 &&
-           sc->lanes <= SIM_LANES_MAX && sc->names >= 1 && sc->driver >= 0 &&
-           sc->driver < DRIVER_KINDS && sc->names <= SIM_NAMES_MAX;
+    /* replication: absent from the scenarios written before it */
+    int64_t v;
+    sc->replicas = num(l, "replicas", &v) ? (int)v : 0;
+    sc->sync_replicas = num(l, "sync_replicas", &v) ? (int)v : 0;
+    sc->sync_aof = num(l, "sync_aof", &v) && v != 0;
+    return sc->replicas >= 0 && sc->replicas <= 8 && sc->sync_replicas >= 0 &&
+           sc->sync_replicas <= 8 && real(l, "drift", &sc->drift_factor) &&
+           sc->masters >= 1 && sc->masters <= SIM_MASTERS_MAX &&
+           sc->clients >= 1 && sc->clients <= SIM_CLIENTS_MAX &&
+           sc->lanes >= 1 && sc->lanes <= SIM_LANES_MAX && sc->names >= 1 &&
+           sc->driver >= 0 && sc->driver < DRIVER_KINDS &&
+           sc->names <= SIM_NAMES_MAX;
   } else if (strncmp(l, "client ", 7) == 0) {
     if (!num(l, "id", &id) || id < 0 || id >= SIM_CLIENTS_MAX) {
       return false;

@@ -93,6 +93,10 @@ typedef enum sim_fault_kind {
   FAULT_CLIENT_PAUSE,   /* the client process frozen for dur */
   FAULT_ERRORS,         /* the master answers every command with an error:
                            LOADING (extra_us = 0, passes) or OOM (lasts) */
+  FAULT_REPLICA_LAG,    /* extra_us of the master's replicas acknowledge
+                           nothing for dur (a replica restarting, a slow
+                           link to it): only in worlds with sync_replicas
+                           or sync_aof, drawn apart from the others */
   FAULT_KINDS
 } sim_fault_kind;
 
@@ -110,6 +114,10 @@ typedef struct sim_scenario {
   uint32_t timeout_ms, connect_timeout_ms, retry_delay_ms, retry_jitter_ms;
   double drift_factor;
   bool handshake; /* URLs with a password and a database */
+  /* Each master's replicas (0 to 2), and the clients' sync_replicas
+   * (WAIT behind every write that grants) and sync_aof (WAITAOF). */
+  int replicas, sync_replicas;
+  bool sync_aof;
   /* How the clients' driver shares its connections (sim_driver). */
   int driver;
   /* clocks: rates within the drift allowance, offsets anywhere */
@@ -216,6 +224,9 @@ typedef enum cov_kind {
 } cov_kind;
 
 #define COV_BITS 32768
+/* COV_REPLY's result for a write that took with too few replicas behind
+ * it (above every hrl_node_result) */
+#define COV_UNACKED 40
 typedef struct sim_coverage {
   uint64_t bits[COV_BITS / 64];
 } sim_coverage;

@@ -65,6 +65,8 @@ static void client_init(world *w, client *c, int id) {
   o.retry_delay_ms = sc->retry_delay_ms;
   o.retry_jitter_ms = sc->retry_jitter_ms;
   o.drift_factor = sc->drift_factor;
+  o.lock.sync_replicas = (uint32_t)sc->sync_replicas;
+  o.lock.sync_aof = sc->sync_aof;
   o.key_prefix = "sim:";
   o.key_prefix_len = 4;
   char detail[HRL_DETAIL_MAX];

@@ -72,6 +72,8 @@ typedef struct conn {
   bool accepted;   /* the master serves it (its incarnation `epoch`) */
   int epoch;       /* the master's incarnation that accepted it */
   bool subscribed; /* pub/sub mode, on `channel` */
+  /* blocked by a WAIT until then (global us): reads nothing meanwhile */
+  int64_t blocked_until;
   char channel[HRL_CHANNEL_MAX + 1];
   size_t channel_len;
   conn_dir dir[2];
@@ -118,6 +120,7 @@ typedef struct master {
   int64_t offset_us;
   unsigned scripts;   /* bit per script (scripts.c) in its cache */
   const char *error;  /* FAULT_ERRORS: what every command gets, or NULL */
+  int lagging;        /* FAULT_REPLICA_LAG: replicas acknowledging nothing */
   int64_t started_ms; /* its clock when it (re)started: INFO's uptime */
   sim_key keys[KEYS_MAX];
 } master;
@@ -303,6 +306,12 @@ void seam_leave(void);
 /* net.c */
 int conn_open(world *w, int client_id, int master_id, conn_role role);
 void conn_send(world *w, int id, int dir, const char *data, size_t len);
+/* The same, sent at `from` (>= now) instead of now. */
+void conn_send_from(world *w, int id, int dir, const char *data, size_t len,
+                    int64_t from);
+/* Bytes the master took but has not run (behind a WAIT that blocks): back
+ * at the head of the connection, due at `at`. */
+void conn_unread(world *w, int id, const char *data, size_t len, int64_t at);
 void conn_close(world *w, int id); /* by the client */
 void conn_reset(world *w, int id); /* RST: both sides lose what is queued */
 void net_head_due(world *w, int id, int dir);

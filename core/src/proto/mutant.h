@@ -18,6 +18,7 @@ enum hrl_mutant {
   HRL_MUTANT_EXTEND_FROM_END, /* an extend's validity from the round's end */
   HRL_MUTANT_NO_CLEANUP,      /* a failed attempt sends no release */
   HRL_MUTANT_NO_ASIDE,        /* a waiter keeps what a lost try won */
+  HRL_MUTANT_UNACKED_UNTAKEN, /* a write its WAIT found short taken for none */
   HRL_MUTANT_COUNT
 };
 

@@ -339,7 +339,7 @@ static hrl_step judge_attempt(hrl_lock *lk, int64_t now_us,
     hrl_node_result r = op->nodes[i].result;
     may_hold |= r == HRL_NODE_OK || r == HRL_NODE_UNREACHABLE ||
                 r == HRL_NODE_PROTOCOL || (fenced && r != HRL_NODE_REFUSED) ||
-                op->nodes[i].took;
+                (op->nodes[i].took && !HRL_MUTANT(UNACKED_UNTAKEN));
   }
   return end_attempt(lk, may_hold, now_us, info);
 }

@@ -278,7 +278,7 @@ static bool may_hold(const hrl_lock *lk) {
     hrl_node_result r = lk->op.nodes[i].result;
     if (r == HRL_NODE_OK || r == HRL_NODE_UNREACHABLE ||
         r == HRL_NODE_PROTOCOL || (fenced && r != HRL_NODE_REFUSED) ||
-        lk->op.nodes[i].took) {
+        (lk->op.nodes[i].took && !HRL_MUTANT(UNACKED_UNTAKEN))) {
       return true;
     }
   }

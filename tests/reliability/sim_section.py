@@ -59,7 +59,7 @@ def _figures(s: dict) -> list[str]:
             if m["seed"]:
                 seed = str(m["seed"])
             elif not m.get("observable", True):
-                seed = "not caught (out of sight: below)"
+                seed = "not caught (a rare schedule: below)"
             else:
                 seed = "**not caught**"
             out.append(

@@ -18,8 +18,9 @@ typedef struct mutant_def {
   int core; /* enum hrl_mutant, or 0 */
   sim_model_mutant model;
   const char *what;
-  /* false: no invariant can see it within the model's assumptions (see
-   * docs/RELIABILITY.md): a seed that catches it proves that wrong */
+  /* false: only a rare schedule shows it (tests/sim/MODEL.md, "What it
+   * found"), so no bound of seeds is promised: a seed that catches it
+   * counts, none within the bound is no failure */
   bool observable;
 } mutant_def;
 
@@ -140,7 +141,7 @@ static void hunt(int m, uint64_t max, mutant_result *out) {
 
 int run_mutants(uint64_t max, int jobs, FILE *json) {
   mutant_result results[MUTANTS];
-  int caught = 0, runnable = 0, wrong = 0;
+  int caught = 0, runnable = 0;
   for (int first = 0; first < MUTANTS; first += jobs) {
     int fds[64];
     pid_t pids[64];
@@ -193,13 +194,11 @@ int run_mutants(uint64_t max, int jobs, FILE *json) {
              mutants[m].name);
       continue;
     }
-    if (!mutants[m].observable) {
-      /* Not counted: its bug is out of every invariant's sight. */
-      wrong += r->seed != 0;
-      printf("mutant %-20s %s in %" PRIu64 " schedules: %s%s\n",
-             mutants[m].name, r->seed ? "CAUGHT" : "not caught, as expected",
-             r->tried, mutants[m].what,
-             r->seed ? " (thought unobservable: look at that seed)" : "");
+    if (!mutants[m].observable && r->seed == 0) {
+      /* Not counted: the schedule that shows it is rare (MODEL.md). */
+      printf("mutant %-20s not caught in %" PRIu64
+             " schedules (a rare schedule, no bound): %s\n",
+             mutants[m].name, r->tried, mutants[m].what);
     } else if (r->seed != 0) {
       runnable++;
       caught++;
@@ -228,7 +227,7 @@ int run_mutants(uint64_t max, int jobs, FILE *json) {
   if (json != NULL) {
     fprintf(json, "  ],\n");
   }
-  printf("mutants: %d of %d caught within %" PRIu64 " seeds each%s\n", caught,
-         runnable, max, wrong ? "; one thought unobservable was caught" : "");
-  return caught == runnable && wrong == 0 ? 0 : 1;
+  printf("mutants: %d of %d caught within %" PRIu64 " seeds each\n", caught,
+         runnable, max);
+  return caught == runnable ? 0 : 1;
 }

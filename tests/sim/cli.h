@@ -18,7 +18,7 @@ bool select_mutant(const char *name, sim_options *o);
 /* Hunts every mutant over seeds 1..max on `jobs` processes, prints a
  * line each and a summary, and the JSON rows when json is not NULL; 0
  * when every observable mutant was caught and no other was. */
-int run_mutants(uint64_t max, int jobs, FILE *json);
+int run_mutants(uint64_t max, uint64_t rare_max, int jobs, FILE *json);
 
 /* Whole writes and reads on a pipe. */
 bool write_all(int fd, const void *p, size_t n);

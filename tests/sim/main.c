@@ -7,9 +7,10 @@
  *   hrl-sim --seed S [--trace]           one world
  *   hrl-sim --replay FILE [--trace]      a scenario file, exactly
  *   hrl-sim --regress FILE...            scenario files that must pass
- *   hrl-sim --mutants MAX [--jobs 2]     every mutant (hrl-sim-mutants has
- *                                        the core's), each until a seed in
- *                                        1..MAX catches it
+ *   hrl-sim --mutants MAX[,RARE] [--jobs 2]  every mutant (hrl-sim-mutants
+ *                                        has the core's), each until a seed
+ *                                        in 1..MAX catches it (1..RARE for
+ *                                        those without a bound: mutants.c)
  *   --mutant NAME                        run with that mutant
  *   --json FILE                          figures for tests/reliability/
  *                                        report.py
@@ -226,7 +227,7 @@ static void report_failure(uint64_t seed, const sim_options *base,
 static int usage(void) {
   fprintf(stderr,
           "usage: hrl-sim --seeds A-B | --seed S | --replay FILE | "
-          "--regress FILE... | --mutants MAX\n"
+          "--regress FILE... | --mutants MAX[,RARE]\n"
           "       [--jobs N] [--mutant NAME] [--driver serial|pooled|shared] "
           "[--trace] [--list]\n"
           "       [--json FILE] [--failures DIR] [--shrink-budget N] "
@@ -241,7 +242,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   sim_options o = {0};
-  uint64_t from = 0, to = 0, mutant_max = 0;
+  uint64_t from = 0, to = 0, mutant_max = 0, rare_max = 0;
   const char *replay = NULL, *json_path = NULL;
   const char *failures = "build/sim-failures";
   int jobs = 1, budget = 2000, regress_first = 0;
@@ -261,7 +262,9 @@ int main(int argc, char **argv) {
       replay = v;
       i++;
     } else if (strcmp(a, "--mutants") == 0 && v != NULL) {
-      mutant_max = strtoull(v, NULL, 10);
+      char *rest;
+      mutant_max = strtoull(v, &rest, 10);
+      rare_max = *rest == ',' ? strtoull(rest + 1, NULL, 10) : mutant_max;
       i++;
     } else if (strcmp(a, "--mutant") == 0 && v != NULL) {
       if (!select_mutant(v, &o)) {
@@ -358,7 +361,7 @@ int main(int argc, char **argv) {
   }
   int rc = 0;
   if (mutant_max > 0) {
-    rc = run_mutants(mutant_max, jobs, json);
+    rc = run_mutants(mutant_max, rare_max, jobs, json);
   }
   if (to > 0) {
     if (from == to && o.trace) {

@@ -139,49 +139,66 @@ static void hunt(int m, uint64_t max, mutant_result *out) {
   }
 }
 
-int run_mutants(uint64_t max, int jobs, FILE *json) {
+/* Starts mutant m's hunt in a child that reports through a pipe; its
+ * read end, or -1. */
+static int hunt_child(int m, uint64_t max, pid_t *pid) {
+  int p[2];
+  if (pipe(p) != 0) {
+    return -1;
+  }
+  *pid = fork();
+  if (*pid == 0) {
+    close(p[0]);
+    mutant_result r;
+    hunt(m, max, &r);
+    _exit(write_all(p[1], &r, sizeof r) ? 0 : 1);
+  }
+  close(p[1]);
+  if (*pid < 0) {
+    close(p[0]);
+    return -1;
+  }
+  return p[0];
+}
+
+int run_mutants(uint64_t max, uint64_t rare_max, int jobs, FILE *json) {
   mutant_result results[MUTANTS];
   int caught = 0, runnable = 0;
-  for (int first = 0; first < MUTANTS; first += jobs) {
-    int fds[64];
-    pid_t pids[64];
-    int started = 0;
-    for (int m = first; m < first + jobs && m < MUTANTS; m++) {
+  /* Up to `jobs` hunts at once, the next starting as soon as one ends: a
+   * long hunt does not hold up the others. */
+  int fd[MUTANTS];
+  pid_t pid[MUTANTS];
+  int next = 0, running = 0;
+  while (next < MUTANTS || running > 0) {
+    while (running < jobs && next < MUTANTS) {
+      int m = next++;
+      results[m] = (mutant_result){0, 0, -1};
 #ifndef HRL_SIM_MUTANTS
       if (mutants[m].core != 0) {
-        results[m].tried = 0;
-        results[m].seed = 0;
-        results[m].kind = -1;
-        continue;
+        continue; /* the core's: hrl-sim-mutants only */
       }
 #endif
-      int p[2];
-      if (pipe(p) != 0) {
+      fd[m] = hunt_child(m, mutants[m].observable ? max : rare_max, &pid[m]);
+      if (fd[m] < 0) {
         return 2;
       }
-      pid_t pid = fork();
-      if (pid == 0) {
-        close(p[0]);
-        mutant_result r;
-        hunt(m, max, &r);
-        _exit(write_all(p[1], &r, sizeof r) ? 0 : 1);
-      }
-      close(p[1]);
-      fds[started] = p[0];
-      pids[started++] = pid;
       results[m].kind = -2; /* to read */
+      running++;
     }
-    int k = 0;
-    for (int m = first; m < first + jobs && m < MUTANTS; m++) {
-      if (results[m].kind != -2) {
+    if (running == 0) {
+      continue;
+    }
+    pid_t done = waitpid(-1, NULL, 0);
+    for (int m = 0; m < MUTANTS; m++) {
+      if (results[m].kind != -2 || (done >= 0 && pid[m] != done)) {
         continue;
       }
-      if (!read_all(fds[k], &results[m], sizeof results[m])) {
-        results[m].kind = -1;
+      if (!read_all(fd[m], &results[m], sizeof results[m])) {
+        results[m] = (mutant_result){0, 1, 0}; /* a hunt that died */
       }
-      close(fds[k]);
-      waitpid(pids[k], NULL, 0);
-      k++;
+      close(fd[m]);
+      running--;
+      break;
     }
   }
   if (json != NULL) {

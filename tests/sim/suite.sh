@@ -3,7 +3,7 @@
 # (scripts/sim.sh): the regression scenarios, a slice of seeds on every
 # CPU with the protocol as shipped (hrl-sim), then every mutant until a
 # seed catches it (hrl-sim-mutants); one summary line.
-#   tests/sim/suite.sh BUILD_DIR SEEDS MUTANT_SEEDS [JSON]
+#   tests/sim/suite.sh BUILD_DIR SEEDS MUTANT_SEEDS[,RARE] [JSON]
 set -uo pipefail
 bin=$1 seeds=$2 mutant_seeds=$3 json=${4:-}
 jobs=$(nproc)

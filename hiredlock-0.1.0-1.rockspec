@@ -65,6 +65,7 @@ build = {
         "core/src/api/renewer.c",
         "core/src/driver/conn.c",
         "core/src/driver/connect.c",
+        "core/src/driver/entropy.c",
         "core/src/driver/fanout.c",
         "core/src/driver/listen.c",
         "core/src/driver/replies.c",

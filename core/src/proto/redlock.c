@@ -188,7 +188,7 @@ static hrl_step start_attempt(hrl_lock *lk, int64_t now_us,
                               hrl_step_info *info) {
   hrl_op *op = &lk->op;
   hrl_wait_rejoin(lk, now_us);
-  if (op->token[0] == '\0' && hrl_token_new(op->token) != HRL_OK) {
+  if (op->token[0] == '\0' && hrl_token_new(lk->cfg, op->token) != HRL_OK) {
     hrl_detailf(lk->detail, sizeof lk->detail,
                 "the OS random generator failed");
     return hrl_op_finish(lk, HRL_ESYSTEM, info);

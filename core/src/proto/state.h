@@ -77,6 +77,13 @@ typedef struct hrl_rejoin {
   pid_t pid; /* the process that queued it: a forked child never takes it */
 } hrl_rejoin;
 
+/* Where a client's random bytes come from (its tokens, its channel, the
+ * jitter of its waits): fills all n bytes of buf, or fails with
+ * HRL_ESYSTEM. The driver gives it when the client is made (the built-in
+ * one: hrl_os_entropy, the kernel CSPRNG); the protocol reads no device
+ * itself. ctx is the driver's (hrl_config.entropy_ctx). */
+typedef hrl_status (*hrl_entropy_fn)(void *ctx, void *buf, size_t n);
+
 /* What a client was made with: validated options and parsed masters. */
 typedef struct hrl_config {
   hrl_options opts; /* key_prefix points into prefix below, the ssl_* paths
@@ -94,6 +101,8 @@ typedef struct hrl_config {
   uint32_t lease_ms;
   uint32_t window_ms;
   hrl_master_cfg *masters;
+  hrl_entropy_fn entropy;
+  void *entropy_ctx;
   /* This process's channel, made on the first wait (and anew in a forked
    * child: channel_pid is the process it was made in). */
   char channel[HRL_CHANNEL_MAX + 1];
@@ -240,9 +249,11 @@ struct hrl_lock {
 };
 
 /* config.c: parses the URLs and checks the options into cfg (zeroed by the
- * caller); on failure cfg holds nothing to free and detail says why. */
+ * caller), whose random bytes come from entropy (with ctx); on failure cfg
+ * holds nothing to free and detail says why. */
 hrl_status hrl_config_init(hrl_config *cfg, const char *const *urls, size_t n,
-                           const hrl_options *opts, char *detail,
+                           const hrl_options *opts, hrl_entropy_fn entropy,
+                           void *entropy_ctx, char *detail,
                            size_t detail_size);
 void hrl_config_clear(hrl_config *cfg);
 

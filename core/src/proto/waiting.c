@@ -79,7 +79,7 @@ uint32_t hrl_window_ms(const hrl_options *o) {
 
 hrl_status hrl_config_make_channel(hrl_config *cfg) {
   char id[HRL_TOKEN_LEN + 1];
-  if (hrl_token_new(id) != HRL_OK) {
+  if (hrl_token_new(cfg, id) != HRL_OK) {
     return HRL_ESYSTEM;
   }
   size_t prefix_len = cfg->opts.key_prefix_len;
@@ -223,7 +223,7 @@ static int64_t cap_us(const hrl_config *c) {
   uint32_t jitter = c->opts.retry_jitter_ms;
   int64_t ms =
       (int64_t)c->opts.retry_delay_ms - jitter +
-      hrl_random_upto(jitter <= UINT32_MAX / 2 ? 2 * jitter : UINT32_MAX);
+      hrl_random_upto(c, jitter <= UINT32_MAX / 2 ? 2 * jitter : UINT32_MAX);
   return (ms > 0 ? ms : 0) * US_PER_MS;
 }
 

@@ -53,6 +53,26 @@ uint32_t hrl_ttl_bound_timeout(const hrl_config *c, uint32_t ttl_ms) {
   return c->opts.timeout_ms < cap ? c->opts.timeout_ms : cap;
 }
 
+/* An extend round (a renewal's, or the holder's) ends when the validity it
+ * is meant to keep does: a confirmation that came later could not keep it
+ * (a lease is lost by then), and the loss must be known no later than
+ * `validity` said, before another client can take the lock (its keys live
+ * drift longer). At least 1 ms; a lock with no validity left (a plain
+ * lock: a lease is lost by then) asks with the usual timeout, as nothing
+ * it learns can come late. */
+static uint32_t extend_timeout(const hrl_lock *lk, uint32_t ttl_ms,
+                               int64_t now_us) {
+  uint32_t timeout = hrl_ttl_bound_timeout(lk->cfg, ttl_ms);
+  int64_t left_ms = (lk->valid_until_us - now_us) / US_PER_MS;
+  if (!lk->held || lk->valid_until_us <= now_us) {
+    return timeout;
+  }
+  if (left_ms < 1) {
+    left_ms = 1;
+  }
+  return left_ms < (int64_t)timeout ? (uint32_t)left_ms : timeout;
+}
+
 hrl_step hrl_op_finish(hrl_lock *lk, hrl_status status, hrl_step_info *info) {
   if (lk->op.rejoined && status != HRL_OK) {
     /* An acquire that took up an entry left behind and failed before it
@@ -472,6 +492,11 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
     op->deadline_us =
         arg_ms == HRL_WAIT_FOREVER ? INT64_MAX : now_us + arg_ms * US_PER_MS;
     op->ttl_ms = lk->ttl_ms;
+    if (hrl_lease_is(lk) && lk->opts.max_hold_ms > 0 &&
+        lk->opts.max_hold_ms < op->ttl_ms) {
+      /* The keys must not outlive max_hold: ask for no more. */
+      op->ttl_ms = lk->opts.max_hold_ms;
+    }
     op->phase = HRL_PHASE_ATTEMPT;
     break;
   case HRL_OP_RELEASE:
@@ -536,7 +561,7 @@ hrl_step hrl_proto_step(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
     op->phase = HRL_PHASE_SCRIPTING;
     return hrl_round_step(
         lk, op->kind == HRL_OP_EXTEND ? HRL_ROUND_EXTEND : HRL_ROUND_RELEASE,
-        op->kind == HRL_OP_EXTEND ? hrl_ttl_bound_timeout(lk->cfg, op->ttl_ms)
+        op->kind == HRL_OP_EXTEND ? extend_timeout(lk, op->ttl_ms, now_us)
                                   : lk->cfg->opts.timeout_ms,
         now_us, info);
   case HRL_PHASE_SCRIPTING:

@@ -222,7 +222,6 @@ static void test_max_hold_caps_renewal(void) {
   CHECK_STATUS(hrl_lock_lost(e.lk, reason, sizeof reason), HRL_ELOST);
   CHECK_STR(reason, "max_hold reached");
   free_env(e);
-
 }
 
 /* A max_hold shorter than the TTL: the acquire asks for max_hold (the
@@ -296,8 +295,7 @@ static void test_extend_rounds_end_with_the_validity(void) {
   /* The holder's own extend, on a lease and on a plain lock. */
   e = make_env(3000, 0);
   until = e.t + (3000 - 32) * MS;
-  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_EXTEND, 0, until - 7 * MS),
-               HRL_OK);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_EXTEND, 0, until - 7 * MS), HRL_OK);
   CHECK_INT(round_timeout(e.lk, until - 7 * MS), 7);
   free_env(e);
   /* Less than a millisecond left: no round could end in time; the renewal

@@ -105,8 +105,8 @@ void hrl_lease_held_since(hrl_lock *lk, int64_t start_us) {
     lk->renewal->hold_start_us = start_us;
     /* Acquired with all max_hold allows (a max_hold of at most the TTL):
      * no renewal can add to it, only the expiry is left to see. */
-    lk->renewal->renew_final = lk->opts.max_hold_ms > 0 &&
-                               lk->opts.max_hold_ms <= lk->op.ttl_ms;
+    lk->renewal->renew_final =
+        lk->opts.max_hold_ms > 0 && lk->opts.max_hold_ms <= lk->op.ttl_ms;
   }
 }
 

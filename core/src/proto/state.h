@@ -253,8 +253,7 @@ struct hrl_lock {
  * holds nothing to free and detail says why. */
 hrl_status hrl_config_init(hrl_config *cfg, const char *const *urls, size_t n,
                            const hrl_options *opts, hrl_entropy_fn entropy,
-                           void *entropy_ctx, char *detail,
-                           size_t detail_size);
+                           void *entropy_ctx, char *detail, size_t detail_size);
 void hrl_config_clear(hrl_config *cfg);
 
 /* config.c: hrl_proto_handshake() and hrl_proto_handshake_reply() on the

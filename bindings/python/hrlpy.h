@@ -55,6 +55,8 @@ typedef struct hrlpy_state {
   PyObject *not_owned;        /* NotOwned(LockError) */
   PyObject *lock_lost;        /* LockLost(NotOwned) */
   PyObject *connection_error; /* ConnectionError(LockError, ConnectionError) */
+  PyObject *permission_denied; /* PermissionDenied(LockError,
+                                  PermissionError) */
   const hrl_option *ttl;      /* the lock option "ttl": its default */
   hrlpy_link clients;         /* live Client objects, for after_fork */
   hrlpy_link locks;           /* live Lock objects, for after_fork */

@@ -84,7 +84,8 @@ extern "C" {
   X(HRL_EPROTOCOL, "protocol error")                                           \
   X(HRL_ECANCELLED, "cancelled")                                               \
   X(HRL_ESYSTEM, "system error")                                               \
-  X(HRL_ELOST, "lost")
+  X(HRL_ELOST, "lost")                                                         \
+  X(HRL_EPERM, "permission denied")
 
 typedef enum hrl_status {
 #define HRL_STATUS_ENUM_(code, text) code,
@@ -323,8 +324,11 @@ HRL_API void hrl_lock_free(hrl_lock *lock);
  * leaves the queue).
  * HRL_OK: held, with a fresh token and hrl_lock_validity_ms() > 0.
  * HRL_ETIMEOUT: others held it until the wait ran out.
- * HRL_ECONNECT / HRL_EAUTH / HRL_ESERVER / HRL_EPROTOCOL: fewer than a quorum
- *   of masters gave a usable answer; returned at once, without waiting.
+ * HRL_ECONNECT / HRL_EAUTH / HRL_EPERM / HRL_ESERVER / HRL_EPROTOCOL: fewer
+ *   than a quorum of masters gave a usable answer; returned at once, without
+ *   waiting. HRL_EAUTH: the password was refused (or none was given);
+ *   HRL_EPERM: the ACL user may not run a command the lock needs, or not on
+ *   its keys (NOPERM): the detail names the command and keys refused.
  * HRL_EHELD: this lock object already holds the lock.
  * A failed call never leaves a key behind on a reachable master.
  */

@@ -117,10 +117,11 @@ typedef struct hrl_config {
 /* A master's state in the current round. */
 typedef struct hrl_node {
   hrl_node_result result;
-  bool eval_sent; /* NOSCRIPT came back once: the full script was sent */
-  bool sent;      /* the driver took the command */
-  bool missed;    /* ... and it went unanswered: it may run there yet */
-  int64_t pttl;   /* a refused try: the holder's PTTL in ms (-1: unknown) */
+  hrl_round_kind kind; /* of the round its result is from (a message's) */
+  bool eval_sent;      /* NOSCRIPT came back once: the full script was sent */
+  bool sent;           /* the driver took the command */
+  bool missed;         /* ... and it went unanswered: it may run there yet */
+  int64_t pttl; /* a refused try: the holder's PTTL in ms (-1: unknown) */
   /* A fenced acquire's (or try's) two replies: what its SET (try) said,
    * and the counter its INCR returned; resend: the try said NOSCRIPT, so
    * both go again in full once the INCR's reply is in; redirected: its

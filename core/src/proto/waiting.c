@@ -304,14 +304,16 @@ static hrl_step step_aside(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
 }
 
 /* Whether a master's failure in the try will last: a refused AUTH, a
- * protocol error, a server error other than those a server gives while it
- * starts or fails over (LOADING, BUSY, MASTERDOWN, CLUSTERDOWN). */
+ * permission refused, a protocol error, a server error other than those a
+ * server gives while it starts or fails over (LOADING, BUSY, MASTERDOWN,
+ * CLUSTERDOWN). */
 static bool lasting_failure(const hrl_lock *lk) {
   static const char *const passing[] = {"LOADING", "BUSY", "MASTERDOWN",
                                         "CLUSTERDOWN"};
   for (size_t i = 0; i < lk->cfg->n; i++) {
     const hrl_node *node = &lk->op.nodes[i];
-    if (node->result == HRL_NODE_AUTH || node->result == HRL_NODE_PROTOCOL) {
+    if (node->result == HRL_NODE_AUTH || node->result == HRL_NODE_DENIED ||
+        node->result == HRL_NODE_PROTOCOL) {
       return true;
     }
     if (node->result != HRL_NODE_SERVER) {

@@ -19,7 +19,14 @@ executor, nothing that blocks the event loop)::
 Exceptions are :mod:`hiredlock`'s own.
 """
 
-from .._core import ConnectionError, LockError, LockLost, NotAcquired, NotOwned
+from .._core import (
+    ConnectionError,
+    LockError,
+    LockLost,
+    NotAcquired,
+    NotOwned,
+    PermissionDenied,
+)
 from ._client import Client
 from ._default import default_client, lock
 from ._lock import Lock
@@ -32,6 +39,7 @@ __all__ = [
     "LockLost",
     "NotAcquired",
     "NotOwned",
+    "PermissionDenied",
     "default_client",
     "lock",
 ]

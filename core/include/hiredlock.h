@@ -127,7 +127,9 @@ typedef struct hrl_lock_options {
   /** With auto_renew: the longest hold, from the acquire. Renewal never
    *  extends the lock past it (the last renewal asks for what is left), so
    *  the lock then expires on its own unless released, and is reported
-   *  lost ("max_hold reached"). 0 (the default): no cap. */
+   *  lost ("max_hold reached"). One no longer than ttl_ms is the TTL the
+   *  acquire asks for (nothing is renewed); one below
+   *  hrl_client_min_ttl_ms() is refused. 0 (the default): no cap. */
   uint32_t max_hold_ms;
   /** Take a fencing token with every acquire (hrl_lock_fence()): a number
    *  strictly greater than the fence of every grant of the name whose
@@ -154,7 +156,9 @@ typedef struct hrl_options {
   /** Time to establish a TCP/unix connection to one master. Default 100. */
   uint32_t connect_timeout_ms;
   /** Per-master reply deadline for one round. Default 50. An acquire or
-   *  extend never waits more than ttl/10 (at least 1 ms) for a master. */
+   *  extend never waits more than ttl/10 (at least 1 ms) for a master, and
+   *  an extend (or a lease's renewal) never past the validity it is meant
+   *  to keep. */
   uint32_t timeout_ms;
   /** Longest pause between the tries of a waiting acquire when no release
    *  wakes it (a lost notification, a holder that publishes nothing);

@@ -28,7 +28,7 @@ import hiredlock
 import hiredlock.asyncio as hla
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reliability"))
-from hrlrel.proxy import Proxy  # noqa: E402
+from hrlrel.proxy import Proxy
 
 CUT_OFF = {"timeout": 0.3, "drift_factor": 0.02, "connect_timeout": 1.0}
 TTL = 3.0

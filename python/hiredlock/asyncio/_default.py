@@ -1,10 +1,12 @@
 """The default asyncio client, made from the environment on first use in
-each event loop (its connections belong to that loop)."""
+each event loop (its connections belong to that loop), and closed when
+that loop shuts down."""
 
 from __future__ import annotations
 
 import asyncio
 import weakref
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from .._client import DEFAULT_TTL, Name
@@ -12,19 +14,56 @@ from .._default import urls_from_env
 from ._client import Client
 from ._lock import Lock
 
+# Per loop: its default client, and the async generator that closes it when
+# the loop shuts down its async generators (asyncio.run, uvloop.run, and
+# loop.shutdown_asyncgens(), which every runner calls before closing a
+# loop). Weak keys: a loop that is gone takes its entry with it.
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Client] = (
     weakref.WeakKeyDictionary()
 )
+_closers: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, AsyncGenerator[None, None]
+] = weakref.WeakKeyDictionary()
+
+
+async def _close_at_shutdown(
+    loop: asyncio.AbstractEventLoop, client: Client
+) -> AsyncGenerator[None, None]:
+    """Suspended at its yield for the life of the loop; the loop's
+    shutdown_asyncgens() closes it, and with it the client (its renewer
+    task and every connection), so nothing is left open per loop."""
+    try:
+        yield
+    finally:
+        if _clients.get(loop) is client:
+            del _clients[loop]
+        _closers.pop(loop, None)
+        await client.close()
+
+
+def _watch(loop: asyncio.AbstractEventLoop, client: Client) -> None:
+    """Starts the closer in the running loop: its first step (to the
+    yield) runs now, which registers it with the loop's async generator
+    hooks; it needs no task."""
+    closer = _close_at_shutdown(loop, client)
+    step = closer.asend(None)
+    try:
+        step.send(None)
+    except StopIteration:
+        pass  # suspended at its yield, as meant
+    _closers[loop] = closer
 
 
 def default_client() -> Client:
     """The running loop's default client: ``HIREDLOCK_URLS`` (comma
     separated), else ``HIREDLOCK_URL``, else ``redis://127.0.0.1:6379``, as
-    for :func:`hiredlock.default_client`."""
+    for :func:`hiredlock.default_client`. It is closed when the loop shuts
+    down (at the end of ``asyncio.run``)."""
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None:
         client = _clients[loop] = Client(urls_from_env())
+        _watch(loop, client)
     return client
 
 

@@ -37,6 +37,7 @@ class Lock:
     """
 
     __slots__ = (
+        "__weakref__",  # the renewer keeps leases weakly
         "_busy",
         "_cancel_on_lost",
         "_client",
@@ -248,12 +249,13 @@ class Lock:
         awaiting it is cancelled, the operation still gets to a point that
         leaves nothing behind (a lock it got is released), and then the
         cancellation goes on."""
+        driver = self._client._driver
+        driver.bind()  # before the operation begins: nothing to undo
         if arg is _NO_ARG:
             begin()  # type: ignore[call-arg]
         else:
             begin(arg)
         progress = Progress()
-        driver = self._client._driver
         try:
             ok = await driver.operate(self._core, progress)
         except LockError:

@@ -5,6 +5,7 @@ that loop shuts down."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import weakref
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -47,10 +48,8 @@ def _watch(loop: asyncio.AbstractEventLoop, client: Client) -> None:
     hooks; it needs no task."""
     closer = _close_at_shutdown(loop, client)
     step = closer.asend(None)
-    try:
+    with contextlib.suppress(StopIteration):  # suspended at its yield
         step.send(None)
-    except StopIteration:
-        pass  # suspended at its yield, as meant
     _closers[loop] = closer
 
 

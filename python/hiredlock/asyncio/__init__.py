@@ -32,7 +32,7 @@ from .._core import (
 )
 from .._fencing import FENCED_WRITE_SCRIPT, StaleFence
 from ._client import Client
-from ._default import default_client, lock
+from ._default import default_client, lock, synchronized
 from ._fencing import fenced_write
 from ._lock import Lock
 
@@ -50,4 +50,5 @@ __all__ = [
     "default_client",
     "fenced_write",
     "lock",
+    "synchronized",
 ]

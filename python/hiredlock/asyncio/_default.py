@@ -8,12 +8,12 @@ import asyncio
 import contextlib
 import weakref
 from collections.abc import AsyncGenerator
-from typing import Any
+from typing import Any, Callable
 
 from .._client import DEFAULT_TTL, Name
 from .._default import urls_from_env
 from ._client import Client
-from ._lock import Lock
+from ._lock import A, Lock, synchronized_by
 
 # Per loop: its default client, and the async generator that closes it when
 # the loop shuts down its async generators (asyncio.run, uvloop.run, and
@@ -77,4 +77,20 @@ def lock(
     """A :class:`Lock` on the running loop's default client."""
     return default_client().lock(
         name, ttl, timeout=timeout, blocking=blocking, **options
+    )
+
+
+def synchronized(
+    name: Name,
+    ttl: float = DEFAULT_TTL,
+    *,
+    timeout: float = -1,
+    blocking: bool = True,
+    **options: Any,
+) -> Callable[[A], A]:
+    """Decorator for an async function: every call's body runs under
+    ``name`` on the running loop's default client (looked up at each call,
+    so the environment may be set up after the function is defined)."""
+    return synchronized_by(
+        lambda: lock(name, ttl, timeout=timeout, blocking=blocking, **options)
     )

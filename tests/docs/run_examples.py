@@ -77,9 +77,7 @@ def localize(text: str, urls: list[str]) -> str:
 
 
 def check(cmd: list[str], stderr_too: bool = False, **kw) -> str:
-    done = subprocess.run(
-        cmd, capture_output=True, text=True, timeout=TIMEOUT, **kw
-    )
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, **kw)
     if done.returncode != 0:
         raise Failed(f"{' '.join(cmd[:3])}... exited {done.returncode}:\n"
                      f"{done.stdout}{done.stderr}")  # fmt: skip
@@ -123,14 +121,16 @@ class Runner:
             body = "\n".join("  " + line for line in code.split("\n"))
             code = (
                 "#include <err.h>\n#include <stdio.h>\n#include <string.h>\n\n"
-                f"#include <hiredlock.h>\n\nint main(void) {{\n{body}\n  return 0;\n}}\n"
+                "#include <hiredlock.h>\n\n"
+                f"int main(void) {{\n{body}\n  return 0;\n}}\n"
             )
         path = self.source(example, code, ".c")
         exe = path.with_suffix("")
         libs = check(["pkg-config", "--libs", "hiredis", "openssl"]).split()
+        library = str(ROOT / "build" / "libhiredlock.a")
         check(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror",
                f"-I{ROOT / 'core' / 'include'}", "-o", str(exe), str(path),
-               str(ROOT / "build" / "libhiredlock.a"), *libs, "-lpthread", "-lm"])  # fmt: skip
+               library, *libs, "-lpthread", "-lm"])  # fmt: skip
         check([str(exe)], env=self.env, cwd=self.tmp)
 
     def nginx(self, example: Example, conf: str, files: dict[str, str]) -> None:
@@ -233,8 +233,9 @@ class NginxRun:
         self.run([], prefix=built.group(1) if built else "/usr/share/nginx")
 
     def run(self, extra: list[str], prefix: str | None = None) -> None:
-        base = ["nginx", "-p", f"{prefix or self.dir}/", "-c",
-                f"{self.dir}/nginx.conf", "-e", f"{self.dir}/error.log", *extra]  # fmt: skip
+        conf, log = f"{self.dir}/nginx.conf", f"{self.dir}/error.log"
+        base = ["nginx", "-p", f"{prefix or self.dir}/", "-c", conf, "-e", log,
+                *extra]  # fmt: skip
         check([*base, "-t"])
         check(base)
         try:

@@ -11,7 +11,10 @@ file, five lists that must be equal:
   setup.py     the core files of the extension setup.py builds
   rockspec     the core files of the rockspec's hiredlock.core module
 and the rockspec's other files against bindings/lua/*.c. Prints each
-difference and exits 1 when there is one.
+difference and exits 1 when there is one. It also checks that what a
+`luarocks make` run in the checkout leaves there (an object beside each
+source of the rockspec, hiredlock/core.so) is ignored by git, so that
+`git status` stays clean after it.
 
 Then, unless --no-selftest, it shows that it can fail: on copies of the tree
 it makes one drift at a time (a new file nobody lists, a file missing from
@@ -219,6 +222,22 @@ def selftest(root: Path, work: Path) -> tuple[int, int]:
     return caught, len(mutations)
 
 
+def unignored_rock_products(root: Path) -> list[str]:
+    """What an in-place `luarocks make` leaves that git would show."""
+    core, others = from_rockspec(root)
+    products = [str(Path(s).with_suffix(".o")) for s in core + others]
+    products.append("hiredlock/core.so")
+    ignored = subprocess.run(
+        ["git", "-C", str(root), "check-ignore", "--no-index", "--stdin"],
+        input="\n".join(products), capture_output=True, text=True,
+    ).stdout.split()  # fmt: skip
+    return [
+        f"an in-place luarocks make leaves {p}, which git status would show"
+        for p in products
+        if p not in ignored
+    ]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", type=Path, default=ROOT)
@@ -229,6 +248,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="sources.", dir=root / "build") as tmp:
         work = Path(tmp)
         found, count = drifts(root, work / "cmake")
+        if (root / ".git").exists():
+            found += unignored_rock_products(root)
         for line in found:
             print(f"sources: {line}")
         caught = made = 0

@@ -76,6 +76,7 @@ build = {
         "core/src/proto/cluster.c",
         "core/src/proto/config.c",
         "core/src/proto/convert.c",
+        "core/src/proto/failure.c",
         "core/src/proto/lease.c",
         "core/src/proto/lock_state.c",
         "core/src/proto/nodes.c",

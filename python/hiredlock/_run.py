@@ -304,6 +304,7 @@ class _Runner:
         proc = guarded.proc
         try:
             with (
+                _handlers(self.on_signal, (signal.SIGINT,)),
                 _handlers(self._stop, (signal.SIGTSTP,)),
                 _handlers(self._resume, (signal.SIGCONT,)),
             ):

@@ -165,6 +165,16 @@ def test_signals_still_reach_the_command(servers1, name, tmp_path):
     proc.send_signal(signal.SIGTERM)
     code, _, err = finish(proc)
     assert code == 3, err
+    # Ctrl-C too (Python's own handler until the command runs).
+    log.unlink()
+    proc = hiredlock_run(
+        servers1, "--ttl", "1", name, "--", sys.executable, "-c", TRAP, str(log)
+    )
+    wait_for_line(log, "ready")
+    proc.send_signal(signal.SIGINT)
+    code, _, err = finish(proc)
+    assert code == 128 + signal.SIGINT, err  # the command's KeyboardInterrupt
+    assert servers1.count(name) == 0
 
 
 def test_no_watcher_left_behind(servers1, name):

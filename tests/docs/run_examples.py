@@ -295,6 +295,31 @@ def install_lines_complete() -> list[str]:
     return missing
 
 
+def run(runner: Runner, ex: Example, code: str, files: dict[str, str]) -> None:
+    if ex.lang == "nginx":
+        runner.nginx(ex, code, files)
+    else:
+        getattr(runner, ex.lang)(ex, code)
+
+
+def run_once_more(runner: Runner, ex: Example, code: str, files: dict) -> str:
+    """Runs the example; once more when it failed only because a master
+    missed a per-master deadline: the examples keep the production
+    timeouts (50 ms), which a loaded machine can miss. What that first
+    failure said is printed, never hidden."""
+    try:
+        run(runner, ex, code, files)
+        return ""
+    except Failed as e:
+        if "timeout after" not in str(e):
+            raise
+        first = next(
+            (line for line in str(e).split("\n") if "timeout after" in line), ""
+        )
+    run(runner, ex, code, files)
+    return f" (on a second run; the first: {first.strip()[:200]})"
+
+
 def main() -> int:
     pages = [Path(p).resolve() for p in sys.argv[1:]] or PAGES
     examples: list[Example] = []
@@ -331,12 +356,9 @@ def main() -> int:
             if "id" in ex.options:
                 sessions[(ex.page, ex.options["id"])] = code
             try:
-                if ex.lang == "nginx":
-                    runner.nginx(ex, code, files.get(ex.page, {}))
-                else:
-                    getattr(runner, ex.lang)(ex, code)
+                note = run_once_more(runner, ex, code, files.get(ex.page, {}))
                 ran[ex.lang] = ran.get(ex.lang, 0) + 1
-                print(f"ok      {ex.where} ({ex.lang})", flush=True)
+                print(f"ok      {ex.where} ({ex.lang}){note}", flush=True)
             except (Failed, OSError, subprocess.TimeoutExpired) as e:
                 failed.append(ex.where)
                 print(f"FAILED  {ex.where} ({ex.lang}): {e}", flush=True)

@@ -304,7 +304,6 @@ class _Runner:
         proc = guarded.proc
         try:
             with (
-                _handlers(self.on_signal, (signal.SIGINT,)),
                 _handlers(self._stop, (signal.SIGTSTP,)),
                 _handlers(self._resume, (signal.SIGCONT,)),
             ):
@@ -338,8 +337,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"--fence-env: {args.fence_env!r} is not a variable name")
     urls = [u.strip() for url in args.url for u in url.split(",") if u.strip()]
     runner = _Runner(args)
-    # SIGINT stays Python's (KeyboardInterrupt, below); the others are ours
-    # from before the acquire waits until the command ended.
+    # SIGINT stays Python's (KeyboardInterrupt) while the lock is taken;
+    # the others are ours from before the acquire waits until the command
+    # ended.
     caught = [sig for sig in FORWARDED if sig != signal.SIGINT]
     try:
         with _handlers(runner.on_signal, caught):
@@ -393,6 +393,21 @@ def _run_locked(
     env = None
     if args.fence_env is not None:
         env = {**os.environ, args.fence_env: str(lock.fence)}
+    # From here on Ctrl-C is ours too: passed on to the command once it
+    # has a process group (Python's KeyboardInterrupt, raised inside the
+    # command's start, left a half-started command and a held lock).
+    with _handlers(runner.on_signal, (signal.SIGINT,)):
+        return _start_and_wait(args, runner, lock, command, env)
+
+
+def _start_and_wait(
+    args: argparse.Namespace,
+    runner: _Runner,
+    lock: Lock,
+    command: list[str],
+    env: dict[str, str] | None,
+) -> int:
+    """Runs the command under the held lock, then releases it."""
     try:
         status = runner.start(lock, command, env)
     except _Interrupted:

@@ -165,7 +165,7 @@ def test_signals_still_reach_the_command(servers1, name, tmp_path):
     proc.send_signal(signal.SIGTERM)
     code, _, err = finish(proc)
     assert code == 3, err
-    # Ctrl-C too (Python's own handler until the command runs).
+    # Ctrl-C too (Python's own handler until the lock is held).
     log.unlink()
     proc = hiredlock_run(
         servers1, "--ttl", "1", name, "--", sys.executable, "-c", TRAP, str(log)
@@ -187,3 +187,18 @@ def test_no_watcher_left_behind(servers1, name):
         ["pgrep", "-f", "hiredlock-guard"], capture_output=True, text=True
     ).stdout.split()
     assert set(after) <= set(before)
+
+
+def test_sigint_as_the_command_starts_is_passed_on(servers1, name):
+    """A Ctrl-C that comes while the command is being started (here: the
+    command's first act) reaches the command, and hiredlock ends with it
+    and releases. Python's own handler there raised KeyboardInterrupt out
+    of the start: the CLI hung on its renewer with the key held."""
+    for _ in range(3):
+        proc = hiredlock_run(
+            servers1, "--ttl", "1", name, "--",
+            "sh", "-c", "kill -s INT $PPID; exec sleep 30",
+        )  # fmt: skip
+        code, _, err = finish(proc)
+        assert code == 128 + signal.SIGINT, err
+        assert servers1.count(name) == 0

@@ -1,19 +1,20 @@
 /*
  * The protocol's only reads of the world outside its arguments: every
- * other input (the clock it judges validity by, the replies) is passed in
- * by the driver. The simulator links core/src/proto without clock.c and
- * random.c and answers these instead, from the client whose call is
- * running (seam_enter): its wall clock (a waiter's arrival), its tokens
- * and its jitter, all from the seed; and getpid() (below). A read with no
- * client entered is one the simulation does not know about: it aborts.
+ * other input (the clock it judges validity by, the replies, its entropy:
+ * sim_entropy below, given as each client's hrl_config.entropy) is passed
+ * in by the driver. The simulator links core/src/proto without clock.c
+ * and answers its wall clock instead, from the client whose call is
+ * running (seam_enter): a waiter's arrival, from the seed; and getpid()
+ * (below). A read with no client entered is one the simulation does not
+ * know about: it aborts.
  * tests/sim/seams.sh (ctest sim_seams) checks that the protocol's objects
  * call no clock or entropy source of the system.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
-#include "proto/random.h"
 #include "world.h"
 
 static world *seam_world;
@@ -42,32 +43,29 @@ int64_t hrl_wall_us(void) {
   return c->wall_us + client_now(seam_world, c) - c->offset_us;
 }
 
-hrl_status hrl_random_bytes(void *buf, size_t n) {
-  client *c = current("randomness");
+/* The clients' entropy (hrl_config.entropy, ctx: the client): from the
+ * client's stream of the seed. A token's 16 bytes read as two draws'
+ * nibbles, low first, and any other 8 bytes (a jitter's) as one draw: the
+ * simulator's tokens and jitters as they were before the protocol took its
+ * entropy from the driver, so a seed's world stayed the same. */
+hrl_status sim_entropy(void *ctx, void *buf, size_t n) {
+  client *c = ctx;
   unsigned char *p = buf;
-  for (size_t i = 0; i < n; i++) {
-    p[i] = (unsigned char)sim_rng_next(&c->rng);
-  }
-  return HRL_OK;
-}
-
-hrl_status hrl_token_new(char out[HRL_TOKEN_LEN + 1]) {
-  static const char hex[] = "0123456789abcdef";
-  client *c = current("a token");
-  for (int half = 0; half < 2; half++) {
-    uint64_t r = sim_rng_next(&c->rng);
-    for (int k = 0; k < 16; k++) {
-      out[half * 16 + k] = hex[(r >> (4 * k)) & 15];
+  if (n == HRL_TOKEN_LEN / 2) {
+    for (size_t half = 0; half < 2; half++) {
+      uint64_t r = sim_rng_next(&c->rng);
+      for (size_t b = 0; b < 8; b++) {
+        p[half * 8 + b] = (unsigned char)(((r >> (8 * b)) & 15) << 4 |
+                                          ((r >> (8 * b + 4)) & 15));
+      }
     }
+    return HRL_OK;
   }
-  out[HRL_TOKEN_LEN] = '\0';
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t r = sim_rng_next(&c->rng);
+    memcpy(p + i, &r, n - i < 8 ? n - i : 8);
+  }
   return HRL_OK;
-}
-
-uint32_t hrl_random_upto(uint32_t bound) {
-  client *c = current("jitter");
-  return bound == 0 ? 0
-                    : (uint32_t)(sim_rng_next(&c->rng) % ((uint64_t)bound + 1));
 }
 
 /* The protocol's process identity (a forked child makes its own channel

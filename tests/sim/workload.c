@@ -72,7 +72,7 @@ static void client_init(world *w, client *c, int id) {
   char detail[HRL_DETAIL_MAX];
   seam_enter(w, c);
   hrl_status st = hrl_config_init(&c->cfg, list, (size_t)sc->masters, &o,
-                                  detail, sizeof detail);
+                                  sim_entropy, c, detail, sizeof detail);
   seam_leave();
   if (st != HRL_OK) {
     sim_violation(w, V_CRASH, "client %d: %s: %s", id, hrl_strerror(st),

@@ -299,7 +299,9 @@ int64_t client_now(const world *w, const client *c);
 int64_t client_to_global(const world *w, const client *c, int64_t local_us);
 int64_t master_now_ms(const world *w, const master *m);
 
-/* seam.c: whose clock and randomness the protocol reads now */
+/* seam.c: the clients' entropy (hrl_config.entropy; ctx: the client) */
+hrl_status sim_entropy(void *ctx, void *buf, size_t n);
+/* seam.c: whose clock the protocol reads now */
 void seam_enter(world *w, client *c);
 void seam_leave(void);
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from pytest_redis import TOLERANT
+from redis_fixture import Servers
 
 import hiredlock
 import hiredlock.asyncio as hla
@@ -73,4 +74,31 @@ async def test_wrong_host_is_refused(tls_wrong_host, name):
     )
     message = await refused(tls_wrong_host, client, name)
     assert "TLS: certificate verify failed: IP address mismatch" in message, message
+    await client.close()
+
+
+@pytest.fixture(scope="module")
+def wrong_host2():
+    """Two TLS masters whose certificates name wrong.invalid only."""
+    s = Servers(2, "--tls", "--tls-wrong-host")
+    yield s
+    s.stop()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("lax_first", [True, False], ids=["lax-first", "lax-last"])
+async def test_tls_settings_are_per_master(wrong_host2, name, lax_first):
+    # As the sync client (test_tls.py): one master's opt-out of the host
+    # name check stays its own.
+    lax = 0 if lax_first else 1
+    urls = list(wrong_host2.tls_urls)
+    urls[lax] += "?ssl_check_hostname=false"
+    client = hla.Client(urls, ssl_ca_certs=ca(wrong_host2), **TOLERANT)
+    message = await refused(wrong_host2, client, name)
+    assert message.startswith("connection failed: 1 of 2 masters answered"), message
+    strict = client.masters[1 - lax]
+    assert f"{strict}: TLS: certificate verify failed: IP address mismatch" in (
+        message
+    )
+    assert f"{client.masters[lax]}: " not in message
     await client.close()

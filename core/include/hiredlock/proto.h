@@ -508,7 +508,10 @@ HRL_API hrl_status hrl_parser_feed(hrl_parser *parser, const char *buf,
 HRL_API int hrl_parser_next(hrl_parser *parser, hrl_reply *out);
 
 /** How to speak TLS to a rediss:// master: the client's ssl_* options,
- *  or its URL's where the URL gives them. Paths are NULL when unset. */
+ *  or its URL's where the URL gives them. Paths are NULL when unset. Each
+ *  master's own: a driver that shares TLS state between masters shares it
+ *  only between masters whose every field is equal (the built-in driver's
+ *  hrl_tls_ctx_fits compares them all: a new field goes there too). */
 typedef struct hrl_tls_settings {
   const char *ca_certs; /**< CA file; NULL with ca_path NULL: the system's */
   const char *ca_path;  /**< CA directory */

@@ -37,6 +37,14 @@ local R = {
     "none", id = "long_name" },
   { "name", "name of 257 x 'é' (514 bytes)",
     function(c) return c.client:acquire(("é"):rep(257)) end, "raises", "got 514", "none" },
+  { "name", 'name "a{doc:a}:queue", key_prefix "doc:" (a\'s queue key)', function()
+    return new("redis://127.0.0.1:1", { key_prefix = "doc:" }):acquire("a{doc:a}:queue")
+  end, "raises", "bad argument #1 to 'acquire' (name must not make another lock's queue "
+    .. "key (key_prefix + name is a sibling key: docs/DESIGN.md, section 3))", "none",
+    exact = true },
+  { "name", 'name "b{doc:b}:fence", key_prefix "doc:" (b\'s counter)', function()
+    return new("redis://127.0.0.1:1", { key_prefix = "doc:" }):acquire("b{doc:b}:fence")
+  end, "raises", "another lock's fence key", "none" },
   { "name", "name of 512 bytes is taken whole", function(c)
     local lock = assert(c.client:acquire(("n"):rep(512), { timeout = 0 }))
     return lock.name == ("n"):rep(512) and lock:release()

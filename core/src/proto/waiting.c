@@ -305,7 +305,8 @@ static hrl_step step_aside(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
 
 /* Whether a master's failure in the try will last: a refused AUTH, a
  * protocol error, a server error other than those a server gives while it
- * starts or fails over (LOADING, BUSY, MASTERDOWN, CLUSTERDOWN). */
+ * starts or fails over (LOADING, BUSY, MASTERDOWN, CLUSTERDOWN) or that a
+ * cluster slot's migration caused (round.c: migrating). */
 static bool lasting_failure(const hrl_lock *lk) {
   static const char *const passing[] = {"LOADING", "BUSY", "MASTERDOWN",
                                         "CLUSTERDOWN"};
@@ -314,7 +315,7 @@ static bool lasting_failure(const hrl_lock *lk) {
     if (node->result == HRL_NODE_AUTH || node->result == HRL_NODE_PROTOCOL) {
       return true;
     }
-    if (node->result != HRL_NODE_SERVER) {
+    if (node->result != HRL_NODE_SERVER || node->migrating) {
       continue;
     }
     bool passes = false;

@@ -140,6 +140,20 @@ local R = {
     local ok, err = pcall(new, "redis://:secret@127.0.0.1:99999")
     return not ok and err:find("secret", 1, true) == nil
   end, "returns", "true", "none" },
+  { "url", "no part of a password with '@' or '/' is in the message", function()
+    local shown = {}
+    for _, url in ipairs({ "redis://:p4ss@w0rdQ@127.0.0.1:99999",
+        "redis://app:Tr0ub4dor/3xyz@127.0.0.1", "redis+cluster://app:Tr0ub4dor/3xyz@a:1,b:2" }) do
+      local ok, err = pcall(new, url)
+      assert(not ok)
+      for _, part in ipairs({ "p4ss", "w0rdQ", "Tr0ub4dor", "3xyz" }) do
+        assert(not err:find(part, 1, true), err)
+      end
+      shown[#shown + 1] = err:match('url "([^"]*)"')
+    end
+    return table.concat(shown, " ")
+  end, "returns", "redis://:***@127.0.0.1:99999 redis://app:***@127.0.0.1 "
+    .. "redis+cluster://app:***@a:1,b:2", "none" },
   { "type", "urls = 5", function() return new(5) end, "raises", "urls", "none" },
   { "type", "urls = {5}", function() return new({ 5 }) end, "raises", "url", "none" },
   { "type", "urls = nil", function() return new() end, "raises", "got nil)", "none" },

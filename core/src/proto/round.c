@@ -288,12 +288,13 @@ hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
       return queue_tryagain(lk, node);
     }
     /* A fenced try: the INCR's reply comes next, then the plain try goes
-     * (SET and INCR: the counter read after the SET). */
+     * (SET and INCR: the counter read after the SET); without memory for
+     * it, refused. */
     node->replies = 1;
     node->pttl = -1;
     node->set = HRL_NODE_REFUSED;
-    node->plain = true;
-    node->resend = true;
+    node->plain = plain_command(lk);
+    node->resend = node->plain;
     return HRL_NODE_MORE;
   }
   bool noscript;
@@ -308,9 +309,8 @@ hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
     }
     node->replies = 0;
     node->resend = false;
-    if (node->plain) { /* after a TRYAGAIN: the plain try */
-      node->plain = false;
-      return queue_tryagain(lk, node);
+    if (node->plain) {
+      return HRL_NODE_RESEND; /* after a TRYAGAIN: the plain try */
     }
     /* The try said NOSCRIPT, and its INCR ran before anything of ours
      * was there: both go again, the try in full (the counter must be read

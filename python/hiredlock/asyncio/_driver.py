@@ -60,12 +60,16 @@ class Master:
         if self.tls is None:
             return {}
         if self._ssl is None:
-            # The settings as the C driver loads them first: a bad one is
-            # then named in its words, not the ssl module's.
-            why = self.core._tls_check(self.index)
-            if why is not None:
-                raise _tls.TLSSetupError(why)
-            self._ssl = _tls.context(self.tls)
+            try:
+                self._ssl = _tls.context(self.tls)
+            except OSError:
+                # Said as the C driver says it (the ssl module's words are
+                # OpenSSL's last error, or its code read as an errno): the
+                # core loads the settings again, only on this failure.
+                why = self.core._tls_check(self.index)
+                if why is not None:
+                    raise _tls.TLSSetupError(why) from None
+                raise
         return {"ssl": self._ssl, "server_hostname": self.host}
 
     async def _open(self) -> Connection:

@@ -152,11 +152,11 @@ HRL_API int hrl_proto_command_replies(const hrl_lock *lock, size_t i);
  * master's result, HRL_NODE_RESEND (NOSCRIPT: the script is sent again in
  * full with EVAL; a cluster's TRYAGAIN: the command is sent again in its
  * plain form, on the lock key alone; either way the same node, and
- * hrl_proto_command_replies replies), HRL_NODE_REDIRECT (a cluster's MOVED or ASK: send the
- * command again to hrl_proto_target, which now names the node to ask), or
- * HRL_NODE_MORE (one more reply of the same command bytes is due: the OK
- * to an ASKING the command began with, or a fenced acquire's SET before
- * its INCR). Replies after a master's result are ignored.
+ * hrl_proto_command_replies replies), HRL_NODE_REDIRECT (a cluster's MOVED or
+ * ASK: send the command again to hrl_proto_target, which now names the node to
+ * ask), or HRL_NODE_MORE (one more reply of the same command bytes is due: the
+ * OK to an ASKING the command began with, or a fenced acquire's SET before its
+ * INCR). Replies after a master's result are ignored.
  */
 HRL_API hrl_node_result hrl_proto_reply(hrl_lock *lock, size_t i,
                                         const hrl_reply *reply);

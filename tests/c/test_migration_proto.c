@@ -12,8 +12,9 @@ typedef struct env {
   hrl_lock *lk;
 } env;
 
-/* A fenced lock on a cluster (one master); retries every second. */
-static env make(void) {
+/* A lock on a cluster (one master); retries every second; each grant
+ * waits for `replicas` replicas (sync_replicas). */
+static env make_with(bool fenced, uint32_t replicas) {
   env e;
   const char *url = "redis+cluster://127.0.0.1:1,127.0.0.1:2";
   hrl_options o;
@@ -23,10 +24,16 @@ static env make(void) {
   CHECK_STATUS(hrl_client_new(&url, 1, &o, &e.c, NULL, 0), HRL_OK);
   hrl_lock_options lo;
   hrl_lock_options_init(e.c, &lo);
-  lo.fenced = true;
+  lo.fenced = fenced;
+  lo.sync_replicas = replicas;
   lo.ttl_ms = 10000;
   CHECK_STATUS(hrl_lock_new_with(e.c, "res", 3, &lo, &e.lk, NULL, 0), HRL_OK);
   return e;
+}
+
+/* A fenced lock on a cluster (one master); retries every second. */
+static env make(void) {
+  return make_with(true, 0);
 }
 
 static void drop(env e) {
@@ -159,9 +166,56 @@ static void test_a_counter_moved_mid_try_does_not_end_the_wait(void) {
   drop(e);
 }
 
+/* A waiter whose grants wait for a replica (sync_replicas=1): the try's
+ * pipeline has the WAIT behind it, so after a TRYAGAIN the plain try goes
+ * with its WAIT behind as the script did, the replies counted with it, and
+ * the WAIT's answer decides the vote. Plain and fenced. */
+static void test_a_plain_try_keeps_its_wait(void) {
+  for (int fenced = 0; fenced < 2; fenced++) {
+    env e = make_with(fenced, 1);
+    hrl_step_info s;
+    size_t node;
+    int before_wait = fenced ? 2 : 1;
+    CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 5000, 0), HRL_OK);
+    CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
+    CHECK(sent(e, "SET", &node));
+    CHECK(sent(e, "WAIT", &node));
+    CHECK_INT(feed(e, nil_reply()), HRL_NODE_MORE); /* held */
+    if (fenced) {
+      CHECK_INT(feed(e, int_reply(4)), HRL_NODE_MORE);
+    }
+    CHECK_INT(feed(e, int_reply(1)), HRL_NODE_REFUSED);
+    CHECK_INT(hrl_proto_step(e.lk, 1000, &s), HRL_STEP_ROUND); /* the try */
+    CHECK(sent(e, "$1\r\nt\r\n", &node));
+    CHECK(sent(e, "WAIT", &node));
+    CHECK_INT(hrl_proto_command_replies(e.lk, 0), before_wait + 1);
+    CHECK_INT(feed(e, error_reply("TRYAGAIN Multiple keys request during "
+                                  "rehashing of slot")),
+              HRL_NODE_MORE);
+    if (fenced) {
+      CHECK_INT(feed(e, int_reply(5)), HRL_NODE_MORE);
+    }
+    CHECK_INT(feed(e, int_reply(1)), HRL_NODE_RESEND); /* the WAIT's */
+    CHECK(sent(e, "*6\r\n$3\r\nSET\r\n$3\r\nres\r\n", &node));
+    CHECK(sent(e, "*3\r\n$4\r\nWAIT\r\n$1\r\n1\r\n", &node));
+    CHECK(!sent(e, "EVAL", &node));
+    CHECK_INT(hrl_proto_command_replies(e.lk, 0), before_wait + 1);
+    CHECK_INT(feed(e, status_reply("OK")), HRL_NODE_MORE);
+    if (fenced) {
+      CHECK_INT(feed(e, int_reply(6)), HRL_NODE_MORE);
+    }
+    CHECK_INT(feed(e, int_reply(1)), HRL_NODE_OK); /* the replica has it */
+    CHECK_INT(hrl_proto_step(e.lk, 1001000, &s), HRL_STEP_DONE);
+    CHECK_STATUS(s.status, HRL_OK);
+    CHECK_INT(hrl_lock_fence(e.lk), fenced ? 6 : 0);
+    drop(e);
+  }
+}
+
 int main(void) {
   RUN(test_no_second_set_after_an_answered_one);
   RUN(test_a_fenced_waiter_waits_through_a_migration);
   RUN(test_a_counter_moved_mid_try_does_not_end_the_wait);
+  RUN(test_a_plain_try_keeps_its_wait);
   return finish_tests("test_migration_proto");
 }

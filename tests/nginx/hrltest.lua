@@ -275,6 +275,13 @@ function T.with()
   return reply(200, token)
 end
 
+--- /idle?s=S: this worker's subscriber connections close after S seconds
+-- without waiters (hiredlock.driver.listener.IDLE_S); the worker's pid.
+function T.idle()
+  require("hiredlock.driver.listener").IDLE_S = tonumber(ngx.var.arg_s)
+  T.ping()
+end
+
 --- /ping: the worker's pid, at once.
 function T.ping()
   ngx.header["X-Pid"] = ngx.worker.pid()

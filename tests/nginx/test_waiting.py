@@ -190,6 +190,57 @@ def test_clients_made_per_request_share_the_worker_subscriber(ngx, servers3):
     )
 
 
+def set_idle(ngx, seconds: float) -> None:
+    """Every worker closes a subscriber connection after seconds without
+    waiters."""
+    seen: set[int] = set()
+    for _ in range(200):
+        seen.add(ngx.get("/idle", s=seconds).pid)
+        if seen >= ngx.workers():
+            return
+    raise AssertionError("not every worker was reached")
+
+
+def db1_subscribers(servers) -> int:
+    """Subscriber connections on node 1 that selected database 1."""
+    clients = servers.redis(1).client_list()
+    return sum(1 for c in clients if "P" in c["flags"] and c["db"] == "1")
+
+
+def test_an_idle_subscriber_connection_closes(ngx, servers3):
+    """A subscriber connection no request waited on for IDLE_S (60 s; 1 s
+    here) closes, and its timer ends: a client made per request with
+    masters of its own leaves nothing behind for long."""
+    set_idle(ngx, 1)
+    try:
+        name = unique("idle")
+        db1 = [url + "/1" for url in servers3.urls]
+        holder = hiredlock.Client(db1, **PATIENT).lock(name, ttl=30)
+        assert holder.acquire(blocking=False)
+        result: dict = {}
+        thread = threading.Thread(
+            target=lambda: result.update(
+                r=ngx.get("/lock", c="fresh:c3db1", name=name, timeout=10)
+            )
+        )
+        thread.start()
+        for _ in range(500):
+            if db1_subscribers(servers3) >= 1:
+                break
+            time.sleep(0.01)
+        assert db1_subscribers(servers3) >= 1
+        holder.release()
+        thread.join(15)
+        assert result["r"].status == 200
+        for _ in range(600):  # 1 s idle, then within the timer's next look
+            if db1_subscribers(servers3) == 0:
+                break
+            time.sleep(0.01)
+        assert db1_subscribers(servers3) == 0
+    finally:
+        set_idle(ngx, 60)
+
+
 def test_a_quiet_subscriber_logs_nothing(ngx, servers3):
     """Once requests waited, the workers' subscriber connections sit
     quietly: no error line (issue 24, item 2: every worker logged "lua tcp

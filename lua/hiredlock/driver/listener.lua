@@ -8,9 +8,10 @@
 -- connection to each master (one per client:subscriber_key: the master,
 -- its TLS settings and credentials, the channel). Each connection is an
 -- ngx.timer of its own (a feed), started by the first wait on it and
--- ended after it had no waiter for IDLE seconds, so a worker holds no more
--- timers than masters, not one per client (a timer per client exhausted
--- lua_max_running_timers and left waiters deaf: issue 24, item 1).
+-- ended after it had no waiter for M.IDLE_S seconds (60), so a worker
+-- holds no more timers than masters, not one per client (a timer per
+-- client exhausted lua_max_running_timers and left waiters deaf: issue 24,
+-- item 1).
 --
 -- A request whose acquire waits registers its token (listener.enter) with
 -- the feeds of its client's masters before the round that queues it, and
@@ -51,8 +52,6 @@ local next, pairs, pcall, setmetatable, tostring, min = next, pairs, pcall,
 
 -- How often a feed's timer looks whether the worker exits or it idles.
 local LOOK_S = 1
--- A feed without waiters for this long closes its connection and ends.
-local IDLE_S = 60
 -- The longest read timeout ngx_lua takes (ms): never reached.
 local FOREVER_MS = 2 ^ 31 - 1
 
@@ -61,7 +60,9 @@ local M = {
   -- and feeds (subscriber connections) running now, for tests and
   -- monitoring.
   stats = { subscribed = 0, handoffs = 0, feeds = 0 },
-  IDLE_S = IDLE_S,
+  --- A feed without waiters for this long (seconds) closes its connection
+  -- and ends.
+  IDLE_S = 60,
 }
 local stats = M.stats
 
@@ -150,13 +151,13 @@ local function read(feed, sub, sock)
   end
 end
 
--- Whether the feed had no waiter for IDLE_S.
+-- Whether the feed had no waiter for M.IDLE_S.
 local function idle(feed, t)
   if next(feed.waiters) ~= nil then
     feed.busy_at = t
     return false
   end
-  return t - feed.busy_at >= IDLE_S
+  return t - feed.busy_at >= M.IDLE_S
 end
 
 -- One connection of the feed, from connect to close: "up" (it was
@@ -238,6 +239,9 @@ local function serve(premature, feed)
   end
   feed.running = false
   stats.feeds = stats.feeds - 1
+  if feeds[feed.key] == feed and next(feed.waiters) == nil then
+    feeds[feed.key] = nil -- (and the client it holds)
+  end
 end
 
 local function start(feed)
@@ -290,7 +294,7 @@ function M.enter(client, token, targets, shake)
     local feed = feeds[key]
     if not feed then
       local t = targets[i]
-      feed = { client = client, i = i, target = t, shake = shake,
+      feed = { key = key, client = client, i = i, target = t, shake = shake,
         label = t.label, waiters = setmetatable({}, { __mode = "v" }),
         sema = semaphore.new(0), failures = 0, busy_at = now(),
         running = false, subscribed = false, done = true,

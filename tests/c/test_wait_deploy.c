@@ -3,9 +3,10 @@
  * connection shakes hands over TLS, presents the client certificate to a
  * server that asks for one, asks a sentinel where the primary is), and a
  * waiter's subscriber follows a failover to the new primary. Waiters use a
- * retry_delay of 10 s, so a wait that ends within seconds of the release
+ * retry_delay of 30 s, so a wait that ends within seconds of the release
  * was ended by its hand-off, never by polling (issue 24, item 7: before,
- * these masters had no subscriber and every hand-off waited for the cap). */
+ * these masters had no subscriber and every hand-off waited for the cap).
+ * "Heard" is within 10 s here, against a cap of 30 s: room for valgrind. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -14,12 +15,34 @@
 #include "check.h"
 #include "fixture.h"
 
-/* Waiters that never poll: their cap is 10 s. */
+/* Waiters that never poll: their cap is 30 s. Tolerant deadlines: under
+ * valgrind a TLS handshake's crypto takes seconds (tests/c/test_tls.c). */
 static hrl_options patient(void) {
-  hrl_options o = check_tolerant_options();
-  o.retry_delay_ms = 10000;
+  hrl_options o;
+  hrl_options_init(&o);
+  o.connect_timeout_ms = 10000;
+  o.timeout_ms = 3000;
+  o.retry_delay_ms = 30000;
   o.retry_jitter_ms = 0;
   return o;
+}
+
+/* Takes a free lock, trying again while its masters cannot be reached:
+ * a first connection's TLS handshake may outlast a round (valgrind). */
+static void hold(hrl_lock *lk) {
+  hrl_status st = HRL_ECONNECT;
+  for (int k = 0; k < 30 && st == HRL_ECONNECT; k++) {
+    st = hrl_lock_acquire(lk, 0);
+  }
+  CHECK_STATUS(st, HRL_OK);
+}
+
+/* A lock of 60 s (a round waits a tenth of it at most). */
+static hrl_lock *new_lock(hrl_client *c, const char *name) {
+  hrl_lock *lk = NULL;
+  CHECK_STATUS(hrl_lock_new(c, name, strlen(name), 60000, &lk, NULL, 0),
+               HRL_OK);
+  return lk;
 }
 
 typedef struct waiter {
@@ -32,8 +55,8 @@ typedef struct waiter {
 
 static void *wait_for_lock(void *p) {
   waiter *w = p;
-  hrl_lock *lk = check_lock(w->client, w->name);
-  w->status = hrl_lock_acquire(lk, 30000);
+  hrl_lock *lk = new_lock(w->client, w->name);
+  w->status = hrl_lock_acquire(lk, 50000);
   w->done_us = hrl_now_us();
   if (w->status == HRL_OK) {
     CHECK_STATUS(hrl_lock_release(lk), HRL_OK);
@@ -82,12 +105,12 @@ static void test_a_release_wakes_a_waiter_over_tls(void) {
     hrl_client *c = check_client(n == 1 ? fx.tls_urls : mixed, n, &o);
     hrl_client *w = check_client(n == 1 ? fx.tls_urls : mixed, n, &o);
     const char *name = n == 1 ? "wd:tls1" : "wd:tls3";
-    hrl_lock *holder = check_lock(c, name);
-    CHECK_STATUS(hrl_lock_acquire(holder, 0), HRL_OK);
+    hrl_lock *holder = new_lock(c, name);
+    hold(holder);
     int64_t ms = handoff_ms(&fx, 1, holder, w, name);
     fprintf(stderr, "  %zu master(s), TLS: hand-off heard after %lld ms\n", n,
             (long long)ms);
-    CHECK(ms < 3000); /* heard: not the 10 s cap */
+    CHECK(ms < 10000); /* heard: not the 30 s cap */
     hrl_lock_free(holder);
     hrl_client_free(w);
     hrl_client_free(c);
@@ -110,9 +133,9 @@ static void test_mutual_tls(void) {
   o.ssl_keyfile = key;
   hrl_client *c = check_client(fx.tls_urls, 1, &o);
   hrl_client *w = check_client(fx.tls_urls, 1, &o);
-  hrl_lock *holder = check_lock(c, "wd:mtls");
-  CHECK_STATUS(hrl_lock_acquire(holder, 0), HRL_OK);
-  CHECK(handoff_ms(&fx, 1, holder, w, "wd:mtls") < 3000);
+  hrl_lock *holder = new_lock(c, "wd:mtls");
+  hold(holder);
+  CHECK(handoff_ms(&fx, 1, holder, w, "wd:mtls") < 10000);
   hrl_lock_free(holder);
   hrl_client_free(w);
   hrl_client_free(c);
@@ -132,11 +155,11 @@ static void test_a_release_wakes_a_waiter_through_sentinel(void) {
   const char *url = fx.sentinel_url;
   hrl_client *c = check_client(&url, 1, &o);
   hrl_client *w = check_client(&url, 1, &o);
-  hrl_lock *holder = check_lock(c, "wd:sentinel");
-  CHECK_STATUS(hrl_lock_acquire(holder, 0), HRL_OK);
+  hrl_lock *holder = new_lock(c, "wd:sentinel");
+  hold(holder);
   int64_t ms = handoff_ms(&fx, primary(&fx), holder, w, "wd:sentinel");
   fprintf(stderr, "  sentinel: hand-off heard after %lld ms\n", (long long)ms);
-  CHECK(ms < 3000);
+  CHECK(ms < 10000);
   hrl_lock_free(holder);
   hrl_client_free(w);
   hrl_client_free(c);
@@ -179,8 +202,8 @@ static void test_the_subscriber_follows_a_failover(void) {
   const char *url = fx.sentinel_url;
   hrl_client *c = check_client(&url, 1, &o);
   hrl_client *wc = check_client(&url, 1, &o);
-  hrl_lock *holder = check_lock(c, "wd:failover");
-  CHECK_STATUS(hrl_lock_acquire(holder, 0), HRL_OK);
+  hrl_lock *holder = new_lock(c, "wd:failover");
+  hold(holder);
   int old = primary(&fx);
   waiter w = {wc, "wd:failover", HRL_EINVAL, 0, 0};
   pthread_create(&w.thread, NULL, wait_for_lock, &w);
@@ -196,14 +219,17 @@ static void test_the_subscriber_follows_a_failover(void) {
   int64_t ms = (w.done_us - t0) / 1000;
   fprintf(stderr, "  after SENTINEL FAILOVER: hand-off heard after %lld ms\n",
           (long long)ms);
-  CHECK(ms < 3000); /* heard on the new primary: not the 10 s cap */
+  CHECK(ms < 10000); /* heard on the new primary: not the 30 s cap */
 
   /* The primary killed: a failover by the sentinels' own vote. */
-  CHECK_STATUS(hrl_lock_acquire(holder, 0), HRL_OK);
+  hold(holder);
   w = (waiter){wc, "wd:failover", HRL_EINVAL, 0, 0};
   pthread_create(&w.thread, NULL, wait_for_lock, &w);
   await_queued(&fx, now, "wd:failover");
   CHECK(subscribed_on(&fx, now, wc));
+  /* The key and the queue on the replica before the primary goes (a
+   * write the replica never got is Sentinel's caveat, not ours). */
+  CHECK(fixture_int(&fx, now, "WAIT 1 10000") == 1);
   old = now;
   CHECK(fixture_ctl(&fx, "kill", old, NULL));
   for (int k = 0; k < 300 && now == old; k++) {
@@ -218,6 +244,8 @@ static void test_the_subscriber_follows_a_failover(void) {
   for (int k = 0; k < 50 && st != HRL_OK; k++) {
     st = hrl_lock_release(holder);
     if (st != HRL_OK) {
+      fprintf(stderr, "  release after the kill: %s: %s\n", hrl_strerror(st),
+              hrl_lock_error(holder));
       usleep(100 * 1000);
     }
   }

@@ -390,5 +390,8 @@ size_t hrl_config_subscriber_key(hrl_config *cfg, size_t i, char *buf,
     at = put_str(buf, size, at, t->certfile);
     at = put_str(buf, size, at, t->keyfile);
   }
-  return put(buf, size, at, m->handshake, m->handshake_len);
+  size_t hs_len = 0;
+  int replies = 0;
+  const char *hs = hrl_config_handshake_plain(cfg, i, &hs_len, &replies);
+  return put(buf, size, at, hs, hs != NULL ? hs_len : 0);
 }

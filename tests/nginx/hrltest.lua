@@ -55,6 +55,11 @@ local CONFIGS = {
   patient3 = function()
     return split(os.getenv("HRL_NGX_URLS3")), PATIENT
   end,
+  -- the first of them alone (a client of one master asks no INFO in its
+  -- handshake, so clients made per request share the keepalive pools)
+  patient1 = function()
+    return { split(os.getenv("HRL_NGX_URLS3"))[1] }, PATIENT
+  end,
   -- TLS and a Sentinel-managed primary, patient likewise
   tls_patient = function()
     return { os.getenv("HRL_NGX_TLS") }, PATIENT

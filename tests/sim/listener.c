@@ -26,6 +26,10 @@ static void sub_open(world *w, client *c, int i) {
     }
   }
   s->ready = false;
+  /* Where this connection goes: master i itself (the simulated masters are
+   * plain; a Sentinel-managed one would name a sentinel to ask first). */
+  hrl_target where;
+  hrl_subscriber_open(s->s, &where);
   s->conn = conn_open(w, c->id, i, ROLE_SUB);
 }
 
@@ -145,6 +149,12 @@ void listener_bytes(world *w, int id) {
       TRACE(w, "client %d: subscriber to master %d: %.*s", c->id, i,
             (int)out_len, out);
       sub_failed(w, c, i);
+      return;
+    case HRL_NOTICE_REDIRECT: /* only a sentinel's answer redirects */
+      sim_violation(w, V_CRASH,
+                    "client %d: a subscriber redirect, with no "
+                    "sentinel in the model",
+                    c->id);
       return;
     default:
       return;

@@ -63,6 +63,7 @@ build = {
         "core/src/api/client.c",
         "core/src/api/lock.c",
         "core/src/api/renewer.c",
+        "core/src/api/turns.c",
         "core/src/driver/conn.c",
         "core/src/driver/connect.c",
         "core/src/driver/fanout.c",

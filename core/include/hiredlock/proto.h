@@ -308,7 +308,11 @@ HRL_API hrl_node_result hrl_proto_handshake_reply(const hrl_client *client,
  * kept) held here, so that a driver writes no rule of its own. A driver
  * keeps one stream per connection and, in each round:
  *
- *   bytes = hrl_stream_start(s, lock, i, new_connection, &len); write them;
+ *   data that came while no round was out: hrl_stream_drain(s, data, n)
+ *     (false: close the connection)
+ *   bytes = hrl_stream_start(s, lock, i, new_connection, &len); write them
+ *     (NULL: held back from a connection that owes too many replies;
+ *     master i is done for this round, keep the connection)
  *   on data: a = hrl_stream_feed(s, lock, i, data, n, &out, &out_len):
  *     HRL_STREAM_MORE   keep reading
  *     HRL_STREAM_SEND   write out, keep reading
@@ -341,10 +345,25 @@ HRL_API void hrl_stream_free(hrl_stream *stream);
  * Starts master i's part of the current round on this stream: the bytes to
  * write (*len their size). fresh: the connection is new (opened for this
  * round, or replacing one): its handshake goes first, alone, when the
- * master's URL asks for one.
+ * master's URL asks for one. NULL (*len 0) when no round is out, or when
+ * the connection owes so many replies (64) that the command is held back:
+ * master i then has its result already (unreachable, nothing sent; keep
+ * the connection, and pass what it receives meanwhile to
+ * hrl_stream_drain). Only a release (or a waiter's step aside or leave)
+ * of a lock whose token that master may hold still goes on it: it must
+ * follow that SET on the same connection.
  */
 HRL_API const char *hrl_stream_start(hrl_stream *stream, hrl_lock *lock,
                                      size_t i, bool fresh, size_t *len);
+
+/**
+ * Bytes that came on the connection while no round of ours was out on it
+ * (late replies to earlier rounds' commands): dropped as owed. Pass them
+ * here before hrl_stream_start, so that a connection whose master is back
+ * is used again. False when they hold more replies than were owed, or are
+ * not RESP: close the connection.
+ */
+HRL_API bool hrl_stream_drain(hrl_stream *stream, const char *data, size_t len);
 
 /** Feeds bytes read from the connection; see above for the actions. */
 HRL_API hrl_stream_action hrl_stream_feed(hrl_stream *stream, hrl_lock *lock,

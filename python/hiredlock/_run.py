@@ -292,17 +292,27 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         _say(f"lock {args.name!r}: {err}")
         return EXIT_UNAVAILABLE
     except KeyboardInterrupt:
+        # Ctrl-C while waiting, or while the lock was being taken: acquire()
+        # released what it took before raising. Nothing is held.
         return 128 + signal.SIGINT
     if not held:
         if args.verbose:
             _say(f"lock {args.name!r} is busy")
         return args.conflict_exit_code
-    if args.verbose:
-        _say(f"lock {args.name!r} taken (token {lock.token})")
-    env = None
-    if args.fence_env is not None:
-        env = {**os.environ, args.fence_env: str(lock.fence)}
-    status = runner.start(command, env)
+    try:
+        if args.verbose:
+            _say(f"lock {args.name!r} taken (token {lock.token})")
+        env = None
+        if args.fence_env is not None:
+            env = {**os.environ, args.fence_env: str(lock.fence)}
+        status = runner.start(command, env)
+    except KeyboardInterrupt:
+        if runner.proc is None:  # Ctrl-C before the command started
+            with contextlib.suppress(LockError):
+                lock.release()
+            return 128 + signal.SIGINT
+        _signal_group(runner.proc, signal.SIGINT)  # it runs: pass it on
+        status = None
     if status is None:
         status = runner.wait()
     if runner.lost_reason is not None:

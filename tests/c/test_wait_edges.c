@@ -135,11 +135,27 @@ static void test_a_first_attempt_unanswered_waits(void) {
   CHECK_STATUS(s.status, HRL_ECONNECT);
   CHECK_CONTAINS(hrl_lock_error(e.lk), "timeout after 50 ms");
 
-  /* A refused AUTH lasts: no wait fixes it. */
+  /* A refused AUTH lasts: no wait fixes it; nor a refused certificate. */
   first_set(e, 5000, t, token);
   hrl_proto_fail(e.lk, 0, HRL_NODE_AUTH, "WRONGPASS invalid password");
   CHECK_INT(hrl_proto_step(e.lk, t + 100, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_EAUTH);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 5000, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  hrl_proto_fail(e.lk, 0, HRL_NODE_UNREACHABLE,
+                 "TLS: certificate verify failed: self-signed certificate");
+  CHECK_INT(hrl_proto_step(e.lk, t + 100, &s), HRL_STEP_ROUND); /* cleanup */
+  CHECK(SENDS(e, 0, "$1\r\nr\r\n"));
+  hrl_proto_fail(e.lk, 0, HRL_NODE_UNREACHABLE, "TLS: certificate verify");
+  CHECK_INT(hrl_proto_step(e.lk, t + 200, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ECONNECT);
+  /* A server that closed the connection mid-handshake may be restarting. */
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 5000, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  hrl_proto_fail(e.lk, 0, HRL_NODE_UNREACHABLE,
+                 "TLS: server closed the connection during the handshake");
+  CHECK_INT(hrl_proto_step(e.lk, t + 100, &s), HRL_STEP_ROUND);
+  CHECK(SENDS(e, 0, "$1\r\na\r\n")); /* steps aside, stays in line */
   drop(e);
 }
 

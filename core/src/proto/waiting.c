@@ -358,15 +358,28 @@ static hrl_step step_aside(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
                         info);
 }
 
+/* Whether a TLS failure (the drivers' "TLS: ..." messages) will last: a
+ * certificate refused, a CA file missing, a handshake the server refuses.
+ * Not a server that closed the connection (it may be restarting), nor a
+ * handshake that timed out ("connect timeout ... (TLS handshake)"). */
+static bool tls_refusal(const hrl_node *node) {
+  static const char closed[] = "TLS: server closed the connection";
+  return node->result == HRL_NODE_UNREACHABLE &&
+         strncmp(node->msg, "TLS: ", 5) == 0 &&
+         strncmp(node->msg, closed, sizeof closed - 1) != 0;
+}
+
 /* Whether a master's failure in the try will last: a refused AUTH, a
- * protocol error, a server error other than those a server gives while it
- * starts or fails over (LOADING, BUSY, MASTERDOWN, CLUSTERDOWN). */
+ * protocol error, a refused TLS handshake, a server error other than those
+ * a server gives while it starts or fails over (LOADING, BUSY, MASTERDOWN,
+ * CLUSTERDOWN). */
 bool hrl_wait_lasting_failure(const hrl_lock *lk) {
   static const char *const passing[] = {"LOADING", "BUSY", "MASTERDOWN",
                                         "CLUSTERDOWN"};
   for (size_t i = 0; i < lk->cfg->n; i++) {
     const hrl_node *node = &lk->op.nodes[i];
-    if (node->result == HRL_NODE_AUTH || node->result == HRL_NODE_PROTOCOL) {
+    if (node->result == HRL_NODE_AUTH || node->result == HRL_NODE_PROTOCOL ||
+        tls_refusal(node)) {
       return true;
     }
     if (node->result != HRL_NODE_SERVER) {

@@ -9,7 +9,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable
 
 from .. import _core
-from .._core import LockError, NotAcquired
+from .._core import LockError
 from .._lock import exit_error
 from ._driver import Progress
 
@@ -271,8 +271,7 @@ class Lock:
     # async with
     async def __aenter__(self) -> Lock:
         if not await self.acquire(self.blocking, self.timeout):
-            wait = "one attempt" if not self.blocking else f"{self.timeout:g} s"
-            raise NotAcquired(f"timeout: lock {self.name!r} not acquired ({wait})")
+            raise self._core._not_acquired()  # the sync with's words
         return self
 
     async def __aexit__(

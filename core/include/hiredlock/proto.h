@@ -45,9 +45,9 @@
  *   }
  *
  * One operation runs on a lock at a time, and the calls for one client's
- * locks must not run in two threads at once (the built-in driver holds the
- * client's mutex during a round): a round updates the client's record of
- * late masters.
+ * locks must not run in two threads at once (the built-in driver takes a
+ * turn at the client's connections for each step and round): a round
+ * updates the client's record of late masters.
  */
 #ifndef HIREDLOCK_PROTO_H
 #define HIREDLOCK_PROTO_H
@@ -205,11 +205,13 @@ HRL_API hrl_node_result hrl_proto_fail(hrl_lock *lock, size_t i,
 
 /**
  * True once the current round's outcome can no longer change: a quorum of
- * masters said OK (to an acquire, release or extend), or the round is the
- * release that cleans up after a failed attempt, whose replies decide
- * nothing. A driver may then stop waiting for masters it knows to be late
- * (they missed a deadline in an earlier round and have not answered since)
- * and report them with hrl_proto_fail; masters not known to be late should
+ * masters said OK (to an acquire, try, release or extend), or so many said
+ * something else (refused, failed, missed) that the masters still out
+ * could no longer make a quorum, or the round is one whose replies decide
+ * nothing (a failed attempt's cleanup, a waiter's step aside or leave). A
+ * driver may then stop waiting for masters it knows to be late (they
+ * missed a deadline in an earlier round and have not answered since) and
+ * report them with hrl_proto_missed; masters not known to be late should
  * still be waited for, so that a healthy round's counts stay exact.
  */
 HRL_API bool hrl_proto_settled(const hrl_lock *lock);

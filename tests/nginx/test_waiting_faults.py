@@ -48,9 +48,7 @@ def test_a_wait_rides_out_stalled_masters(ngx, servers5):
     time.sleep(0.7)
 
 
-def test_waiting_requests_stay_parked_while_the_holder_lacks_a_master(
-    ngx, servers3
-):
+def test_waiting_requests_stay_parked_while_the_holder_lacks_a_master(ngx, servers3):
     """The holder's key gone from master 3 (restarted empty): two waiting
     requests (patient3: a cap of 20 s) no longer pass master 3 to each
     other for the whole hold (8 to 10 queue-script calls in 2 s before), and

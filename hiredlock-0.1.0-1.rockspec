@@ -49,6 +49,7 @@ build = {
     ["hiredlock.driver.cosocket"] = "lua/hiredlock/driver/cosocket.lua",
     ["hiredlock.driver.cosocket_conn"] = "lua/hiredlock/driver/cosocket_conn.lua",
     ["hiredlock.driver.listener"] = "lua/hiredlock/driver/listener.lua",
+    ["hiredlock.resty.lock"] = "lua/hiredlock/resty/lock.lua",
     ["hiredlock.core"] = {
       sources = {
         "bindings/lua/args.c",

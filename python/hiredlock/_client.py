@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Callable, Optional, TypeVar, Union
+from typing import Any, Callable, Optional, TypeVar, Union
 
-from . import _core
+from . import _core, _from_redis
 from ._lock import Lock, synchronized_by
 
 F = TypeVar("F", bound=Callable[..., object])
@@ -36,10 +36,36 @@ class Client(_core.Client):
     ``auto_renew`` and ``max_hold`` are the defaults of its locks (see
     :class:`Lock`); its auto-renewed locks share one renewer thread.
     ``fenced=True`` makes its locks fenced unless a lock says otherwise.
+
+    ``urls`` may also be (or hold) redis-py clients: see :meth:`from_redis`.
     """
 
     __module__ = "hiredlock"
     __slots__ = ()
+
+    def __new__(cls, urls: Any, **options: Any) -> Client:
+        return super().__new__(cls, _from_redis.urls_of(urls), **options)
+
+    @classmethod
+    def from_redis(cls, redis: Any, **options: Any) -> Client:
+        """A client on the server a redis-py client talks to (or, given a
+        sequence of them, on those N masters), with its settings: host and
+        port or unix socket, database, username and password, TLS
+        (``rediss://`` with its ``ssl_*`` settings), a Sentinel-managed
+        primary (``Sentinel.master_for``) or a Redis Cluster
+        (``RedisCluster``), sync or asyncio. ``options`` are
+        :class:`Client`'s (timeouts, ``key_prefix``, ...). Settings hiredlock
+        cannot honour the same way (an ``ssl_ca_data``, a token credential
+        provider, a replica) raise ``ValueError`` naming them. No connection
+        is made. ``Client(redis_client)`` is the same.
+        """
+        many = isinstance(redis, (list, tuple))
+        for r in redis if many else [redis]:
+            if not _from_redis.is_redis_client(r):
+                raise TypeError(
+                    f"from_redis() expects a redis-py client, not {type(r).__name__}"
+                )
+        return cls(redis, **options)
 
     def lock(
         self,

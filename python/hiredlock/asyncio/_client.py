@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .. import _core
+from .. import _core, _from_redis
 from .._client import DEFAULT_TTL, Name
 from ._driver import Driver
 from ._lock import Lock
@@ -21,19 +21,31 @@ class Client:
     checked with the same messages. No connection is made here; masters are
     connected on first use, from the running event loop, which then owns
     the connections: use a client from one event loop. ``await
-    client.close()`` (or ``async with client``) closes them.
+    client.close()`` (or ``async with client``) closes them. ``urls`` may
+    also be (or hold) redis-py clients: see :meth:`from_redis`.
     """
 
     __slots__ = ("_core", "_driver", "_renewer")
 
-    def __init__(self, urls: str | Sequence[str], **options: Any) -> None:
-        self._core = _core.Client(urls, **options)
+    def __init__(self, urls: str | Sequence[str] | Any, **options: Any) -> None:
+        self._core = _core.Client(_from_redis.urls_of(urls), **options)
         connect_timeout = options.get(
             "connect_timeout", _core.OPTIONS["connect_timeout"]
         )
         timeout = options.get("timeout", _core.OPTIONS["timeout"])
         self._driver = Driver(self._core, float(connect_timeout), float(timeout))
         self._renewer = Renewer(self._driver)
+
+    @classmethod
+    def from_redis(cls, redis: Any, **options: Any) -> Client:
+        """A client with a redis-py client's connection settings, as
+        :meth:`hiredlock.Client.from_redis` (which says what is taken and
+        what is refused); ``options`` win over them."""
+        if not _from_redis.is_redis_client(redis):
+            raise TypeError(
+                f"from_redis() expects a redis-py client, not {type(redis).__name__}"
+            )
+        return cls(redis, **options)
 
     @property
     def masters(self) -> tuple[str, ...]:

@@ -111,6 +111,37 @@ async def test_a_paused_master_does_not_starve_an_asyncio_holder(fresh5, name):
     await client.close()
 
 
+@pytest.mark.asyncio
+async def test_asyncio_holders_rounds_go_first(servers1, monkeypatch):
+    """With every turn of the asyncio driver taken (ROUNDS_AT_ONCE of
+    them, 32: one here), a holder's release or extend (a renewal) goes
+    before the acquires' rounds that queued before it, as in the C
+    driver's turns."""
+    from hiredlock.asyncio import _driver
+
+    monkeypatch.setattr(_driver, "ROUNDS_AT_ONCE", 1)
+    client = hla.Client(servers1.urls)
+    driver = client._driver
+    order: list[str] = []
+    await driver._turn(_driver.Progress(), False)  # the only turn, taken
+
+    async def take(what: str, urgent: bool) -> None:
+        await driver._turn(_driver.Progress(), urgent)
+        order.append(what)
+        driver._end_turn()
+
+    tasks = [
+        asyncio.create_task(take("acquire 1", False)),
+        asyncio.create_task(take("acquire 2", False)),
+        asyncio.create_task(take("extend", True)),
+    ]
+    await asyncio.sleep(0)  # all three wait for a turn now
+    driver._end_turn()
+    await asyncio.gather(*tasks)
+    assert order == ["extend", "acquire 1", "acquire 2"]
+    await client.close()
+
+
 # -- a holder short of a master (item 5) -----------------------------------
 
 

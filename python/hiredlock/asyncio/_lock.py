@@ -255,7 +255,7 @@ class Lock:
         progress = Progress()
         driver = self._client._driver
         try:
-            ok = await driver.operate(self._core, progress)
+            ok = await driver.operate(self._core, progress, urgent=not acquiring)
         except LockError:
             if progress.cancelled:  # "cancelled" at the sleep: it was asked
                 raise asyncio.CancelledError from None
@@ -264,7 +264,7 @@ class Lock:
             if acquiring and ok:
                 self._core._begin_release()
                 with contextlib.suppress(LockError):
-                    await driver.operate(self._core, Progress())
+                    await driver.operate(self._core, Progress(), urgent=True)
             raise asyncio.CancelledError
         return ok
 

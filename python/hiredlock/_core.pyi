@@ -10,7 +10,7 @@ _L = TypeVar("_L", bound=Lock)
 __version__: str
 NAME_MAX: int
 MASTERS_MAX: int
-OPTIONS: dict[str, float | str | bool | None]
+OPTIONS: dict[str, float | int | str | bool | None]
 FENCED_WRITE_SCRIPT: str
 NOTICE_MORE: int
 NOTICE_SEND: int
@@ -38,6 +38,9 @@ class Client:
         auto_renew: bool = ...,
         max_hold: float = ...,
         fenced: bool = ...,
+        sync_replicas: int = ...,
+        sync_aof: bool = ...,
+        restart_guard: float = ...,
         ssl_ca_certs: str | os.PathLike[str] | None = ...,
         ssl_ca_path: str | os.PathLike[str] | None = ...,
         ssl_certfile: str | os.PathLike[str] | None = ...,
@@ -65,6 +68,8 @@ class Lock:
         max_hold: float | None = ...,
         on_lost: Callable[[Lock], object] | None = ...,
         fenced: bool | None = ...,
+        sync_replicas: int | None = ...,
+        sync_aof: bool | None = ...,
     ) -> Lock: ...
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool: ...
     def __enter__(self: _L) -> _L: ...

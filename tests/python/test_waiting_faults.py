@@ -240,6 +240,49 @@ def test_polling_does_not_keep_an_old_place_in_line(servers3, name):
     assert order == ["B", "A"]
 
 
+@pytest.mark.asyncio
+async def test_asyncio_polling_does_not_keep_an_old_place_in_line(servers3, name):
+    """The same through hiredlock.asyncio: its client keeps places in line
+    in the same protocol state as the sync one."""
+    holder = hiredlock.Client(servers3.urls).lock(name, 30)
+    assert holder.acquire(blocking=False)
+    c1 = hla.Client(servers3.urls)
+
+    async def pause_soon():
+        await asyncio.sleep(0.9)
+        await asyncio.to_thread(servers3.pause, 3)
+
+    pauser = asyncio.ensure_future(pause_soon())
+    try:
+        assert not await c1.lock(name, 30).acquire(timeout=1.0)
+    finally:
+        await pauser
+        await asyncio.to_thread(servers3.resume, 3)
+    order: list[str] = []
+
+    async def waiter(client, who):
+        lk = client.lock(name, 30)
+        if await lk.acquire(timeout=20):
+            order.append(who)
+            await lk.release()
+
+    c2 = hla.Client(servers3.urls)
+    b = asyncio.ensure_future(waiter(c2, "B"))
+    await asyncio.to_thread(servers3.queued, name, 1)
+    loop = asyncio.get_running_loop()
+    end = loop.time() + 4
+    while loop.time() < end:
+        assert not await c1.lock(name, 30).acquire(blocking=False)
+        await asyncio.sleep(0.1)
+    a = asyncio.ensure_future(waiter(c1, "A"))
+    await asyncio.to_thread(servers3.queued, name, 2)
+    holder.release()
+    await asyncio.wait_for(asyncio.gather(a, b), 20)
+    assert order == ["B", "A"]
+    await c1.close()
+    await c2.close()
+
+
 # -- a stalled master under a fresh acquire (item 8) ------------------------
 
 

@@ -1,8 +1,9 @@
 -- Waiting under faults from plain Lua (#24), the C core's driver behind it:
 -- a Ctrl-C in the round that takes the lock leaves no key; a stalled master
 -- does not end a fresh acquire's wait; waiters stay quiet while the holder
--- lacks a master; releases reach a master stopped with its script cache
--- flushed; a key without a TTL is named when the wait runs out.
+-- lacks a master; a client that polls keeps no old place in line; releases
+-- reach a master stopped with its script cache flushed; a key without a TTL
+-- is named when the wait runs out.
 local fixture = require "helpers.fixture"
 local system = require "system"
 
@@ -93,6 +94,57 @@ describe("waiting under faults", function()
     assert.equals("got\n", second:read("*a"))
     first:close()
     second:close()
+    fx:stop()
+  end)
+
+  it("does not keep an old place in line for a client that polls", function()
+    -- A waits 1 s and gives up while master 3 is paused (from 0.5 s): its
+    -- leave gets no answer there, so its client keeps its place, for the
+    -- entry's lease. It then
+    -- polls without a wait for 4 s while B queued. Its next wait must queue
+    -- behind B: before #24 every poll renewed the kept place, and A went
+    -- first.
+    local fx = fixture.start(3)
+    local name = "wf:jump"
+    local here = debug.getinfo(1, "S").source:match("^@(.*)16%-waiting_faults_spec%.lua$")
+    local child = ("'%s' '%shelpers/queue_child.lua'"):format(fixture.interpreter(), here)
+    local urls = table.concat(fx.urls, ",")
+    local order = os.tmpname()
+    local holder = assert(io.popen(("%s hold '%s' '%s' '%s' '%s'"):format(child, urls,
+      name, fixture.launcher, fx.dir)))
+    assert.equals("held", holder:read("*l"))
+    local a = fx:client()
+    os.execute(("(sleep 0.5; '%s' pause '%s' 3) &"):format(fixture.launcher, fx.dir))
+    local lock = a:acquire(name, { ttl = 30, timeout = 1 })
+    assert.is_nil(lock)
+    system.sleep(0.2)
+    fx:ctl("resume", 3)
+    local b = assert(io.popen(("%s wait '%s' '%s' '%s'"):format(child, urls, name, order)))
+    for _ = 1, 1000 do
+      if fx:cmd(1, "ZCARD", name .. "{" .. name .. "}:queue") >= 1 then
+        break
+      end
+      system.sleep(0.005)
+    end
+    local t0 = system.monotime()
+    while system.monotime() - t0 < 4 do
+      assert.is_nil(a:acquire(name, { ttl = 30, timeout = 0 }))
+      system.sleep(0.1)
+    end
+    lock = assert(a:acquire(name, { ttl = 30, timeout = 20 }))
+    local f = assert(io.open(order, "a"))
+    f:write("A")
+    f:close()
+    assert.is_true(lock:release())
+    assert.equals("got\n", b:read("*a"))
+    assert.equals("released\n", holder:read("*a"))
+    b:close()
+    holder:close()
+    f = assert(io.open(order))
+    local got = f:read("*a")
+    f:close()
+    os.remove(order)
+    assert.equals("BA", got)
     fx:stop()
   end)
 

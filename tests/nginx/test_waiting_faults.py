@@ -1,7 +1,9 @@
 """Waiting under faults inside nginx (#24), over the cosocket driver: a
 fresh request's wait rides out masters that stall, waiting requests stay
 quiet while the holder lacks a master, and a key without a TTL is named
-when the wait runs out. Bounds leave room for a loaded machine."""
+when the wait runs out. Releases to a master stopped mid-request are a
+known gap of this driver (a strict expected failure). Bounds leave room for
+a loaded machine."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import re
 import threading
 import time
 import uuid
+
+import pytest
 
 import hiredlock
 
@@ -96,3 +100,45 @@ def test_a_key_without_a_ttl_is_named(ngx, servers3):
         r"expires: only what wrote it can free it\)$",
         r.body,
     ), r.body
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="#24 item 9 is not fixed in the cosocket driver: it closes a "
+    "connection whose reply is late, so a release goes on another "
+    "connection than the SET it must follow, and the resumed server may run "
+    "it first (2 of 7 keys left, before and after the C driver's fix)",
+)
+def test_releases_reach_a_stopped_master(ngx, servers3):
+    """Master 3 stopped after SCRIPT FLUSH, 21 acquire/release requests over
+    7 names (7 at a time), resumed: no key should be left there. The
+    cosocket driver closes a connection whose reply is late and sends the
+    full script behind a late release; the release must still run after the
+    SET it follows."""
+    names = [unique("flushed") for _ in range(7)]
+    for n in names:
+        assert ngx.get("/lock", c="c3", name=n).status == 200
+    servers3.redis(3).script_flush()
+    servers3.pause(3)
+    results = []
+    try:
+        for _ in range(3):
+            threads = [
+                threading.Thread(
+                    target=lambda n=n: results.append(
+                        ngx.get("/lock", c="c3", name=n).status
+                    )
+                )
+                for n in names
+            ]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(30)
+    finally:
+        servers3.resume(3)
+    assert results == [200] * 21
+    time.sleep(1)  # it catches up in milliseconds; the keys live 10 s
+    left = sum(servers3.count(n) for n in names)
+    print(f"keys left a second after the resume: {left}")
+    assert left == 0

@@ -374,8 +374,9 @@ static bool tls_refusal(const hrl_node *node) {
  * permission refused, a protocol error, a refused TLS handshake, a server
  * error other than those a server gives while it starts or fails over
  * (LOADING, BUSY, MASTERDOWN, CLUSTERDOWN), its replicas lag
- * (sync_replicas) or it is kept out since its restart (restart_guard:
- * "started 3 s ago ..."). */
+ * (sync_replicas), it is kept out since its restart (restart_guard:
+ * "started 3 s ago ...") or that a cluster slot's migration caused
+ * (round.c: migrating). */
 bool hrl_wait_lasting_failure(const hrl_lock *lk) {
   static const char *const passing[] = {"LOADING",     "BUSY",    "MASTERDOWN",
                                         "CLUSTERDOWN", "started", "restarted"};
@@ -385,7 +386,7 @@ bool hrl_wait_lasting_failure(const hrl_lock *lk) {
         node->result == HRL_NODE_PROTOCOL || tls_refusal(node)) {
       return true;
     }
-    if (node->result != HRL_NODE_SERVER || node->unacked) {
+    if (node->result != HRL_NODE_SERVER || node->unacked || node->migrating) {
       continue;
     }
     bool passes = false;

@@ -204,8 +204,7 @@ static hrl_stream_action leave(hrl_stream *s, const hrl_lock *lk, size_t i,
   if (s->handshake_left > 0) {
     return HRL_STREAM_CLOSE; /* the connection's state is unknown */
   }
-  s->owed += s->inflight +
-             (late ? (uint32_t)hrl_round_late_replies(lk, i) : 0);
+  s->owed += s->inflight + (late ? (uint32_t)hrl_round_late_replies(lk, i) : 0);
   s->inflight = 0;
   return HRL_STREAM_DONE;
 }

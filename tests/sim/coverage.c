@@ -139,7 +139,7 @@ static const cov_item universe[] = {
     UNACKED(TRY),
     UNACKED(FENCED_TRY),
     /* failures the driver reported: 0 refused connect, 1 connect timeout,
-     * 2 skipped (late), 3 deadline, 4 reset */
+     * 2 skipped (late), 3 deadline, 4 reset, 5 held back by the stream */
     {COV_FAIL, RK(SET), 0, 0, "SET: connection refused"},
     {COV_FAIL, RK(SET), 1, 0, "SET: connect timeout"},
     {COV_FAIL, RK(SET), 2, 0, "SET: late master skipped"},
@@ -151,6 +151,14 @@ static const cov_item universe[] = {
     {COV_FAIL, RK(TRY), 3, 1, "try: deadline, full script behind"},
     {COV_FAIL, RK(FENCED_TRY), 3, 0, "fenced try: deadline"},
     {COV_FAIL, RK(FENCE), 3, 0, "fence round: deadline"},
+    {COV_FAIL, RK(SET), 5, 0, "SET: held back (64 replies owed)"},
+    {COV_FAIL, RK(TRY), 5, 0, "try: held back (64 replies owed)"},
+    {COV_FAIL, RK(EXTEND), 5, 0, "extend: held back (64 replies owed)"},
+    {COV_FAIL, RK(RELEASE), 5, 0, "release: held back (64 replies owed)"},
+    {COV_FAIL, RK(FENCED_TRY), 5, 0, "fenced try: held back (64 replies owed)"},
+    {COV_FAIL, RK(FENCED_ACQUIRE), 5, 0,
+     "fenced acquire: held back (64 replies owed)"},
+    {COV_FAIL, RK(ASIDE), 5, 0, "aside: held back (64 replies owed)"},
     /* how calls ended */
     {COV_DONE, HRL_OP_ACQUIRE, HRL_OK, 0, "acquire: ok"},
     {COV_DONE, HRL_OP_ACQUIRE, HRL_ETIMEOUT, 0, "acquire: timeout"},

@@ -154,12 +154,26 @@ static void want_step(world *w, runner *r) {
   }
 }
 
+/* The next turn: a holder's release or extend (a renewal too) before any
+ * acquire's step or round, as the built-in driver's turns go
+ * (core/src/api); else the first come. */
+static int next_turn(const world *w, const client *c) {
+  for (int k = 0; k < c->mutex_waiting; k++) {
+    const runner *r = w->runners[c->mutex_queue[k]];
+    if (r->want_step && r->kind != HRL_OP_ACQUIRE) {
+      return k;
+    }
+  }
+  return 0;
+}
+
 void runner_mutex_next(world *w, int client_id) {
   client *c = &w->clients[client_id];
   while (c->mutex_owner < 0 && c->mutex_waiting > 0) {
-    runner *r = w->runners[c->mutex_queue[0]];
-    memmove(&c->mutex_queue[0], &c->mutex_queue[1],
-            (size_t)--c->mutex_waiting * sizeof c->mutex_queue[0]);
+    int k = next_turn(w, c);
+    runner *r = w->runners[c->mutex_queue[k]];
+    memmove(&c->mutex_queue[k], &c->mutex_queue[k + 1],
+            (size_t)(--c->mutex_waiting - k) * sizeof c->mutex_queue[0]);
     if (r->want_step) {
       c->mutex_owner = r->id;
       r->want_step = false;
@@ -274,6 +288,15 @@ static void feed(world *w, runner *r, int i, int id) {
   }
 }
 
+/* A new connection for master i's part of the round. */
+static void open_node(world *w, runner *r, int i) {
+  int id = conn_open(w, r->client, i, ROLE_LOCK);
+  w->conns[id].runner = r->id;
+  w->conns[id].node = i;
+  r->node[i] = X_CONNECTING;
+  r->conn[i] = id;
+}
+
 static void start_node(world *w, runner *r, int i, int id) {
   conn *cn = &w->conns[id];
   cn->runner = r->id;
@@ -283,12 +306,31 @@ static void start_node(world *w, runner *r, int i, int id) {
   r->conn[i] = id;
   size_t len;
   seam_enter(w, owner(w, r));
+  /* Replies that came while no round was out: dropped as owed (more than
+   * were owed: the connection is out of step, a new one serves). */
+  bool in_step =
+      cn->rlen == 0 || hrl_stream_drain(cn->stream, cn->rbuf, cn->rlen);
+  cn->rlen = 0;
   const char *bytes =
-      hrl_stream_start(cn->stream, r->lk, (size_t)i, cn->fresh, &len);
+      in_step ? hrl_stream_start(cn->stream, r->lk, (size_t)i, cn->fresh, &len)
+              : NULL;
   seam_leave();
+  if (!in_step) {
+    conn_close(w, id);
+    open_node(w, r, i);
+    return;
+  }
   cn->fresh = false;
+  if (bytes == NULL) {
+    /* Held back: the connection owes too many replies, and the master is
+     * done for this round (unreachable, nothing sent); it stays. */
+    cov_hit(COV_FAIL, (int)r->lk->op.round_kind, 5, 0);
+    pool_put(w, id);
+    node_done(w, r, i);
+    return;
+  }
   conn_send(w, id, TO_MASTER, bytes, len);
-  feed(w, r, i, id); /* replies that came while the connection was idle */
+  feed(w, r, i, id); /* replies that came since the round began */
 }
 
 static void start_round(world *w, runner *r, uint32_t timeout_ms) {
@@ -320,11 +362,7 @@ static void start_round(world *w, runner *r, uint32_t timeout_ms) {
       start_node(w, r, i, id);
       continue;
     }
-    id = conn_open(w, r->client, i, ROLE_LOCK);
-    w->conns[id].runner = r->id;
-    w->conns[id].node = i;
-    r->node[i] = X_CONNECTING;
-    r->conn[i] = id;
+    open_node(w, r, i);
   }
 }
 

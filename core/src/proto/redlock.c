@@ -337,8 +337,10 @@ static hrl_step judge_attempt(hrl_lock *lk, int64_t now_us,
    * any other may (a timeout can hide a SET that was applied). A fenced
    * acquire's error may be its INCR's, after a SET that took (a counter
    * that is not a number, or at 2^63 - 1): there, only a refusal says our
-   * token is not there. */
-  bool may_hold = false;
+   * token is not there. A token taken up from a saved place in line is not
+   * fresh: a release may have handed the key to it, and that key refuses
+   * our SET (found by tests/sim, tests/sim/regress/rejoin-handoff.txt). */
+  bool may_hold = op->rejoined;
   for (size_t i = 0; i < c->n; i++) {
     hrl_node_result r = op->nodes[i].result;
     may_hold |= r == HRL_NODE_OK || r == HRL_NODE_UNREACHABLE ||

@@ -1,5 +1,6 @@
 # The C tests under AddressSanitizer and UndefinedBehaviorSanitizer.
 suite_summary='tests passed, [0-9]+ tests? failed out of'
+suite_seconds=146 # alone on 2 CPUs: the longest suites start first
 suite_run() {
   quiet cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DHRL_SANITIZE=ON \
     -DHRL_BENCH=OFF &&

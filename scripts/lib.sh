@@ -40,6 +40,13 @@ _build_main() {
     quiet cmake --build build -j"$(nproc)" "${targets[@]}"
 }
 
+# ctest_jobs: how many C tests ctest runs side by side: the CPUs plus one,
+# the tests spend most of their time waiting on Redis and on timers, each
+# with Redis servers of its own (tests/fixtures).
+ctest_jobs() {
+  echo $(($(nproc) + 1))
+}
+
 # fingerprint PATH... : one hash of the names and contents of the files under
 # the PATHs (build products a developer may have left there excluded), for
 # skipping a rebuild whose inputs have not changed.

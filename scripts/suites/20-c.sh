@@ -3,5 +3,5 @@ suite_summary='tests passed, [0-9]+ tests? failed out of'
 suite_seconds=145 # alone on 2 CPUs: the longest suites start first
 suite_run() {
   build_main &&
-    ctest --test-dir build --output-on-failure
+    ctest --test-dir build --output-on-failure -j"$(ctest_jobs)"
 }

@@ -7,5 +7,5 @@ suite_run() {
     quiet cmake --build build/asan -j"$(nproc)" &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
       UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      ctest --test-dir build/asan --output-on-failure
+      ctest --test-dir build/asan --output-on-failure -j"$(ctest_jobs)"
 }

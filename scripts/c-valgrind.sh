@@ -14,5 +14,6 @@ vg+=";--show-leak-kinds=definite,indirect,possible"
 quiet cmake -S . -B build/valgrind -DCMAKE_BUILD_TYPE=Debug -DHRL_BENCH=OFF \
   "-DHRL_TEST_WRAPPER=$vg"
 quiet cmake --build build/valgrind -j"$(nproc)"
-# Under valgrind a test keeps a CPU busy: one a CPU.
-ctest --test-dir build/valgrind --output-on-failure -j"$(nproc)" "$@"
+# One test at a time: under valgrind a test keeps a CPU busy and its
+# deadlines (connect 100 ms, replies 50 ms by default) slip when two do.
+ctest --test-dir build/valgrind --output-on-failure "$@"

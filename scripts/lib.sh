@@ -40,11 +40,12 @@ _build_main() {
     quiet cmake --build build -j"$(nproc)" "${targets[@]}"
 }
 
-# ctest_jobs: how many C tests ctest runs side by side: the CPUs plus one,
-# the tests spend most of their time waiting on Redis and on timers, each
-# with Redis servers of its own (tests/fixtures).
+# ctest_jobs: how many C tests ctest runs side by side: one a CPU (they
+# spend most of their time waiting on Redis and on timers, each with Redis
+# servers of its own: tests/fixtures; more at once, beside the other suites,
+# and the tests' deadlines of tens of milliseconds start to slip).
 ctest_jobs() {
-  echo $(($(nproc) + 1))
+  nproc
 }
 
 # fingerprint PATH... : one hash of the names and contents of the files under

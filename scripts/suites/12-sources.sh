@@ -4,6 +4,7 @@
 # (scripts/check-sources.py).
 suite_summary='^sources: '
 suite_seconds=7 # alone on 2 CPUs: the longest suites start first
+suite_nice=1 # computes only: on the CPU time the other suites leave
 suite_run() {
   python3 scripts/check-sources.py
 }

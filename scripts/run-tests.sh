@@ -15,8 +15,10 @@
 # after the other in file-name order, their output shown as it comes.
 # A suite file defines suite_run (run from the repository root) and
 # suite_summary, a regex for the line that sums it up, and may set
-# suite_seconds (how long it takes on 2 CPUs); it may use the functions of
-# scripts/lib.sh (quiet, locked, use_python_build, ...).
+# suite_seconds (how long it takes on 2 CPUs) and suite_nice=1: a suite that
+# only computes (no Redis, no deadline a slow CPU could miss) runs at nice
+# 19, on the CPU time the suites waiting on timers leave; it may use the
+# functions of scripts/lib.sh (quiet, locked, use_python_build, ...).
 # Every file the suites write goes under build/ (the logs to build/logs/),
 # or into temp dirs they remove: the checkout itself is left as it was.
 set -uo pipefail
@@ -92,6 +94,9 @@ summary_of() {
 run_suite() {
   # shellcheck source=/dev/null
   source "$1"
+  if [ "${suite_nice:-0}" = 1 ]; then
+    renice -n 19 -p "$BASHPID" >/dev/null
+  fi
   suite_run
 }
 

@@ -58,12 +58,7 @@ def case3(out: str, full: bool) -> dict:
             duration=dur,
             aof=aof,
             ttl=3.0,
-            # The negative control's holders hold for half the TTL: the
-            # masters restarted empty must be back, and another worker
-            # through, while one still holds, also on a loaded machine
-            # (there, 400 ms was often over before the restart was, and
-            # the control caught nothing).
-            hold_ms=1500 if mode == "immediate" else 400,
+            hold_ms=400,
             schedule=kill_restart_schedule(mode, count, dur / (count + 1)),
         )
         r["injections"] = len(r["faults"])

@@ -54,6 +54,7 @@ struct hrl_client {
   bool fork_prepared; /* mu is held by hrl_client_fork_prepare */
   hrl_waitroom room;  /* never locked with mu held, nor mu with it */
   hrl_renewer renewer;
+  hrl_entropy_pool *entropy; /* cfg.entropy_ctx's: tokens' bytes in batches */
 };
 
 /* lock.c: runs lock's begun operation to its end with the built-in driver.

@@ -21,13 +21,15 @@ hrl_status hrl_client_new(const char *const *urls, size_t n_urls,
     opts = &defaults;
   }
   hrl_client *c = calloc(1, sizeof *c);
-  if (c == NULL) {
+  if (c == NULL || hrl_entropy_pool_new(&c->entropy) != HRL_OK) {
+    free(c);
     hrl_detailf(detail, detail_size, "out of memory");
     return HRL_ENOMEM;
   }
-  hrl_status st = hrl_config_init(&c->cfg, urls, n_urls, opts, hrl_os_entropy,
-                                  NULL, detail, detail_size);
+  hrl_status st = hrl_config_init(&c->cfg, urls, n_urls, opts, hrl_pool_entropy,
+                                  c->entropy, detail, detail_size);
   if (st != HRL_OK) {
+    hrl_entropy_pool_free(c->entropy);
     free(c);
     return st;
   }
@@ -37,6 +39,7 @@ hrl_status hrl_client_new(const char *const *urls, size_t n_urls,
     hrl_waitroom_clear(&c->room);
     hrl_pool_clear(&c->pool);
     hrl_config_clear(&c->cfg);
+    hrl_entropy_pool_free(c->entropy);
     free(c);
     hrl_detailf(detail, detail_size, "out of memory");
     return HRL_ENOMEM;
@@ -46,6 +49,7 @@ hrl_status hrl_client_new(const char *const *urls, size_t n_urls,
     hrl_waitroom_clear(&c->room);
     hrl_pool_clear(&c->pool);
     hrl_config_clear(&c->cfg);
+    hrl_entropy_pool_free(c->entropy);
     free(c);
     hrl_detailf(detail, detail_size, "out of memory");
     return HRL_ENOMEM;
@@ -63,6 +67,7 @@ void hrl_client_free(hrl_client *c) {
   hrl_pool_clear(&c->pool);
   pthread_mutex_destroy(&c->mu);
   hrl_config_clear(&c->cfg);
+  hrl_entropy_pool_free(c->entropy);
   free(c);
 }
 

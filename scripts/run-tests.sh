@@ -79,9 +79,11 @@ expected_seconds() {
   fi
 }
 
-# The summary of suite i: PASS/FAIL, its time and its summary line.
+# The summary of suite i: PASS/FAIL, its time and its summary line, read
+# from its log when it ends (kept: another run may write the log later).
 rcs=()
 tooks=()
+summaries=()
 summary_of() {
   local i=$1 pattern line verdict=PASS
   pattern=$(suite_var "${files[$i]}" suite_summary)
@@ -115,6 +117,7 @@ if [ "$jobs" -eq 1 ]; then
     rcs[i]=${PIPESTATUS[0]}
     tooks[i]=$(($(date +%s) - start))
     echo "${tooks[$i]}" >"$logs/${names[$i]}.seconds"
+    summaries[i]=$(summary_of "$i")
   done
 else
   # Longest first: the last suite to start is a short one.
@@ -160,7 +163,8 @@ else
     echo
     echo "=============== suite: ${names[$i]} (${tooks[$i]}s) ==============="
     cat "$logs/${names[$i]}.log"
-    echo "$(stamp) $(summary_of "$i")"
+    summaries[i]=$(summary_of "$i")
+    echo "$(stamp) ${summaries[$i]}"
   done
   set +m
   trap - INT TERM
@@ -170,7 +174,7 @@ echo
 echo "=============== summary ==============="
 failed=0
 for i in "${!names[@]}"; do
-  summary_of "$i"
+  echo "${summaries[$i]}"
   [ "${rcs[$i]}" -eq 0 ] || failed=1
 done
 echo "took $(($(date +%s) - t0))s, ${jobs} at a time" \

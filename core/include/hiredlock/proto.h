@@ -45,9 +45,9 @@
  *   }
  *
  * One operation runs on a lock at a time, and the calls for one client's
- * locks must not run in two threads at once (the built-in driver holds the
- * client's mutex during a round): a round updates the client's record of
- * late masters.
+ * locks must not run in two threads at once (the built-in driver takes a
+ * turn at the client's connections for each step and round): a round
+ * updates the client's record of late masters.
  */
 #ifndef HIREDLOCK_PROTO_H
 #define HIREDLOCK_PROTO_H
@@ -210,11 +210,13 @@ HRL_API hrl_node_result hrl_proto_fail(hrl_lock *lock, size_t i,
 
 /**
  * True once the current round's outcome can no longer change: a quorum of
- * masters said OK (to an acquire, release or extend), or the round is the
- * release that cleans up after a failed attempt, whose replies decide
- * nothing. A driver may then stop waiting for masters it knows to be late
- * (they missed a deadline in an earlier round and have not answered since)
- * and report them with hrl_proto_fail; masters not known to be late should
+ * masters said OK (to an acquire, try, release or extend), or so many said
+ * something else (refused, failed, missed) that the masters still out
+ * could no longer make a quorum, or the round is one whose replies decide
+ * nothing (a failed attempt's cleanup, a waiter's step aside or leave). A
+ * driver may then stop waiting for masters it knows to be late (they
+ * missed a deadline in an earlier round and have not answered since) and
+ * report them with hrl_proto_missed; masters not known to be late should
  * still be waited for, so that a healthy round's counts stay exact.
  */
 HRL_API bool hrl_proto_settled(const hrl_lock *lock);
@@ -318,7 +320,11 @@ HRL_API hrl_node_result hrl_proto_handshake_reply(hrl_client *client, size_t i,
  * kept) held here, so that a driver writes no rule of its own. A driver
  * keeps one stream per connection and, in each round:
  *
- *   bytes = hrl_stream_start(s, lock, i, new_connection, &len); write them;
+ *   data that came while no round was out: hrl_stream_drain(s, data, n)
+ *     (false: close the connection)
+ *   bytes = hrl_stream_start(s, lock, i, new_connection, &len); write them
+ *     (NULL: held back from a connection that owes too many replies;
+ *     master i is done for this round, keep the connection)
  *   on data: a = hrl_stream_feed(s, lock, i, data, n, &out, &out_len):
  *     HRL_STREAM_MORE   keep reading
  *     HRL_STREAM_SEND   write out, keep reading
@@ -351,10 +357,25 @@ HRL_API void hrl_stream_free(hrl_stream *stream);
  * Starts master i's part of the current round on this stream: the bytes to
  * write (*len their size). fresh: the connection is new (opened for this
  * round, or replacing one): its handshake goes first, alone, when the
- * master's URL asks for one.
+ * master's URL asks for one. NULL (*len 0) when no round is out, or when
+ * the connection owes so many replies (64) that the command is held back:
+ * master i then has its result already (unreachable, nothing sent; keep
+ * the connection, and pass what it receives meanwhile to
+ * hrl_stream_drain). Only a release (or a waiter's step aside or leave)
+ * of a lock whose token that master may hold still goes on it: it must
+ * follow that SET on the same connection.
  */
 HRL_API const char *hrl_stream_start(hrl_stream *stream, hrl_lock *lock,
                                      size_t i, bool fresh, size_t *len);
+
+/**
+ * Bytes that came on the connection while no round of ours was out on it
+ * (late replies to earlier rounds' commands): dropped as owed. Pass them
+ * here before hrl_stream_start, so that a connection whose master is back
+ * is used again. False when they hold more replies than were owed, or are
+ * not RESP: close the connection.
+ */
+HRL_API bool hrl_stream_drain(hrl_stream *stream, const char *data, size_t len);
 
 /** Feeds bytes read from the connection; see above for the actions. */
 HRL_API hrl_stream_action hrl_stream_feed(hrl_stream *stream, hrl_lock *lock,
@@ -379,27 +400,40 @@ HRL_API uint32_t hrl_stream_owed(const hrl_stream *stream);
 
 /*
  * A subscriber connection to master i: how a client hears the hand-offs of
- * its waiting locks. One per master per client (not per lock), subscribed
- * to the client's channel (hrl_client_channel); the queue script publishes
- * there the token a released lock was handed to, and the driver passes it
- * to the lock waiting with that token (hrl_proto_notified). A driver keeps
- * the connection open while the client lives (it opens it on the first
- * wait) and, on a new connection:
+ * its waiting locks. One per master (not per lock), subscribed to the
+ * client's channel (hrl_client_channel); the queue script publishes there
+ * the token a released lock was handed to, and the driver passes it to the
+ * lock waiting with that token (hrl_proto_notified). A driver keeps the
+ * connection open while it has waiters (it opens it on the first wait) and
+ * serves every client whose hrl_client_subscriber_key is the same with
+ * it (hrl_client_share_channel makes clients of one process share their
+ * channel). For each new connection:
  *
- *   s = hrl_subscriber_new(client, i); bytes = hrl_subscriber_start(s, &n);
- *   write them; on data:
+ *   s = hrl_subscriber_new(client, i);   (once)
+ *   hrl_subscriber_open(s, &where);      connect to where: host and port,
+ *                                        or path; TLS for a rediss://
+ *                                        master (hrl_master_info.tls)
+ *   bytes = hrl_subscriber_start(s, &n); write them; on data:
  *     for (n = hrl_subscriber_feed(s, data, len, &out, &out_len);
  *          n != HRL_NOTICE_MORE;
  *          n = hrl_subscriber_feed(s, NULL, 0, &out, &out_len)):
  *       HRL_NOTICE_SEND     write out (the SUBSCRIBE, after the handshake)
  *       HRL_NOTICE_READY    subscribed: hrl_proto_wake() every waiting lock
- *                           of the client (a hand-off may have been missed)
+ *                           it serves (a hand-off may have been missed)
  *       HRL_NOTICE_HANDOFF  out: the token (HRL_TOKEN_LEN bytes) a lock was
  *                           handed to by master i
- *       HRL_NOTICE_CLOSE    out: why; close (and reconnect later)
- *   on EOF or an error: close, reconnect later (with a new subscriber or
- *   hrl_subscriber_start again). Waits stay bounded without it (the
- *   holder's TTL, retry_delay), only slower.
+ *       HRL_NOTICE_CLOSE    out: why; close (and open again later)
+ *       HRL_NOTICE_REDIRECT out: where to; close and open again at once
+ *                           (a sentinel named the primary)
+ *   on EOF or an error: close, open again later. Waits stay bounded
+ *   without it (the holder's TTL, retry_delay), only slower.
+ *
+ * A Sentinel-managed primary's subscriber asks a sentinel where the
+ * primary is (hrl_subscriber_open names the sentinel, with handshake
+ * false, and hrl_subscriber_start is the question), then subscribes there;
+ * once that connection ends (a failover closes the deposed primary's
+ * clients), the next one asks a sentinel again, so it follows failovers.
+ * Unanswered sentinels are asked in turn.
  */
 typedef struct hrl_subscriber hrl_subscriber;
 
@@ -408,7 +442,8 @@ typedef enum hrl_notice {
   HRL_NOTICE_SEND,
   HRL_NOTICE_READY,
   HRL_NOTICE_HANDOFF,
-  HRL_NOTICE_CLOSE
+  HRL_NOTICE_CLOSE,
+  HRL_NOTICE_REDIRECT
 } hrl_notice;
 
 /** A subscriber for master i of client, or NULL (out of memory, no such
@@ -416,8 +451,15 @@ typedef enum hrl_notice {
 HRL_API hrl_subscriber *hrl_subscriber_new(hrl_client *client, size_t i);
 HRL_API void hrl_subscriber_free(hrl_subscriber *subscriber);
 
+/** A new connection begins: where it goes (host/port or path, the label
+ *  for messages; handshake false for a sentinel to ask). Call it before
+ *  every connection, also the ones that failed to connect (the next
+ *  sentinel is then asked). The strings live until the next call. */
+HRL_API void hrl_subscriber_open(hrl_subscriber *subscriber, hrl_target *out);
+
 /** The bytes a new connection writes first (the handshake alone when the
- *  master's URL asks for one, else the SUBSCRIBE); *len their size. */
+ *  master's URL asks for one, else the SUBSCRIBE; a sentinel's question);
+ *  *len their size. */
 HRL_API const char *hrl_subscriber_start(hrl_subscriber *subscriber,
                                          size_t *len);
 
@@ -430,6 +472,29 @@ HRL_API hrl_notice hrl_subscriber_feed(hrl_subscriber *subscriber,
 /** The channel client's waiters hear their hand-offs on (*len its size),
  *  made anew in a forked child; NULL when the OS random generator failed. */
 HRL_API const char *hrl_client_channel(hrl_client *client, size_t *len);
+
+/**
+ * Makes client's waiters hear their hand-offs on the channel of `from`
+ * (with client's own key prefix), so that one subscriber connection per
+ * master serves the waiters of both: for drivers whose subscribers outlive
+ * their clients (a client made per request). Call it before client's first
+ * wait (a wait in progress goes on hearing the channel it queued with, as
+ * long as the driver keeps that subscriber). True when they share it now;
+ * false when the OS random generator failed.
+ */
+HRL_API bool hrl_client_share_channel(hrl_client *client, hrl_client *from);
+
+/**
+ * What identifies master i's subscriber connection of client: where it
+ * goes, its TLS settings, its handshake and the channel. Clients whose keys
+ * are equal may share that connection (and its waiters learn their
+ * hand-offs from it). Writes up to size bytes of the key to buf (which
+ * may be NULL when size is 0) and returns its full length (0: no such
+ * master, or no channel). The key holds the handshake's credentials: keep
+ * it in memory, or hash it.
+ */
+HRL_API size_t hrl_client_subscriber_key(hrl_client *client, size_t i,
+                                         char *buf, size_t size);
 
 /*
  * Managed leases (hrl_lock_options.auto_renew) for drivers that run the

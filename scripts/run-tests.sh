@@ -17,8 +17,10 @@
 # suite_summary, a regex for the line that sums it up, and may set
 # suite_seconds (how long it takes on 2 CPUs) and suite_nice=1: a suite that
 # only computes (no Redis, no deadline a slow CPU could miss) runs at nice
-# 19, on the CPU time the suites waiting on timers leave; it may use the
-# functions of scripts/lib.sh (quiet, locked, use_python_build, ...).
+# 19, on the CPU time the suites waiting on timers leave; suite_alone=1: a
+# suite whose every process needs a CPU to meet its deadlines (valgrind)
+# runs beside nice suites only; it may use the functions of scripts/lib.sh
+# (quiet, locked, use_python_build, ...).
 # Every file the suites write goes under build/ (the logs to build/logs/),
 # or into temp dirs they remove: the checkout itself is left as it was.
 set -uo pipefail
@@ -141,16 +143,41 @@ else
     exit 130
   }
   trap stop_all INT TERM
-  next=0
-  while [ "$next" -lt ${#order[@]} ] || [ ${#running[@]} -gt 0 ]; do
-    while [ "$next" -lt ${#order[@]} ] && [ ${#running[@]} -lt "$jobs" ]; do
-      i=${order[$next]}
-      next=$((next + 1))
+  nices=()
+  alones=()
+  for i in "${!names[@]}"; do
+    nices[i]=$(suite_var "${files[$i]}" suite_nice)
+    alones[i]=$(suite_var "${files[$i]}" suite_alone)
+  done
+  # Whether suite i may start beside the running ones: an alone suite only
+  # beside nice ones, and beside an alone suite only nice ones.
+  may_start() {
+    local pid r
+    for pid in "${!running[@]}"; do
+      r=${running[$pid]}
+      if [ "${alones[$1]}" = 1 ] && [ "${nices[$r]}" != 1 ]; then
+        return 1
+      fi
+      if [ "${alones[$r]}" = 1 ] && [ "${nices[$1]}" != 1 ]; then
+        return 1
+      fi
+    done
+  }
+  pending=("${order[@]}")
+  while [ ${#pending[@]} -gt 0 ] || [ ${#running[@]} -gt 0 ]; do
+    # The first pending suites (longest first) that may start, while a
+    # slot is free.
+    for k in "${!pending[@]}"; do
+      [ ${#running[@]} -lt "$jobs" ] || break
+      i=${pending[$k]}
+      may_start "$i" || continue
+      unset "pending[$k]"
       starts[i]=$(date +%s)
       (run_suite "${files[$i]}") </dev/null >"$logs/${names[$i]}.log" 2>&1 &
       running[$!]=$i
       echo "$(stamp) started ${names[$i]}"
     done
+    pending=("${pending[@]}")
     done_pid=
     wait -n -p done_pid
     rc=$?

@@ -345,23 +345,11 @@ TARGETS = [
         ">",
         1.0,
     ),
-    ("c5-vs-c1", "C N=5 cycle time / C N=1 cycle time", "c-n5", "c-n1", "<=", 1.3),
-    (
-        "py5-vs-py1",
-        "Python N=5 cycle time / Python N=1 cycle time",
-        "py-n5",
-        "py-n1",
-        "<=",
-        1.3,
-    ),
-    (
-        "luajit5-vs-luajit1",
-        "LuaJIT N=5 cycle time / N=1 cycle time",
-        "luajit-n5",
-        "luajit-n1",
-        "<=",
-        1.3,
-    ),
+    # No N = 5 against N = 1 target on loopback (issue 31): there the five
+    # servers and the client share one CPU, and the raw fan-out alone is
+    # about 6x the raw N = 1 loop (FLOOR_RATIOS' fan5-vs-raw). What a
+    # fan-out saves shows through a delay proxy: the delay phase's target
+    # (hrlbench/delay.py, RATIO_MAX) is the fan-out target.
     # issue 17: hiredlock.asyncio
     (
         "async-vs-sync",

@@ -53,7 +53,10 @@ Lock.__index = Lock
 -- No connection is made until the first lock needs one.
 function M.new(urls, opts)
   local handle = core.new(urls, opts)
-  return setmetatable({ _handle = handle, _driver = M._driver }, Client)
+  -- core.new checked opts: fenced is nil or a boolean there.
+  local fenced = type(opts) == "table" and opts.fenced == true
+  return setmetatable({ _handle = handle, _driver = M._driver,
+    _fenced = fenced }, Client)
 end
 
 --- client:acquire(name, opts) -> lock | nil, err
@@ -73,14 +76,34 @@ function Client:acquire(name, opts)
   if not handle then
     return nil, err
   end
+  -- Whether it is fenced: acquire's option, else the client's default
+  -- (the core checked both: nil or a boolean).
+  local fenced = nil
+  if opts ~= nil then
+    fenced = opts.fenced
+  end
+  if fenced == nil then
+    fenced = self._fenced
+  end
+  if fenced then
+    -- A fenced lock's fence: a number (an integer in Lua 5.4; a double in
+    -- 5.1 and LuaJIT, exact up to 2^53) and the exact decimal string, the
+    -- one to send on (fenced_write, a header, SQL). Read now, while held:
+    -- the lock keeps them after the hold, the handle does not.
+    return setmetatable({
+      name = name,
+      token = handle:token(),
+      fence = handle:fence(),
+      fence_string = handle:fence_string(),
+      _handle = handle,
+      _driver = driver,
+    }, Lock)
+  end
+  -- A plain lock's fence and fence_string are nil: no call into the core
+  -- for them (a cycle's cost is mostly calls into the core).
   return setmetatable({
     name = name,
     token = handle:token(),
-    -- A fenced lock's fence: a number (an integer in Lua 5.4; a double in
-    -- 5.1 and LuaJIT, exact up to 2^53) and the exact decimal string, the
-    -- one to send on (fenced_write, a header, SQL). nil when not fenced.
-    fence = handle:fence(),
-    fence_string = handle:fence_string(),
     _handle = handle,
     _driver = driver,
   }, Lock)

@@ -61,6 +61,7 @@ struct hrl_client {
   bool fork_prepared; /* the turn (and mu) are held by the fork hooks */
   hrl_waitroom room;  /* never locked with mu held, nor mu with it */
   hrl_renewer renewer;
+  hrl_entropy_pool *entropy; /* cfg.entropy_ctx's: tokens' bytes in batches */
 };
 
 /* lock.c: runs lock's begun operation to its end with the built-in driver.

@@ -132,6 +132,8 @@ else
   # interrupt stops each one whole, Redis fixtures and all.
   set -m
   declare -A running=() # pid -> suite index
+  slot_pid=()            # slot -> pid of the suite running in it
+  port_span=$((12768 / jobs))
   starts=()
   stop_all() {
     local pid
@@ -173,8 +175,18 @@ else
       may_start "$i" || continue
       unset "pending[$k]"
       starts[i]=$(date +%s)
-      (run_suite "${files[$i]}") </dev/null >"$logs/${names[$i]}.log" 2>&1 &
+      # A slot of its own, and with it a part of the fixture's port range
+      # of its own (see tests/fixtures/redis-fixture).
+      for ((slot = 0; slot < jobs; slot++)); do
+        [ -z "${slot_pid[$slot]:-}" ] && break
+      done
+      (
+        export HRL_FIXTURE_PORT_MIN=$((20000 + slot * port_span))
+        export HRL_FIXTURE_PORT_SPAN=$port_span
+        run_suite "${files[$i]}"
+      ) </dev/null >"$logs/${names[$i]}.log" 2>&1 &
       running[$!]=$i
+      slot_pid[slot]=$!
       echo "$(stamp) started ${names[$i]}"
     done
     pending=("${pending[@]}")
@@ -184,6 +196,9 @@ else
     [ -n "$done_pid" ] || continue
     i=${running[$done_pid]}
     unset "running[$done_pid]"
+    for slot in "${!slot_pid[@]}"; do
+      [ "${slot_pid[$slot]}" = "$done_pid" ] && slot_pid[slot]=
+    done
     rcs[i]=$rc
     tooks[i]=$(($(date +%s) - starts[i]))
     echo "${tooks[$i]}" >"$logs/${names[$i]}.seconds"

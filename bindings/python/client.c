@@ -82,6 +82,9 @@ static int parse_options(PyObject *kwds, hrl_options *opts) {
     if (value == NULL) {
       continue;
     }
+    if (table[i].kind == HRL_OPTION_LABEL && value == Py_None) {
+      continue; /* no label, as when not given */
+    }
     if (table[i].kind == HRL_OPTION_STRING) {
       /* None leaves a path unset; an os.PathLike gives its str, kept alive
        * in kwds (the caller's copy) until hrl_client_new() copied it. */

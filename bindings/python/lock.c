@@ -70,8 +70,13 @@ static int parse_lock_options(PyObject *options, hrl_lock_options *lo) {
     if (hrlpy_option_value(value, &table[i], &number, &bytes, &len) < 0) {
       return -1;
     }
-    if (hrl_lock_options_set(lo, &table[i], number, detail, sizeof detail) !=
-        HRL_OK) {
+    hrl_status st =
+        table[i].kind == HRL_OPTION_LABEL
+            ? hrl_lock_options_set_text(lo, &table[i], bytes, (size_t)len,
+                                        detail, sizeof detail)
+            : hrl_lock_options_set(lo, &table[i], number, detail,
+                                   sizeof detail);
+    if (st != HRL_OK) {
       hrlpy_raise_invalid("%s", detail);
       return -1;
     }

@@ -39,6 +39,7 @@ static PyObject *default_of(const hrl_option *opt) {
   case HRL_OPTION_DURATION:
     return PyFloat_FromDouble(opt->def / 1000.0);
   case HRL_OPTION_STRING:
+  case HRL_OPTION_LABEL:
     return Py_NewRef(Py_None);
   case HRL_OPTION_FLAG:
     return PyBool_FromLong(opt->def != 0);

@@ -198,8 +198,7 @@ static hrl_node_result queue_tryagain(hrl_lock *lk, hrl_node *node) {
   return HRL_NODE_RESEND;
 }
 
-hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
-                                const hrl_reply *reply) {
+hrl_node_result hrl_node_reply(hrl_lock *lk, size_t i, const hrl_reply *reply) {
   if (!hrl_proto_in_round(lk, i)) {
     return HRL_NODE_PROTOCOL;
   }
@@ -304,8 +303,8 @@ bool hrl_proto_settled(const hrl_lock *lk) {
   }
 }
 
-hrl_node_result hrl_proto_fail(hrl_lock *lk, size_t i, hrl_node_result why,
-                               const char *message) {
+hrl_node_result hrl_node_fail(hrl_lock *lk, size_t i, hrl_node_result why,
+                              const char *message) {
   if (!hrl_proto_in_round(lk, i)) {
     return HRL_NODE_PROTOCOL;
   }
@@ -330,7 +329,7 @@ hrl_node_result hrl_proto_fail(hrl_lock *lk, size_t i, hrl_node_result why,
   return node->result;
 }
 
-void hrl_proto_missed(hrl_lock *lk, size_t i, const char *message) {
+void hrl_node_missed(hrl_lock *lk, size_t i, const char *message) {
   if (!hrl_proto_in_round(lk, i)) {
     return;
   }
@@ -339,7 +338,7 @@ void hrl_proto_missed(hrl_lock *lk, size_t i, const char *message) {
   if (hrl_round_runs_late(lk->op.round_kind)) {
     build_eval(lk); /* for hrl_proto_late_command (none without memory) */
   }
-  hrl_proto_fail(lk, i, HRL_NODE_UNREACHABLE, message);
+  hrl_node_fail(lk, i, HRL_NODE_UNREACHABLE, message);
 }
 
 bool hrl_proto_skippable(const hrl_lock *lk, size_t i) {

@@ -27,7 +27,7 @@ static const char *command_bytes(const hrl_node *node, const char *cmd,
   return cmd;
 }
 
-const char *hrl_proto_command(hrl_lock *lk, size_t i, size_t *len) {
+const char *hrl_node_command(hrl_lock *lk, size_t i, size_t *len) {
   if (!hrl_proto_in_round(lk, i)) {
     *len = 0;
     return NULL;
@@ -50,7 +50,7 @@ const char *hrl_proto_command(hrl_lock *lk, size_t i, size_t *len) {
   return command_bytes(node, op->cmd, op->cmd_len, len);
 }
 
-int hrl_proto_command_replies(const hrl_lock *lk, size_t i) {
+int hrl_node_command_replies(const hrl_lock *lk, size_t i) {
   if (!hrl_proto_in_round(lk, i)) {
     return 0;
   }
@@ -61,7 +61,7 @@ int hrl_proto_command_replies(const hrl_lock *lk, size_t i) {
   return hrl_resp_replies(lk->op.round_kind) + (lk->op.nodes[i].asking ? 1 : 0);
 }
 
-const char *hrl_proto_late_command(const hrl_lock *lk, size_t i, size_t *len) {
+const char *hrl_node_late_command(const hrl_lock *lk, size_t i, size_t *len) {
   const hrl_op *op = &lk->op;
   if (!hrl_proto_in_round(lk, i) || !hrl_round_runs_late(op->round_kind) ||
       op->nodes[i].eval_sent || op->cmd_eval_len == 0 || to_sentinel(lk, i)) {

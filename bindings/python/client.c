@@ -165,7 +165,7 @@ static PyObject *client_make(PyTypeObject *type, PyObject *urls,
   self->state = st;
   self->client = c;
   self->masters = master_labels(c);
-  if (self->masters == NULL) {
+  if (self->masters == NULL || hrlpy_events_attach(self) < 0) {
     Py_DECREF(self);
     return NULL;
   }
@@ -305,6 +305,16 @@ static PyObject *get_channel(PyObject *op, void *closure) {
 
 static PyMethodDef client_methods[] = {
     {"_master_info", client_master_info, METH_O, NULL},
+    {"inspect", hrlpy_client_inspect, METH_O,
+     "inspect(name) -> dict\n\n"
+     "What every master has of the lock name (read only: no lock taken,\n"
+     "no key written): its token, TTL, fence counter, owner label and\n"
+     "waiting queue, and the quorum's verdict (docs/OPERATING.md)."},
+    {"stats", hrlpy_client_stats, METH_NOARGS,
+     "stats() -> dict\n\n"
+     "The client's counters since it was made (docs/OPERATING.md)."},
+    {"_take_events", hrlpy_client_take_events, METH_NOARGS, NULL},
+    {"_flush_events", hrlpy_client_flush_events, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 

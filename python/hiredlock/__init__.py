@@ -47,7 +47,9 @@ from ._core import (
     __version__,
 )
 from ._default import default_client, lock, set_default_client, synchronized
+from . import _events  # noqa: F401  (the core's events to logging)
 from ._fencing import FENCED_WRITE_SCRIPT, StaleFence, fenced_write
+from ._inspect import Inspection, MasterState, Waiter
 from ._lock import Lock
 
 __all__ = [
@@ -57,12 +59,15 @@ __all__ = [
     "OPTIONS",
     "Client",
     "ConnectionError",
+    "Inspection",
     "Lock",
     "LockError",
     "LockLost",
+    "MasterState",
     "NotAcquired",
     "NotOwned",
     "StaleFence",
+    "Waiter",
     "__version__",
     "default_client",
     "fenced_write",

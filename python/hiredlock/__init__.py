@@ -34,6 +34,7 @@ Fencing::
                                "SET", "orders:42", "paid")
 """
 
+from . import _events  # noqa: F401  (the core's events to logging)
 from ._client import Client
 from ._core import (
     MASTERS_MAX,
@@ -47,7 +48,6 @@ from ._core import (
     __version__,
 )
 from ._default import default_client, lock, set_default_client, synchronized
-from . import _events  # noqa: F401  (the core's events to logging)
 from ._fencing import FENCED_WRITE_SCRIPT, StaleFence, fenced_write
 from ._inspect import Inspection, MasterState, Waiter
 from ._lock import Lock

@@ -64,9 +64,7 @@ class Inspection:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Inspection:
         masters = tuple(
-            MasterState(
-                **{**m, "waiters": tuple(Waiter(**w) for w in m["waiters"])}
-            )
+            MasterState(**{**m, "waiters": tuple(Waiter(**w) for w in m["waiters"])})
             for m in d["masters"]
         )
         return cls(**{**d, "masters": masters})

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Sequence
 
+from . import _status
 from ._client import DEFAULT_TTL, Client
-from ._core import LockError, LockLost
+from ._core import LockError, LockLost, __version__
 from ._default import urls_from_env
 from ._lock import Lock
 
@@ -47,6 +50,12 @@ auto-renewed lease: renewed about every third of its TTL while COMMAND
 runs, released when COMMAND exits. A crashed hiredlock leaves it to expire
 after one TTL."""
 
+MASTERS = """\
+masters:
+  --url may be given once per master (or as a comma-separated list); the
+  default is $HIREDLOCK_URLS (comma separated), else $HIREDLOCK_URL, else
+  redis://127.0.0.1:6379, as for hiredlock.default_client()."""
+
 EPILOG = f"""\
 masters:
   --url may be given once per master (or as a comma-separated list); the
@@ -68,6 +77,12 @@ signals:
   SIGQUIT, SIGUSR1 and SIGUSR2 sent to hiredlock (a Ctrl-C at its terminal)
   are passed on to COMMAND's process group; hiredlock goes on waiting for
   COMMAND to exit and releases the lock then.
+
+flock(1)'s options:
+  -n/--nonblock fails at once when the lock is busy (the default; -w waits),
+  -w -1 waits until it is free, -c CMD runs CMD through sh -c, -E and -v as
+  flock's. -v also says how long the lock took, and when a renewal failed
+  (the lock still valid) or the lock was lost.
 
 exit status:
   COMMAND's status, or 128+N when a signal N ended it
@@ -110,6 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="hiredlock",
         description="Distributed locks on Redis (Redlock) from the shell.",
     )
+    version = f"hiredlock {__version__}"
+    parser.add_argument("--version", action="version", version=version)
     commands = parser.add_subparsers(dest="subcommand", metavar="COMMAND")
     commands.required = True
     run = commands.add_parser(
@@ -121,9 +138,14 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add = run.add_argument
+    add("--version", action="version", version=version)
     add("-w", "--wait", "--timeout", type=_seconds, default=0.0, metavar="SECONDS",
         help="how long to wait for the lock when it is busy (default 0: fail at "
              "once; -1: until it is free)")  # fmt: skip
+    add("-n", "--nonblock", "--no-wait", action="store_true",
+        help="fail at once when the lock is busy (as -w 0)")  # fmt: skip
+    add("-c", "--command", dest="shell_command", metavar="CMD",
+        help="run CMD through sh -c instead of COMMAND")  # fmt: skip
     add("-E", "--conflict-exit-code", type=_exit_code, default=EXIT_BUSY,
         metavar="N",
         help=f"exit status when the lock is busy (default {EXIT_BUSY})")  # fmt: skip
@@ -145,10 +167,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="take a fenced lock and pass its fencing token to COMMAND as "
              "$VAR")  # fmt: skip
     add("-v", "--verbose", action="store_true",
-        help="say on stderr when the lock is busy, taken and released")  # fmt: skip
+        help="say on stderr how long the lock took, when it is busy, taken, "
+             "renewed late, lost and released")  # fmt: skip
     add("name", metavar="NAME", help="the lock's name")
     add("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]",
         help="the command to run and its arguments")  # fmt: skip
+    _status.add_parser(commands, MASTERS)
     return parser
 
 
@@ -255,20 +279,51 @@ class _Runner:
         return status
 
 
-def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+class _Narrator(logging.Handler):
+    """-v: the events of the lock (a renewal that failed while it was still
+    valid, a loss, masters going and coming) on stderr, as they come."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(logging.INFO)
+        self.name_bytes = name.encode() if isinstance(name, str) else name
+
+    def emit(self, record: logging.LogRecord) -> None:
+        event = getattr(record, "hiredlock_event", None)
+        if event is None or event["name"] not in (None, self.name_bytes):
+            return
+        if event["kind"] == "lost":
+            return  # said when the command is stopped
+        _say(event["message"])
+
+
+def _command_of(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[str]:
     command = list(args.command)
     if command and command[0] == "--":
         command = command[1:]
+    if args.shell_command is not None:
+        if command:
+            parser.error("-c CMD and a COMMAND after NAME: give one of them")
+        return ["/bin/sh", "-c", args.shell_command]
     if not command:
         parser.error("a COMMAND to run is needed after NAME (NAME -- COMMAND ...)")
+    return command
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    command = _command_of(args, parser)
+    if args.wait < 0 and args.wait != -1:
+        parser.error(f"-w: a wait is >= 0 seconds, or -1 (forever); got {args.wait:g}")
+    if args.nonblock:
+        if args.wait != 0:
+            parser.error("-n and -w: give one of them")
+        args.wait = 0.0
     if args.fence_env is not None and (
         not args.fence_env or "=" in args.fence_env or "\0" in args.fence_env
     ):
         parser.error(f"--fence-env: {args.fence_env!r} is not a variable name")
-    urls = [u.strip() for url in args.url for u in url.split(",") if u.strip()]
     runner = _Runner(args)
     try:
-        client = Client(urls or urls_from_env())
+        client = _client(args.url)
         lock = client.lock(
             args.name,
             args.ttl,
@@ -280,6 +335,12 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     except (ValueError, TypeError) as err:
         _say(str(err))
         return EXIT_USAGE
+    if args.verbose:
+        narrator = _Narrator(args.name)
+        logging.getLogger("hiredlock").addHandler(narrator)
+        if logging.getLogger("hiredlock").getEffectiveLevel() > logging.INFO:
+            logging.getLogger("hiredlock").setLevel(logging.INFO)
+    started = time.monotonic()
     try:
         if args.wait == 0:
             held = lock.acquire(blocking=False)
@@ -293,12 +354,13 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return EXIT_UNAVAILABLE
     except KeyboardInterrupt:
         return 128 + signal.SIGINT
+    took = time.monotonic() - started
     if not held:
         if args.verbose:
-            _say(f"lock {args.name!r} is busy")
+            _say(f"lock {args.name!r} is busy (waited {took:.3f} s)")
         return args.conflict_exit_code
     if args.verbose:
-        _say(f"lock {args.name!r} taken (token {lock.token})")
+        _say(f"lock {args.name!r} taken after {took:.3f} s (token {lock.token})")
     env = None
     if args.fence_env is not None:
         env = {**os.environ, args.fence_env: str(lock.fence)}
@@ -321,9 +383,16 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return status
 
 
+def _client(url_args: list[str]) -> Client:
+    urls = [u.strip() for url in url_args for u in url.split(",") if u.strip()]
+    return Client(urls or urls_from_env())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.subcommand == "status":
+        return _status.run(args, _client)
     return run(args, parser)
 
 

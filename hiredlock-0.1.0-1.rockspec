@@ -49,6 +49,8 @@ build = {
     ["hiredlock.driver.cosocket"] = "lua/hiredlock/driver/cosocket.lua",
     ["hiredlock.driver.cosocket_conn"] = "lua/hiredlock/driver/cosocket_conn.lua",
     ["hiredlock.driver.listener"] = "lua/hiredlock/driver/listener.lua",
+    ["hiredlock.events"] = "lua/hiredlock/events.lua",
+    ["hiredlock.prometheus"] = "lua/hiredlock/prometheus.lua",
     ["hiredlock.resty.lock"] = "lua/hiredlock/resty/lock.lua",
     ["hiredlock.core"] = {
       sources = {
@@ -57,6 +59,7 @@ build = {
         "bindings/lua/compat.c",
         "bindings/lua/lock.c",
         "bindings/lua/module.c",
+        "bindings/lua/ops.c",
         "bindings/lua/parser.c",
         "bindings/lua/proto.c",
         "bindings/lua/result.c",

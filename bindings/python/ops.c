@@ -94,8 +94,8 @@ static PyObject *event_dict(const hrl_event *ev) {
     return NULL;
   }
   return Py_BuildValue(
-      "{s:s,s:s,s:N,s:N,s:N,s:L,s:k,s:s,s:N}", "kind",
-      hrl_event_name(ev->kind), "level", level_name(ev->level), "message",
+      "{s:s,s:s,s:N,s:N,s:N,s:L,s:k,s:s,s:N}", "kind", hrl_event_name(ev->kind),
+      "level", level_name(ev->level), "message",
       PyUnicode_DecodeUTF8(message, (Py_ssize_t)strlen(message), "replace"),
       "name", name, "master", text_or_none(ev->master_label), "ms",
       (long long)ev->ms, "count", (unsigned long)ev->count, "status",
@@ -275,16 +275,14 @@ static PyObject *master_dict(const hrl_master_view *m) {
   if (m->status != HRL_OK) {
     hrl_format_error(m->status, m->error, error, sizeof error);
   }
-  return Py_BuildValue("{s:s,s:O,s:N,s:O,s:N,s:N,s:N,s:N,s:K,s:N}", "master",
-                       m->label, "ok", m->status == HRL_OK ? Py_True : Py_False,
-                       "error", text_or_none(error), "present",
-                       m->present ? Py_True : Py_False, "token",
-                       text_or_none(m->token), "ttl",
-                       m->status == HRL_OK ? ttl_of(m->pttl_ms)
-                                           : Py_NewRef(Py_None),
-                       "fence", fence_of(m->fence), "owner",
-                       text_or_none(m->owner), "queued",
-                       (unsigned long long)m->queued, "waiters", waiters);
+  return Py_BuildValue(
+      "{s:s,s:O,s:N,s:O,s:N,s:N,s:N,s:N,s:K,s:N}", "master", m->label, "ok",
+      m->status == HRL_OK ? Py_True : Py_False, "error", text_or_none(error),
+      "present", m->present ? Py_True : Py_False, "token",
+      text_or_none(m->token), "ttl",
+      m->status == HRL_OK ? ttl_of(m->pttl_ms) : Py_NewRef(Py_None), "fence",
+      fence_of(m->fence), "owner", text_or_none(m->owner), "queued",
+      (unsigned long long)m->queued, "waiters", waiters);
 }
 
 PyObject *hrlpy_inspection_dict(const hrl_inspection *r, PyObject *name) {
@@ -301,16 +299,16 @@ PyObject *hrlpy_inspection_dict(const hrl_inspection *r, PyObject *name) {
     return NULL;
   }
   PyObject *validity = r->verdict != HRL_VERDICT_HELD ? Py_NewRef(Py_None)
-                       : r->valid_ms < 0          ? PyFloat_FromDouble(INFINITY)
-                                                  : seconds(r->valid_ms);
-  return Py_BuildValue(
-      "{s:O,s:s,s:O,s:N,s:N,s:N,s:N,s:n,s:n,s:n,s:N}", "name", name, "state",
-      hrl_verdict_name(r->verdict), "held",
-      r->verdict == HRL_VERDICT_HELD ? Py_True : Py_False, "token",
-      text_or_none(r->token), "owner", text_or_none(r->owner), "validity",
-      validity, "fence", fence_of(r->fence), "quorum", (Py_ssize_t)r->quorum,
-      "answered", (Py_ssize_t)r->answered, "holding", (Py_ssize_t)r->holding,
-      "masters", masters);
+                       : r->valid_ms < 0 ? PyFloat_FromDouble(INFINITY)
+                                         : seconds(r->valid_ms);
+  return Py_BuildValue("{s:O,s:s,s:O,s:N,s:N,s:N,s:N,s:n,s:n,s:n,s:N}", "name",
+                       name, "state", hrl_verdict_name(r->verdict), "held",
+                       r->verdict == HRL_VERDICT_HELD ? Py_True : Py_False,
+                       "token", text_or_none(r->token), "owner",
+                       text_or_none(r->owner), "validity", validity, "fence",
+                       fence_of(r->fence), "quorum", (Py_ssize_t)r->quorum,
+                       "answered", (Py_ssize_t)r->answered, "holding",
+                       (Py_ssize_t)r->holding, "masters", masters);
 }
 
 PyObject *hrlpy_client_inspect(PyObject *op, PyObject *name) {

@@ -142,12 +142,12 @@ static void test_leases_lost_and_renewals_failed(void) {
   log_init(&l);
   hrl_client *c = watched(&fx, &l, 1000);
   /* Taken from under it: the next renewal finds the key not ours. */
-  hrl_lock *lk = lease(c, "taken", 600);
+  hrl_lock *lk = lease(c, "taken", 1500);
   CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
   for (int node = 1; node <= 3; node++) {
     freeReplyObject(fixture_cmd(&fx, node, "SET taken someone-else"));
   }
-  int k = await_event(&l, HRL_EVENT_LOST, 3000);
+  int k = await_event(&l, HRL_EVENT_LOST, 6000);
   CHECK(k >= 0);
   CHECK_STR(k >= 0 ? l.text[k] : NULL, "lock 'taken' lost: not owned");
   CHECK_STATUS(hrl_lock_release(lk), HRL_ELOST);
@@ -156,17 +156,17 @@ static void test_leases_lost_and_renewals_failed(void) {
   /* Two masters of three stop answering: renewals fail, the lease is
    * still valid for a while, then lost when the validity runs out. */
   log_init(&l);
-  lk = lease(c, "stopped", 1500);
+  lk = lease(c, "stopped", 3000);
   CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
   CHECK(fixture_ctl(&fx, "pause", 1, NULL));
   CHECK(fixture_ctl(&fx, "pause", 2, NULL));
-  k = await_event(&l, HRL_EVENT_RENEW_FAILED, 4000);
+  k = await_event(&l, HRL_EVENT_RENEW_FAILED, 8000);
   CHECK(k >= 0);
-  CHECK(k >= 0 && l.ms[k] > 0 && l.ms[k] < 1500);
+  CHECK(k >= 0 && l.ms[k] > 0 && l.ms[k] < 3000);
   CHECK_CONTAINS(k >= 0 ? l.text[k] : NULL,
                  "lock 'stopped' renewal failed, still valid for ");
   CHECK_CONTAINS(k >= 0 ? l.text[k] : NULL, "masters confirmed");
-  k = await_event(&l, HRL_EVENT_LOST, 4000);
+  k = await_event(&l, HRL_EVENT_LOST, 8000);
   CHECK_CONTAINS(k >= 0 ? l.text[k] : NULL, "lock 'stopped' lost: expired: ");
   CHECK(await_event(&l, HRL_EVENT_MASTER_DOWN, 0) >= 0);
   CHECK(fixture_ctl(&fx, "resume", 1, NULL));

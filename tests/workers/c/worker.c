@@ -153,8 +153,8 @@ static plan resolve(worker *w, const char *name) {
     p.lock = w->fenced[client_index(k)];
   } else if (sscanf(name, "c-owner-n%d%c", &k, &tail) == 1 &&
              client_index(k) >= 0 && (size_t)k <= w->n_urls) {
-    p.kind = K_LOCK;
     p.lock = w->owned[client_index(k)];
+    p.kind = p.lock != NULL ? K_LOCK : K_UNKNOWN;
   } else if (strcmp(name, "c-new-n1") == 0) {
     p.kind = K_NEW_LOCK;
   }
@@ -346,12 +346,14 @@ int main(int argc, char **argv) {
                           &w.fenced[i], detail, sizeof detail) != HRL_OK) {
       die(detail);
     }
+#ifdef HRL_OWNER_HOST_PID /* an older core (bench/ab-worker.sh) has none */
     lo.fenced = false;
     lo.owner = HRL_OWNER_HOST_PID;
     if (hrl_lock_new_with(w.clients[i], owned_name, strlen(owned_name), &lo,
                           &w.owned[i], detail, sizeof detail) != HRL_OK) {
       die(detail);
     }
+#endif
   }
   hrl_options_init(&w.cancel_options);
   char line[1024], cmd[32], name[32];

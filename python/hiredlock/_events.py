@@ -21,6 +21,9 @@ from typing import Any
 from . import _core
 
 logger = logging.getLogger("hiredlock")
+# A library's logger: silent until the program configures logging (no
+# stderr output from logging's last-resort handler).
+logger.addHandler(logging.NullHandler())
 
 LEVELS = {"warning": logging.WARNING, "info": logging.INFO, "debug": logging.DEBUG}
 

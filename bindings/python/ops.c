@@ -116,7 +116,6 @@ PyObject *hrlpy_client_take_events(PyObject *op, PyObject *unused) {
     for (size_t k = 0; list != NULL && k < n; k++) {
       PyObject *d = event_dict(&batch[k].ev);
       if (d == NULL || PyList_Append(list, d) < 0) {
-        Py_XDECREF(d);
         Py_CLEAR(list);
       }
       Py_XDECREF(d);

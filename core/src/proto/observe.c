@@ -125,17 +125,6 @@ void hrl_observe_begin(hrl_lock *lk, int64_t now_us) {
   lk->obs.dead = 0;
 }
 
-void hrl_observe_round(hrl_lock *lk) {
-  /* What the release script says of hand-offs is counted once per
-   * release (at its end), not once per master. */
-  if (lk->op.round_kind != HRL_ROUND_RELEASE &&
-      lk->op.round_kind != HRL_ROUND_ASIDE) {
-    return;
-  }
-  lk->obs.handed = false;
-  lk->obs.dead = 0;
-}
-
 /* Bucket of a wait of us microseconds. */
 static size_t bucket_of(int64_t us) {
   size_t k = 0;
@@ -175,8 +164,9 @@ static void acquire_done(hrl_lock *lk, hrl_status st, int64_t now_us) {
   }
 }
 
-/* The hand-offs the release (or a waiter's leave or step aside) made. */
-static void handoffs_done(hrl_lock *lk) {
+/* The hand-offs a round of the release script made (a release, a
+ * waiter's leave or step aside), counted as its round ends. */
+void hrl_observe_round(hrl_lock *lk) {
   hrl_stats *s = &lk->cfg->obs.stats;
   if (lk->obs.handed) {
     add(&s->handoffs, 1);
@@ -191,7 +181,6 @@ static void handoffs_done(hrl_lock *lk) {
 
 void hrl_observe_done(hrl_lock *lk, hrl_status st, int64_t now_us) {
   hrl_stats *s = &lk->cfg->obs.stats;
-  handoffs_done(lk);
   switch (lk->op.kind) {
   case HRL_OP_ACQUIRE:
     acquire_done(lk, st, now_us);

@@ -59,9 +59,10 @@ void hrl_observe_emit(const struct hrl_config *cfg, hrl_event *ev);
 void hrl_observe_lock_event(const struct hrl_lock *lock, hrl_event_kind kind,
                             int64_t ms, hrl_status status, const char *detail);
 
-/* observe.c, for seam.c: an operation began, a round started, the
- * operation ended (status), master i's reply was taken (before: its
- * result before; reply: what it said) or it failed (why). */
+/* observe.c, for seam.c: an operation began, a round that said it handed
+ * the lock on ended (the step after it), the operation ended (status),
+ * master i's reply was taken (before: its result before; reply: what it
+ * said) or it failed (why). */
 void hrl_observe_begin(struct hrl_lock *lock, int64_t now_us);
 void hrl_observe_round(struct hrl_lock *lock);
 void hrl_observe_done(struct hrl_lock *lock, hrl_status status, int64_t now_us);

@@ -10,11 +10,10 @@
  */
 #include "state.h"
 
-static bool inspecting(const hrl_lock *lk) {
-  return lk->op.kind == HRL_OP_INSPECT &&
-         (lk->op.phase == HRL_PHASE_INSPECT ||
-          lk->op.phase == HRL_PHASE_INSPECTING ||
-          lk->op.phase == HRL_PHASE_DONE);
+/* The operation begun last is an inspection (begin sets the kind only
+ * when it begins one: a refused begin is followed by no step). */
+static inline bool inspecting(const hrl_lock *lk) {
+  return lk->op.kind == HRL_OP_INSPECT;
 }
 
 hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
@@ -30,13 +29,15 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
 
 hrl_step hrl_proto_step(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
   bool done_before = lk->op.phase == HRL_PHASE_DONE;
+  if (lk->obs.handed || lk->obs.dead != 0) {
+    hrl_observe_round(lk); /* the round that ends said it handed off */
+  }
   hrl_step step = inspecting(lk) ? hrl_inspect_step(lk, now_us, info)
                                  : hrl_redlock_step(lk, now_us, info);
   if (step == HRL_STEP_ROUND) {
     for (size_t i = 0; lk->extra != NULL && i < lk->cfg->n; i++) {
       hrl_owner_forget(lk, i);
     }
-    hrl_observe_round(lk);
   } else if (step == HRL_STEP_DONE && !done_before) {
     hrl_observe_done(lk, info->status, now_us);
   }
@@ -67,6 +68,25 @@ const char *hrl_proto_late_command(const hrl_lock *lk, size_t i, size_t *len) {
   return hrl_node_late_command(lk, i, len);
 }
 
+/* Whether master i's reply has anything for observe.c: the master was
+ * down, the reply is a failure, or a release's answer says more than 1.
+ * The fast path (an OK or a 1 from a master that is up) stops here. */
+static inline bool worth_observing(const hrl_lock *lk, size_t i,
+                                   const hrl_reply *reply,
+                                   hrl_node_result before, hrl_node_result r) {
+  if (i >= lk->cfg->n) {
+    return false;
+  }
+  if (lk->cfg->obs.down_since_us[i] != 0) {
+    return true;
+  }
+  if (reply->type == HRL_REPLY_INTEGER && reply->integer >= 2) {
+    return true; /* a release's or step aside's hand-offs (observe.c) */
+  }
+  return before == HRL_NODE_PENDING &&
+         (r == HRL_NODE_AUTH || r == HRL_NODE_SERVER || r == HRL_NODE_PROTOCOL);
+}
+
 hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
                                 const hrl_reply *reply) {
   hrl_node_result decided;
@@ -77,7 +97,9 @@ hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
       hrl_proto_in_round(lk, i) ? lk->op.nodes[i].result : HRL_NODE_OK;
   hrl_node_result r = inspecting(lk) ? hrl_inspect_reply(lk, i, reply)
                                      : hrl_node_reply(lk, i, reply);
-  hrl_observe_reply(lk, i, reply, before, r);
+  if (worth_observing(lk, i, reply, before, r)) {
+    hrl_observe_reply(lk, i, reply, before, r);
+  }
   return lk->extra != NULL ? hrl_owner_decided(lk, i, r) : r;
 }
 

@@ -2,7 +2,7 @@
 # Both install what they need from Debian first, only what is missing.
 SHELL := /bin/bash
 JOBS ?= $(shell nproc)
-DEPS := core fuzz python lua nginx reliability
+DEPS := core fuzz python lua nginx reliability dist
 
 .PHONY: all deps build test demo dist bench fuzz reliability format clean
 
@@ -19,10 +19,13 @@ build: deps
 test: deps
 	@scripts/run-tests.sh
 
-# The release artefacts in build/dist/: the sdist and a wheel (python -m
-# build) and the source rock, which builds offline (scripts/dist.sh).
-dist: deps
-	@scripts/dist.sh
+# The release artefacts in build/dist/: the sdist, a manylinux wheel per
+# CPython (build, auditwheel) and the source rock (scripts/dist.sh). Needs
+# only a C compiler, OpenSSL's headers and zip from Debian; its tools go into
+# venvs under build/dist-tools.
+dist:
+	@scripts/install-deps.sh dist
+	@scripts/dist.sh --force
 
 # A lock on 5 local masters: contention, 2 masters killed, then 3.
 demo: build
@@ -44,7 +47,7 @@ reliability: deps
 	@scripts/reliability.sh
 
 format:
-	@clang-format -i $$(git ls-files '*.[ch]')
+	@clang-format -i $$(git ls-files '*.[ch]' ':!vendor/') # vendor/: as pinned
 	@python3 -m ruff check --fix --quiet $$(git ls-files '*.py')
 	@python3 -m ruff format --quiet $$(git ls-files '*.py')
 

@@ -1,26 +1,53 @@
 """Builds hiredlock: the Python package over the hiredlock C core.
 
 The extension hiredlock._core is compiled from bindings/python/*.c with the
-core's sources (the list in core/sources.txt, which CMake reads too) compiled
-in, so nothing but hiredis and OpenSSL (TLS, rediss://) needs to be
-installed; both are found with pkg-config. The version is read from the one
-public header, core/include/hiredlock.h. Build files go to
-build/python-build/, with every other build output under build/.
+core's sources (the list in core/sources.txt, which CMake reads too) and
+hiredis compiled in, so a C compiler and Python's headers are all a build
+needs. The environment chooses the rest:
+
+  HIREDLOCK_HIREDIS=bundled  (the default) hiredis from vendor/hiredis/, the
+                             pinned copy (scripts/vendor-hiredis.sh), into a
+                             static library of this build, symbols hidden
+  HIREDLOCK_HIREDIS=system   the system's hiredis, found with pkg-config
+                             (what the test suites build against)
+  HIREDLOCK_TLS=auto         (the default) TLS (rediss://) over OpenSSL when
+                             pkg-config finds it; without it the build goes
+                             on, and rediss:// masters are refused with the
+                             core's one message (core/src/driver/tls_none.c)
+  HIREDLOCK_TLS=on | off     OpenSSL required / left out
+  HIREDLOCK_WERROR=1         warnings are errors (the project's own suites)
+
+The version is read from the one public header, core/include/hiredlock.h.
+Every build compiles everything in a build tree of its own, build/python-
+build.XXXXXX, removed when it ends: objects of another configuration (other
+switches, another hiredis) are never reused.
 """
 
+import atexit
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 from glob import glob
 
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 HEADER = os.path.join("core", "include", "hiredlock.h")
 SOURCES = os.path.join("core", "sources.txt")
-BUILD_DIR = os.path.join("build", "python-build")
+VENDOR_HIREDIS = os.path.join("vendor", "hiredis")
+# What the blocking API and the reader need (async.c: hiredis.c calls it).
+HIREDIS_SOURCES = ["alloc", "async", "hiredis", "net", "read", "sds", "sockcompat"]
+
+
+def choice(name, allowed):
+    value = os.environ.get(name, allowed[0])
+    if value not in allowed:
+        sys.exit(f"setup.py: {name}={value!r}: use one of {', '.join(allowed)}")
+    return value
 
 
 def read_version():
@@ -49,50 +76,98 @@ def files(pattern):
     )
 
 
-def pkg_config(option):
-    """The words pkg-config prints for hiredis and OpenSSL, or exit with
-    what to do."""
+def pkg_config(*args):
+    """The words pkg-config prints for args, or None when it cannot (no
+    pkg-config, or no such package)."""
     try:
         out = subprocess.run(
-            ["pkg-config", option, "hiredis", "openssl"],
-            check=True,
-            capture_output=True,
-            text=True,
+            ["pkg-config", *args], check=True, capture_output=True, text=True
         ).stdout
-    except (OSError, subprocess.CalledProcessError) as err:
-        sys.exit(
-            "setup.py: hiredis or OpenSSL was not found with pkg-config "
-            f"({err}); install them first (Debian: apt-get install "
-            "libhiredis-dev libssl-dev pkg-config python3-dev)"
-        )
+    except (OSError, subprocess.CalledProcessError):
+        return None
     return shlex.split(out)
 
 
-def hiredis_flags():
-    include_dirs, cflags = [], []
-    for word in pkg_config("--cflags"):
-        if word.startswith("-I"):
-            # The core includes <hiredis/hiredis.h>; pkg-config names the
-            # folder holding hiredis.h itself.
-            path = word[2:].rstrip("/")
-            if os.path.basename(path) == "hiredis":
-                include_dirs.append(os.path.dirname(path))
-            include_dirs.append(path)
-        else:
-            cflags.append(word)
-    libraries, library_dirs, ldflags = [], [], []
-    for word in pkg_config("--libs"):
-        if word.startswith("-l"):
-            libraries.append(word[2:])
-        elif word.startswith("-L"):
-            library_dirs.append(word[2:])
-        else:
-            ldflags.append(word)
-    return include_dirs, cflags, libraries, library_dirs, ldflags
+class Flags:
+    """Compiler and linker words gathered from pkg-config and the choices."""
+
+    def __init__(self):
+        self.include_dirs, self.cflags, self.macros = [], [], []
+        self.libraries, self.library_dirs, self.ldflags = [], [], []
+
+    def add(self, packages, what):
+        cflags, libs = (
+            pkg_config("--cflags", *packages),
+            pkg_config("--libs", *packages),
+        )
+        if cflags is None or libs is None:
+            return False
+        for word in cflags:
+            if word.startswith("-I"):
+                # The core includes <hiredis/hiredis.h>; pkg-config names the
+                # folder holding hiredis.h itself.
+                path = word[2:].rstrip("/")
+                if os.path.basename(path) == "hiredis":
+                    self.include_dirs.append(os.path.dirname(path))
+                self.include_dirs.append(path)
+            else:
+                self.cflags.append(word)
+        for word in libs:
+            if word.startswith("-l"):
+                self.libraries.append(word[2:])
+            elif word.startswith("-L"):
+                self.library_dirs.append(word[2:])
+            else:
+                self.ldflags.append(word)
+        print(f"setup.py: {what}", file=sys.stderr)
+        return True
 
 
-def extension():
-    include_dirs, cflags, libraries, library_dirs, ldflags = hiredis_flags()
+def configure():
+    """(flags, the bundled hiredis library for build_clib or None)."""
+    flags = Flags()
+    bundled = None
+    if choice("HIREDLOCK_HIREDIS", ["bundled", "system"]) == "system":
+        if not flags.add(["hiredis"], "hiredis: the system's (pkg-config)"):
+            sys.exit(
+                "setup.py: HIREDLOCK_HIREDIS=system, but pkg-config finds no "
+                "hiredis (Debian: apt-get install libhiredis-dev pkg-config); "
+                "unset it to build with the bundled hiredis"
+            )
+    else:
+        flags.include_dirs.append("vendor")  # <hiredis/hiredis.h>
+        bundled = (
+            "hiredlock_hiredis",
+            {
+                "sources": [
+                    os.path.join(VENDOR_HIREDIS, f"{name}.c")
+                    for name in HIREDIS_SOURCES
+                ],
+                "obj_deps": {"": files("vendor/hiredis/*.h")},
+                # hiredis's own flags (its Makefile: -std=c99); its symbols
+                # stay inside the extension.
+                "cflags": ["-std=c99", "-fvisibility=hidden"],
+            },
+        )
+        print(f"setup.py: hiredis: bundled ({VENDOR_HIREDIS})", file=sys.stderr)
+    tls = choice("HIREDLOCK_TLS", ["auto", "on", "off"])
+    if tls == "off" or not flags.add(["openssl"], "TLS: OpenSSL (pkg-config)"):
+        if tls == "on":
+            sys.exit(
+                "setup.py: HIREDLOCK_TLS=on, but pkg-config finds no OpenSSL "
+                "(Debian: apt-get install libssl-dev pkg-config)"
+            )
+        flags.macros.append(("HRL_NO_TLS", None))
+        print(
+            "setup.py: TLS: none (OpenSSL not found with pkg-config, or "
+            "HIREDLOCK_TLS=off): rediss:// masters will be refused",
+            file=sys.stderr,
+        )
+    return flags, bundled
+
+
+def extension(flags=None):
+    flags = flags or Flags()
     return Extension(
         "hiredlock._core",
         sources=[*files("bindings/python/*.c"), *core_sources()],
@@ -101,9 +176,10 @@ def extension():
             *files("core/src/**/*.h"),
             *files("core/include/**/*.h"),
         ],
-        include_dirs=["core/include", "core/src", *include_dirs],
-        libraries=[*libraries, "pthread", "m"],
-        library_dirs=library_dirs,
+        include_dirs=["core/include", "core/src", *flags.include_dirs],
+        define_macros=flags.macros,
+        libraries=[*flags.libraries, "pthread", "m"],
+        library_dirs=flags.library_dirs,
         # Warnings are errors in the project's own suites (HIREDLOCK_WERROR=1),
         # never in a user's `pip install`, where a newer compiler's new
         # warning must not stop the install.
@@ -113,24 +189,36 @@ def extension():
             "-Wextra",
             *(["-Werror"] if os.environ.get("HIREDLOCK_WERROR") == "1" else []),
             "-fvisibility=hidden",
-            *cflags,
+            *flags.cflags,
         ],
-        extra_link_args=ldflags,
+        extra_link_args=flags.ldflags,
     )
+
+
+def fresh_build_dir():
+    """A build tree of this run's own under build/, removed at exit."""
+    os.makedirs("build", exist_ok=True)
+    path = tempfile.mkdtemp(prefix="python-build.", dir="build")
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return os.path.relpath(path)
 
 
 def main():
     os.chdir(ROOT)  # setuptools wants the source paths relative to setup.py
-    os.makedirs(BUILD_DIR, exist_ok=True)
+    flags, bundled = configure()
+    build_dir = fresh_build_dir()
     setup(
         version=read_version(),
         package_dir={"": "python"},
-        packages=["hiredlock", "hiredlock.asyncio"],
-        package_data={"hiredlock": ["py.typed", "*.pyi"]},
-        ext_modules=[extension()],
+        # Every package under python/ (hiredlock.asyncio and any new one);
+        # every module of a package is taken with it.
+        packages=find_packages("python"),
+        package_data={"": ["py.typed", "*.pyi"]},
+        libraries=[bundled] if bundled else [],
+        ext_modules=[extension(flags)],
         options={
-            "build": {"build_base": BUILD_DIR},
-            "egg_info": {"egg_base": BUILD_DIR},
+            "build": {"build_base": build_dir},
+            "egg_info": {"egg_base": build_dir},
         },
         zip_safe=False,
     )

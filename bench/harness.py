@@ -67,7 +67,7 @@ from hrlbench.machine import (
 from hrlbench.main_phase import main_phase, print_summary
 from hrlbench.memory import memory_phase
 from hrlbench.paused import paused_phase
-from hrlbench.pool import AB_WORKER, Workers
+from hrlbench.pool import AB_PYTHON, AB_WORKER, Workers
 from hrlbench.profile import profile_phase
 from hrlbench.redis_benchmark import RedisBenchmark
 from hrlbench.stampede import stampede_phase
@@ -139,6 +139,12 @@ def parse_args() -> argparse.Namespace:
         "(bench/ab-worker.sh REV): adds the cases ab-c-n1, "
         "ab-c-n5 and ab-c-new-n1",
     )
+    p.add_argument(
+        "--ab-python",
+        help="a directory holding another build of the Python package "
+        "(bench/ab-wheel.sh: make dist's wheel): adds the cases ab-py-n1 "
+        "and ab-py-n5, the Python worker importing hiredlock from there",
+    )
     a = p.parse_args()
     quick = a.quick
     a.reps = a.reps or (3 if quick else 21)
@@ -167,12 +173,19 @@ def parse_args() -> argparse.Namespace:
     return a
 
 
-def deploy_variants(cluster: dict | None) -> dict[str, list[str]]:
+def deploy_variants(
+    cluster: dict | None, replicated: dict | None = None
+) -> dict[str, list[str]]:
     """The masters of the deployment cases' workers (pool.Workers): the
     fixture's TLS ports, verified against its CA (none when the fixture has
-    no TLS: a fixture from outside), and the Redis Cluster the harness
-    started (start_cluster)."""
+    no TLS: a fixture from outside), the Redis Cluster the harness started
+    (start_cluster), and its masters with a replica each (start_replicated),
+    plain and with sync_replicas=1 in their URLs."""
     variants = {}
+    if replicated:
+        plain = replicated["HRL_FIXTURE_URLS"].split(",")
+        variants["replicated"] = plain
+        variants["synced"] = [f"{u}?sync_replicas=1" for u in plain]
     if "HRL_FIXTURE_TLS_URLS" in os.environ:
         ca = Path(os.environ["HRL_FIXTURE_TLS_DIR"]) / "ca.crt"
         tls_urls = os.environ["HRL_FIXTURE_TLS_URLS"].split(",")
@@ -192,6 +205,19 @@ def start_cluster(cpu: int | None) -> dict:
     if cpu is not None:
         for i in (1, 2, 3):
             pid = int(fixture("pid", env["HRL_FIXTURE_DIR"], str(i)))
+            os.sched_setaffinity(pid, {cpu})
+    return env
+
+
+def start_replicated(cpu: int | None) -> dict:
+    """Five masters of the harness's own with a replica each (the
+    launcher's --replicas 1), pinned like the others; the launcher's
+    lines."""
+    out = fixture("start", "-n", "5", "--replicas", "1", "--owner", str(os.getpid()))
+    env = dict(line.split("=", 1) for line in out.splitlines())
+    if cpu is not None:
+        for i in [*(str(k) for k in range(1, 6)), *(f"r{k}" for k in range(1, 6))]:
+            pid = int(fixture("pid", env["HRL_FIXTURE_DIR"], i))
             os.sched_setaffinity(pid, {cpu})
     return env
 
@@ -241,7 +267,13 @@ def main() -> None:
         if not args.cases or cid in args.cases.split(",")
     )
     cluster = start_cluster(args.cpu) if wants_cluster else None
-    variants = deploy_variants(cluster)
+    wants_replicated = any(
+        c["worker"].endswith(("@replicated", "@synced"))
+        for cid, c in all_cases.items()
+        if not args.cases or cid in args.cases.split(",")
+    )
+    replicated = start_replicated(args.cpu) if wants_replicated else None
+    variants = deploy_variants(cluster, replicated)
     for cid, c in list(all_cases.items()):
         variant = c["worker"].partition("@")[2]
         if variant and variant not in variants:
@@ -256,6 +288,16 @@ def main() -> None:
             ab = dict(all_cases[cid])
             ab.update(
                 worker="ab", kind="diagnostic", label=f"{ab['label']} ({args.ab})"
+            )
+            all_cases[f"ab-{cid}"] = ab
+    if args.ab_python:
+        AB_PYTHON.append(str(Path(args.ab_python).resolve()))
+        for cid in ("py-n1", "py-n5"):
+            ab = dict(all_cases[cid])
+            ab.update(
+                worker="abpy",
+                kind="diagnostic",
+                label=f"{ab['label']} ({args.ab_python})",
             )
             all_cases[f"ab-{cid}"] = ab
     cases = all_cases
@@ -333,6 +375,8 @@ def main() -> None:
         workers.close()
         if cluster:
             fixture("stop", cluster["HRL_FIXTURE_DIR"])
+        if replicated:
+            fixture("stop", replicated["HRL_FIXTURE_DIR"])
     if "contention" in phases:
         timed("contention", contention_phase, args, urls, defaults)
     if "stampede" in phases:

@@ -3,10 +3,12 @@
  * URL (so credentials and a database select come from the fuzzer, up to
  * AUTH user pass + SELECT), after it the bytes a hostile server sends back,
  * read with the core's RESP reader in fuzzer-chosen pieces and judged with
- * hrl_proto_handshake_reply. Invariants: the handshake is RESP arrays, at
- * most AUTH and SELECT; every judged reply is OK / AUTH / SERVER / PROTOCOL,
- * its message is terminated inside its buffer, and out-of-range replies and
- * masters are refused. */
+ * hrl_proto_handshake_reply. An odd-length URL gets a restart_guard, so the
+ * handshake ends with INFO server and the hostile bytes reach its reader
+ * (run_id, uptime: proto/server_info.c). Invariants: the handshake is RESP
+ * arrays, at most AUTH, SELECT and INFO; every judged reply is OK / AUTH /
+ * SERVER / PROTOCOL, its message is terminated inside its buffer, and
+ * out-of-range replies and masters are refused. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,17 +28,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   url[url_len] = '\0';
   const char *urls[1] = {url};
   hrl_client *c = NULL;
-  if (hrl_client_new(urls, 1, NULL, &c, NULL, 0) != HRL_OK) {
+  hrl_options o;
+  hrl_options_init(&o);
+  o.restart_guard_ms = url_len % 2 == 1 ? 30000 : 0;
+  if (hrl_client_new(urls, 1, &o, &c, NULL, 0) != HRL_OK) {
     free(url);
     return 0;
   }
   size_t hs_len = 0;
   int replies = 0;
   const char *hs = hrl_proto_handshake(c, 0, &hs_len, &replies);
-  if (replies < 0 || replies > 2 || (replies > 0) != (hs != NULL && hs_len)) {
+  if (replies < 0 || replies > 3 || (replies > 0) != (hs != NULL && hs_len)) {
     __builtin_trap();
   }
-  /* What we send are RESP arrays (AUTH, SELECT). */
+  /* What we send are RESP arrays (AUTH, SELECT, INFO). */
   if (hs_len > 0 && hs[0] != '*') {
     __builtin_trap();
   }

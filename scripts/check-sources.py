@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
 """Checks that every build compiles the same C core: the one list.
 
-core/sources.txt lists the core's .c files. CMakeLists.txt and setup.py read
-it; the rockspec cannot read files and repeats it. This compares, file by
-file, five lists that must be equal:
+core/sources.txt lists the core's .c files. CMakeLists.txt, setup.py and
+the rock's makefile (the one the rockspec names) read it. This compares,
+file by file, five lists that must be equal:
   core/src     the .c files actually under core/src/
   sources.txt  core/sources.txt
   CMake        what CMake compiles into hiredlock_objects (a configure run,
                read back from compile_commands.json)
   setup.py     the core files of the extension setup.py builds
-  rockspec     the core files of the rockspec's hiredlock.core module
-and the rockspec's other files against bindings/lua/*.c. Prints each
+  rockspec     the core files the rockspec's build compiles into
+               hiredlock.core (its makefile's print-sources)
+and the rock's other files against bindings/lua/*.c. Prints each
 difference and exits 1 when there is one.
 
 Then, unless --no-selftest, it shows that it can fail: on copies of the tree
@@ -35,10 +36,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 ROCKSPEC = "hiredlock-*.rockspec"
+ROCK_MK = "bindings/lua/rock.mk"
 LISTS = ["core/src", "sources.txt", "CMake", "setup.py", "rockspec"]
 
-# Prints the sources of the rockspec's hiredlock.core module, one a line,
-# as LuaRocks reads them (the rockspec is Lua that sets globals).
+# Prints the rockspec's build type and makefile, as LuaRocks reads them
+# (the rockspec is Lua that sets globals).
 ROCKSPEC_LUA = """
 local env = {}
 local chunk
@@ -49,9 +51,7 @@ else
   chunk = assert(loadfile(arg[1], "t", env))
 end
 chunk()
-for _, path in ipairs(env.build.modules["hiredlock.core"].sources) do
-  print(path)
-end
+print(env.build.type, env.build.makefile)
 """
 
 
@@ -97,14 +97,22 @@ def from_setup_py(root: Path) -> list[str]:
 
 
 def from_rockspec(root: Path) -> tuple[list[str], list[str]]:
-    """(core files, other files) of the rockspec's hiredlock.core module."""
+    """(core files, other files) the rockspec's build compiles into
+    hiredlock.core: its makefile's print-sources, run as LuaRocks runs it
+    (from the rock's root)."""
     (rockspec,) = root.glob(ROCKSPEC)
     lua = next(filter(shutil.which, ["lua5.1", "luajit", "lua5.4"]), None)
     if lua is None:
         raise RuntimeError("no Lua interpreter (scripts/install-deps.sh lua)")
-    out = subprocess.run(
+    kind, makefile = subprocess.run(
         [lua, "-", str(rockspec)],
         input=ROCKSPEC_LUA, capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    if kind != "make":
+        raise RuntimeError(f"{rockspec.name}: build.type is {kind}, not make")
+    out = subprocess.run(
+        ["make", "--no-print-directory", "-f", makefile, "print-sources"],
+        cwd=root, capture_output=True, text=True, check=True,
     ).stdout.split()  # fmt: skip
     core = sorted(s for s in out if s.startswith("core/"))
     return core, sorted(s for s in out if not s.startswith("core/"))
@@ -175,9 +183,13 @@ def selftest(root: Path, work: Path) -> tuple[int, int]:
             "core/src/proto/drift.c",
             lambda t: (t / "core/src/proto/drift.c").write_text("int hrl_drift;\n"),
         ),
-        "the rockspec drops a file": (
+        "the rock's build drops a file": (
             victim,
-            lambda t: edit(next(t.glob(ROCKSPEC)), f'"{victim}",', ""),
+            lambda t: edit(
+                t / ROCK_MK,
+                "\nOBJS :=",
+                f"\nCORE_SOURCES := $(filter-out {victim},$(CORE_SOURCES))\nOBJS :=",
+            ),
         ),
         "core/sources.txt drops a file": (
             victim,
@@ -200,9 +212,14 @@ def selftest(root: Path, work: Path) -> tuple[int, int]:
                 f"*(s for s in core_sources() if s != {victim!r})]",
             ),
         ),
-        "the rockspec drops a Lua binding file": (
+        "the rock's build drops a Lua binding file": (
             "bindings/lua/lock.c",
-            lambda t: edit(next(t.glob(ROCKSPEC)), '"bindings/lua/lock.c",', ""),
+            lambda t: edit(
+                t / ROCK_MK,
+                "\nOBJS :=",
+                "\nBINDING_SOURCES := $(filter-out bindings/lua/lock.c,"
+                "$(BINDING_SOURCES))\nOBJS :=",
+            ),
         ),
     }
     caught = 0

@@ -2,13 +2,14 @@
 # Installs the artefacts of `make dist` (build/dist/) the way a user does,
 # outside the checkout, and runs the README's quick starts on them:
 #   - the sdist into a fresh virtual environment: pip compiles the C core
-#     (the build backend's wheels come from build/wheels, no built wheel is
-#     reused), then the Python quick start; then the wheel over it, and the
-#     quick start again;
+#     with the bundled hiredis and, found on this machine, OpenSSL (the
+#     build backend's wheels come from build/wheels, no built wheel is
+#     reused), then the Python quick start; then python3's wheel over it,
+#     and the quick start again;
 #   - the source rock into a fresh Lua 5.4 rocks tree (it builds offline),
 #     then the Lua quick start (it uses <close>, so Lua 5.4).
 # The quick starts are the README's code blocks with its example masters
-# replaced by the fixture's; they run from an empty temp dir and print where
+# replaced by the fixture's (scripts/quickstarts.sh); they run from an empty temp dir and print where
 # hiredlock was loaded from, which must be the fresh install. Everything is
 # in a temp dir, removed afterwards. Run it under the Redis fixture:
 #   tests/fixtures/redis-fixture run -n 3 -- scripts/fresh-install.sh
@@ -18,7 +19,8 @@ source scripts/lib.sh
 : "${HRL_FIXTURE_URLS:?run under tests/fixtures/redis-fixture run -n 3 --}"
 root=$PWD
 sdist=$(echo "$root"/build/dist/hiredlock-*.tar.gz)
-wheel=$(echo "$root"/build/dist/hiredlock-*.whl)
+tag=$(python3 -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
+wheel=$(echo "$root"/build/dist/hiredlock-*-"$tag"-"$tag"-manylinux_*.whl)
 rock=$(echo "$root"/build/dist/hiredlock-*.src.rock)
 for f in "$sdist" "$wheel" "$rock"; do
   [ -f "$f" ] || { echo "fresh-install: no $f: run scripts/dist.sh" >&2; exit 1; }
@@ -31,56 +33,12 @@ fail() {
   exit 1
 }
 
-# The build backend pyproject.toml asks for, downloaded once into
-# build/wheels, so that the sdist installs with --no-index like on a
-# machine without PyPI.
+# The build backend, downloaded once (scripts/lib.sh): the sdist installs
+# with --no-index like on a machine without PyPI.
 wheels=$root/build/wheels
-requires=$(cd / && python3 -c 'import sys, tomllib
-with open(sys.argv[1], "rb") as f:
-    print(" ".join(tomllib.load(f)["build-system"]["requires"]))' \
-  "$root/pyproject.toml")
-if ! fresh "$wheels.stamp" "$requires"; then
-  rm -rf "$wheels"
-  # shellcheck disable=SC2086 # one requirement a word
-  quiet python3 -m pip download -q --disable-pip-version-check \
-    --dest "$wheels" $requires
-  echo "$requires" >"$wheels.stamp"
-fi
+backend_wheels
 
-# code LANG HEADING: the first LANG code block under the README's HEADING,
-# its example masters "redis://10.0.0.N:6379" made URLS[N] (HRL_FIXTURE_URLS).
-code() {
-  local text
-  text=$(awk -v heading="$2" -v fence="\`\`\`$1" '
-    $0 == heading { inside = 1; next }
-    inside && /^## / { exit }
-    inside && $0 == fence { block = 1; next }
-    block && $0 == "```" { exit }
-    block' "$root/README.md")
-  [ -n "$text" ] || fail "no $1 block under '$2' in README.md"
-  text=$(sed -E 's|"redis://10\.0\.0\.([0-9]):6379"|URLS[\1]|g' <<<"$text")
-  ! grep -q '"redis://' <<<"$text" || fail "a master in '$2' is not a fixture's"
-  echo "$text"
-}
-{
-  echo 'import os'
-  echo 'URLS = [None, *os.environ["HRL_FIXTURE_URLS"].split(",")]'
-  code python "## Python quick start"
-  echo 'cleanup()'
-  code python "## asyncio quick start"
-  echo 'import hiredlock._core'
-  echo 'print("python:", hiredlock.__file__, hiredlock._core.__file__)'
-} >"$tmp/run/quickstart.py"
-{
-  echo 'local URLS = {}'
-  echo 'for url in os.getenv("HRL_FIXTURE_URLS"):gmatch("[^,]+") do'
-  echo '  URLS[#URLS + 1] = url'
-  echo 'end'
-  code lua "## Lua quick start"
-  echo 'assert(ok and result == "done", tostring(result))'
-  echo 'print("lua: " .. package.searchpath("hiredlock", package.path) .. " "'
-  echo '      .. package.searchpath("hiredlock.core", package.cpath))'
-} >"$tmp/run/quickstart.lua"
+scripts/quickstarts.sh "$tmp/run"
 
 # loaded_from WHAT OUTPUT: OUTPUT's paths (after "WHAT: ") all in $tmp/DIR.
 loaded_from() {
@@ -112,6 +70,11 @@ run_python() {
   ran=$((ran + 1))
 }
 run_python sdist
+# Built here, where both are installed: hiredis compiled in all the same,
+# OpenSSL found with pkg-config and linked.
+libs=$(ldd "$tmp"/venv/lib/python3*/site-packages/hiredlock/_core*.so)
+! grep -q libhiredis <<<"$libs" || fail "the sdist's build links a hiredis: $libs"
+grep -q libssl <<<"$libs" || fail "the sdist's build found no OpenSSL here: $libs"
 quiet "${pip[@]}" --force-reinstall --no-deps "$wheel"
 run_python wheel
 

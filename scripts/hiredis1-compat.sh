@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # Builds the core and its C tests against hiredis 1.x, next to Debian's 0.14.
-# hiredis 1.x is taken from the hiredis-py sdist on PyPI (which vendors the
-# C library), compiled into build/hiredis1/prefix with a pkg-config file, and
+# hiredis 1.x is the copy the packages bundle, vendor/hiredis/ (taken from
+# the hiredis-py sdist on PyPI by scripts/vendor-hiredis.sh, pinned by its
+# checksum), compiled into build/hiredis1/prefix with a pkg-config file, and
 # found through PKG_CONFIG_PATH exactly as a system install would be.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
-version=3.0.0 # hiredis-py 3.0.0 vendors hiredis 1.2.0
 root=build/hiredis1
 prefix=$PWD/$root/prefix
-if [ ! -f "$prefix/lib/libhiredis.a" ]; then
+src=vendor/hiredis
+scripts/vendor-hiredis.sh --check
+if ! fresh "$root/stamp" "$(fingerprint "$src")" ||
+  [ ! -f "$prefix/lib/libhiredis.a" ]; then
+  rm -rf "$root"
   mkdir -p "$root/src" "$prefix/lib/pkgconfig" "$prefix/include/hiredis"
-  python3 -m pip download --quiet --no-binary :all: --no-deps \
-    --dest "$root/src" "hiredis==$version"
-  tar -xzf "$root/src/hiredis-$version.tar.gz" -C "$root/src"
-  src=$root/src/hiredis-$version/vendor/hiredis
   objs=()
   for f in alloc async hiredis net read sds sockcompat; do
     cc -O2 -fPIC -std=c99 -c "$src/$f.c" -o "$root/src/$f.o"
@@ -34,6 +34,7 @@ Version: $hv
 Libs: -L\${libdir} -lhiredis
 Cflags: -I\${includedir}/hiredis -I\${includedir} -D_FILE_OFFSET_BITS=64
 PC
+  fingerprint "$src" >"$root/stamp"
 fi
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 echo "hiredis-compat: building against hiredis $(pkg-config --modversion hiredis)"

@@ -2,7 +2,7 @@
 # Installs the Debian packages a group of suites needs, only those missing,
 # so it is quick and quiet on a machine that has them (idempotent).
 #   scripts/install-deps.sh core [fuzz] [lua] [nginx] [python] [reliability]
-#                           [bench]
+#                           [bench] [dist]
 # LuaJIT comes from OpenResty's branch (luajit2): Debian's own luajit
 # conflicts with libnginx-mod-http-lua, and this way plain LuaJIT and nginx
 # run the very same VM.
@@ -19,7 +19,10 @@ group_packages() {
     nginx) echo nginx libnginx-mod-http-lua ;;
     reliability) echo faketime libfaketime ;; # case 8: the client's wall clock
     bench) echo strace ;; # make bench: syscalls per cycle (valgrind is in core)
-    *) echo "install-deps: unknown group '$1' (core, fuzz, python, lua, nginx, reliability, bench)" >&2
+    # make dist: a compiler, OpenSSL's headers (the wheels' TLS), Python's
+    # headers and venv for a Debian python3, zip for the source rock.
+    dist) echo build-essential pkg-config libssl-dev python3-dev python3-venv zip ;;
+    *) echo "install-deps: unknown group '$1' (core, fuzz, python, lua, nginx, reliability, bench, dist)" >&2
        exit 2 ;;
   esac
 }

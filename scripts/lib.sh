@@ -27,12 +27,14 @@ fresh() {
 }
 
 # stage_rock DEST: copies what the rock is built from (the rockspec, LICENSE,
-# README.md, lua/, bindings/lua/ and the core) to DEST, without any build
-# product a developer left in the checkout. Run from the repository root.
+# README.md, lua/, bindings/lua/ with the rock's makefile, the core and the
+# bundled hiredis) to DEST, without any build product a developer left in
+# the checkout. Run from the repository root.
 stage_rock() {
   mkdir -p "$1"
   tar -cf - --exclude='*.o' --exclude='*.so' hiredlock-*.rockspec LICENSE \
-    README.md lua bindings/lua core/include core/src core/sources.txt |
+    README.md lua bindings/lua core/include core/src core/sources.txt \
+    vendor/hiredis |
     tar -xf - -C "$1"
 }
 
@@ -50,4 +52,26 @@ use_python_build() {
     *) echo "hiredlock is imported from $where, not from build/python" >&2
        return 1 ;;
   esac
+}
+
+# backend_wheels: the build backend pyproject.toml asks for (setuptools),
+# the newest release and the newest one that still runs on Python 3.9 (the
+# oldest the package supports), downloaded once into build/wheels, so that builds and installs of the sdist
+# run with --no-index (PIP_NO_INDEX=1 PIP_FIND_LINKS=build/wheels) like on a
+# machine without PyPI. Run from the repository root.
+backend_wheels() {
+  local root=$PWD wheels=$PWD/build/wheels requires
+  requires=$(cd / && python3 -c 'import sys, tomllib
+with open(sys.argv[1], "rb") as f:
+    print(" ".join(tomllib.load(f)["build-system"]["requires"]))' \
+    "$root/pyproject.toml")
+  fresh "$wheels.stamp" "$requires" && return 0
+  rm -rf "$wheels"
+  # shellcheck disable=SC2086 # one requirement a word
+  quiet python3 -m pip download -q --disable-pip-version-check \
+    --dest "$wheels" $requires
+  # shellcheck disable=SC2086
+  quiet python3 -m pip download -q --disable-pip-version-check \
+    --only-binary :all: --python-version 3.9 --dest "$wheels" $requires
+  echo "$requires" >"$wheels.stamp"
 }

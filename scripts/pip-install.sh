@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Python package from this checkout with pip into build/python
-# (`pip install --target`, warnings as errors), the one Python build every
+# (`pip install --target`, warnings as errors; against the system's hiredis
+# and OpenSSL, both required, where a user's build would bundle hiredis and
+# take OpenSSL when present: setup.py), the one Python build every
 # suite puts first on PYTHONPATH; plus the named test dependencies that are
 # missing, into the python3 on PATH. The package is rebuilt only when its
 # sources (or python3) changed since the last install.
@@ -29,11 +31,11 @@ fi
 
 out=build/python
 key="$(fingerprint core bindings/python python setup.py pyproject.toml \
-  MANIFEST.in) $(python3 -c 'import sys; print(sys.version)')"
+  MANIFEST.in vendor) $(python3 -c 'import sys; print(sys.version)')"
 fresh "$out.stamp" "$key" && [ -d "$out/hiredlock" ] && exit 0
 mkdir -p build
 rm -rf "$out.new" "$out.stamp"
-HIREDLOCK_WERROR=1 "${pip[@]}" --no-deps --target "$out.new" .
+HIREDLOCK_WERROR=1 HIREDLOCK_HIREDIS=system HIREDLOCK_TLS=on "${pip[@]}" --no-deps --target "$out.new" .
 rm -rf "$out"
 mv "$out.new" "$out"
 echo "$key" >"$out.stamp"

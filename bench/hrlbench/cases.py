@@ -248,6 +248,32 @@ def build_cases() -> dict[str, dict]:
             "diagnostic",
             label,
         )
+    # Failover safety (issue 27): the cycle on masters with one replica
+    # each, plain and with sync_replicas=1 (the URLs' ?sync_replicas=1: a
+    # WAIT pipelined behind the SET and the extend); DEPLOY_RATIOS compares
+    # the two on the same replicated servers.
+    for n in (1, 5):
+        for runtime, w in (("C", "c"), ("Python", "py")):
+            add(
+                f"{w}-repl-n{n}",
+                f"{w}@replicated",
+                f"{w}-n{n}",
+                "hiredlock",
+                runtime,
+                n,
+                "diagnostic",
+                f"hiredlock ({runtime}) on masters with a replica each",
+            )
+            add(
+                f"{w}-sync-n{n}",
+                f"{w}@synced",
+                f"{w}-n{n}",
+                "hiredlock",
+                runtime,
+                n,
+                "diagnostic",
+                f"the same with sync_replicas=1 ({runtime}): WAIT 1 behind the SET",
+            )
     add("redis-py", "py", "redis-py", "redis-py", "Python", 1, "peer", "redis-py Lock")
     add(
         "redis-lock",
@@ -450,6 +476,30 @@ DEPLOY_RATIOS = [
         "Python: cycle time on a cluster / on a standalone master",
         "py-cluster-n1",
         "py-n1",
+    ),
+    (
+        "sync-c1",
+        "C N=1, one replica: sync_replicas=1 cycle time / plain cycle time",
+        "c-sync-n1",
+        "c-repl-n1",
+    ),
+    (
+        "sync-c5",
+        "C N=5, one replica each: sync_replicas=1 cycle time / plain",
+        "c-sync-n5",
+        "c-repl-n5",
+    ),
+    (
+        "sync-py1",
+        "Python N=1, one replica: sync_replicas=1 cycle time / plain",
+        "py-sync-n1",
+        "py-repl-n1",
+    ),
+    (
+        "sync-py5",
+        "Python N=5, one replica each: sync_replicas=1 cycle time / plain",
+        "py-sync-n5",
+        "py-repl-n5",
     ),
 ]
 # What the floor itself allows for the same comparisons.

@@ -195,7 +195,8 @@ def analyse_main(args, cases, slices, lat, rb_lat) -> dict:
             if hid in out_cases:
                 q = ratio(cid, hid)
                 versus.append({"peer": cid, "hiredlock": hid, "ratio": q})
-    # --ab: this checkout's C cases against the same on another core.
+    # --ab, --ab-python: this checkout's C or Python cases against the same
+    # on another core or another build of the package.
     ab = [
         {"case": cid[3:], "ab": cid, "ratio": ratio(cid[3:], cid)}
         for cid in out_cases

@@ -16,12 +16,15 @@ sys.path.insert(0, str(REPO / "tests" / "workers"))
 
 import driver  # tests/workers, the path above
 
-# The benchmark's worker kinds: the runtimes, and "ab", the C worker built
-# on another revision's core (--ab). A kind "RUNTIME@VARIANT" is that
-# runtime's worker on the variant's masters (Workers.variants: "tls", the
-# same servers' TLS ports; "cluster", a Redis Cluster as one master).
-RUNTIME = {"c": "c", "ab": "c", "py": "python", "node": "node"}
+# The benchmark's worker kinds: the runtimes, "ab", the C worker built
+# on another revision's core (--ab), and "abpy", the Python worker on
+# another build of the package (--ab-python: make dist's wheel). A kind
+# "RUNTIME@VARIANT" is that runtime's worker on the variant's masters
+# (Workers.variants: "tls", the same servers' TLS ports; "cluster", a Redis
+# Cluster as one master).
+RUNTIME = {"c": "c", "ab": "c", "py": "python", "abpy": "python", "node": "node"}
 AB_WORKER: list[str] = []
+AB_PYTHON: list[str] = []
 
 
 def lua_env(abi: str) -> dict:
@@ -42,6 +45,8 @@ def node_env() -> dict:
 def env_of(kind: str) -> dict | None:
     if kind in INTERPS:
         return lua_env(INTERPS[kind])
+    if kind == "abpy":  # the other build alone, not build/python
+        return dict(os.environ, PYTHONPATH=AB_PYTHON[0])
     return node_env() if kind == "node" else None
 
 

@@ -212,6 +212,7 @@ bool hrlua_option_value(lua_State *L, int idx, const hrlua_arg *arg,
     break;
   case HRL_OPTION_DURATION:
   case HRL_OPTION_NUMBER:
+  case HRL_OPTION_COUNT:
     if (type != LUA_TNUMBER) {
       hrlua_argerror(
           L, arg,

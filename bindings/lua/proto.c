@@ -383,6 +383,8 @@ static int client_master_info(lua_State *L) {
     lua_pushboolean(L, 1);
     lua_setfield(L, -2, info.cluster ? "cluster" : "sentinel");
   }
+  lua_pushboolean(L, info.asks_server);
+  lua_setfield(L, -2, "asks_server");
   return 1;
 }
 

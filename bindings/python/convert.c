@@ -153,6 +153,19 @@ int hrlpy_option_value(PyObject *value, const hrl_option *opt, double *number,
     return hrlpy_seconds(value, opt->name, number);
   case HRL_OPTION_NUMBER:
     return hrlpy_number(value, opt->name, number);
+  case HRL_OPTION_COUNT:
+    if (!PyLong_Check(value) || PyBool_Check(value)) {
+      PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", opt->name,
+                   Py_TYPE(value)->tp_name);
+      return -1;
+    }
+    /* Out of range (also past a double): the core's words say the bounds. */
+    *number = PyLong_AsDouble(value);
+    if (*number == -1.0 && PyErr_Occurred()) {
+      PyErr_Clear();
+      *number = -1.0;
+    }
+    return 0;
   case HRL_OPTION_BYTES:
     return hrlpy_bytes_view(value, opt->name, bytes, len);
   case HRL_OPTION_FLAG:

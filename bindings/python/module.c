@@ -45,6 +45,8 @@ static PyObject *default_of(const hrl_option *opt) {
     return PyBool_FromLong(opt->def != 0);
   case HRL_OPTION_CHOICE:
     return PyUnicode_FromString(opt->choices[(int)opt->def]);
+  case HRL_OPTION_COUNT:
+    return PyLong_FromLong((long)opt->def);
   case HRL_OPTION_NUMBER:
     break;
   }

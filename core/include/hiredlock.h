@@ -144,6 +144,22 @@ typedef struct hrl_lock_options {
    *  string is copied by hrl_lock_new_with (and hrl_client_new, for the
    *  client's default). */
   const char *owner;
+  /** Replica-acknowledged writes: a master's vote for an acquire, an
+   *  extend (renewals too), a waiter's claim of a hand-off and a fence
+   *  raise counts only when `WAIT sync_replicas timeout`, pipelined behind
+   *  the write, says that many of its replicas have it, within the
+   *  per-master deadline (the time it takes is in the validity). A master
+   *  that took the write but not the acknowledgement is cleaned up like
+   *  any failed vote ("0 of 1 replicas acknowledged"). So a failover to a
+   *  replica that acknowledged loses no granted lock (docs/SAFETY.md). A
+   *  master's URL may set its own (?sync_replicas=N), which then wins.
+   *  Default 0: no WAIT. */
+  uint32_t sync_replicas;
+  /** Ask WAITAOF instead of WAIT: the write must also be fsynced to the
+   *  master's AOF (and to sync_replicas replicas' AOFs). Redis >= 7.2 or
+   *  Valkey >= 8 with appendonly on; a server that cannot refuses the
+   *  vote with an error saying so. Default false. */
+  bool sync_aof;
 } hrl_lock_options;
 
 /** How a rediss:// master's certificate is checked (ssl_cert_reqs). */
@@ -203,6 +219,13 @@ typedef struct hrl_options {
   /** An acquire that waited at least this long reports an
    *  HRL_EVENT_SLOW_WAIT event (hrl_client_on_event). Default 1000. */
   uint32_t slow_wait_ms;
+  /** A master whose server started less than this long ago gives no vote
+   *  (read from INFO server at each new connection, which also tells a
+   *  changed run_id): it may have forgotten locks it granted before it
+   *  restarted. Set it to the longest TTL any client of these masters
+   *  uses. Needs INFO (an ACL user without it is refused with a message
+   *  saying so). Default 0: off. */
+  uint32_t restart_guard_ms;
 } hrl_options;
 
 /** Fills opts with the defaults listed in hrl_options. */

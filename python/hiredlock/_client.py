@@ -19,9 +19,9 @@ class Client(_core.Client):
 
     ``Client(urls, *, connect_timeout=0.1, timeout=0.05, retry_delay=0.2,
     retry_jitter=0.1, drift_factor=0.01, key_prefix="", auto_renew=False,
-    max_hold=0, fenced=False, ssl_ca_certs=None, ssl_ca_path=None,
-    ssl_certfile=None, ssl_keyfile=None, ssl_cert_reqs="required",
-    ssl_check_hostname=True)``
+    max_hold=0, fenced=False, sync_replicas=0, sync_aof=False,
+    ssl_ca_certs=None, ssl_ca_path=None, ssl_certfile=None, ssl_keyfile=None,
+    ssl_cert_reqs="required", ssl_check_hostname=True, restart_guard=0)``
 
     ``urls`` is one URL or a sequence of N URLs of independent masters
     (``redis://[[user]:password@]host[:port][/db]``,
@@ -35,7 +35,11 @@ class Client(_core.Client):
     and survives ``fork()`` (the child opens its own connections).
     ``auto_renew`` and ``max_hold`` are the defaults of its locks (see
     :class:`Lock`); its auto-renewed locks share one renewer thread.
-    ``fenced=True`` makes its locks fenced unless a lock says otherwise.
+    ``fenced=True`` makes its locks fenced unless a lock says otherwise;
+    ``sync_replicas`` and ``sync_aof`` are its locks' defaults too (a
+    master's URL may set its own: ``?sync_replicas=N``). ``restart_guard``
+    (seconds): a master whose server started less than that long ago gives
+    no vote (docs/SAFETY.md, "Failover").
 
     ``urls`` may also be (or hold) redis-py clients: see :meth:`from_redis`.
     """
@@ -78,6 +82,8 @@ class Client(_core.Client):
         max_hold: float | None = None,
         on_lost: OnLost = None,
         fenced: bool | None = None,
+        sync_replicas: int | None = None,
+        sync_aof: bool | None = None,
         owner: str | bool | None = None,
     ) -> Lock:
         """A :class:`Lock` on ``name`` (str or bytes), not yet held.
@@ -88,6 +94,9 @@ class Client(_core.Client):
         lease, renewed while held (at most ``max_hold`` seconds; 0: no cap),
         and ``on_lost(lock)`` is called when its hold is lost; ``fenced=True``
         takes a fencing token with every acquire (:attr:`Lock.fence`).
+        ``sync_replicas=N``: a master's vote for an acquire or extend counts
+        only once N of its replicas have the write (``WAIT``), and with
+        ``sync_aof=True`` once it is fsynced to the AOF (``WAITAOF``).
         ``owner`` writes a label beside the lock with every acquire, shown
         by :meth:`inspect` and ``hiredlock status`` (``True``: this host and
         process id; ``"%h"`` and ``"%p"`` in a label are those too).
@@ -103,6 +112,8 @@ class Client(_core.Client):
             max_hold=max_hold,
             on_lost=on_lost,
             fenced=fenced,
+            sync_replicas=sync_replicas,
+            sync_aof=sync_aof,
             owner=owner,
         )
 
@@ -133,6 +144,8 @@ class Client(_core.Client):
         auto_renew: bool | None = None,
         max_hold: float | None = None,
         fenced: bool | None = None,
+        sync_replicas: int | None = None,
+        sync_aof: bool | None = None,
     ) -> Callable[[F], F]:
         """Decorator: every call of the function runs under the lock ``name``.
 
@@ -150,6 +163,8 @@ class Client(_core.Client):
                 auto_renew=auto_renew,
                 max_hold=max_hold,
                 fenced=fenced,
+                sync_replicas=sync_replicas,
+                sync_aof=sync_aof,
             )
 
         make()  # check the arguments now, at decoration time

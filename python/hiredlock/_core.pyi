@@ -8,7 +8,7 @@ from typing import Any
 __version__: str
 NAME_MAX: int
 MASTERS_MAX: int
-OPTIONS: dict[str, float | str | bool | None]
+OPTIONS: dict[str, float | int | str | bool | None]
 FENCED_WRITE_SCRIPT: str
 NOTICE_MORE: int
 NOTICE_SEND: int
@@ -38,6 +38,9 @@ class Client:
         fenced: bool = ...,
         owner: str | bool | None = ...,
         slow_wait: float = ...,
+        sync_replicas: int = ...,
+        sync_aof: bool = ...,
+        restart_guard: float = ...,
         ssl_ca_certs: str | os.PathLike[str] | None = ...,
         ssl_ca_path: str | os.PathLike[str] | None = ...,
         ssl_certfile: str | os.PathLike[str] | None = ...,
@@ -70,6 +73,8 @@ class Lock:
         on_lost: Callable[[Lock], object] | None = ...,
         fenced: bool | None = ...,
         owner: str | bool | None = ...,
+        sync_replicas: int | None = ...,
+        sync_aof: bool | None = ...,
     ) -> Lock: ...
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool: ...
     def release(self) -> None: ...

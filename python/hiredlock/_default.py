@@ -63,6 +63,8 @@ def lock(
     max_hold: float | None = None,
     on_lost: OnLost = None,
     fenced: bool | None = None,
+    sync_replicas: int | None = None,
+    sync_aof: bool | None = None,
 ) -> Lock:
     """A :class:`Lock` on the default client; see :meth:`Client.lock`."""
     return default_client().lock(
@@ -74,6 +76,8 @@ def lock(
         max_hold=max_hold,
         on_lost=on_lost,
         fenced=fenced,
+        sync_replicas=sync_replicas,
+        sync_aof=sync_aof,
     )
 
 
@@ -86,6 +90,8 @@ def synchronized(
     auto_renew: bool | None = None,
     max_hold: float | None = None,
     fenced: bool | None = None,
+    sync_replicas: int | None = None,
+    sync_aof: bool | None = None,
 ) -> Callable[[F], F]:
     """Decorator running every call under ``name`` on the default client.
 
@@ -101,5 +107,7 @@ def synchronized(
             auto_renew=auto_renew,
             max_hold=max_hold,
             fenced=fenced,
+            sync_replicas=sync_replicas,
+            sync_aof=sync_aof,
         )
     )

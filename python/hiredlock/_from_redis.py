@@ -12,7 +12,6 @@ it has no equal for, credentials that change over time, a replica.
 
 from __future__ import annotations
 
-import ssl
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -118,6 +117,11 @@ def _single(connection_class: type, kwargs: dict[str, Any]) -> str:
 
 def _tls_options(kwargs: dict[str, Any]) -> dict[str, str]:
     """The URL query of a rediss:// master: redis-py's TLS settings."""
+    # Imported here, not with the module: `import hiredlock` works on a
+    # Python without the ssl module (tests in scripts/packaging.sh), and a
+    # redis-py client with TLS settings has it.
+    import ssl
+
     refused = [k for k in _SSL_REFUSED if kwargs.get(k) is not None]
     refused += [k for k in _SSL_REFUSED_TRUE if kwargs.get(k)]
     minimum = kwargs.get("ssl_min_version")

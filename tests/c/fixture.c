@@ -106,6 +106,12 @@ void fixture_start(fixture *f, int n, const char *options) {
         f->sentinel_port[i] = atoi(items[i]);
       }
       f->sentinels = count;
+    } else if (strcmp(line, "HRL_FIXTURE_REPLICA_URLS") == 0) {
+      split_list(val, ',', f->replica_url, 256, HRL_MASTERS_MAX, &count);
+      for (int i = 0; i < count; i++) {
+        f->replica_urls[i] = f->replica_url[i];
+      }
+      f->replicas = count;
     }
   }
   int rc = pclose(p);
@@ -177,6 +183,13 @@ bool fixture_run(fixture *f, const char *verb, const char *args, char *out,
     fprintf(stderr, "fixture: `%s` failed (status %d)\n", cmd, rc);
   }
   return rc == 0;
+}
+
+bool fixture_cli(fixture *f, const char *node, const char *args, char *out,
+                 size_t size) {
+  char words[512];
+  snprintf(words, sizeof words, "%s %s", node, args);
+  return fixture_run(f, "cli", words, out, size);
 }
 
 const char *fixture_tls_file(const fixture *f, const char *name) {

@@ -27,6 +27,10 @@ typedef struct fixture {
   char sentinel_url[1024]; /* --sentinels K: redis+sentinel://.../hrl */
   int sentinel_port[HRL_MASTERS_MAX];
   int sentinels;
+  /* --replicas R: the replicas' URLs (r1..rN*R), R per master */
+  char replica_url[HRL_MASTERS_MAX][256];
+  const char *replica_urls[HRL_MASTERS_MAX];
+  int replicas;
 } fixture;
 
 /* Starts n servers; options are extra launcher flags ("--password pw").
@@ -42,6 +46,12 @@ bool fixture_run(fixture *f, const char *verb, const char *args, char *out,
 /* The path of a file of the --tls certificates' dir ("ca.crt", ...), in a
  * static buffer (the next call overwrites it). */
 const char *fixture_tls_file(const fixture *f, const char *name);
+
+/* Runs a command on a node named as the launcher names it ("r1", "s1",
+ * "2") through redis-cli; its first line of output into out (may be
+ * NULL). False when redis-cli failed. */
+bool fixture_cli(fixture *f, const char *node, const char *args, char *out,
+                 size_t size);
 
 /* Stops the servers and removes their directory. */
 void fixture_stop(fixture *f);

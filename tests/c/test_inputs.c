@@ -63,6 +63,25 @@ static void test_url_good(void) {
   hrl_endpoint_clear(&ep);
 
   CHECK_STATUS(parse("REDIS://H:1", &ep, d), HRL_OK);
+  CHECK(!ep.has_sync_replicas);
+  hrl_endpoint_clear(&ep);
+
+  /* A master's own sync_replicas, in every scheme's query. */
+  const char *const synced[] = {"redis://h:1/2?sync_replicas=2",
+                                "rediss://h?ssl_cert_reqs=none&"
+                                "sync_replicas=2",
+                                "unix:///tmp/s?db=1&sync_replicas=2",
+                                "redis+cluster://a:1/?sync_replicas=2",
+                                "redis+sentinel://a:1/svc/3?sync_replicas=2"};
+  for (size_t k = 0; k < sizeof synced / sizeof synced[0]; k++) {
+    CHECK_STATUS(parse(synced[k], &ep, d), HRL_OK);
+    CHECK(ep.has_sync_replicas);
+    CHECK_INT(ep.sync_replicas, 2);
+    hrl_endpoint_clear(&ep);
+  }
+  CHECK_STATUS(parse("unix:///tmp/s?sync_replicas=0&db=4", &ep, d), HRL_OK);
+  CHECK_INT(ep.db, 4);
+  CHECK(ep.has_sync_replicas && ep.sync_replicas == 0);
   hrl_endpoint_clear(&ep);
 
   CHECK_STATUS(parse("unix:///tmp/redis.sock", &ep, d), HRL_OK);
@@ -175,7 +194,7 @@ static void test_url_bad(void) {
       {"redis://h:", "port must be"},
       {"redis://h/abc", "database must be a number"},
       {"redis://h/-1", "database must be a number"},
-      {"redis://h?x=1", "unexpected query"},
+      {"redis://h?x=1", "unknown option 'x' in the query"},
       {"redis://h h", "%-escaped"},
       {"redis://h\x01", "%-escaped"},
       {"redis://user@h", "missing ':'"},
@@ -189,24 +208,29 @@ static void test_url_bad(void) {
       {"unix://", "must be absolute"},
       {"unix://relative/path", "must be absolute"},
       {"unix:///", "missing unix socket path"},
-      {"unix:///tmp/s?database=1", "only query allowed is ?db=N"},
-      {"unix:///tmp/s?db=x", "only query allowed"},
+      {"unix:///tmp/s?database=1", "(known: db, sync_replicas)"},
+      {"unix:///tmp/s?db=x", "db must be a number"},
       {"unix://garbage/tmp/s", "must be absolute"},
       {"unix://u:p@x/tmp/s", "unexpected text before the path"},
       {"redis+cluster://", "missing host"},
       {"redis+cluster://a:1,", "missing host"},
       {"redis+cluster://a:1,a:1", "an address is listed twice"},
       {"redis+cluster://a:1/2", "a cluster has no databases (only /0)"},
-      {"redis+cluster://a:1?ssl_cert_reqs=none", "unexpected query"},
+      {"redis+cluster://a:1?ssl_cert_reqs=none", "need a rediss://"},
       {"redis+cluster://a:99999", "port must be"},
       {"redis+cluster://u@a", "missing ':'"},
       {"rediss+cluster://a:1", "TLS to a Redis Cluster"},
       {"redis+sentinel://a:1", "the service name must follow the sentinels"},
       {"redis+sentinel://a:1//x", "the service name must follow"},
-      {"redis+sentinel://a:1/s?x=1", "unexpected query or fragment"},
+      {"redis+sentinel://a:1/s?x=1", "unknown option 'x'"},
       {"redis+sentinel://a:1/s.b:c", "bad character in the service name"},
-      {"redis+sentinel://a:1/s/1?x", "database must be a number after the "
-                                     "service"},
+      {"redis+sentinel://a:1/s/x", "database must be a number after the "
+                                   "service"},
+      {"redis+sentinel://a:1/s/1?x", "name=value pairs"},
+      {"redis://h?sync_replicas=101", "sync_replicas must be a whole number "
+                                      "from 0 to 100"},
+      {"redis://h?sync_replicas=1&sync_replicas=2", "given twice"},
+      {"redis://h?sync_replicas=-1", "sync_replicas must be"},
       {"redis+cluster://a:1,a:2,a:3,a:4,a:5,a:6,a:7,a:8,a:9,a:10,a:11,a:12,"
        "a:13,a:14,a:15,a:16,a:17",
        "at most 16 addresses, got 17"},

@@ -298,19 +298,31 @@ describe("sans-I/O protocol", function()
   end)
 
   it("gives the handshake of a new connection and judges its replies", function()
+    -- Two masters: each handshake ends with INFO server, whose run_id
+    -- tells one server under two names.
+    local info = "*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n"
     local c = core.new({ "redis://:pw@127.0.0.1:1/2", "redis://127.0.0.1:2" })
     local bytes, replies = c:handshake(1)
-    assert.equals("*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n*2\r\n$6\r\nSELECT\r\n$1\r\n2\r\n",
-      bytes)
-    assert.equals(2, replies)
-    assert.same({ "", 0 }, { c:handshake(2) })
+    assert.equals("*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n*2\r\n$6\r\nSELECT\r\n$1\r\n2\r\n"
+      .. info, bytes)
+    assert.equals(3, replies)
+    assert.same({ info, 1 }, { c:handshake(2) })
     assert.same({ "ok", "" }, { c:handshake_reply(1, 1, "status", "OK") })
     assert.same({ "auth", "WRONGPASS invalid username-password pair" },
       { c:handshake_reply(1, 1, "error", "WRONGPASS invalid username-password pair") })
     assert.same({ "server", "ERR DB index is out of range" },
       { c:handshake_reply(1, 2, "error", "ERR DB index is out of range") })
-    assert.equals("protocol", (c:handshake_reply(2, 1, "status", "OK")))
+    local run_id = ("a"):rep(40)
+    local text = "# Server\r\nrun_id:" .. run_id .. "\r\nuptime_in_seconds:9\r\n"
+    assert.same({ "ok", "" }, { c:handshake_reply(1, 3, "string", text) })
+    assert.same({ "server", "the same server as 127.0.0.1:1 (run_id aaaaaaaaaaaa...)" },
+      { c:handshake_reply(2, 1, "string", text) })
+    assert.equals("protocol", (c:handshake_reply(2, 2, "status", "OK")))
     assert.equals("127.0.0.1:2", c:master_label(2))
+    -- One master: no INFO (nothing to compare), unless a restart_guard.
+    assert.same({ "", 0 }, { core.new({ "redis://127.0.0.1:2" }):handshake(1) })
+    assert.same({ info, 1 },
+      { core.new({ "redis://127.0.0.1:2" }, { restart_guard = 30 }):handshake(1) })
   end)
 
   it("keeps the client a lock came from", function()

@@ -20,7 +20,7 @@ cflags="-O2 -fPIC -std=c11 -Wall -Wextra -Werror -Wshadow"
 cflags+=" -Wstrict-prototypes -Wmissing-prototypes"
 
 key="$(fingerprint hiredlock-*.rockspec LICENSE README.md lua bindings/lua \
-  core) $cflags $(luarocks --version | head -n 1)"
+  core vendor) $cflags $(luarocks --version | head -n 1)"
 if ! fresh "$tree.stamp" "$key" ||
   [ ! -f "$tree/lib/lua/$abi/hiredlock/core.so" ]; then
   rm -rf "$src" "$tree.new" "$tree.stamp"

@@ -310,6 +310,36 @@ def acl_server():
 
 
 @pytest.fixture(scope="session")
+def replicated():
+    """A master with a replica (r1): tests/nginx/test_failover.py stops it."""
+    s = Servers(1, "--replicas", "1")
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="session")
+def valkey_aof():
+    """Valkey 9 (WAITAOF) with appendonly, and a replica."""
+    server = subprocess.run(
+        [str(REPO / "scripts" / "valkey-server.sh")],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    s = Servers(1, "--aof", "--replicas", "1", server=server)
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="session")
+def guarded3():
+    """Three masters tests/nginx/test_failover.py restarts (restart_guard)."""
+    s = Servers(3)
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="session")
 def resolver():
     r = Resolver()
     yield r
@@ -322,7 +352,8 @@ def by_name(url: str) -> str:
 
 @pytest.fixture(scope="session")
 def ngx(servers3, servers5, servers_pw, tls1, mtls1, tls_wrong_host,
-        tls_untrusted, resolver, cluster3, sentinels, acl_server):  # fmt: skip
+        tls_untrusted, resolver, cluster3, sentinels, acl_server, replicated,
+        valkey_aof, guarded3):  # fmt: skip
     tree = os.environ.get("HRL_NGX_TREE")
     if not tree:
         pytest.fail("HRL_NGX_TREE is not set: run tests/nginx/run.sh")
@@ -355,6 +386,9 @@ def ngx(servers3, servers5, servers_pw, tls1, mtls1, tls_wrong_host,
             "HRL_NGX_CLUSTER": cluster3.cluster_url,
             "HRL_NGX_SENTINEL": sentinels.sentinel_url,
             "HRL_NGX_ACL": f"redis://locker:pw@127.0.0.1:{acl_server.ports[0]}",
+            "HRL_NGX_REPLICATED": replicated.urls[0],
+            "HRL_NGX_VALKEY": valkey_aof.urls[0],
+            "HRL_NGX_GUARD3": ",".join(guarded3.urls),
         },
         resolver=resolver.port,
         trusted=str(bundle),

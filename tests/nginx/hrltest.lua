@@ -131,6 +131,23 @@ local CONFIGS = {
   acl_other = function()
     return { os.getenv("HRL_NGX_ACL") }, with(TOLERANT, { key_prefix = "other:" })
   end,
+  -- failover safety (tests/nginx/test_failover.py): a master with a
+  -- replica; one server under two names; Valkey with WAITAOF (its
+  -- replica reports AOF fsyncs up to a second late: 3 s per master);
+  -- three masters a test restarts, with and without restart_guard
+  rep1 = function() return { os.getenv("HRL_NGX_REPLICATED") }, TOLERANT end,
+  alias3 = function()
+    local urls = split(os.getenv("HRL_NGX_URLS3"))
+    return { urls[1], (urls[1]:gsub("127%.0%.0%.1", "localhost")), urls[2] },
+      TOLERANT
+  end,
+  valkey = function()
+    return { os.getenv("HRL_NGX_VALKEY") }, with(TOLERANT, { timeout = 3 })
+  end,
+  guard3 = function()
+    return split(os.getenv("HRL_NGX_GUARD3")), with(TOLERANT, { restart_guard = 3 })
+  end,
+  plain_guard3 = function() return split(os.getenv("HRL_NGX_GUARD3")), TOLERANT end,
   mtls_missing = function()
     return { os.getenv("HRL_NGX_MTLS") }, with(TOLERANT,
       { ssl_certfile = "/nonexistent/client.crt" })
@@ -188,7 +205,7 @@ local function reply(status, body, lock, elapsed)
   ngx.print(body)
 end
 
---- /lock?c=NAME&name=N&ttl=S&timeout=S&hold=S&keep=1
+--- /lock?c=NAME&name=N&ttl=S&timeout=S&hold=S&keep=1&sync=N&aof=1
 -- Acquires, holds for `hold` seconds (ngx.sleep), then releases, unless
 -- keep=1 leaves the lock to its TTL. 200 "ok" or 409 with the error.
 function T.lock()
@@ -198,6 +215,8 @@ function T.lock()
   local lock, err = client:acquire(args.name or "res", {
     ttl = arg_number(args.ttl) or 10,
     timeout = arg_number(args.timeout) or 0,
+    sync_replicas = arg_number(args.sync),
+    sync_aof = args.aof == "1" or nil,
   })
   local elapsed = core.now() - t0
   if not lock then

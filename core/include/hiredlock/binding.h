@@ -25,9 +25,12 @@ typedef enum hrl_option_kind {
   HRL_OPTION_CHOICE,   /**< one of the option's choices, given by name
                             (ssl_cert_reqs); an enum in C, whose value is
                             the choice's index */
-  HRL_OPTION_LABEL     /**< text (owner), or true for its default
+  HRL_OPTION_LABEL,    /**< text (owner), or true for its default
                             HRL_OWNER_HOST_PID; false or nil/None: none. A
                             const char * in C, NULL for none */
+  HRL_OPTION_COUNT     /**< a whole number (sync_replicas): an int in
+                            Python, an integral number in Lua, a uint32_t
+                            in C */
 } hrl_option_kind;
 
 /** Where an option is given. */
@@ -74,9 +77,9 @@ HRL_API hrl_status hrl_option_seconds(const hrl_option *opt, double seconds,
 
 /**
  * Checks a client option's value and stores it in opts: a duration as
- * seconds in `number`, a number in `number`, a flag as non-zero `number`,
- * bytes, a string or a choice's name in bytes/len (which opts then points
- * to: keep them alive until hrl_client_new() copied them; a string must
+ * seconds in `number`, a number or a count in `number`, a flag as non-zero
+ * `number`, bytes, a string or a choice's name in bytes/len (which opts then
+ * points to: keep them alive until hrl_client_new() copied them; a string must
  * be NUL-terminated at len). HRL_EINVAL with detail naming the option when
  * the value is out of range or opt is not a client option. Options of
  * scope HRL_SCOPE_LOCK_DEFAULT set the default of the client's locks.

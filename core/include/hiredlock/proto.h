@@ -293,7 +293,8 @@ HRL_API void hrl_proto_notified(hrl_lock *lock, size_t i);
 HRL_API void hrl_proto_wake(hrl_lock *lock);
 
 /**
- * The commands a new connection to master i needs first (AUTH, SELECT),
+ * The commands a new connection to master i needs first (AUTH, SELECT, and
+ * INFO server when the client has several masters or a restart_guard),
  * pipelined; *len their size (0 when none) and *replies how many replies
  * they produce. The bytes live as long as the client.
  */
@@ -303,11 +304,14 @@ HRL_API const char *hrl_proto_handshake(const hrl_client *client, size_t i,
 /**
  * Checks reply number k (0-based) to master i's handshake: HRL_NODE_OK, or
  * HRL_NODE_AUTH / HRL_NODE_SERVER / HRL_NODE_PROTOCOL with a message written
- * to message (when not NULL).
+ * to message (when not NULL). The reply to INFO records who the server is:
+ * a master that is another master's server, or whose server started less
+ * than restart_guard ago, is refused (HRL_NODE_SERVER, the message says
+ * why), and the connection goes no further. The client's steps run one at
+ * a time (see the top of this file), so this may update the client.
  */
-HRL_API hrl_node_result hrl_proto_handshake_reply(const hrl_client *client,
-                                                  size_t i, int k,
-                                                  const hrl_reply *reply,
+HRL_API hrl_node_result hrl_proto_handshake_reply(hrl_client *client, size_t i,
+                                                  int k, const hrl_reply *reply,
                                                   char *message,
                                                   size_t message_size);
 
@@ -548,6 +552,11 @@ typedef struct hrl_master_info {
    *  command goes where hrl_proto_target says (the primary, or a sentinel
    *  to ask where it is). */
   bool sentinel;
+  /** The handshake ends with INFO server, whose answer this client judges
+   *  (one server under two names, restart_guard): a driver that pools
+   *  connections must not hand one to another client, which would skip
+   *  that handshake. */
+  bool asks_server;
 } hrl_master_info;
 
 /**

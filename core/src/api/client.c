@@ -103,6 +103,7 @@ bool hrl_client_master_info(const hrl_client *c, size_t i,
   out->tls = ep->tls;
   out->cluster = ep->cluster;
   out->sentinel = ep->service != NULL;
+  out->asks_server = c->cfg.masters[i].info_reply >= 0;
   memset(&out->tls_settings, 0, sizeof out->tls_settings);
   if (ep->tls) {
     out->tls_settings = c->cfg.masters[i].tls;
@@ -163,7 +164,7 @@ const char *hrl_proto_handshake(const hrl_client *c, size_t i, size_t *len,
   return hrl_config_handshake(&c->cfg, i, len, replies);
 }
 
-hrl_node_result hrl_proto_handshake_reply(const hrl_client *c, size_t i, int k,
+hrl_node_result hrl_proto_handshake_reply(hrl_client *c, size_t i, int k,
                                           const hrl_reply *reply, char *message,
                                           size_t message_size) {
   return hrl_config_handshake_reply(&c->cfg, i, k, reply, message,

@@ -268,7 +268,7 @@ static void expire(round *r, size_t i, int64_t now_us) {
     leave(r, i);
     /* its answers are owed too */
     conn_of(r, i)->owed +=
-        late == LATE_SENT ? (uint32_t)hrl_proto_command_replies(r->lock, i) : 0;
+        late == LATE_SENT ? (uint32_t)hrl_round_late_replies(r->lock, i) : 0;
   } else {
     hrl_conn_close(conn_of(r, i));
     s->state = SLOT_DONE;

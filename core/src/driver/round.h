@@ -42,7 +42,7 @@ typedef struct hrl_slot {
 
 typedef struct hrl_round {
   hrl_pool *pool;
-  const hrl_config *cfg;
+  hrl_config *cfg; /* a handshake's INFO records who the server is */
   hrl_lock *lock;
   uint32_t timeout_ms;
   pid_t pid; /* 0 when the fork canary vouches for every connection */

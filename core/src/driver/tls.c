@@ -11,7 +11,10 @@
  * to ssl_ca_certs / ssl_ca_path, or to the system's store when neither is
  * given, and with ssl_check_hostname the certificate must name the URL's
  * host (X509_VERIFY_PARAM_set1_host, or _set1_ip_asc for an address).
+ *
+ * Compiled out under HRL_NO_TLS (a build without OpenSSL): tls_none.c.
  */
+#ifndef HRL_NO_TLS
 #define _GNU_SOURCE
 #include "tls.h"
 
@@ -407,3 +410,4 @@ bool hrl_tls_pending(const hrl_tls *tls) {
 const char *hrl_tls_error(const hrl_tls *tls) {
   return tls->error;
 }
+#endif

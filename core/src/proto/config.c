@@ -12,13 +12,19 @@
 #include "sentinel.h"
 #include "state.h"
 
-/* AUTH and SELECT, pipelined ahead of a new connection's first command. */
-static hrl_status build_handshake(hrl_master_cfg *m) {
+/* INFO server, the last command of a handshake that asks for it. */
+#define INFO_SERVER "*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n"
+#define INFO_SERVER_LEN (sizeof INFO_SERVER - 1)
+
+/* AUTH and SELECT, pipelined ahead of a new connection's first command,
+ * and INFO server behind them when info (see hrl_config_handshake_reply). */
+static hrl_status build_handshake(hrl_master_cfg *m, bool info) {
   const hrl_endpoint *ep = &m->ep;
   char db[24];
   char *auth = NULL, *sel = NULL;
   size_t auth_len = 0, sel_len = 0;
   int replies = 0;
+  m->info_reply = -1;
   if (ep->pass != NULL) {
     const char *argv[3] = {"AUTH", ep->user, ep->pass};
     size_t lens[3] = {4, ep->user ? strlen(ep->user) : 0, strlen(ep->pass)};
@@ -43,10 +49,15 @@ static hrl_status build_handshake(hrl_master_cfg *m) {
     }
     replies++;
   }
+  m->handshake_plain_len = auth_len + sel_len;
+  if (info) {
+    m->info_reply = replies++;
+  }
   if (replies == 0) {
     return HRL_OK;
   }
-  m->handshake = malloc(auth_len + sel_len);
+  size_t info_len = info ? INFO_SERVER_LEN : 0;
+  m->handshake = malloc(auth_len + sel_len + info_len);
   if (m->handshake == NULL) {
     free(auth);
     free(sel);
@@ -58,7 +69,10 @@ static hrl_status build_handshake(hrl_master_cfg *m) {
   if (sel_len > 0) {
     memcpy(m->handshake + auth_len, sel, sel_len);
   }
-  m->handshake_len = auth_len + sel_len;
+  if (info_len > 0) {
+    memcpy(m->handshake + auth_len + sel_len, INFO_SERVER, info_len);
+  }
+  m->handshake_len = auth_len + sel_len + info_len;
   m->handshake_replies = replies;
   if (auth != NULL) {
     memset(auth, 0, auth_len); /* holds the password */
@@ -141,7 +155,11 @@ static hrl_status add_masters(hrl_config *cfg, const char *const *urls,
       return HRL_ENOMEM;
     }
     cfg->sentinels += m->ep.service != NULL;
-    if (build_handshake(m) != HRL_OK) {
+    /* The server behind each master is asked who it is (INFO) when two
+     * of them could be one server under two names, or when a restart
+     * must cost a master its vote. */
+    bool info = cfg->n > 1 || cfg->opts.restart_guard_ms > 0;
+    if (build_handshake(m, info) != HRL_OK) {
       hrl_detailf(detail, size, "out of memory");
       return HRL_ENOMEM;
     }
@@ -229,12 +247,25 @@ const char *hrl_config_handshake(const hrl_config *cfg, size_t i, size_t *len,
   return cfg->masters[i].handshake;
 }
 
-hrl_node_result hrl_config_handshake_reply(const hrl_config *cfg, size_t i,
-                                           int k, const hrl_reply *reply,
+const char *hrl_config_handshake_plain(const hrl_config *cfg, size_t i,
+                                       size_t *len, int *replies) {
+  const char *bytes = hrl_config_handshake(cfg, i, len, replies);
+  if (bytes != NULL && cfg->masters[i].info_reply >= 0) {
+    *len = cfg->masters[i].handshake_plain_len;
+    *replies -= 1; /* INFO comes last */
+  }
+  return *replies > 0 ? bytes : NULL;
+}
+
+hrl_node_result hrl_config_handshake_reply(hrl_config *cfg, size_t i, int k,
+                                           const hrl_reply *reply,
                                            char *message, size_t message_size) {
   if (i >= cfg->n || k < 0 || k >= cfg->masters[i].handshake_replies) {
     hrl_detailf(message, message_size, "no handshake reply %d expected", k);
     return HRL_NODE_PROTOCOL;
+  }
+  if (k == cfg->masters[i].info_reply) {
+    return hrl_server_info(cfg, i, reply, message, message_size);
   }
   bool is_auth = k == 0 && cfg->masters[i].ep.pass != NULL;
   return hrl_reply_classify_handshake(is_auth, reply, message, message_size);

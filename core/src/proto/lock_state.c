@@ -116,5 +116,9 @@ void hrl_lock_destroy(hrl_lock *lk) {
   if (lk->op.cmd_eval != NULL) {
     free(lk->op.cmd_eval - HRL_ASKING_LEN); /* round.c keeps ASKING room */
   }
+  for (size_t i = 0; lk->op.own != NULL && i < lk->cfg->n; i++) {
+    free(lk->op.own[i]); /* target.c's per-master WAITs */
+  }
+  free(lk->op.own);
   free(lk);
 }

@@ -21,6 +21,8 @@
 #define NO_FIELD ((size_t)-1)
 /* The longest path a string option takes (Linux's PATH_MAX). */
 #define PATH_BYTES 4096
+/* The most replicas a vote may wait for (WAIT's count). */
+#define SYNC_REPLICAS_MAX 100
 
 /* A choice is stored in its enum field as an int. */
 _Static_assert(sizeof(hrl_cert_reqs) == sizeof(int), "enum stored as int");
@@ -68,6 +70,21 @@ static const char *const cert_reqs_choices[] = {"none", "optional", "required",
   X("slow_wait", HRL_OPTION_DURATION, HRL_SCOPE_CLIENT, 0, MAX_MS, false,      \
     1000, FIELD(slow_wait_ms),                                                 \
     "report an acquire that waited at least this long (event slow_wait)",      \
+    NULL)                                                                      \
+  X("sync_replicas", HRL_OPTION_COUNT, HRL_SCOPE_LOCK_DEFAULT, 0,              \
+    SYNC_REPLICAS_MAX, false, 0, LOCK_FIELD(sync_replicas),                    \
+    "a master's vote counts once this many of its replicas have the write "    \
+    "(WAIT; 0: off)",                                                          \
+    NULL)                                                                      \
+  X("sync_aof", HRL_OPTION_FLAG, HRL_SCOPE_LOCK_DEFAULT, 0, 1, false, 0,       \
+    LOCK_FIELD(sync_aof),                                                      \
+    "... and once the write is fsynced to the AOF (WAITAOF: Redis >= 7.2, "    \
+    "Valkey >= 8)",                                                            \
+    NULL)                                                                      \
+  X("restart_guard", HRL_OPTION_DURATION, HRL_SCOPE_CLIENT, 0, MAX_MS, false,  \
+    0, FIELD(restart_guard_ms),                                                \
+    "a master whose server started less than this long ago gives no vote "     \
+    "(0: off)",                                                                \
     NULL)                                                                      \
   X("ssl_ca_certs", HRL_OPTION_STRING, HRL_SCOPE_CLIENT, 1, PATH_BYTES, false, \
     0, FIELD(ssl_ca_certs),                                                    \
@@ -157,6 +174,7 @@ static const void *const_field_at(const void *base, size_t field) {
 static void store(void *base, size_t field, hrl_option_kind kind, double v) {
   switch (kind) {
   case HRL_OPTION_DURATION:
+  case HRL_OPTION_COUNT:
     *(uint32_t *)field_at(base, field) = (uint32_t)v;
     break;
   case HRL_OPTION_NUMBER:
@@ -210,6 +228,19 @@ static hrl_status check_number(const hrl_option *opt, double v, char *detail,
   return HRL_OK;
 }
 
+/* A count: a whole number within the option's bounds. */
+static hrl_status check_count(const hrl_option *opt, double v, char *detail,
+                              size_t size) {
+  if (!(v >= opt->min && v <= opt->max) || v != floor(v)) {
+    hrl_detailf(detail, size,
+                "%s must be a whole number from %.0f to %.0f, "
+                "got %g",
+                opt->name, opt->min, opt->max, v);
+    return HRL_EINVAL;
+  }
+  return HRL_OK;
+}
+
 static hrl_status check_bytes(const hrl_option *opt, const char *bytes,
                               size_t len, char *detail, size_t size) {
   if (bytes == NULL && len > 0) {
@@ -237,6 +268,10 @@ static hrl_status checked_value(const hrl_option *opt, double number,
     break;
   case HRL_OPTION_NUMBER:
     st = check_number(opt, number, detail, size);
+    *out = number;
+    break;
+  case HRL_OPTION_COUNT:
+    st = check_count(opt, number, detail, size);
     *out = number;
     break;
   case HRL_OPTION_FLAG:
@@ -415,6 +450,9 @@ static hrl_status check_field(const hrl_option *opt, const void *base,
   case HRL_OPTION_NUMBER:
     return check_number(opt, *(const double *)const_field_at(base, field),
                         detail, size);
+  case HRL_OPTION_COUNT:
+    return check_count(opt, *(const uint32_t *)const_field_at(base, field),
+                       detail, size);
   case HRL_OPTION_STRING: {
     const char *text = *(const char *const *)const_field_at(base, field);
     return check_string(opt, text,

@@ -54,6 +54,13 @@ uint32_t hrl_ttl_bound_timeout(const hrl_config *c, uint32_t ttl_ms) {
 }
 
 hrl_step hrl_op_finish(hrl_lock *lk, hrl_status status, hrl_step_info *info) {
+  if (lk->cfg->same_server[0] != '\0' && lk->op.kind != HRL_OP_RELEASE &&
+      status != HRL_OK) {
+    /* Two masters turned out to be one server in this operation's rounds:
+     * that, not what the rounds found, is the error. */
+    status = HRL_EINVAL;
+    hrl_detailf(lk->detail, sizeof lk->detail, "%s", lk->cfg->same_server);
+  }
   if (lk->op.rejoined && status != HRL_OK) {
     /* An acquire that took up an entry left behind and failed before it
      * could leave it (its first round): the next one takes it up. */
@@ -68,7 +75,7 @@ hrl_step hrl_op_finish(hrl_lock *lk, hrl_status status, hrl_step_info *info) {
 
 hrl_step hrl_round_step(hrl_lock *lk, hrl_round_kind kind, uint32_t timeout_ms,
                         int64_t now_us, hrl_step_info *info) {
-  hrl_round_start(lk, kind, now_us);
+  hrl_round_start(lk, kind, timeout_ms, now_us);
   info->timeout_ms = timeout_ms;
   return HRL_STEP_ROUND;
 }
@@ -162,13 +169,22 @@ static hrl_step fail_unreachable(hrl_lock *lk, const hrl_node *nodes,
                        info);
 }
 
-/* Answers (ok or refused) among an attempt's results. */
-static size_t answered(const hrl_lock *lk, const hrl_node *nodes) {
+/* Answers (ok or refused) among an attempt's results; with_unacked: also
+ * masters that took the write whose replicas did not acknowledge it in
+ * time (sync_replicas), which a wait may see catch up. */
+static size_t count_answers(const hrl_lock *lk, const hrl_node *nodes,
+                            bool with_unacked) {
   size_t n = 0;
   for (size_t i = 0; i < lk->cfg->n; i++) {
-    n += nodes[i].result == HRL_NODE_OK || nodes[i].result == HRL_NODE_REFUSED;
+    n += nodes[i].result == HRL_NODE_OK ||
+         nodes[i].result == HRL_NODE_REFUSED ||
+         (with_unacked && nodes[i].unacked);
   }
   return n;
+}
+
+static size_t answered(const hrl_lock *lk, const hrl_node *nodes) {
+  return count_answers(lk, nodes, false);
 }
 
 /* After a failed attempt (and its cleanup), with no wait left or too few
@@ -225,7 +241,11 @@ static hrl_step end_attempt(hrl_lock *lk, bool may_hold, int64_t now_us,
   if (op->waiting) {
     return hrl_wait_not_won(lk, hrl_round_tally(lk), may_hold, now_us, info);
   }
-  if (answered(lk, op->nodes) >= c->quorum && now_us < op->deadline_us) {
+  /* Masters whose replicas lag (a failover under way, a replica
+   * restarting) are worth waiting for: the wait tries again, and says
+   * why at its deadline. */
+  if (count_answers(lk, op->nodes, true) >= c->quorum &&
+      now_us < op->deadline_us && c->same_server[0] == '\0') {
     return hrl_wait_start(lk, now_us, info);
   }
   memcpy(op->decided, op->nodes, c->n * sizeof *op->decided);
@@ -281,7 +301,8 @@ bool hrl_attempt_granted(hrl_lock *lk, hrl_tally t, int64_t now_us,
   op->attempt_start_us = op->round_start_us;
   op->attempt_until_us = op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS -
                          drift_us(c, op->ttl_ms);
-  if (t.ok < c->quorum || op->attempt_until_us <= now_us) {
+  if (t.ok < c->quorum || op->attempt_until_us <= now_us ||
+      c->same_server[0] != '\0') {
     return false;
   }
   bool fenced = op->round_kind == HRL_ROUND_FENCED_ACQUIRE ||
@@ -310,7 +331,8 @@ static hrl_step judge_attempt(hrl_lock *lk, int64_t now_us,
   for (size_t i = 0; i < c->n; i++) {
     hrl_node_result r = op->nodes[i].result;
     may_hold |= r == HRL_NODE_OK || r == HRL_NODE_UNREACHABLE ||
-                r == HRL_NODE_PROTOCOL || (fenced && r != HRL_NODE_REFUSED);
+                r == HRL_NODE_PROTOCOL || (fenced && r != HRL_NODE_REFUSED) ||
+                op->nodes[i].took;
   }
   return end_attempt(lk, may_hold, now_us, info);
 }
@@ -415,13 +437,14 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
     hrl_detail_copy_text(lk->detail, sizeof lk->detail, why, strlen(why));
     return hrl_op_finish(lk, HRL_ELOST, info);
   }
-  if (t.ok >= c->quorum && new_until > now_us) {
+  if (t.ok >= c->quorum && new_until > now_us && c->same_server[0] == '\0') {
     lk->valid_until_us = new_until;
     lk->ttl_ms = op->ttl_ms;
     lk->granted = ok_mask(op->nodes, c->n);
     return hrl_op_finish(lk, HRL_OK, info);
   }
-  if (t.ok >= c->quorum || lost_on_granting_masters(lk)) {
+  if ((t.ok >= c->quorum && c->same_server[0] == '\0') ||
+      lost_on_granting_masters(lk)) {
     /* Lost, or extended so slowly that no validity is left to promise. */
     lk->held = false;
     if (hrl_lease_is(lk)) {
@@ -443,6 +466,12 @@ hrl_status hrl_redlock_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
   if (op->phase != HRL_PHASE_IDLE && op->phase != HRL_PHASE_DONE) {
     hrl_detailf(lk->detail, sizeof lk->detail,
                 "another operation is running on this lock");
+    return HRL_EINVAL;
+  }
+  if (lk->cfg->same_server[0] != '\0' && kind != HRL_OP_RELEASE) {
+    /* Known since an earlier round: no vote of these masters is worth
+     * anything until the client is made with independent ones. */
+    hrl_detailf(lk->detail, sizeof lk->detail, "%s", lk->cfg->same_server);
     return HRL_EINVAL;
   }
   switch (kind) {

@@ -12,6 +12,11 @@
  *            the INCR's: :<counter> (1 to 2^63 - 1) -> ok with that counter
  *            when the first said OK; an error -> its meaning (after a first
  *            command that took)
+ *   a WAIT behind the write (sync_replicas): :n -> ok when n >= the
+ *            replicas asked for, else a failure of the vote ("0 of 1
+ *            replicas acknowledged") although the write took; WAITAOF
+ *            (sync_aof): [local, replicas], local >= 1 too; an error ->
+ *            its meaning ("unknown command": this server lacks WAITAOF)
  *   scripts  -NOSCRIPT -> send again with EVAL
  *            -WRONGTYPE -> refused (the key exists and is not a lock of ours)
  *   any      -NOAUTH / -WRONGPASS / -NOPERM -> auth, and so is a script's
@@ -78,6 +83,55 @@ hrl_node_result hrl_reply_counter(hrl_node_result set, const hrl_reply *r,
     return classify_error(r, message, size);
   }
   return unexpected("INCR", message, size);
+}
+
+/* A WAITAOF reply: [local fsyncs, replica fsyncs], two integers. */
+static bool waitaof_counts(const hrl_reply *r, long long *local,
+                           long long *replicas) {
+  if (r->type != HRL_REPLY_ARRAY || r->elements != 2 ||
+      r->element[0].type != HRL_REPLY_INTEGER ||
+      r->element[1].type != HRL_REPLY_INTEGER) {
+    return false;
+  }
+  *local = r->element[0].integer;
+  *replicas = r->element[1].integer;
+  return true;
+}
+
+hrl_node_result hrl_reply_wait(hrl_node_result set, const hrl_reply *r,
+                               uint32_t want, bool aof, bool *unacked,
+                               char *message, size_t size) {
+  *unacked = false;
+  if (set != HRL_NODE_OK) {
+    return set; /* the write did not take: what replicas have is moot */
+  }
+  long long local = 1, got = -1;
+  if (!aof && r->type == HRL_REPLY_INTEGER) {
+    got = r->integer;
+  } else if (aof && waitaof_counts(r, &local, &got)) {
+    if (local < 1) {
+      *unacked = true;
+      hrl_detailf(message, size, "not fsynced to the AOF in time (WAITAOF)");
+      return HRL_NODE_SERVER;
+    }
+  } else if (r->type == HRL_REPLY_ERROR) {
+    if (aof && contains(r, "unknown command")) {
+      hrl_detailf(message, size,
+                  "sync_aof needs WAITAOF (Redis >= 7.2, Valkey >= 8), "
+                  "which this server lacks");
+      return HRL_NODE_SERVER;
+    }
+    return classify_error(r, message, size);
+  } else {
+    return unexpected(aof ? "WAITAOF" : "WAIT", message, size);
+  }
+  if (got >= (long long)want) {
+    return HRL_NODE_OK;
+  }
+  *unacked = true;
+  hrl_detailf(message, size, "%lld of %u replicas acknowledged%s", got,
+              (unsigned)want, aof ? " (WAITAOF)" : "");
+  return HRL_NODE_SERVER;
 }
 
 static bool is_ok(const hrl_reply *r) {

@@ -29,6 +29,14 @@ hrl_node_result hrl_reply_counter(hrl_node_result set, const hrl_reply *reply,
                                   uint64_t *counter, char *message,
                                   size_t message_size);
 
+/* Meaning of the reply to the WAIT (aof: WAITAOF) behind a write that
+ * said `set`: that meaning, unless it took and fewer than `want` replicas
+ * (or, aof, not the master's own AOF) acknowledged it in time: then
+ * HRL_NODE_SERVER with *unacked set and the message saying so. */
+hrl_node_result hrl_reply_wait(hrl_node_result set, const hrl_reply *reply,
+                               uint32_t want, bool aof, bool *unacked,
+                               char *message, size_t message_size);
+
 /* Meaning of the reply to a new connection's AUTH (is_auth) or SELECT. */
 hrl_node_result hrl_reply_classify_handshake(bool is_auth, const hrl_reply *r,
                                              char *message, size_t size);

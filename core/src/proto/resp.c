@@ -15,9 +15,10 @@
 
 static size_t capacity(size_t key_len, size_t sibling_len, size_t channel_len,
                        size_t script_len) {
-  /* two array headers: a fenced acquire or try is two commands */
+  /* two array headers: a fenced acquire or try is two commands; and the
+   * WAIT (or WAITAOF) that may follow them */
   return 2 * 16 + ARGS_MAX * FRAMING + script_len + key_len + 3 * sibling_len +
-         HRL_TOKEN_LEN + 4 * NUMBER_MAX + channel_len;
+         HRL_TOKEN_LEN + 4 * NUMBER_MAX + channel_len + HRL_RESP_WAIT_MAX;
 }
 
 size_t hrl_resp_command_capacity(size_t key_len, size_t sibling_len,
@@ -97,6 +98,16 @@ static size_t put_set(char *buf, const hrl_command_args *a) {
 static size_t put_incr(char *buf, const hrl_command_args *a) {
   memcpy(buf, "*2\r\n$4\r\nINCR\r\n", 14);
   return 14 + put_arg(buf + 14, a->fence_key, a->fence_key_len);
+}
+
+size_t hrl_resp_wait(char *buf, uint32_t replicas, bool aof,
+                     uint32_t timeout_ms) {
+  static const char waitaof[] = "*4\r\n$7\r\nWAITAOF\r\n$1\r\n1\r\n";
+  static const char wait[] = "*3\r\n$4\r\nWAIT\r\n";
+  size_t n = aof ? sizeof waitaof - 1 : sizeof wait - 1;
+  memcpy(buf, aof ? waitaof : wait, n);
+  n += put_number(buf + n, replicas);
+  return n + put_number(buf + n, timeout_ms);
 }
 
 int hrl_resp_replies(hrl_round_kind kind) {

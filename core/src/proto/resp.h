@@ -192,8 +192,19 @@ size_t hrl_resp_eval_capacity(size_t key_len, size_t sibling_len,
 size_t hrl_resp_command(char *buf, hrl_round_kind kind, bool by_sha,
                         const hrl_command_args *a);
 
-/* How many replies the command of a round of that kind produces. */
+/* How many replies the command of a round of that kind produces (a WAIT
+ * behind it not counted). */
 int hrl_resp_replies(hrl_round_kind kind);
+
+/* The longest WAIT or WAITAOF hrl_resp_wait writes. */
+#define HRL_RESP_WAIT_MAX 64
+
+/* Writes `WAIT replicas timeout_ms` (aof: `WAITAOF 1 replicas
+ * timeout_ms`) into buf, the command pipelined behind a write whose vote
+ * counts only once replicas have it; returns its length. timeout_ms must
+ * not be 0 (WAIT would block for ever). */
+size_t hrl_resp_wait(char *buf, uint32_t replicas, bool aof,
+                     uint32_t timeout_ms);
 
 /* Formats argc arguments as one RESP command into a new malloc'd buffer;
  * NULL when out of memory. */

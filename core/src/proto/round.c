@@ -73,7 +73,8 @@ static bool eval_buffers(hrl_lock *lk) {
   return true;
 }
 
-/* The EVAL form of the round's script command, built once per round. */
+/* The EVAL form of the round's script command, built once per round, with
+ * the round's WAIT behind it as behind cmd. */
 static bool build_eval(hrl_lock *lk) {
   hrl_op *op = &lk->op;
   if (!eval_buffers(lk)) {
@@ -83,8 +84,67 @@ static bool build_eval(hrl_lock *lk) {
     hrl_command_args a = command_args(lk);
     op->cmd_eval_len =
         hrl_resp_command(op->cmd_eval, op->round_kind, false, &a);
+    memcpy(op->cmd_eval + op->cmd_eval_len, op->cmd + op->cmd_len,
+           op->wait_len);
   }
   return true;
+}
+
+/* The rounds whose writes make a grant: a vote for them counts only once
+ * replicas have the write (sync_replicas). Not a release, a waiter's step
+ * aside or leave (losing one only delays the next holder until the TTL). */
+static bool grants(hrl_round_kind kind) {
+  return kind == HRL_ROUND_SET || kind == HRL_ROUND_FENCED_ACQUIRE ||
+         kind == HRL_ROUND_FENCE || kind == HRL_ROUND_EXTEND ||
+         kind == HRL_ROUND_TRY || kind == HRL_ROUND_FENCED_TRY;
+}
+
+uint32_t hrl_round_wait_replicas(const hrl_lock *lk, size_t i) {
+  const hrl_endpoint *ep = &lk->cfg->masters[i].ep;
+  return ep->has_sync_replicas ? ep->sync_replicas : lk->opts.sync_replicas;
+}
+
+bool hrl_round_waits(const hrl_lock *lk, size_t i) {
+  return grants(lk->op.round_kind) &&
+         (lk->opts.sync_aof || hrl_round_wait_replicas(lk, i) > 0);
+}
+
+/* How long WAIT may block on the server: half of the per-master deadline
+ * less a fifth of it (1 ms at least) for the replies to come back, so that
+ * a master whose replicas are slow answers "too few" rather than nothing,
+ * also when a NOSCRIPT makes the script and its WAIT go twice. At least
+ * 1 ms: WAIT 0 would block for ever. */
+static uint32_t wait_timeout_ms(uint32_t deadline_ms) {
+  uint32_t margin = deadline_ms / 5 > 1 ? deadline_ms / 5 : 1;
+  uint32_t half = deadline_ms > margin ? (deadline_ms - margin) / 2 : 0;
+  return half > 1 ? half : 1;
+}
+
+/* The WAIT behind the round's command, for the first master that waits;
+ * a master that waits for another count gets its own bytes
+ * (hrl_proto_command). */
+static void start_wait(hrl_lock *lk, uint32_t timeout_ms) {
+  hrl_op *op = &lk->op;
+  op->wait_len = 0;
+  op->wait_ms = wait_timeout_ms(timeout_ms);
+  for (size_t i = 0; i < lk->cfg->n; i++) {
+    if (hrl_round_waits(lk, i)) {
+      op->wait_replicas = hrl_round_wait_replicas(lk, i);
+      op->wait_len = hrl_resp_wait(op->cmd + op->cmd_len, op->wait_replicas,
+                                   lk->opts.sync_aof, op->wait_ms);
+      return;
+    }
+  }
+}
+
+/* Replies the pipeline of master i produces in this round (an ASKING in
+ * front not counted): the command's, and its WAIT's. */
+static int pipeline_len(const hrl_lock *lk, size_t i) {
+  return hrl_resp_replies(lk->op.round_kind) + (hrl_round_waits(lk, i) ? 1 : 0);
+}
+
+int hrl_round_late_replies(const hrl_lock *lk, size_t i) {
+  return 1 + (lk->op.nodes[i].asking ? 1 : 0);
 }
 
 /* A script whose late run still matters: a release or extend, a waiter's
@@ -96,7 +156,8 @@ bool hrl_round_runs_late(hrl_round_kind kind) {
          kind == HRL_ROUND_TRY || kind == HRL_ROUND_ASIDE;
 }
 
-void hrl_round_start(hrl_lock *lk, hrl_round_kind kind, int64_t now_us) {
+void hrl_round_start(hrl_lock *lk, hrl_round_kind kind, uint32_t timeout_ms,
+                     int64_t now_us) {
   hrl_op *op = &lk->op;
   op->round_kind = kind;
   op->round_start_us = now_us;
@@ -112,6 +173,8 @@ void hrl_round_start(hrl_lock *lk, hrl_round_kind kind, int64_t now_us) {
     op->nodes[i].resend = false;
     op->nodes[i].set = HRL_NODE_PENDING;
     op->nodes[i].counter = 0;
+    op->nodes[i].took = false;
+    op->nodes[i].unacked = false;
     op->nodes[i].redirected = false;
     op->nodes[i].plain = false;
     op->nodes[i].msg[0] = '\0';
@@ -128,6 +191,7 @@ void hrl_round_start(hrl_lock *lk, hrl_round_kind kind, int64_t now_us) {
   }
   hrl_command_args a = command_args(lk);
   op->cmd_len = hrl_resp_command(op->cmd, kind, true, &a);
+  start_wait(lk, timeout_ms);
   if (!hrl_round_runs_late(kind)) {
     return;
   }
@@ -150,11 +214,11 @@ bool hrl_round_of_attempt(const hrl_lock *lk) {
          k == HRL_ROUND_FENCED_TRY;
 }
 
-/* The other reply of a pipeline (a fenced acquire's or try's INCR) whose
- * first reply was a redirect: read and dropped (the INCR ran nowhere, or
- * at a node the slot is leaving: fences may skip numbers). A MOVED (or a
- * primary gone) sends the pipeline again to the new node. An ASK (the slot
- * is migrating) is not followed: ASKING covers one command, and the
+/* The last reply of a pipeline (a fenced acquire's or try's INCR, a WAIT)
+ * whose first reply was a redirect: the others were read and dropped (the INCR
+ * ran nowhere, or at a node the slot is leaving: fences may skip numbers). A
+ * MOVED (or a primary gone) sends the pipeline again to the new node. An ASK
+ * (the slot is migrating) is not followed: ASKING covers one command, and the
  * counter may be on either node until the migration ends, so the master
  * fails this attempt and a later one, after the migration, gets the fence
  * from wherever the counter is then. */
@@ -163,6 +227,7 @@ static hrl_node_result pipeline_redirect(hrl_lock *lk, size_t i) {
   node->redirected = false;
   node->replies = 0;
   node->resend = false;
+  node->took = false;
   if (node->asking) {
     node->asking = false;
     hrl_detailf(node->msg, sizeof node->msg,
@@ -208,10 +273,12 @@ hrl_node_result hrl_node_reply(hrl_lock *lk, size_t i, const hrl_reply *reply) {
   if (node->result != HRL_NODE_PENDING) {
     return node->result;
   }
+  int total = pipeline_len(lk, i);
   if (node->redirected) {
-    return pipeline_redirect(lk, i);
+    /* The rest of a pipeline whose first command was redirected. */
+    return ++node->replies < total ? HRL_NODE_MORE : pipeline_redirect(lk, i);
   }
-  bool pipeline = hrl_resp_replies(op->round_kind) == 2;
+  bool pipeline = total > 1;
   hrl_master_cfg *m = &lk->cfg->masters[i];
   if (m->cluster != NULL || m->sentinel != NULL) {
     bool to_sentinel =
@@ -243,25 +310,15 @@ hrl_node_result hrl_node_reply(hrl_lock *lk, size_t i, const hrl_reply *reply) {
     node->set = HRL_NODE_REFUSED;
     return HRL_NODE_MORE;
   }
-  bool noscript;
-  if (pipeline && node->replies++ == 1) {
-    if (!node->resend) {
-      node->result = hrl_reply_counter(node->set, reply, &node->counter,
-                                       node->msg, sizeof node->msg);
-      return node->result;
-    }
-    /* The try said NOSCRIPT, and its INCR ran before anything of ours
-     * was there: both go again, the try in full (the counter must be read
-     * after the try). */
-    node->replies = 0;
-    node->resend = false;
-    noscript = true;
-  } else {
+  bool noscript = false;
+  int k = pipeline ? node->replies++ : 0; /* which reply of the pipeline */
+  if (k == 0) {
     hrl_node_result r =
         hrl_reply_classify(op->round_kind, reply, &noscript, &node->pttl,
                            node->msg, sizeof node->msg);
     if (pipeline) {
-      node->set = r; /* the INCR's reply comes next */
+      node->set = r; /* the INCR's, then the WAIT's reply come next */
+      node->took = r == HRL_NODE_OK;
       node->resend = noscript;
       return HRL_NODE_MORE;
     }
@@ -269,6 +326,34 @@ hrl_node_result hrl_node_reply(hrl_lock *lk, size_t i, const hrl_reply *reply) {
       node->result = r;
       return r;
     }
+  } else if (k < total - 1 || !hrl_round_waits(lk, i)) {
+    /* A fenced acquire's or try's INCR. */
+    if (!node->resend) {
+      node->set = hrl_reply_counter(node->set, reply, &node->counter, node->msg,
+                                    sizeof node->msg);
+    }
+    if (k < total - 1) {
+      return HRL_NODE_MORE;
+    }
+    if (!node->resend) {
+      node->result = node->set;
+      return node->result;
+    }
+  } else if (!node->resend) {
+    /* The WAIT: the vote counts once replicas have the write. */
+    node->result = hrl_reply_wait(
+        node->set, reply, hrl_round_wait_replicas(lk, i), lk->opts.sync_aof,
+        &node->unacked, node->msg, sizeof node->msg);
+    return node->result;
+  }
+  if (pipeline) {
+    /* The script said NOSCRIPT, and what followed it in the pipeline ran
+     * before anything of ours was there (a fenced try's INCR, the WAIT):
+     * all of it goes again, the script in full (the counter must be read
+     * after the try). */
+    node->replies = 0;
+    node->resend = false;
+    node->took = false;
   }
   if (node->eval_sent || !build_eval(lk)) {
     hrl_detailf(node->msg, sizeof node->msg,

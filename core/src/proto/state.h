@@ -18,6 +18,8 @@
 
 /* A master's message in a round: "timeout after 50 ms", "READONLY ...". */
 #define HRL_NODE_MSG_MAX 96
+/* A server's run_id (INFO server): 40 hex characters. */
+#define HRL_RUN_ID_LEN 40
 /* "ASKING" as RESP, the bytes a lock's commands keep room for in front. */
 #define HRL_ASKING "*1\r\n$6\r\nASKING\r\n"
 #define HRL_ASKING_LEN (sizeof HRL_ASKING - 1)
@@ -28,9 +30,18 @@ struct hrl_sentinel;
 typedef struct hrl_master_cfg {
   hrl_endpoint ep;
   hrl_tls_settings tls; /* ep.tls: the URL's settings, else the client's */
-  char *handshake; /* AUTH / SELECT commands for a new connection, or NULL */
+  char *handshake;      /* AUTH / SELECT commands for a new connection, or NULL,
+                           then INFO server when the client needs to know the
+                           server (info_reply) */
   size_t handshake_len;
   int handshake_replies;
+  /* Which handshake reply is INFO's (-1: none are), and the length of the
+   * bytes before it: a subscriber connection sends only those. */
+  int info_reply;
+  size_t handshake_plain_len;
+  /* The run_id the last INFO of this master's server said ("" before
+   * one): two masters that are one server, and a restart, show there. */
+  char run_id[HRL_RUN_ID_LEN + 1];
   /* Missed a round's deadline and has not answered a command since: once a
    * round's outcome is settled, it is not waited for (hrl_proto_skippable).
    * Shared by the client's locks, so guarded like the connections. */
@@ -95,6 +106,9 @@ typedef struct hrl_config {
   uint32_t lease_ms;
   uint32_t window_ms;
   hrl_master_cfg *masters;
+  /* Set once two masters turned out to be one server (the same run_id):
+   * what every acquire and extend of the client then fails with. */
+  char same_server[HRL_DETAIL_MAX];
   /* This process's channel, made on the first wait (and anew in a forked
    * child: channel_pid is the process it was made in). */
   char channel[HRL_CHANNEL_MAX + 1];
@@ -127,6 +141,10 @@ typedef struct hrl_node {
   bool plain;
   hrl_node_result set;
   uint64_t counter;
+  /* sync_replicas: the write took (its first reply said OK), and the WAIT
+   * behind it said too few replicas have it (took and unacked: the vote
+   * does not count, and the master may hold our token). */
+  bool took, unacked;
   /* A cluster or sentinel master: the node asked (hrl_proto_target),
    * redirects followed, sentinels asked, and whether the command goes
    * behind an ASKING (asking) whose OK is still to come (asking_ack). */
@@ -201,6 +219,15 @@ typedef struct hrl_op {
    * allocation as cmd_eval. */
   char *cmd_plain;
   size_t cmd_plain_len;
+  /* sync_replicas: the WAIT (or WAITAOF) written behind cmd and cmd_eval
+   * (wait_len bytes, 0: none), for the masters that wait for wait_replicas
+   * replicas; one whose URL asks for another count gets its bytes in
+   * own[i] (n buffers, allocated on first use). wait_ms: WAIT's timeout,
+   * within the round's per-master deadline. */
+  size_t wait_len;
+  uint32_t wait_replicas;
+  uint32_t wait_ms;
+  char **own;
   hrl_counts counts;
 } hrl_op;
 
@@ -254,12 +281,24 @@ hrl_status hrl_config_init(hrl_config *cfg, const char *const *urls, size_t n,
 void hrl_config_clear(hrl_config *cfg);
 
 /* config.c: hrl_proto_handshake() and hrl_proto_handshake_reply() on the
- * configuration (see hiredlock/proto.h). */
+ * configuration (see hiredlock/proto.h). The reply to INFO (when the
+ * handshake asks it) records the server's run_id, refuses a master that is
+ * another master's server (cfg->same_server says which) or that started
+ * less than restart_guard ago. */
 const char *hrl_config_handshake(const hrl_config *cfg, size_t i, size_t *len,
                                  int *replies);
-hrl_node_result hrl_config_handshake_reply(const hrl_config *cfg, size_t i,
-                                           int k, const hrl_reply *reply,
+hrl_node_result hrl_config_handshake_reply(hrl_config *cfg, size_t i, int k,
+                                           const hrl_reply *reply,
                                            char *message, size_t message_size);
+/* server_info.c: the reply to a handshake's INFO server from master i's
+ * server: HRL_NODE_OK, or why the master gives no vote (see there). */
+hrl_node_result hrl_server_info(hrl_config *cfg, size_t i,
+                                const hrl_reply *reply, char *message,
+                                size_t message_size);
+/* config.c: the handshake of a subscriber connection: AUTH and SELECT
+ * only (no INFO: what it says is the command connections' business). */
+const char *hrl_config_handshake_plain(const hrl_config *cfg, size_t i,
+                                       size_t *len, int *replies);
 
 /* options.c: checks every field of opts against the option table. */
 hrl_status hrl_options_check(const hrl_options *opts, char *detail,
@@ -367,9 +406,22 @@ bool hrl_lease_view_held(const hrl_lease_view *view, int64_t now_us);
 hrl_status hrl_lease_view_lost(const hrl_lease_view *view, int64_t now_us,
                                char *reason, size_t reason_size);
 
-/* round.c: starts a round of that kind on every master (the EVAL form of a
- * release or extend at once for masters known to be late). */
-void hrl_round_start(hrl_lock *lock, hrl_round_kind kind, int64_t now_us);
+/* round.c: starts a round of that kind on every master, each with
+ * timeout_ms to answer (the EVAL form of a release or extend at once for
+ * masters known to be late). */
+void hrl_round_start(hrl_lock *lock, hrl_round_kind kind, uint32_t timeout_ms,
+                     int64_t now_us);
+
+/* round.c: how many replicas master i's vote in this round waits for
+ * (its URL's sync_replicas, else the lock's), and whether it waits at
+ * all: the rounds whose writes make a grant (acquire, extend, a waiter's
+ * try, the fence round), when sync_replicas or sync_aof asks. */
+uint32_t hrl_round_wait_replicas(const hrl_lock *lock, size_t i);
+bool hrl_round_waits(const hrl_lock *lock, size_t i);
+
+/* round.c: the replies of master i's late command (hrl_proto_late_command:
+ * the script alone, behind an ASKING after an ASK). */
+int hrl_round_late_replies(const hrl_lock *lock, size_t i);
 
 /* round.c: whether the round out now belongs to an acquire attempt (its
  * SET, a waiter's try, or the fence round): a release may follow it on the

@@ -124,8 +124,15 @@ static hrl_stream_action take(hrl_stream *s, hrl_lock *lk, size_t i,
   if (res == HRL_NODE_RESEND) {
     return send_command(s, lk, i, out, out_len);
   }
-  /* A reply out of step leaves the stream unusable. */
-  return res == HRL_NODE_PROTOCOL ? HRL_STREAM_CLOSE : HRL_STREAM_DONE;
+  /* A reply out of step leaves the stream unusable. Replies still to come
+   * that the result did not need (the rest of a pipeline cut short) are
+   * owed. */
+  if (res == HRL_NODE_PROTOCOL) {
+    return HRL_STREAM_CLOSE;
+  }
+  s->owed += s->inflight;
+  s->inflight = 0;
+  return HRL_STREAM_DONE;
 }
 
 hrl_stream_action hrl_stream_feed(hrl_stream *s, hrl_lock *lk, size_t i,
@@ -162,11 +169,13 @@ hrl_stream_action hrl_stream_feed(hrl_stream *s, hrl_lock *lk, size_t i,
 
 /* Stops waiting for this round's replies (late: a late command went out
  * too): they become owed, when the connection can be kept. */
-static hrl_stream_action leave(hrl_stream *s, const hrl_lock *lk, bool late) {
+static hrl_stream_action leave(hrl_stream *s, const hrl_lock *lk, size_t i,
+                               bool late) {
   if (s->handshake_left > 0) {
     return HRL_STREAM_CLOSE; /* the connection's state is unknown */
   }
-  uint32_t owed = s->owed + s->inflight + (late ? 1 : 0);
+  uint32_t owed = s->owed + s->inflight +
+                  (late ? (uint32_t)hrl_round_late_replies(lk, i) : 0);
   if (!hrl_round_of_attempt(lk) && owed > OWED_MAX) {
     return HRL_STREAM_CLOSE;
   }
@@ -184,10 +193,10 @@ hrl_stream_action hrl_stream_expire(hrl_stream *s, hrl_lock *lk, size_t i,
   if (s->inflight > 0) {
     *out = hrl_proto_late_command(lk, i, out_len);
   }
-  return leave(s, lk, *out != NULL);
+  return leave(s, lk, i, *out != NULL);
 }
 
 hrl_stream_action hrl_stream_skip(hrl_stream *s, hrl_lock *lk, size_t i) {
   hrl_proto_missed(lk, i, "not waited for: late since an earlier round");
-  return leave(s, lk, false);
+  return leave(s, lk, i, false);
 }

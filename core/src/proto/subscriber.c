@@ -75,7 +75,7 @@ void hrl_subscriber_free(hrl_subscriber *s) {
 const char *hrl_subscriber_start(hrl_subscriber *s, size_t *len) {
   hrl_parser_reset(s->parser);
   int replies = 0;
-  const char *hs = hrl_config_handshake(s->cfg, s->i, len, &replies);
+  const char *hs = hrl_config_handshake_plain(s->cfg, s->i, len, &replies);
   s->handshake_left = s->handshake_total = replies;
   if (replies > 0) {
     return hs;

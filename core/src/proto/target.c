@@ -1,11 +1,14 @@
 /* What a driver sends for master i and where: the round's command (SET
  * or the script, EVAL after NOSCRIPT, behind an ASKING after a cluster's
- * ASK), the full script a late master also gets, and the master, or the
- * node of a cluster, the command goes to. */
+ * ASK, the WAIT of sync_replicas behind it), the full script a late master
+ * also gets, and the master, or the node of a cluster, the command goes
+ * to. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cluster.h"
 #include "sentinel.h"
+#include "sibling_key.h"
 #include "state.h"
 
 /* Whether master i's command goes to a sentinel, as a question, in this
@@ -27,6 +30,35 @@ static const char *command_bytes(const hrl_node *node, const char *cmd,
   return cmd;
 }
 
+/* Master i's command when its WAIT is not the round's (its URL asks for
+ * another count): the command, then its own WAIT, in a buffer of its own
+ * (with room for an ASKING in front), made on first use. NULL when out of
+ * memory. */
+static const char *own_bytes(hrl_lock *lk, size_t i, const char *cmd,
+                             size_t cmd_len) {
+  hrl_op *op = &lk->op;
+  if (op->own == NULL &&
+      (op->own = calloc(lk->cfg->n, sizeof *op->own)) == NULL) {
+    return NULL;
+  }
+  if (op->own[i] == NULL) {
+    size_t cap = HRL_ASKING_LEN +
+                 hrl_resp_eval_capacity(
+                     lk->key_len,
+                     HRL_SIBLING_KEY_MAX(lk->key_len, HRL_SIBLING_SUFFIX_MAX),
+                     lk->cfg->channel_len + 1);
+    if ((op->own[i] = malloc(cap)) == NULL) {
+      return NULL;
+    }
+    memcpy(op->own[i], HRL_ASKING, HRL_ASKING_LEN);
+  }
+  char *buf = op->own[i] + HRL_ASKING_LEN;
+  memmove(buf, cmd, cmd_len);
+  hrl_resp_wait(buf + cmd_len, hrl_round_wait_replicas(lk, i),
+                lk->opts.sync_aof, op->wait_ms);
+  return buf;
+}
+
 const char *hrl_node_command(hrl_lock *lk, size_t i, size_t *len) {
   if (!hrl_proto_in_round(lk, i)) {
     *len = 0;
@@ -41,13 +73,26 @@ const char *hrl_node_command(hrl_lock *lk, size_t i, size_t *len) {
   }
   node->sent = true;
   node->asking_ack = node->asking;
-  if (node->plain) {
+  if (node->plain) { /* a release's: never waits */
     return command_bytes(node, op->cmd_plain, op->cmd_plain_len, len);
   }
-  if (node->eval_sent) {
-    return command_bytes(node, op->cmd_eval, op->cmd_eval_len, len);
+  const char *cmd = node->eval_sent ? op->cmd_eval : op->cmd;
+  size_t cmd_len = node->eval_sent ? op->cmd_eval_len : op->cmd_len;
+  if (op->wait_len == 0 || !hrl_round_waits(lk, i)) {
+    return command_bytes(node, cmd, cmd_len, len);
   }
-  return command_bytes(node, op->cmd, op->cmd_len, len);
+  if (hrl_round_wait_replicas(lk, i) == op->wait_replicas) {
+    /* The round's WAIT follows the command in its buffer. */
+    return command_bytes(node, cmd, cmd_len + op->wait_len, len);
+  }
+  const char *own = own_bytes(lk, i, cmd, cmd_len);
+  if (own == NULL) {
+    node->sent = false;
+    hrl_proto_fail(lk, i, HRL_NODE_PROTOCOL, "out of memory");
+    *len = 0;
+    return NULL;
+  }
+  return command_bytes(node, own, cmd_len + op->wait_len, len);
 }
 
 int hrl_node_command_replies(const hrl_lock *lk, size_t i) {
@@ -57,8 +102,10 @@ int hrl_node_command_replies(const hrl_lock *lk, size_t i) {
   if (to_sentinel(lk, i)) {
     return 1; /* the question */
   }
-  /* The EVAL form of a fenced try is a pipeline too. */
-  return hrl_resp_replies(lk->op.round_kind) + (lk->op.nodes[i].asking ? 1 : 0);
+  /* The EVAL form of a fenced try is a pipeline too, and a WAIT follows
+   * the command of a vote that waits for replicas. */
+  return hrl_resp_replies(lk->op.round_kind) +
+         (lk->op.nodes[i].asking ? 1 : 0) + (hrl_round_waits(lk, i) ? 1 : 0);
 }
 
 const char *hrl_node_late_command(const hrl_lock *lk, size_t i, size_t *len) {

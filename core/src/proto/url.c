@@ -203,14 +203,12 @@ static hrl_status parse_tail(const char *url, const char *tail, bool tls,
     }
     tail = db_start + db_len;
   }
-  if (*tail == '?' && tls) {
-    hrl_status st = hrl_url_tls_query(url, tail + 1, ep, detail, size);
+  if (*tail == '?') {
+    hrl_status st =
+        hrl_url_query(url, tail + 1, ep, tls ? HRL_QUERY_TLS : 0, detail, size);
     if (st != HRL_OK) {
       return st;
     }
-  } else if (*tail == '?' && strstr(tail, "ssl_") != NULL) {
-    return hrl_url_fail(url, detail, size,
-                        "TLS options (ssl_*) need a rediss:// url");
   } else if (*tail != '\0') {
     return hrl_url_fail(url, detail, size, "unexpected query or fragment");
   }
@@ -262,11 +260,11 @@ static hrl_status parse_unix(const char *url, const char *p, hrl_endpoint *ep,
   if (path_len < 2) {
     return hrl_url_fail(url, detail, size, "missing unix socket path");
   }
-  long db = 0;
   if (query != NULL) {
-    if (strncmp(query, "?db=", 4) != 0 ||
-        !hrl_url_number(query + 4, strlen(query + 4), 0, 2147483647L, &db)) {
-      return hrl_url_fail(url, detail, size, "the only query allowed is ?db=N");
+    hrl_status qst =
+        hrl_url_query(url, query + 1, ep, HRL_QUERY_DB, detail, size);
+    if (qst != HRL_OK) {
+      return qst;
     }
   }
   ep->is_unix = true;
@@ -275,7 +273,6 @@ static hrl_status parse_unix(const char *url, const char *p, hrl_endpoint *ep,
     hrl_detailf(detail, size, "out of memory parsing a url");
     return HRL_ENOMEM;
   }
-  ep->db = db;
   hrl_detailf(ep->label, sizeof ep->label, "%s", ep->path);
   return HRL_OK;
 }

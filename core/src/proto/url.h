@@ -1,4 +1,5 @@
-/* Master addresses: redis://[[user]:pass@]host[:port][/db],
+/* Master addresses (each may end in ?sync_replicas=N, see url_query.c):
+ * redis://[[user]:pass@]host[:port][/db],
  * rediss://[[user]:pass@]host[:port][/db][?ssl_option=value&...] (TLS),
  * unix://[[user]:pass@]/path[?db=N] and
  * redis+cluster://[[user]:pass@]host[:port][,host[:port]...] (a Redis
@@ -10,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "hiredlock.h"
 
@@ -52,6 +54,9 @@ typedef struct hrl_endpoint {
   char *user; /* NULL: no ACL user */
   char *pass; /* NULL: no AUTH */
   long db;    /* 0: no SELECT */
+  /* ?sync_replicas=N: this master's own count, over the lock's */
+  bool has_sync_replicas;
+  uint32_t sync_replicas;
   char label[HRL_LABEL_MAX]; /* "host:port" or the path, for messages */
 } hrl_endpoint;
 
@@ -104,12 +109,16 @@ hrl_status hrl_url_parse_sentinel(const char *url, const char *p,
 /* url_seeds.c: frees ep's seeds and service. */
 void hrl_url_seeds_clear(hrl_endpoint *ep);
 
-/* url_tls.c: parses a rediss:// URL's query (after the '?') into
- * ep->tls_query; on failure detail says which setting of url is wrong. */
-hrl_status hrl_url_tls_query(const char *url, const char *query,
-                             hrl_endpoint *ep, char *detail, size_t size);
+/* url_query.c: parses a URL's query (after the '?') into ep: sync_replicas
+ * always, the TLS options (into ep->tls_query) when what has
+ * HRL_QUERY_TLS, db when it has HRL_QUERY_DB; on failure detail says which
+ * setting of url is wrong. */
+#define HRL_QUERY_TLS 1u
+#define HRL_QUERY_DB 2u
+hrl_status hrl_url_query(const char *url, const char *query, hrl_endpoint *ep,
+                         unsigned what, char *detail, size_t size);
 
-/* url_tls.c: frees what hrl_url_tls_query allocated. */
+/* url_query.c: frees what hrl_url_query allocated in ep->tls_query. */
 void hrl_url_tls_clear(hrl_url_tls *tls);
 
 #endif

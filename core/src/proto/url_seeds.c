@@ -81,10 +81,17 @@ hrl_status hrl_url_parse_cluster(const char *url, const char *p,
   if (st != HRL_OK) {
     return st;
   }
-  if (strcmp(end, "") != 0 && strcmp(end, "/") != 0 && strcmp(end, "/0") != 0) {
+  const char *query = strchr(end, '?');
+  size_t path_len = query != NULL ? (size_t)(query - end) : strlen(end);
+  if (!(path_len == 0 || (path_len == 1 && *end == '/') ||
+        (path_len == 2 && memcmp(end, "/0", 2) == 0))) {
     return hrl_url_fail(url, detail, size,
                         *end == '/' ? "a cluster has no databases (only /0)"
                                     : "unexpected query or fragment");
+  }
+  if (query != NULL &&
+      (st = hrl_url_query(url, query + 1, ep, 0, detail, size)) != HRL_OK) {
+    return st;
   }
   ep->cluster = true;
   label_of(ep, "cluster ", "");
@@ -121,16 +128,22 @@ hrl_status hrl_url_parse_sentinel(const char *url, const char *p,
     return hrl_url_fail(url, detail, size, "service name longer than 64 bytes");
   }
   const char *tail = service + len;
-  if (*tail == '/' && tail[1] != '\0') {
+  const char *query = strchr(tail, '?');
+  size_t tail_len = query != NULL ? (size_t)(query - tail) : strlen(tail);
+  if (*tail == '/' && tail_len > 1) {
     long db = 0;
-    if (!hrl_url_number(tail + 1, strlen(tail + 1), 0, 2147483647L, &db)) {
+    if (!hrl_url_number(tail + 1, tail_len - 1, 0, 2147483647L, &db)) {
       return hrl_url_fail(url, detail, size,
                           "database must be a number after the service "
                           "(/service/N)");
     }
     ep->db = db;
-  } else if (*tail != '\0' && strcmp(tail, "/") != 0) {
+  } else if (tail_len > 1 || (tail_len == 1 && *tail != '/')) {
     return hrl_url_fail(url, detail, size, "unexpected query or fragment");
+  }
+  if (query != NULL &&
+      (st = hrl_url_query(url, query + 1, ep, 0, detail, size)) != HRL_OK) {
+    return st;
   }
   ep->service = malloc(len + 1);
   if (ep->service == NULL) {

@@ -276,7 +276,8 @@ static bool may_hold(const hrl_lock *lk) {
   for (size_t i = 0; i < lk->cfg->n; i++) {
     hrl_node_result r = lk->op.nodes[i].result;
     if (r == HRL_NODE_OK || r == HRL_NODE_UNREACHABLE ||
-        r == HRL_NODE_PROTOCOL || (fenced && r != HRL_NODE_REFUSED)) {
+        r == HRL_NODE_PROTOCOL || (fenced && r != HRL_NODE_REFUSED) ||
+        lk->op.nodes[i].took) {
       return true;
     }
   }
@@ -305,16 +306,18 @@ static hrl_step step_aside(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
 
 /* Whether a master's failure in the try will last: a refused AUTH, a
  * protocol error, a server error other than those a server gives while it
- * starts or fails over (LOADING, BUSY, MASTERDOWN, CLUSTERDOWN). */
+ * starts or fails over (LOADING, BUSY, MASTERDOWN, CLUSTERDOWN), its
+ * replicas lag (sync_replicas) or it is kept out since its restart
+ * (restart_guard: "started 3 s ago ..."). */
 static bool lasting_failure(const hrl_lock *lk) {
-  static const char *const passing[] = {"LOADING", "BUSY", "MASTERDOWN",
-                                        "CLUSTERDOWN"};
+  static const char *const passing[] = {"LOADING",     "BUSY",    "MASTERDOWN",
+                                        "CLUSTERDOWN", "started", "restarted"};
   for (size_t i = 0; i < lk->cfg->n; i++) {
     const hrl_node *node = &lk->op.nodes[i];
     if (node->result == HRL_NODE_AUTH || node->result == HRL_NODE_PROTOCOL) {
       return true;
     }
-    if (node->result != HRL_NODE_SERVER) {
+    if (node->result != HRL_NODE_SERVER || node->unacked) {
       continue;
     }
     bool passes = false;
@@ -334,6 +337,9 @@ hrl_step hrl_wait_not_won(hrl_lock *lk, hrl_tally t, bool hold, int64_t now_us,
                           hrl_step_info *info) {
   hrl_op *op = &lk->op;
   const hrl_config *c = lk->cfg;
+  if (c->same_server[0] != '\0') {
+    return leave(lk, HRL_EINVAL, now_us, info); /* hrl_op_finish says why */
+  }
   if (t.ok + t.refused < c->quorum) {
     memcpy(op->decided, op->nodes, c->n * sizeof *op->decided);
     hrl_status st =

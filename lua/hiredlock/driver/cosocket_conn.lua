@@ -30,6 +30,11 @@ local M = {}
 
 -- Per client handle: each master's connect target and pool, computed once.
 local targets = setmetatable({}, { __mode = "k" })
+-- Clients numbered in this worker: a client whose handshake asks the
+-- server who it is (INFO: one server under two names, restart_guard) keeps
+-- pools of its own, since a pooled connection skips the handshake and
+-- another client's would tell this one nothing.
+local clients_made = 0
 
 -- An IPv4 or IPv6 address rather than a name.
 local function is_address(host)
@@ -99,6 +104,7 @@ function M.targets_of(client)
     return list
   end
   list = {}
+  clients_made = clients_made + 1
   for i = 1, client:masters() do
     local info = client:master_info(i)
     local handshake, replies = client:handshake(i)
@@ -112,10 +118,11 @@ function M.targets_of(client)
       -- The handshake (AUTH, SELECT) and the TLS settings are the whole
       -- state of a connection: their digest keeps credentials out of the
       -- pool name and out of logs.
-      opts = { pool = ("hiredlock:%s:%d:%s"):format(info.label, info.db,
+      opts = { pool = ("hiredlock:%s:%d:%s%s"):format(info.label, info.db,
         md5(handshake .. (tls and ("\0tls\0%s\0%s\0%s\0%s"):format(
           tls.verify, tls.server_name or "", tls.certfile or "",
-          tls.keyfile or "") or ""))) },
+          tls.keyfile or "") or "")),
+        info.asks_server and (":client%d"):format(clients_made) or "") },
     }
     if info.path then
       t.host = "unix:" .. info.path
@@ -124,7 +131,8 @@ function M.targets_of(client)
     end
     t.sentinel = info.sentinel -- its address moves: no subscriber there
     if info.cluster or info.sentinel then
-      t.digest = md5(handshake)
+      t.digest = md5(handshake) .. (info.asks_server
+        and (":client%d"):format(clients_made) or "")
       t.nodes = {} -- per node label, as target_of makes them
     end
     list[i] = t

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import ssl
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import _core
 from . import _tls
@@ -28,6 +27,9 @@ from ._connection import (
     reset,
 )
 from ._listener import Listener, Waiter
+
+if TYPE_CHECKING:  # ssl only at the first rediss:// connect (_tls.py)
+    import ssl
 
 
 class Master:

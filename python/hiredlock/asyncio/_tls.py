@@ -2,13 +2,24 @@
 (read from the core, so the URL query and keyword arguments mean what they
 mean to the C driver) as an ssl.SSLContext, and its failures in the words
 the C driver uses ("TLS: certificate verify failed: ..."), so every
-runtime reports a refused certificate the same way."""
+runtime reports a refused certificate the same way.
+
+A Python without the ssl module (built without OpenSSL, or whose OpenSSL is
+gone) still imports hiredlock.asyncio and locks on redis:// masters; a
+rediss:// master then fails with NO_SSL, as the C driver built without
+OpenSSL refuses it."""
 
 from __future__ import annotations
 
 import os
-import ssl
 from typing import Any
+
+try:
+    import ssl
+except ImportError:  # the _ssl extension, or the OpenSSL it links, is missing
+    ssl = None  # type: ignore[assignment]
+
+NO_SSL = "TLS: this Python has no ssl module (no rediss://)"
 
 # OpenSSL's X509_V_ERR_HOSTNAME_MISMATCH and X509_V_ERR_IP_ADDRESS_MISMATCH:
 # Python words these itself; the C driver says what OpenSSL says.
@@ -33,6 +44,8 @@ def _load(what: str, path: str, load: Any) -> None:
 
 def context(settings: dict[str, Any]) -> ssl.SSLContext:
     """An SSLContext for settings (bindings/python/client.c's dict)."""
+    if ssl is None:
+        raise TLSSetupError(NO_SSL)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     if settings["cert_reqs"] == "none":
         ctx.check_hostname = False
@@ -63,6 +76,8 @@ def failure_message(err: BaseException) -> str | None:
     not one (a plain connection error)."""
     if isinstance(err, TLSSetupError):
         return str(err)
+    if ssl is None:
+        return None
     if isinstance(err, ssl.SSLCertVerificationError):
         why = _MISMATCH.get(err.verify_code, err.verify_message)
         return f"TLS: certificate verify failed: {why}"

@@ -52,7 +52,8 @@ end
 --- Starts n servers; extra: more launcher options ("--password pw").
 -- With --tls/--mtls the fixture also has tls_urls, tls_ports and tls_dir
 -- (the certificates: tests/fixtures/README.md), with --cluster
--- cluster_url, with --sentinels K sentinel_url, sentinel_ports, service.
+-- cluster_url, with --sentinels K sentinel_url, sentinel_ports, service,
+-- with --replicas R replica_urls (replicas "r1", ... for ctl and cmd).
 function F.start(n, extra)
   local cmd = ("%s start -n %d --owner %d %s"):format(shell_quote(F.launcher),
     n, F.pid(), extra or "")
@@ -80,6 +81,7 @@ function F.start(n, extra)
     sentinel_url = vars.HRL_FIXTURE_SENTINEL_URL,
     sentinel_ports = numbers(vars.HRL_FIXTURE_SENTINEL_PORTS),
     service = vars.HRL_FIXTURE_SENTINEL_SERVICE,
+    replica_urls = split(vars.HRL_FIXTURE_REPLICA_URLS or "", ","),
     conns = {},
   }, F)
   return fx
@@ -154,10 +156,14 @@ function F:ctl(verb, i, extra)
   assert(succeeded(os.execute(cmd)), "failed: " .. cmd)
 end
 
---- A command on node i, answered by the node itself.
+--- A command on node i (a replica: "r1", ...), answered by the node itself.
 function F:cmd(i, ...)
   if not self.conns[i] then
-    self.conns[i] = assert(resp.connect(self.ports[i]))
+    local port = self.ports[i]
+    if type(i) == "string" then
+      port = tonumber(self.replica_urls[tonumber(i:match("^r(%d+)$"))]:match(":(%d+)$"))
+    end
+    self.conns[i] = assert(resp.connect(port))
   end
   return self.conns[i]:call(...)
 end

@@ -146,7 +146,10 @@ end
 -- The driver contract (see hiredlock/driver/hiredis.lua).
 function D.acquire(client, name, opts)
   local lock, timeout = client:lock(name, opts)
-  assert(lock:begin("acquire", timeout))
+  local begun, berr = lock:begin("acquire", timeout)
+  if not begun then -- two masters known to be one server
+    return nil, berr
+  end
   local ok, err = run(client, lock)
   if not ok then
     return nil, err

@@ -48,6 +48,9 @@ for option, value, pattern in [
     ("drift_factor", 0.5, "drift_factor must be in \\[0, 0\\.5\\), got 0\\.5"),
     ("drift_factor", math.nan, "drift_factor must be in \\[0, 0\\.5\\), got nan"),
     ("key_prefix", "p" * 513, "key_prefix must be at most 512 bytes, got 513"),
+    ("restart_guard", -1, "restart_guard must be between 0\\.000 and"),
+    ("sync_replicas", 101, "sync_replicas must be a whole number from 0 to 100"),
+    ("sync_replicas", -1, "sync_replicas must be a whole number from 0 to 100"),
 ]:
     category = "timeout" if "time" in option or "retry" in option else "config"
     ROWS.append(
@@ -86,6 +89,12 @@ ROWS += [
      "listed twice", OK),
     ("config", "the same master as 127.0.0.1 and localhost",
      lambda x: new([x.ok, x.dup]), "ok", "", OK),
+    ("config", "... and an acquire on it (one server, two votes)",
+     lambda x: new([x.ok, x.dup]).lock("bad-dup").acquire(blocking=False),
+     "ValueError", "are one server (run_id", OK),
+    ("type", "lock(sync_replicas=1.5)",
+     lambda x: x.client().lock("bad", sync_replicas=1.5), "TypeError",
+     "^sync_replicas must be an int, not float", OK),
     ("config", "drift_factor=-0.1", lambda x: x.client(drift_factor=-0.1),
      "ValueError", "drift_factor", OK),
     ("config", "unknown keyword tiemout=1", lambda x: x.client(tiemout=1),

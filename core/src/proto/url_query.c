@@ -1,8 +1,12 @@
-/* A rediss:// URL's query: the TLS options of its master, spelled as the
- * client options (and as redis-py's URLs spell them):
+/* A URL's query: its master's own settings, spelled as the client
+ * options (and as redis-py's URLs spell them):
  *   rediss://host:6380/0?ssl_ca_certs=/etc/ca.pem&ssl_cert_reqs=required
- * Values are percent-decoded and checked by the option table, so a value
- * is refused with the same words as the client option. */
+ *   redis+sentinel://s1,s2/svc?sync_replicas=1
+ * The TLS options need a rediss:// URL; sync_replicas (how many replicas
+ * must acknowledge a vote's write) is taken by every scheme; db by a unix
+ * one (unix:///path?db=N). Values are percent-decoded and checked by the
+ * option table, so a value is refused with the same words as the client
+ * option. */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -100,8 +104,69 @@ static hrl_status set_one(const char *url, hrl_url_tls *tls, const char *name,
   return HRL_OK;
 }
 
-hrl_status hrl_url_tls_query(const char *url, const char *query,
-                             hrl_endpoint *ep, char *detail, size_t size) {
+/* sync_replicas=N: the master's own count (the option's bounds). */
+static hrl_status set_sync_replicas(const char *url, hrl_endpoint *ep,
+                                    char *value, char *detail, size_t size) {
+  const hrl_option *opt = hrl_option_find("sync_replicas");
+  char why[HRL_DETAIL_MAX];
+  long n = 0;
+  bool ok =
+      hrl_url_number(value, strlen(value), (long)opt->min, (long)opt->max, &n);
+  free(value);
+  if (!ok) {
+    hrl_detailf(why, sizeof why,
+                "sync_replicas must be a whole number from %.0f to %.0f",
+                opt->min, opt->max);
+    return hrl_url_fail(url, detail, size, why);
+  }
+  if (ep->has_sync_replicas) {
+    return hrl_url_fail(url, detail, size, "sync_replicas is given twice");
+  }
+  ep->has_sync_replicas = true;
+  ep->sync_replicas = (uint32_t)n;
+  return HRL_OK;
+}
+
+/* db=N, in a unix:// URL's query. */
+static hrl_status set_db(const char *url, hrl_endpoint *ep, char *value,
+                         char *detail, size_t size) {
+  long db = 0;
+  bool ok = hrl_url_number(value, strlen(value), 0, 2147483647L, &db);
+  free(value);
+  if (!ok) {
+    return hrl_url_fail(url, detail, size, "db must be a number (?db=N)");
+  }
+  ep->db = db;
+  return HRL_OK;
+}
+
+/* One name=value pair of the query (both decoded; value is taken). */
+static hrl_status set_pair(const char *url, hrl_endpoint *ep, unsigned what,
+                           const char *name, char *value, char *detail,
+                           size_t size) {
+  if (strcmp(name, "sync_replicas") == 0) {
+    return set_sync_replicas(url, ep, value, detail, size);
+  }
+  if ((what & HRL_QUERY_DB) != 0 && strcmp(name, "db") == 0) {
+    return set_db(url, ep, value, detail, size);
+  }
+  if ((what & HRL_QUERY_TLS) != 0) {
+    return set_one(url, &ep->tls_query, name, value, detail, size);
+  }
+  free(value);
+  if (strncmp(name, "ssl_", 4) == 0) {
+    return hrl_url_fail(url, detail, size,
+                        "TLS options (ssl_*) need a rediss:// url");
+  }
+  char why[HRL_DETAIL_MAX];
+  hrl_detailf(
+      why, sizeof why, "unknown option '%.40s' in the query (known: %s)", name,
+      (what & HRL_QUERY_DB) != 0 ? "db, sync_replicas" : "sync_replicas");
+  return hrl_url_fail(url, detail, size, why);
+}
+
+hrl_status hrl_url_query(const char *url, const char *query, hrl_endpoint *ep,
+                         unsigned what, char *detail, size_t size) {
   const char *p = query;
   if (*p == '\0') {
     return hrl_url_fail(url, detail, size, "empty query after '?'");
@@ -127,7 +192,7 @@ hrl_status hrl_url_tls_query(const char *url, const char *query,
     }
     hrl_status st =
         bad ? hrl_url_fail(url, detail, size, "bad %-escape in the query")
-            : set_one(url, &ep->tls_query, name, value, detail, size);
+            : set_pair(url, ep, what, name, value, detail, size);
     if (bad) {
       free(value);
     }

@@ -100,6 +100,36 @@ static void test_owner_label_follows_the_acquire(void) {
   hrl_client_free(c);
 }
 
+/* A label behind sync_replicas' WAIT: the vote is decided by the WAIT,
+ * and told once the label's reply is in too. */
+static void test_owner_label_behind_a_wait(void) {
+  hrl_client *c = client_of(1, "w");
+  hrl_lock_options lo;
+  hrl_lock_options_init(c, &lo);
+  lo.sync_replicas = 1;
+  hrl_lock *lk = NULL;
+  CHECK_STATUS(hrl_lock_new_with(c, "res", 3, &lo, &lk, NULL, 0), HRL_OK);
+  hrl_step_info info;
+  CHECK_STATUS(hrl_proto_begin(lk, HRL_OP_ACQUIRE, 0, hrl_now_us()), HRL_OK);
+  CHECK_INT(step(lk, &info), HRL_STEP_ROUND);
+  size_t len = 0;
+  const char *bytes = hrl_proto_command(lk, 0, &len);
+  CHECK_INT(hrl_proto_command_replies(lk, 0), 3);
+  const char *wait = memmem(bytes, len, "$4\r\nWAIT\r\n", 10);
+  static const char set_label[] = "$3\r\nSET\r\n$47\r\nres{res}:owner:";
+  const char *label = memmem(bytes, len, set_label, sizeof set_label - 1);
+  CHECK(wait != NULL && label != NULL && wait < label);
+  hrl_reply ok = status_reply("OK");
+  hrl_reply one = int_reply(1);
+  CHECK_INT(hrl_proto_reply(lk, 0, &ok), HRL_NODE_MORE);
+  CHECK_INT(hrl_proto_reply(lk, 0, &one), HRL_NODE_MORE);
+  CHECK_INT(hrl_proto_reply(lk, 0, &ok), HRL_NODE_OK);
+  CHECK_INT(step(lk, &info), HRL_STEP_DONE);
+  CHECK_STATUS(info.status, HRL_OK);
+  hrl_lock_free(lk);
+  hrl_client_free(c);
+}
+
 static void test_no_label_no_extra_bytes(void) {
   hrl_client *c = client_of(1, NULL);
   hrl_lock *lk = check_lock(c, "res");
@@ -400,6 +430,7 @@ static void test_the_inspect_script_has_no_write(void) {
 
 int main(void) {
   RUN(test_owner_label_follows_the_acquire);
+  RUN(test_owner_label_behind_a_wait);
   RUN(test_no_label_no_extra_bytes);
   RUN(test_owner_label_is_checked);
   RUN(test_inspection_parses_and_judges);

@@ -166,6 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
     add("--fence-env", metavar="VAR",
         help="take a fenced lock and pass its fencing token to COMMAND as "
              "$VAR")  # fmt: skip
+    add("--owner", metavar="LABEL",
+        help="write an owner label beside the lock, shown by hiredlock status "
+             "(%%h: this host, %%p: hiredlock's pid; e.g. --owner "
+             "'reindex@%%h:%%p')")  # fmt: skip
     add("-v", "--verbose", action="store_true",
         help="say on stderr how long the lock took, when it is busy, taken, "
              "renewed late, lost and released")  # fmt: skip
@@ -331,6 +335,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             max_hold=args.max_hold,
             on_lost=runner.on_lost,
             fenced=args.fence_env is not None,
+            owner=args.owner,
         )
     except (ValueError, TypeError) as err:
         _say(str(err))

@@ -4,6 +4,9 @@ when a renewal failed or the lock was lost."""
 
 from __future__ import annotations
 
+import json
+import os
+import socket
 import subprocess
 import sys
 import time
@@ -61,6 +64,30 @@ def test_usage_errors(servers1, name):
         done = run(servers1, *args)
         assert done.returncode == 2, args
         assert words in done.stderr, done.stderr
+
+
+def test_owner_label_shown_by_status_while_the_command_runs(servers1, name):
+    """--owner labels the lock (%h, %p expanded: hiredlock's pid, the
+    command's parent): hiredlock status, run by the command itself, says who
+    holds it; without --owner no label is written."""
+    url = servers1.urls[0]
+    status = f"{sys.executable} -m hiredlock status --json --url {url} {name}"
+    check = f'{status}; echo "pid $PPID"'
+    done = run(servers1, "--owner", "cron@%h:%p", "-c", check, name)
+    assert done.returncode == 0, done.stderr
+    report, pid = done.stdout.rsplit("pid ", 1)
+    (got,) = json.loads(report)
+    assert got["state"] == "held"
+    assert got["owner"] == f"cron@{socket.gethostname()}:{int(pid)}"
+    assert int(pid) != os.getpid()
+    done = run(servers1, "-c", status, name)
+    assert done.returncode == 0, done.stderr
+    (got,) = json.loads(done.stdout)
+    assert (got["state"], got["owner"]) == ("held", None)
+    assert servers1.redis(1).keys(f"{name}*") == []
+    done = run(servers1, "--owner", "bad\nlabel", "-c", "true", name)
+    assert done.returncode == 2, done.stderr
+    assert "owner" in done.stderr
 
 
 def test_wait_forever_and_verbose(servers1, name):

@@ -48,9 +48,13 @@ def make_cases(urls: list[str]) -> dict:
 
         kind = "fenced-" if fenced else "owner-" if owner else ""
         name = f"bench:py-{kind}n{n}"
-        lk = hiredlock.Client(
+        client = hiredlock.Client(
             urls[:n], connect_timeout=CONNECT_TIMEOUT, timeout=REPLY_TIMEOUT
-        ).lock(name, ttl=TTL, fenced=fenced, owner=owner)
+        )
+        # owner only when asked: an A/B build from before labels (bench
+        # --ab-python) has no such option.
+        labelled = {"owner": owner} if owner else {}
+        lk = client.lock(name, ttl=TTL, fenced=fenced, **labelled)
         return (lambda: lk.acquire(False)), lk.release
 
     def with_n1():

@@ -51,16 +51,18 @@ typedef struct hrlpy_state {
   PyTypeObject *lock_type;
   PyTypeObject *stream_type;
   PyTypeObject *subscriber_type;
-  PyObject *lock_error;       /* hiredlock.LockError(Exception) */
-  PyObject *not_acquired;     /* NotAcquired(LockError, TimeoutError) */
-  PyObject *not_owned;        /* NotOwned(LockError) */
-  PyObject *lock_lost;        /* LockLost(NotOwned) */
-  PyObject *connection_error; /* ConnectionError(LockError, ConnectionError) */
-  const hrl_option *ttl;      /* the lock option "ttl": its default */
-  hrlpy_link clients;         /* live Client objects, for after_fork */
-  hrlpy_link locks;           /* live Lock objects, for after_fork */
-  hrlpy_lost_queue lost;      /* on_lost callbacks to run (lost.c) */
-  PyObject *event_sink;       /* hiredlock._events' emit(client) (ops.c) */
+  PyObject *lock_error;        /* hiredlock.LockError(Exception) */
+  PyObject *not_acquired;      /* NotAcquired(LockError, TimeoutError) */
+  PyObject *not_owned;         /* NotOwned(LockError) */
+  PyObject *lock_lost;         /* LockLost(NotOwned) */
+  PyObject *connection_error;  /* ConnectionError(LockError, ConnectionError) */
+  PyObject *permission_denied; /* PermissionDenied(LockError,
+                                  PermissionError) */
+  const hrl_option *ttl;       /* the lock option "ttl": its default */
+  hrlpy_link clients;          /* live Client objects, for after_fork */
+  hrlpy_link locks;            /* live Lock objects, for after_fork */
+  hrlpy_lost_queue lost;       /* on_lost callbacks to run (lost.c) */
+  PyObject *event_sink;        /* hiredlock._events' emit(client) (ops.c) */
 } hrlpy_state;
 
 typedef struct hrlpy_client {

@@ -137,6 +137,7 @@ static int core_traverse(PyObject *module, visitproc visit, void *arg) {
   Py_VISIT(st->not_owned);
   Py_VISIT(st->lock_lost);
   Py_VISIT(st->connection_error);
+  Py_VISIT(st->permission_denied);
   Py_VISIT(st->event_sink);
   return 0;
 }
@@ -152,6 +153,7 @@ static int core_clear(PyObject *module) {
   Py_CLEAR(st->not_owned);
   Py_CLEAR(st->lock_lost);
   Py_CLEAR(st->connection_error);
+  Py_CLEAR(st->permission_denied);
   Py_CLEAR(st->event_sink);
   return 0;
 }

@@ -84,7 +84,8 @@ extern "C" {
   X(HRL_EPROTOCOL, "protocol error")                                           \
   X(HRL_ECANCELLED, "cancelled")                                               \
   X(HRL_ESYSTEM, "system error")                                               \
-  X(HRL_ELOST, "lost")
+  X(HRL_ELOST, "lost")                                                         \
+  X(HRL_EPERM, "permission denied")
 
 typedef enum hrl_status {
 #define HRL_STATUS_ENUM_(code, text) code,
@@ -126,7 +127,9 @@ typedef struct hrl_lock_options {
   /** With auto_renew: the longest hold, from the acquire. Renewal never
    *  extends the lock past it (the last renewal asks for what is left), so
    *  the lock then expires on its own unless released, and is reported
-   *  lost ("max_hold reached"). 0 (the default): no cap. */
+   *  lost ("max_hold reached"). One no longer than ttl_ms is the TTL the
+   *  acquire asks for (nothing is renewed); one below
+   *  hrl_client_min_ttl_ms() is refused. 0 (the default): no cap. */
   uint32_t max_hold_ms;
   /** Take a fencing token with every acquire (hrl_lock_fence()): a number
    *  strictly greater than the fence of every grant of the name whose
@@ -179,7 +182,9 @@ typedef struct hrl_options {
   /** Time to establish a TCP/unix connection to one master. Default 100. */
   uint32_t connect_timeout_ms;
   /** Per-master reply deadline for one round. Default 50. An acquire or
-   *  extend never waits more than ttl/10 (at least 1 ms) for a master. */
+   *  extend never waits more than ttl/10 (at least 1 ms) for a master, and
+   *  an extend (or a lease's renewal) never past the validity it is meant
+   *  to keep. */
   uint32_t timeout_ms;
   /** Longest pause between the tries of a waiting acquire when no release
    *  wakes it (a lost notification, a holder that publishes nothing);
@@ -359,8 +364,11 @@ HRL_API void hrl_lock_free(hrl_lock *lock);
  * leaves the queue).
  * HRL_OK: held, with a fresh token and hrl_lock_validity_ms() > 0.
  * HRL_ETIMEOUT: others held it until the wait ran out.
- * HRL_ECONNECT / HRL_EAUTH / HRL_ESERVER / HRL_EPROTOCOL: fewer than a quorum
- *   of masters gave a usable answer; returned at once, without waiting.
+ * HRL_ECONNECT / HRL_EAUTH / HRL_EPERM / HRL_ESERVER / HRL_EPROTOCOL: fewer
+ *   than a quorum of masters gave a usable answer; returned at once, without
+ *   waiting. HRL_EAUTH: the password was refused (or none was given);
+ *   HRL_EPERM: the ACL user may not run a command the lock needs, or not on
+ *   its keys (NOPERM): the detail names the command and keys refused.
  * HRL_EHELD: this lock object already holds the lock.
  * A failed call never leaves a key behind on a reachable master.
  */

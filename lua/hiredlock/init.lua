@@ -93,7 +93,8 @@ end
 -- fenced (take a fencing token: lock.fence, lock.fence_string). new()'s
 -- opts may set the defaults of auto_renew, max_hold and fenced.
 -- err: "timeout" when others held it until the deadline, or the
--- "connection failed: ..." (or "authentication failed: ...", ...) message
+-- "connection failed: ..." (or "authentication failed: ...", "permission
+-- denied: ...", ...) message
 -- when no quorum of masters answered.
 function Client:acquire(name, opts)
   local driver = self._driver

@@ -21,7 +21,9 @@ Exceptions: :class:`LockError` is the base of every runtime failure;
 a synchronized function cannot acquire in time; :class:`NotOwned` when
 ``release()``/``extend()`` find the lock no longer ours;
 :class:`ConnectionError` (also the built-in one) when no quorum of masters
-can be reached; :class:`LockLost` (a :class:`NotOwned`) when the hold of an
+can be reached (or the password is refused); :class:`PermissionDenied`
+(also a :class:`PermissionError`) when the masters' ACL refuses a command
+or key the lock needs; :class:`LockLost` (a :class:`NotOwned`) when the hold of an
 auto-renewed lock was lost; :class:`StaleFence` when :func:`fenced_write`
 refuses a write whose fence is older than one the resource has seen. Bad
 arguments raise :class:`TypeError` / :class:`ValueError` naming the argument.
@@ -45,6 +47,7 @@ from ._core import (
     LockLost,
     NotAcquired,
     NotOwned,
+    PermissionDenied,
     __version__,
 )
 from ._default import default_client, lock, set_default_client, synchronized
@@ -66,6 +69,7 @@ __all__ = [
     "MasterState",
     "NotAcquired",
     "NotOwned",
+    "PermissionDenied",
     "StaleFence",
     "Waiter",
     "__version__",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from types import TracebackType
 from typing import Callable, TypeVar
 
@@ -104,9 +105,20 @@ F = TypeVar("F", bound=Callable[..., object])
 
 
 def synchronized_by(make_lock: Callable[[], Lock]) -> Callable[[F], F]:
-    """Decorator: every call of the function runs in ``with make_lock():``."""
+    """Decorator: every call of the function runs in ``with make_lock():``.
+    A coroutine function is refused: the call only makes the coroutine, so
+    the lock would be released before its body ever ran."""
 
     def decorate(func: F) -> F:
+        if inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func):
+            raise TypeError(
+                f"@synchronized cannot protect {_name_of(func)!r}, an async "
+                "function: the lock would be held only while the call makes "
+                "the coroutine, never while it runs; use "
+                "@hiredlock.asyncio.synchronized (or the synchronized of a "
+                "hiredlock.asyncio.Client)"
+            )
+
         @functools.wraps(func)
         def locked_call(*args: object, **kwargs: object) -> object:
             with make_lock():
@@ -115,6 +127,10 @@ def synchronized_by(make_lock: Callable[[], Lock]) -> Callable[[F], F]:
         return locked_call  # type: ignore[return-value]
 
     return decorate
+
+
+def _name_of(func: object) -> str:
+    return getattr(func, "__qualname__", None) or repr(func)
 
 
 def _note(exc: BaseException, text: str) -> None:

@@ -9,20 +9,20 @@ command's status. Installed as the ``hiredlock`` console script and run by
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from . import _status
 from ._client import DEFAULT_TTL, Client
 from ._core import LockError, LockLost, __version__
 from ._default import urls_from_env
+from ._guard import Guarded
 from ._lock import Lock
 
 EXIT_BUSY = 1  # flock's, and -E changes it
@@ -33,7 +33,9 @@ EXIT_CANNOT_EXECUTE = 126
 EXIT_NOT_FOUND = 127
 KILL_AFTER = 10.0
 
-# Passed on to the command; SIGKILL and SIGSTOP cannot be caught.
+# Passed on to the command; SIGKILL and SIGSTOP cannot be caught. Before
+# the command starts (waiting for the lock, -w), they end hiredlock instead,
+# after the acquire left the lock's queue (exit 128+N).
 FORWARDED = (
     signal.SIGINT,
     signal.SIGTERM,
@@ -76,7 +78,21 @@ signals:
   that a loss stops all of it, children included. SIGINT, SIGTERM, SIGHUP,
   SIGQUIT, SIGUSR1 and SIGUSR2 sent to hiredlock (a Ctrl-C at its terminal)
   are passed on to COMMAND's process group; hiredlock goes on waiting for
-  COMMAND to exit and releases the lock then.
+  COMMAND to exit and releases the lock then. Before COMMAND starts (while
+  -w waits), they end hiredlock, with 128+N, leaving nothing in the lock's
+  queue. Ctrl-Z (SIGTSTP) stops COMMAND's group and hiredlock, SIGCONT
+  (fg, bg) resumes both; the lock is not renewed while hiredlock is
+  stopped, and when it expired meanwhile COMMAND gets SIGTERM before it
+  runs on, as on any loss.
+
+  COMMAND dies with hiredlock: killed by SIGKILL (the OOM killer, timeout
+  -s KILL), hiredlock takes COMMAND's process group with it (its first
+  process by the kernel's parent-death signal, the rest by a watcher
+  process), so no second run can start beside it once the lock expires. A
+  process that leaves COMMAND's process group (setsid) is not covered;
+  neither is hiredlock stopped by SIGSTOP (it cannot be caught: COMMAND
+  runs on unrenewed, and gets SIGTERM once hiredlock resumes and finds the
+  lock lost).
 
 flock(1)'s options:
   -n/--nonblock fails at once when the lock is busy (the default; -w waits),
@@ -180,13 +196,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _signal_group(proc: subprocess.Popen, signum: int) -> None:
-    """Signals the command's process group (its session), while any of it
-    is left: the group outlives its leader as long as one member runs."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signum)
-
-
 def _say(text: str) -> None:
     print(f"hiredlock: {text}", file=sys.stderr, flush=True)
 
@@ -196,90 +205,151 @@ def _status_of(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
+class _Interrupted(BaseException):
+    """A signal ended hiredlock before the command started (raised by the
+    handler, so that a waiting acquire stops and leaves the queue)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextmanager
+def _handlers(handler: object, signals: Sequence[int]) -> Iterator[None]:
+    """Installs handler for signals, restoring the previous ones after."""
+    previous = {sig: signal.signal(sig, handler) for sig in signals}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
 class _Runner:
     """One run: the lease, the command's process, and what happened."""
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.mu = threading.Lock()
-        self.proc: subprocess.Popen | None = None
+        self.guarded: Guarded | None = None
+        self.lock: Lock | None = None
         self.lost_reason: str | None = None
         self.killer: threading.Timer | None = None
+        # Signals that came while the command was being started: passed on
+        # once it has a process group.
+        self.starting = False
+        self.pending: list[int] = []
+
+    def on_signal(self, signum: int, frame: object) -> None:
+        """SIGTERM and co. (installed before the acquire, as long as the
+        command runs): before the command starts, they end hiredlock
+        (raised where the acquire waits, which then leaves the queue);
+        afterwards they are passed on to the command. Never takes a lock:
+        it runs on the main thread, between any two of its instructions."""
+        guarded = self.guarded
+        if guarded is not None:
+            guarded.signal(signum)
+        elif self.starting:
+            self.pending.append(signum)
+        else:
+            raise _Interrupted(signum)
 
     def on_lost(self, lock: Lock) -> None:
-        """The lease was lost (the on_lost thread): stop the command."""
+        """The lease was lost (the on_lost thread, or the main thread when
+        it found the lock expired on resuming): stop the command, once."""
         try:
             lock.check()
             reason = "lost"
         except LockLost as err:
             reason = str(err)
         with self.mu:
+            if self.lost_reason is not None:
+                return  # told already
             self.lost_reason = reason
-            proc = self.proc
-        if proc is None:
+            guarded = self.guarded
+        if guarded is None:
             return  # the command never starts
         _say(f"lock {self.args.name!r} {reason}: stopping the command (SIGTERM)")
-        _signal_group(proc, signal.SIGTERM)
-        self.killer = threading.Timer(self.args.kill_after, self._kill, (proc,))
+        guarded.signal(signal.SIGTERM)
+        self.killer = threading.Timer(self.args.kill_after, self._kill, (guarded,))
         self.killer.daemon = True
         self.killer.start()
 
-    def _kill(self, proc: subprocess.Popen) -> None:
-        if proc.poll() is None:
+    def _kill(self, guarded: Guarded) -> None:
+        if guarded.proc.poll() is None:
             _say(
                 f"the command outlived --kill-after {self.args.kill_after:g} s: SIGKILL"
             )
-            _signal_group(proc, signal.SIGKILL)
+            guarded.signal(signal.SIGKILL)
 
-    def start(self, command: list[str], env: dict[str, str] | None) -> int | None:
+    def start(
+        self, lock: Lock, command: list[str], env: dict[str, str] | None
+    ) -> int | None:
         """Starts the command unless the lease was lost already; an exit
         status when it cannot run."""
         with self.mu:
+            self.lock = lock
             if self.lost_reason is not None:
                 _say(f"lock {self.args.name!r} {self.lost_reason} before the "
                      "command started")  # fmt: skip
                 return self.args.lost_exit_code
+            self.starting = True
             try:
-                # A session of its own: a loss stops all of the command (a
-                # shell's children too), and a terminal's Ctrl-C reaches it
-                # once, through us.
-                self.proc = subprocess.Popen(command, start_new_session=True, env=env)
+                self.guarded = Guarded(command, env)
             except FileNotFoundError:
                 _say(f"{command[0]}: command not found")
                 return EXIT_NOT_FOUND
             except OSError as err:
                 _say(f"{command[0]}: {err.strerror}")
                 return EXIT_CANNOT_EXECUTE
+            finally:
+                self.starting = False
+        for signum in self.pending:
+            self.guarded.signal(signum)
         return None
 
+    def _stop(self, signum: int, frame: object) -> None:
+        """Ctrl-Z: stops the command's group (SIGSTOP: a group without a
+        terminal ignores SIGTSTP) and hiredlock, as a job stops."""
+        assert self.guarded is not None
+        self.guarded.signal(signal.SIGSTOP)
+        os.kill(os.getpid(), signal.SIGSTOP)  # returns once continued
+        self._resume(signal.SIGCONT, frame)
+
+    def _resume(self, signum: int, frame: object) -> None:
+        """SIGCONT: the command goes on, unless the lock expired while we
+        were stopped (no renewal ran): then it gets SIGTERM first, before
+        it can run a moment unprotected."""
+        assert self.guarded is not None and self.lock is not None
+        if not self.lock.locked():
+            self.on_lost(self.lock)
+        self.guarded.signal(signal.SIGCONT)
+
     def wait(self) -> int:
-        """Waits for the command, passing signals on to it."""
-        proc = self.proc
-        assert proc is not None
-        previous = {}
-
-        def forward(signum: int, frame: object) -> None:
-            _signal_group(proc, signum)
-
-        for sig in FORWARDED:
-            previous[sig] = signal.signal(sig, forward)
+        """Waits for the command (on_signal passes signals on to it)."""
+        guarded = self.guarded
+        assert guarded is not None
+        proc = guarded.proc
         try:
-            while True:
-                try:
-                    status = _status_of(proc.wait())
-                    break
-                except KeyboardInterrupt:  # a handler replaced ours: go on
-                    continue
+            with (
+                _handlers(self._stop, (signal.SIGTSTP,)),
+                _handlers(self._resume, (signal.SIGCONT,)),
+            ):
+                while True:
+                    try:
+                        status = _status_of(proc.wait())
+                        break
+                    except KeyboardInterrupt:  # a handler replaced ours: go on
+                        continue
+            with self.mu:
+                lost = self.lost_reason is not None
+            if lost:
+                # What the command left behind runs unprotected: stop it too.
+                guarded.signal(signal.SIGKILL)
         finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
             if self.killer is not None:
                 self.killer.cancel()
-        with self.mu:
-            lost = self.lost_reason is not None
-        if lost:
-            # What the command left behind runs unprotected: stop it too.
-            _signal_group(proc, signal.SIGKILL)
+            guarded.release()
         return status
 
 
@@ -325,9 +395,26 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         not args.fence_env or "=" in args.fence_env or "\0" in args.fence_env
     ):
         parser.error(f"--fence-env: {args.fence_env!r} is not a variable name")
+    urls = _urls(args.url)
     runner = _Runner(args)
+    # SIGINT stays Python's (KeyboardInterrupt) while the lock is taken;
+    # the others are ours from before the acquire waits until the command
+    # ended.
+    caught = [sig for sig in FORWARDED if sig != signal.SIGINT]
     try:
-        client = _client(args.url)
+        with _handlers(runner.on_signal, caught):
+            return _run_locked(args, runner, urls, command)
+    except _Interrupted as stop:
+        return 128 + stop.signum
+
+
+def _run_locked(
+    args: argparse.Namespace, runner: _Runner, urls: list[str], command: list[str]
+) -> int:
+    """Takes the lock and runs the command under it; _Interrupted when a
+    signal ends hiredlock before the command starts (the lock released)."""
+    try:
+        client = Client(urls or urls_from_env())
         lock = client.lock(
             args.name,
             args.ttl,
@@ -351,6 +438,11 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             held = lock.acquire(blocking=False)
         else:
             held = lock.acquire(timeout=-1 if args.wait < 0 else args.wait)
+    except _Interrupted:
+        # The acquire stopped and left the queue; one that succeeded just
+        # before the signal was seen gives the lock back.
+        _release_quietly(lock)
+        raise
     except ValueError as err:
         _say(str(err))
         return EXIT_USAGE
@@ -369,7 +461,26 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     env = None
     if args.fence_env is not None:
         env = {**os.environ, args.fence_env: str(lock.fence)}
-    status = runner.start(command, env)
+    # From here on Ctrl-C is ours too: passed on to the command once it
+    # has a process group (Python's KeyboardInterrupt, raised inside the
+    # command's start, left a half-started command and a held lock).
+    with _handlers(runner.on_signal, (signal.SIGINT,)):
+        return _start_and_wait(args, runner, lock, command, env)
+
+
+def _start_and_wait(
+    args: argparse.Namespace,
+    runner: _Runner,
+    lock: Lock,
+    command: list[str],
+    env: dict[str, str] | None,
+) -> int:
+    """Runs the command under the held lock, then releases it."""
+    try:
+        status = runner.start(lock, command, env)
+    except _Interrupted:
+        _release_quietly(lock)
+        raise
     if status is None:
         status = runner.wait()
     if runner.lost_reason is not None:
@@ -388,9 +499,22 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return status
 
 
+def _release_quietly(lock: Lock) -> None:
+    if lock.locked():
+        try:
+            lock.release()
+        except LockError as err:
+            _say(f"releasing lock {lock.name!r} failed: {err}")
+
+
+def _urls(url_args: list[str]) -> list[str]:
+    """The masters of --url options (each one or a comma-separated list)."""
+    return [u.strip() for url in url_args for u in url.split(",") if u.strip()]
+
+
 def _client(url_args: list[str]) -> Client:
-    urls = [u.strip() for url in url_args for u in url.split(",") if u.strip()]
-    return Client(urls or urls_from_env())
+    """hiredlock status's client: --url's masters, else the environment's."""
+    return Client(_urls(url_args) or urls_from_env())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

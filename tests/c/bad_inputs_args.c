@@ -134,19 +134,25 @@ static bad_outcome ttl_max(void) {
   return new_lock("x", 1, UINT32_MAX);
 }
 /* A lease whose max_hold is out of range, as a lock setting and as the
- * client's default for its locks. */
-static bad_outcome max_hold_lock(void) {
+ * client's default for its locks; one no round could hold a lock for. */
+static bad_outcome max_hold_ms(uint32_t max_hold) {
   hrl_client *c = bad_client_on(bad_ok_url());
   hrl_lock_options lo;
   hrl_lock_options_init(c, &lo);
   lo.auto_renew = true;
-  lo.max_hold_ms = 2147483648u;
+  lo.max_hold_ms = max_hold;
   hrl_lock *lk = NULL;
   char d[HRL_DETAIL_MAX] = "";
   hrl_status s = hrl_lock_new_with(c, "x", 1, &lo, &lk, d, sizeof d);
   hrl_lock_free(lk);
   hrl_client_free(c);
   return bad_status(s, d);
+}
+static bad_outcome max_hold_lock(void) {
+  return max_hold_ms(2147483648u);
+}
+static bad_outcome max_hold_tiny(void) {
+  return max_hold_ms(3);
 }
 static bad_outcome on_lost_plain(void) {
   hrl_client *c = bad_client_on(bad_ok_url());
@@ -359,6 +365,10 @@ const bad_row bad_rows_args[] = {
     {"ttl", "ttl_ms UINT32_MAX", ttl_max, HRL_EINVAL, "got 4294967295", BAD_OK},
     {"ttl", "max_hold_ms 2^31 (a lease)", max_hold_lock, HRL_EINVAL,
      "max_hold must be between 0 and 2147483647 ms, got 2147483648", BAD_OK},
+    {"ttl", "max_hold_ms 3 (below the smallest TTL)", max_hold_tiny, HRL_EINVAL,
+     "max_hold must be 0 (no cap) or at least the smallest TTL, 5 ms; got 3 "
+     "ms",
+     BAD_OK},
     {"ttl", "on_lost on a lock without auto_renew", on_lost_plain, HRL_EINVAL,
      "on_lost needs a lock made with auto_renew", BAD_OK},
     {"ttl", "extend(2^31)", ext_big, HRL_EINVAL, "got 2147483648", BAD_OK},

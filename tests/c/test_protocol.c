@@ -138,6 +138,14 @@ static void test_handshake(void) {
   CHECK_INT(hrl_proto_handshake_reply(c, 0, 1, &baddb, msg, sizeof msg),
             HRL_NODE_SERVER);
   CHECK_STR(msg, "ERR DB index is out of range");
+  /* An ACL user that may not SELECT: a permission refusal, said to be
+   * SELECT's. */
+  hrl_reply noselect = error_reply(
+      "NOPERM this user has no permissions to run the 'select' command");
+  CHECK_INT(hrl_proto_handshake_reply(c, 0, 1, &noselect, msg, sizeof msg),
+            HRL_NODE_DENIED);
+  CHECK_STR(msg, "SELECT refused: NOPERM this user has no permissions to run "
+                 "the 'select' command");
   CHECK_INT(hrl_proto_handshake_reply(c, 2, 0, &baddb, msg, sizeof msg),
             HRL_NODE_SERVER);
   CHECK_INT(hrl_proto_handshake_reply(c, 3, 1, &ok, msg, sizeof msg),
@@ -260,6 +268,21 @@ static void test_acquire_error_replies(void) {
   answer_all(e, 1, &noauth);
   CHECK_INT(hrl_proto_step(e.lk, 10, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_EAUTH);
+
+  /* A permission refusal is not an authentication failure: its own
+   * status, naming the command and key refused. */
+  hrl_reply noperm = error_reply("NOPERM this user has no permissions to "
+                                 "access one of the keys used as arguments");
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
+  answer_all(e, 1, &noperm);
+  CHECK_INT(hrl_proto_step(e.lk, 10, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_EPERM);
+  char shown[HRL_DETAIL_MAX + 64];
+  hrl_format_error(s.status, hrl_lock_error(e.lk), shown, sizeof shown);
+  CHECK_STR(shown, "permission denied: 0 of 1 masters answered (1 needed); "
+                   "127.0.0.1:1: NOPERM this user has no permissions to access "
+                   "one of the keys used as arguments; refused: SET on 'res'");
 
   hrl_reply weird = int_reply(7);
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);

@@ -248,6 +248,37 @@ def test_fenced_write_refuses_an_older_fence(servers1, name):
     assert hiredlock.FENCED_WRITE_SCRIPT == hiredlock._core.FENCED_WRITE_SCRIPT
 
 
+@pytest.mark.asyncio
+async def test_asyncio_fenced_write_refuses_an_older_fence(servers1, name):
+    """With a redis.asyncio client: awaited, and a stale fence is a
+    StaleFence, as in sync code."""
+    import redis.asyncio
+
+    import hiredlock.asyncio as hla
+
+    store = redis.asyncio.Redis(unix_socket_path=servers1.unix_paths[0])
+    key, fence_key = f"{name}:doc", f"{name}:doc:fence"
+    try:
+        assert await hla.fenced_write(store, fence_key, 5, "SET", key, "v") == b"OK"
+        assert await hla.fenced_write(store, fence_key, 5, "APPEND", key, "!") == 2
+        with pytest.raises(hiredlock.StaleFence) as stale:
+            await hla.fenced_write(store, fence_key, 4, "SET", key, "four")
+        assert str(stale.value) == "STALEFENCE fence 4 is older than 5"
+        assert hla.StaleFence is hiredlock.StaleFence
+        assert await store.get(key) == b"v!"
+        with pytest.raises(ValueError, match=r"^invalid argument: fence must be"):
+            await hla.fenced_write(store, fence_key, 0, "GET", key)
+        with pytest.raises(TypeError, match=r"^fence must be an int"):
+            await hla.fenced_write(store, fence_key, "5", "GET", key)
+        # The sync one refuses an asyncio client rather than hand back a
+        # coroutine that never runs (and whose StaleFence would never come).
+        with pytest.raises(TypeError, match=r"hiredlock\.asyncio\.fenced_write"):
+            hiredlock.fenced_write(store, fence_key, 4, "SET", key, "four")
+        assert await store.get(key) == b"v!"
+    finally:
+        await store.aclose()
+
+
 def test_a_paused_holders_write_is_refused(fresh5, name):
     """The safety caveat end to end: A's lock expires while A is paused, B
     takes it with a greater fence and writes; A wakes up and writes with

@@ -85,7 +85,7 @@ typedef enum hrl_node_result {
   HRL_NODE_OK,          /**< acquired / released / extended */
   HRL_NODE_REFUSED,     /**< held by another token / not ours */
   HRL_NODE_UNREACHABLE, /**< connect failure, I/O error, timeout */
-  HRL_NODE_AUTH,        /**< AUTH refused, NOAUTH, NOPERM */
+  HRL_NODE_AUTH,        /**< AUTH refused, NOAUTH, WRONGPASS */
   HRL_NODE_SERVER,      /**< other error replies: READONLY, OOM, ... */
   HRL_NODE_PROTOCOL,    /**< a reply that makes no sense for the command */
   HRL_NODE_RESEND,      /**< hrl_proto_reply only: send the command again */
@@ -95,7 +95,10 @@ typedef enum hrl_node_result {
   /** hrl_proto_reply only: the command's bytes were a pipeline of several
    *  commands (an ASKING in front, a fenced acquire's SET and INCR): read
    *  one more reply. */
-  HRL_NODE_MORE
+  HRL_NODE_MORE,
+  /** the ACL user may not run the command, or not on its keys (NOPERM, or a
+   *  script's "can't run this command") */
+  HRL_NODE_DENIED
 } hrl_node_result;
 
 typedef enum hrl_reply_type {
@@ -303,12 +306,13 @@ HRL_API const char *hrl_proto_handshake(const hrl_client *client, size_t i,
 
 /**
  * Checks reply number k (0-based) to master i's handshake: HRL_NODE_OK, or
- * HRL_NODE_AUTH / HRL_NODE_SERVER / HRL_NODE_PROTOCOL with a message written
- * to message (when not NULL). The reply to INFO records who the server is:
- * a master that is another master's server, or whose server started less
- * than restart_guard ago, is refused (HRL_NODE_SERVER, the message says
- * why), and the connection goes no further. The client's steps run one at
- * a time (see the top of this file), so this may update the client.
+ * HRL_NODE_AUTH / HRL_NODE_DENIED / HRL_NODE_SERVER / HRL_NODE_PROTOCOL with a
+ * message written to message (when not NULL). The reply to INFO records who
+ * the server is: a master that is another master's server, or whose server
+ * started less than restart_guard ago, is refused (HRL_NODE_SERVER, the
+ * message says why), and the connection goes no further. The client's steps
+ * run one at a time (see the top of this file), so this may update the
+ * client.
  */
 HRL_API hrl_node_result hrl_proto_handshake_reply(hrl_client *client, size_t i,
                                                   int k, const hrl_reply *reply,

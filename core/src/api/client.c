@@ -25,8 +25,8 @@ hrl_status hrl_client_new(const char *const *urls, size_t n_urls,
     hrl_detailf(detail, detail_size, "out of memory");
     return HRL_ENOMEM;
   }
-  hrl_status st =
-      hrl_config_init(&c->cfg, urls, n_urls, opts, detail, detail_size);
+  hrl_status st = hrl_config_init(&c->cfg, urls, n_urls, opts, hrl_os_entropy,
+                                  NULL, detail, detail_size);
   if (st != HRL_OK) {
     free(c);
     return st;

@@ -56,6 +56,11 @@ typedef struct hrl_pool {
   volatile unsigned char *fork_canary;
 } hrl_pool;
 
+/* entropy.c: the kernel CSPRNG (getrandom(), else /dev/urandom) as a
+ * client's entropy source (hrl_entropy_fn; ctx unused): all n bytes, or
+ * HRL_ESYSTEM. */
+hrl_status hrl_os_entropy(void *ctx, void *buf, size_t n);
+
 /* conn.c: closed connections for cfg's masters; HRL_ENOMEM when out of
  * memory. */
 hrl_status hrl_pool_init(hrl_pool *pool, const hrl_config *cfg);

@@ -168,7 +168,8 @@ static hrl_status add_masters(hrl_config *cfg, const char *const *urls,
 }
 
 hrl_status hrl_config_init(hrl_config *cfg, const char *const *urls, size_t n,
-                           const hrl_options *opts, char *detail,
+                           const hrl_options *opts, hrl_entropy_fn entropy,
+                           void *entropy_ctx, char *detail,
                            size_t detail_size) {
   if (urls == NULL || n == 0 || n > HRL_MASTERS_MAX) {
     hrl_detailf(detail, detail_size, "urls must list 1 to %d masters, got %zu",
@@ -180,6 +181,8 @@ hrl_status hrl_config_init(hrl_config *cfg, const char *const *urls, size_t n,
     return st;
   }
   cfg->opts = *opts;
+  cfg->entropy = entropy;
+  cfg->entropy_ctx = entropy_ctx;
   cfg->n = n;
   cfg->quorum = n / 2 + 1;
   cfg->min_ttl_ms = hrl_min_ttl_ms(cfg);

@@ -29,6 +29,15 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
   if (st != HRL_OK) {
     return st;
   }
+  /* A lease acquires with min(ttl, max_hold) (redlock.c): a max_hold no
+   * round could hold a lock for is as useless as such a TTL. */
+  if (lo->max_hold_ms > 0 && lo->max_hold_ms < cfg->min_ttl_ms) {
+    hrl_detailf(detail, detail_size,
+                "max_hold must be 0 (no cap) or at least the smallest TTL, "
+                "%u ms; got %u ms",
+                (unsigned)cfg->min_ttl_ms, (unsigned)lo->max_hold_ms);
+    return HRL_EINVAL;
+  }
   /* Two allocations per lock: the handle, and one buffer for its
    * per-master round states, the key, its siblings (the queue's keys, a
    * fenced lock's counter key) and the command buffer (the EVAL form,

@@ -53,6 +53,26 @@ uint32_t hrl_ttl_bound_timeout(const hrl_config *c, uint32_t ttl_ms) {
   return c->opts.timeout_ms < cap ? c->opts.timeout_ms : cap;
 }
 
+/* An extend round (a renewal's, or the holder's) ends when the validity it
+ * is meant to keep does: a confirmation that came later could not keep it
+ * (a lease is lost by then), and the loss must be known no later than
+ * `validity` said, before another client can take the lock (its keys live
+ * drift longer). At least 1 ms; a lock with no validity left (a plain
+ * lock: a lease is lost by then) asks with the usual timeout, as nothing
+ * it learns can come late. */
+static uint32_t extend_timeout(const hrl_lock *lk, uint32_t ttl_ms,
+                               int64_t now_us) {
+  uint32_t timeout = hrl_ttl_bound_timeout(lk->cfg, ttl_ms);
+  int64_t left_ms = (lk->valid_until_us - now_us) / US_PER_MS;
+  if (!lk->held || lk->valid_until_us <= now_us) {
+    return timeout;
+  }
+  if (left_ms < 1) {
+    left_ms = 1;
+  }
+  return left_ms < (int64_t)timeout ? (uint32_t)left_ms : timeout;
+}
+
 hrl_step hrl_op_finish(hrl_lock *lk, hrl_status status, hrl_step_info *info) {
   if (lk->cfg->same_server[0] != '\0' && lk->op.kind != HRL_OP_RELEASE &&
       status != HRL_OK) {
@@ -133,35 +153,6 @@ void hrl_round_record(hrl_lock *lk, hrl_tally t) {
   c->attempts = lk->op.attempts;
 }
 
-/* Too few masters gave a usable answer (acquire) or confirmed (release,
- * extend): the gravest cause, and every master that failed in the detail,
- * so the caller can see what to fix. `what` says what `count` masters did. */
-hrl_status hrl_unreachable_status(hrl_lock *lk, const hrl_node *nodes,
-                                  size_t count, const char *what) {
-  const hrl_config *c = lk->cfg;
-  bool auth = false, server = false, protocol = false;
-  for (size_t i = 0; i < c->n; i++) {
-    hrl_node_result r = nodes[i].result;
-    auth |= r == HRL_NODE_AUTH;
-    server |= r == HRL_NODE_SERVER;
-    protocol |= r == HRL_NODE_PROTOCOL;
-  }
-  hrl_detailf(lk->detail, sizeof lk->detail,
-              "%zu of %zu masters %s (%zu needed)", count, c->n, what,
-              c->quorum);
-  for (size_t i = 0; i < c->n; i++) {
-    hrl_node_result r = nodes[i].result;
-    if (r != HRL_NODE_OK && r != HRL_NODE_REFUSED) {
-      hrl_detail_append(lk->detail, sizeof lk->detail, "; %s: %s",
-                        c->masters[i].ep.label, nodes[i].msg);
-    }
-  }
-  return auth       ? HRL_EAUTH
-         : server   ? HRL_ESERVER
-         : protocol ? HRL_EPROTOCOL
-                    : HRL_ECONNECT;
-}
-
 static hrl_step fail_unreachable(hrl_lock *lk, const hrl_node *nodes,
                                  size_t count, const char *what,
                                  hrl_step_info *info) {
@@ -204,7 +195,7 @@ static hrl_step start_attempt(hrl_lock *lk, int64_t now_us,
                               hrl_step_info *info) {
   hrl_op *op = &lk->op;
   hrl_wait_rejoin(lk, now_us);
-  if (op->token[0] == '\0' && hrl_token_new(op->token) != HRL_OK) {
+  if (op->token[0] == '\0' && hrl_token_new(lk->cfg, op->token) != HRL_OK) {
     hrl_detailf(lk->detail, sizeof lk->detail,
                 "the OS random generator failed");
     return hrl_op_finish(lk, HRL_ESYSTEM, info);
@@ -501,6 +492,11 @@ hrl_status hrl_redlock_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
     op->deadline_us =
         arg_ms == HRL_WAIT_FOREVER ? INT64_MAX : now_us + arg_ms * US_PER_MS;
     op->ttl_ms = lk->ttl_ms;
+    if (hrl_lease_is(lk) && lk->opts.max_hold_ms > 0 &&
+        lk->opts.max_hold_ms < op->ttl_ms) {
+      /* The keys must not outlive max_hold: ask for no more. */
+      op->ttl_ms = lk->opts.max_hold_ms;
+    }
     op->phase = HRL_PHASE_ATTEMPT;
     break;
   case HRL_OP_RELEASE:
@@ -565,7 +561,7 @@ hrl_step hrl_redlock_step(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
     op->phase = HRL_PHASE_SCRIPTING;
     return hrl_round_step(
         lk, op->kind == HRL_OP_EXTEND ? HRL_ROUND_EXTEND : HRL_ROUND_RELEASE,
-        op->kind == HRL_OP_EXTEND ? hrl_ttl_bound_timeout(lk->cfg, op->ttl_ms)
+        op->kind == HRL_OP_EXTEND ? extend_timeout(lk, op->ttl_ms, now_us)
                                   : lk->cfg->opts.timeout_ms,
         now_us, info);
   case HRL_PHASE_SCRIPTING:

@@ -165,6 +165,7 @@ void hrl_round_start(hrl_lock *lk, hrl_round_kind kind, uint32_t timeout_ms,
   op->cmd_plain_len = 0;
   for (size_t i = 0; i < lk->cfg->n; i++) {
     op->nodes[i].result = HRL_NODE_PENDING;
+    op->nodes[i].kind = kind;
     op->nodes[i].eval_sent = false;
     op->nodes[i].sent = false;
     op->nodes[i].missed = false;
@@ -398,7 +399,8 @@ hrl_node_result hrl_node_fail(hrl_lock *lk, size_t i, hrl_node_result why,
   }
   hrl_node *node = &lk->op.nodes[i];
   bool is_failure = why == HRL_NODE_UNREACHABLE || why == HRL_NODE_AUTH ||
-                    why == HRL_NODE_SERVER || why == HRL_NODE_PROTOCOL;
+                    why == HRL_NODE_DENIED || why == HRL_NODE_SERVER ||
+                    why == HRL_NODE_PROTOCOL;
   node->result = is_failure ? why : HRL_NODE_PROTOCOL;
   if (message == NULL) {
     message = "failed";

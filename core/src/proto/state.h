@@ -89,6 +89,13 @@ typedef struct hrl_rejoin {
   pid_t pid; /* the process that queued it: a forked child never takes it */
 } hrl_rejoin;
 
+/* Where a client's random bytes come from (its tokens, its channel, the
+ * jitter of its waits): fills all n bytes of buf, or fails with
+ * HRL_ESYSTEM. The driver gives it when the client is made (the built-in
+ * one: hrl_os_entropy, the kernel CSPRNG); the protocol reads no device
+ * itself. ctx is the driver's (hrl_config.entropy_ctx). */
+typedef hrl_status (*hrl_entropy_fn)(void *ctx, void *buf, size_t n);
+
 /* What a client was made with: validated options and parsed masters. */
 typedef struct hrl_config {
   hrl_options opts; /* key_prefix points into prefix below, the ssl_* paths
@@ -106,6 +113,8 @@ typedef struct hrl_config {
   uint32_t lease_ms;
   uint32_t window_ms;
   hrl_master_cfg *masters;
+  hrl_entropy_fn entropy;
+  void *entropy_ctx;
   /* Set once two masters turned out to be one server (the same run_id):
    * what every acquire and extend of the client then fails with. */
   char same_server[HRL_DETAIL_MAX];
@@ -124,10 +133,11 @@ typedef struct hrl_config {
 /* A master's state in the current round. */
 typedef struct hrl_node {
   hrl_node_result result;
-  bool eval_sent; /* NOSCRIPT came back once: the full script was sent */
-  bool sent;      /* the driver took the command */
-  bool missed;    /* ... and it went unanswered: it may run there yet */
-  int64_t pttl;   /* a refused try: the holder's PTTL in ms (-1: unknown) */
+  hrl_round_kind kind; /* of the round its result is from (a message's) */
+  bool eval_sent;      /* NOSCRIPT came back once: the full script was sent */
+  bool sent;           /* the driver took the command */
+  bool missed;         /* ... and it went unanswered: it may run there yet */
+  int64_t pttl; /* a refused try: the holder's PTTL in ms (-1: unknown) */
   /* A fenced acquire's (or try's) two replies: what its SET (try) said,
    * and the counter its INCR returned; resend: the try said NOSCRIPT, so
    * both go again in full once the INCR's reply is in; redirected: its
@@ -274,10 +284,11 @@ struct hrl_lock {
 };
 
 /* config.c: parses the URLs and checks the options into cfg (zeroed by the
- * caller); on failure cfg holds nothing to free and detail says why. */
+ * caller), whose random bytes come from entropy (with ctx); on failure cfg
+ * holds nothing to free and detail says why. */
 hrl_status hrl_config_init(hrl_config *cfg, const char *const *urls, size_t n,
-                           const hrl_options *opts, char *detail,
-                           size_t detail_size);
+                           const hrl_options *opts, hrl_entropy_fn entropy,
+                           void *entropy_ctx, char *detail, size_t detail_size);
 void hrl_config_clear(hrl_config *cfg);
 
 /* config.c: hrl_proto_handshake() and hrl_proto_handshake_reply() on the

@@ -79,7 +79,7 @@ uint32_t hrl_window_ms(const hrl_options *o) {
 
 hrl_status hrl_config_make_channel(hrl_config *cfg) {
   char id[HRL_TOKEN_LEN + 1];
-  if (hrl_token_new(id) != HRL_OK) {
+  if (hrl_token_new(cfg, id) != HRL_OK) {
     return HRL_ESYSTEM;
   }
   size_t prefix_len = cfg->opts.key_prefix_len;
@@ -223,7 +223,7 @@ static int64_t cap_us(const hrl_config *c) {
   uint32_t jitter = c->opts.retry_jitter_ms;
   int64_t ms =
       (int64_t)c->opts.retry_delay_ms - jitter +
-      hrl_random_upto(jitter <= UINT32_MAX / 2 ? 2 * jitter : UINT32_MAX);
+      hrl_random_upto(c, jitter <= UINT32_MAX / 2 ? 2 * jitter : UINT32_MAX);
   return (ms > 0 ? ms : 0) * US_PER_MS;
 }
 
@@ -305,16 +305,17 @@ static hrl_step step_aside(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
 }
 
 /* Whether a master's failure in the try will last: a refused AUTH, a
- * protocol error, a server error other than those a server gives while it
- * starts or fails over (LOADING, BUSY, MASTERDOWN, CLUSTERDOWN), its
- * replicas lag (sync_replicas) or it is kept out since its restart
- * (restart_guard: "started 3 s ago ..."). */
+ * permission refused, a protocol error, a server error other than those a
+ * server gives while it starts or fails over (LOADING, BUSY, MASTERDOWN,
+ * CLUSTERDOWN), its replicas lag (sync_replicas) or it is kept out since
+ * its restart (restart_guard: "started 3 s ago ..."). */
 static bool lasting_failure(const hrl_lock *lk) {
   static const char *const passing[] = {"LOADING",     "BUSY",    "MASTERDOWN",
                                         "CLUSTERDOWN", "started", "restarted"};
   for (size_t i = 0; i < lk->cfg->n; i++) {
     const hrl_node *node = &lk->op.nodes[i];
-    if (node->result == HRL_NODE_AUTH || node->result == HRL_NODE_PROTOCOL) {
+    if (node->result == HRL_NODE_AUTH || node->result == HRL_NODE_DENIED ||
+        node->result == HRL_NODE_PROTOCOL) {
       return true;
     }
     if (node->result != HRL_NODE_SERVER || node->unacked) {

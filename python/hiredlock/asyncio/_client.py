@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Callable
 
 from .. import _core, _from_redis
-from .._client import DEFAULT_TTL
-from .._inspect import Inspection, Name
+from .._client import DEFAULT_TTL, Name
+from .._inspect import Inspection
 from ._driver import Driver, Progress
-from ._lock import Lock
+from ._lock import A, Lock, synchronized_by
 from ._renewer import Renewer
 
 
@@ -71,6 +71,26 @@ class Client:
         """A :class:`Lock` on ``name``, not yet held; the arguments are
         those of :meth:`hiredlock.Client.lock`."""
         return Lock(self, name, ttl, timeout=timeout, blocking=blocking, **options)
+
+    def synchronized(
+        self,
+        name: Name,
+        ttl: float = DEFAULT_TTL,
+        *,
+        timeout: float = -1,
+        blocking: bool = True,
+        **options: Any,
+    ) -> Callable[[A], A]:
+        """Decorator for an async function: every call's body runs under
+        the lock ``name`` (``async with``); the arguments are those of
+        :meth:`lock`. Raises :class:`hiredlock.NotAcquired` when a call
+        cannot acquire in time."""
+
+        def make() -> Lock:
+            return self.lock(name, ttl, timeout=timeout, blocking=blocking, **options)
+
+        make()  # check the arguments now, at decoration time
+        return synchronized_by(make)
 
     async def inspect(self, name: Name) -> Inspection:
         """Who holds the lock ``name`` and who waits for it, as

@@ -182,6 +182,25 @@ class Driver:
         self.listener = Listener(core_client, self.masters, timeout)
         self._active = 0  # rounds running now
         self._queue: collections.deque[asyncio.Future[None]] = collections.deque()
+        # The event loop the connections belong to, from the first
+        # operation until close().
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def bind(self) -> None:
+        """Checks that the running loop is the one the connections belong
+        to (binding the first): from another one, every round would wait
+        on transports whose loop is not running, and time out."""
+        loop = asyncio.get_running_loop()
+        if self._loop is None:
+            self._loop = loop
+        elif self._loop is not loop:
+            raise RuntimeError(
+                "hiredlock.asyncio.Client used from a second event loop: its "
+                "connections belong to the loop that first used it"
+                f"{' (closed now)' if self._loop.is_closed() else ''}; make a "
+                "Client per event loop (hiredlock.asyncio.lock() does), or await "
+                "client.close() in the first loop before using it in another"
+            )
 
     async def _turn(self, progress: Progress) -> None:
         """Waits for a turn to run a round (the usual case: one is free, no
@@ -208,6 +227,7 @@ class Driver:
         for m in self.masters:
             m.close()
         self.listener.close()
+        self._loop = None
 
     def _end_turn(self) -> None:
         """Hands the turn to the first round waiting for one, if any."""

@@ -651,8 +651,8 @@ typedef struct hrl_stats {
   size_t masters;       /**< entries of master[] in use: N */
   struct {
     uint64_t unreachable; /**< rounds it failed: refused, reset, timed out */
-    uint64_t errors;      /**< rounds it answered with an error (auth,
-                               server, protocol) */
+    uint64_t errors; /**< rounds it answered with an error (auth, permission,
+                          server, protocol) */
   } master[HRL_MASTERS_MAX];
 } hrl_stats;
 

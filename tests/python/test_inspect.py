@@ -176,13 +176,21 @@ def test_an_inspection_writes_nothing(servers1, name):
     r = servers1.redis(1)
     build(servers1, 1, name)
     r.script_flush()
-    before = {k: (r.dump(k), r.pttl(k) // 1000) for k in r.keys(f"{name}*")}
+    started = time.monotonic()
+    before = {k: (r.dump(k), r.pttl(k)) for k in r.keys(f"{name}*")}
     dirty = r.info("persistence")["rdb_changes_since_last_save"]
     client = hiredlock.Client(servers1.urls, **TOLERANT)
     for _ in range(3):
         assert client.inspect(name).held
     assert r.info("persistence")["rdb_changes_since_last_save"] == dirty
-    after = {k: (r.dump(k), r.pttl(k) // 1000) for k in r.keys(f"{name}*")}
-    assert after == before and len(before) == 7
+    after = {k: (r.dump(k), r.pttl(k)) for k in r.keys(f"{name}*")}
+    elapsed_ms = (time.monotonic() - started) * 1000
+    assert len(before) == 7 and after.keys() == before.keys()
+    for k, (value, pttl) in after.items():
+        assert value == before[k][0], k
+        # No TTL set anew: each only ran down, by at most the time passed.
+        was = before[k][1]
+        assert (pttl < 0) == (was < 0), k
+        assert pttl < 0 or 0 <= was - pttl <= elapsed_ms + 1, (k, was, pttl)
     for k in before:
         r.delete(k)

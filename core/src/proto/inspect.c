@@ -307,6 +307,7 @@ hrl_step hrl_inspect_step(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
         hrl_detailf(node->msg, sizeof node->msg, "no reply");
       }
       m->status = node->result == HRL_NODE_AUTH       ? HRL_EAUTH
+                  : node->result == HRL_NODE_DENIED   ? HRL_EPERM
                   : node->result == HRL_NODE_SERVER   ? HRL_ESERVER
                   : node->result == HRL_NODE_PROTOCOL ? HRL_EPROTOCOL
                                                       : HRL_ECONNECT;
@@ -503,8 +504,8 @@ hrl_node_result hrl_inspect_reply(hrl_lock *lk, size_t i,
   if (reply->type == HRL_REPLY_ERROR) {
     bool noscript;
     int64_t pttl;
-    /* Errors read as any script's: NOPERM and co. are auth, the rest
-     * server errors. */
+    /* Errors read as any script's: NOPERM a permission refusal, NOAUTH
+     * and WRONGPASS auth, the rest server errors. */
     node->result = hrl_reply_classify(HRL_ROUND_EXTEND, reply, &noscript, &pttl,
                                       node->msg, sizeof node->msg);
     if (node->result == HRL_NODE_REFUSED || node->result == HRL_NODE_RESEND) {
@@ -528,7 +529,8 @@ hrl_node_result hrl_inspect_fail(hrl_lock *lk, size_t i, hrl_node_result why,
     return node->result;
   }
   bool failure = why == HRL_NODE_UNREACHABLE || why == HRL_NODE_AUTH ||
-                 why == HRL_NODE_SERVER || why == HRL_NODE_PROTOCOL;
+                 why == HRL_NODE_DENIED || why == HRL_NODE_SERVER ||
+                 why == HRL_NODE_PROTOCOL;
   node->result = failure ? why : HRL_NODE_PROTOCOL;
   message = message != NULL ? message : "failed";
   hrl_detail_copy_text(node->msg, sizeof node->msg, message, strlen(message));

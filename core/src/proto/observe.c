@@ -222,8 +222,8 @@ static void count_failure(hrl_config *cfg, size_t i, hrl_node_result r) {
   hrl_stats *s = &cfg->obs.stats;
   if (r == HRL_NODE_UNREACHABLE) {
     add(&s->master[i].unreachable, 1);
-  } else if (r == HRL_NODE_AUTH || r == HRL_NODE_SERVER ||
-             r == HRL_NODE_PROTOCOL) {
+  } else if (r == HRL_NODE_AUTH || r == HRL_NODE_DENIED ||
+             r == HRL_NODE_SERVER || r == HRL_NODE_PROTOCOL) {
     add(&s->master[i].errors, 1);
   }
 }

@@ -84,7 +84,8 @@ static inline bool worth_observing(const hrl_lock *lk, size_t i,
     return true; /* a release's or step aside's hand-offs (observe.c) */
   }
   return before == HRL_NODE_PENDING &&
-         (r == HRL_NODE_AUTH || r == HRL_NODE_SERVER || r == HRL_NODE_PROTOCOL);
+         (r == HRL_NODE_AUTH || r == HRL_NODE_DENIED || r == HRL_NODE_SERVER ||
+          r == HRL_NODE_PROTOCOL);
 }
 
 hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,

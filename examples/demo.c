@@ -107,7 +107,9 @@ int main(void) {
          "(quorum %zu)\n",
          HIREDLOCK_VERSION, n, hrl_client_quorum(a));
   for (size_t i = 0; i < n; i++) {
-    printf("  master %zu: %s\n", i + 1, urls[i]);
+    /* The client's label (host:port or the socket path), never the URL:
+     * a URL may carry a password. */
+    printf("  master %zu: %s\n", i + 1, hrl_client_master_label(a, i));
   }
 
   printf("\n1. Two holders contend for the same name\n");

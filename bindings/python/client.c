@@ -290,6 +290,30 @@ static PyObject *client_master_info(PyObject *op, PyObject *arg) {
   return Py_BuildValue("(zizN)", info.host, info.port, info.path, tls);
 }
 
+/* _tls_check(i) -> str | None: why master i's TLS settings do not load
+ * (a CA file missing, a certificate without its key), in the C driver's
+ * words, or None: for a driver that loads them with Python's ssl module,
+ * whose errors read otherwise ("Unknown error 524297"). */
+static PyObject *client_tls_check(PyObject *op, PyObject *arg) {
+  const hrl_client *c = ((hrlpy_client *)op)->client;
+  Py_ssize_t i = PyLong_AsSsize_t(arg);
+  if (i == -1 && PyErr_Occurred()) {
+    return NULL;
+  }
+  if (i < 0 || (size_t)i >= hrl_client_masters(c)) {
+    return PyErr_Format(PyExc_IndexError, "no master %zd", i);
+  }
+  char msg[HRL_DETAIL_MAX];
+  bool ok;
+  Py_BEGIN_ALLOW_THREADS;
+  ok = hrl_client_tls_check(c, (size_t)i, msg, sizeof msg); /* file reads */
+  Py_END_ALLOW_THREADS;
+  if (ok) {
+    Py_RETURN_NONE;
+  }
+  return PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg), "replace");
+}
+
 /* _channel -> bytes: the channel this process's waiters hear their
  * hand-offs on. */
 static PyObject *get_channel(PyObject *op, void *closure) {
@@ -305,6 +329,7 @@ static PyObject *get_channel(PyObject *op, void *closure) {
 
 static PyMethodDef client_methods[] = {
     {"_master_info", client_master_info, METH_O, NULL},
+    {"_tls_check", client_tls_check, METH_O, NULL},
     {"inspect", hrlpy_client_inspect, METH_O,
      "inspect(name) -> dict\n\n"
      "What every master has of the lock name (read only: no lock taken,\n"

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from . import _status
 from ._client import DEFAULT_TTL, Client
 from ._core import LockError, LockLost, __version__
-from ._default import urls_from_env
+from ._default import split_urls, urls_from_env
 from ._guard import Guarded
 from ._lock import Lock
 
@@ -54,17 +54,20 @@ after one TTL."""
 
 MASTERS = """\
 masters:
-  --url may be given once per master (or as a comma-separated list); the
-  default is $HIREDLOCK_URLS (comma separated), else $HIREDLOCK_URL, else
-  redis://127.0.0.1:6379, as for hiredlock.default_client()."""
-
-EPILOG = f"""\
-masters:
-  --url may be given once per master (or as a comma-separated list); the
-  default is $HIREDLOCK_URLS (comma separated), else $HIREDLOCK_URL, else
+  --url may be given once per master (or as a comma-separated list; a URL
+  listing several addresses, redis+cluster://a,b,c or
+  redis+sentinel://s1,s2/service, is one master); the default is
+  $HIREDLOCK_URLS (the same list), else $HIREDLOCK_URL, else
   redis://127.0.0.1:6379, as for hiredlock.default_client(). URLs are
   redis://[[user]:password@]host[:port][/db] or
-  unix://[[user]:password@]/path[?db=N].
+  unix://[[user]:password@]/path[?db=N] (docs/DEPLOYMENTS.md has the rest).
+  Every user of the machine can read --url in the process list (ps,
+  /proc/PID/cmdline): give URLs with a password in $HIREDLOCK_URLS or in a
+  file only you can read (--url-file FILE: one or more URLs a line, # for
+  comments) instead."""
+
+EPILOG = f"""\
+{MASTERS}
 
 when the lock is lost while COMMAND runs:
   (a renewal found it taken, no quorum of masters renewed it before its
@@ -173,7 +176,10 @@ def build_parser() -> argparse.ArgumentParser:
              "stopped as on any loss (default 0: no cap)")  # fmt: skip
     add("-u", "--url", action="append", default=[], metavar="URL",
         help="a master's URL; repeat (or separate with commas) for N "
-             "masters")  # fmt: skip
+             "masters (visible in the process list: see --url-file)")  # fmt: skip
+    add("--url-file", action="append", default=[], metavar="FILE",
+        help="read the masters' URLs from FILE, one or more a line, keeping "
+             "their passwords out of the process list")  # fmt: skip
     add("-k", "--kill-after", type=_seconds, default=KILL_AFTER, metavar="SECONDS",
         help="after a loss, SIGKILL COMMAND this long after SIGTERM (default "
              f"{KILL_AFTER:g})")  # fmt: skip
@@ -194,6 +200,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="the command to run and its arguments")  # fmt: skip
     _status.add_parser(commands, MASTERS)
     return parser
+
+
+def _urls_in_file(path: str) -> list[str]:
+    """The URLs of a --url-file: one or more a line (as --url), blank lines
+    and lines beginning with # left out."""
+    with open(path, encoding="utf-8") as f:
+        lines = [line.strip() for line in f]
+    return [
+        url for line in lines if line and not line.startswith("#")
+        for url in split_urls(line)
+    ]  # fmt: skip
 
 
 def _say(text: str) -> None:
@@ -395,7 +412,11 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         not args.fence_env or "=" in args.fence_env or "\0" in args.fence_env
     ):
         parser.error(f"--fence-env: {args.fence_env!r} is not a variable name")
-    urls = _urls(args.url)
+    try:
+        urls = _urls(args)
+    except _UrlFileError as err:
+        _say(str(err))
+        return EXIT_USAGE
     runner = _Runner(args)
     # SIGINT stays Python's (KeyboardInterrupt) while the lock is taken;
     # the others are ours from before the acquire waits until the command
@@ -507,14 +528,25 @@ def _release_quietly(lock: Lock) -> None:
             _say(f"releasing lock {lock.name!r} failed: {err}")
 
 
-def _urls(url_args: list[str]) -> list[str]:
-    """The masters of --url options (each one or a comma-separated list)."""
-    return [u.strip() for url in url_args for u in url.split(",") if u.strip()]
+class _UrlFileError(ValueError):
+    """A --url-file that cannot be read (the message names it)."""
 
 
-def _client(url_args: list[str]) -> Client:
-    """hiredlock status's client: --url's masters, else the environment's."""
-    return Client(_urls(url_args) or urls_from_env())
+def _urls(args: argparse.Namespace) -> list[str]:
+    """The masters of --url (each one or a list) and --url-file options."""
+    urls = [u for url in args.url for u in split_urls(url)]
+    for path in args.url_file:
+        try:
+            urls += _urls_in_file(path)
+        except OSError as err:
+            raise _UrlFileError(f"--url-file {path}: {err.strerror or err}") from None
+    return urls
+
+
+def _client(args: argparse.Namespace) -> Client:
+    """hiredlock status's client: --url's and --url-file's masters, else
+    the environment's."""
+    return Client(_urls(args) or urls_from_env())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -42,7 +42,12 @@ def add_parser(commands: argparse._SubParsersAction, masters_help: str) -> None:
     )
     status.add_argument("-u", "--url", action="append", default=[], metavar="URL",
                         help="a master's URL; repeat (or separate with commas) "
-                             "for N masters")  # fmt: skip
+                             "for N masters (visible in the process list: see "
+                             "--url-file)")  # fmt: skip
+    status.add_argument("--url-file", action="append", default=[], metavar="FILE",
+                        help="read the masters' URLs from FILE, one or more a "
+                             "line, keeping their passwords out of the "
+                             "process list")  # fmt: skip
     status.add_argument("--json", action="store_true",
                         help="print JSON instead of a table")  # fmt: skip
     status.add_argument("names", nargs="+", metavar="NAME", help="a lock's name")
@@ -58,7 +63,7 @@ def exit_status(inspections: list[Inspection]) -> int:
 
 def run(args: argparse.Namespace, client_of: object) -> int:
     try:
-        client = client_of(args.url)  # type: ignore[operator]
+        client = client_of(args)  # type: ignore[operator]
         inspections = [client.inspect(name) for name in args.names]
     except (ValueError, TypeError) as err:
         print(f"hiredlock: {err}", file=sys.stderr)

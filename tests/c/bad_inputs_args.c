@@ -104,6 +104,28 @@ static bad_outcome name_nul(void) {
 static bad_outcome name_utf8(void) {
   return stored("bad:\xff\xfe", 6);
 }
+/* A name whose key is another lock's sibling key: refused as a bad name. */
+static bad_outcome sibling_name(const char *name) {
+  hrl_options o = bad_fast();
+  o.key_prefix = "doc:";
+  o.key_prefix_len = 4;
+  const char *url = bad_ok_url();
+  hrl_client *c = NULL;
+  hrl_client_new(&url, 1, &o, &c, NULL, 0);
+  hrl_lock *lk = NULL;
+  char d[HRL_DETAIL_MAX] = "";
+  hrl_status s = hrl_lock_new(c, name, strlen(name), 5000, &lk, d, sizeof d);
+  bool consistent = (s == HRL_OK) == (lk != NULL);
+  hrl_lock_free(lk);
+  hrl_client_free(c);
+  return consistent ? bad_status(s, d) : bad_value("out set wrongly: %s", d);
+}
+static bad_outcome name_queue_key(void) {
+  return sibling_name("a{doc:a}:queue");
+}
+static bad_outcome name_fence_key(void) {
+  return sibling_name("b{doc:b}:fence");
+}
 static bad_outcome name_prefix(void) {
   hrl_options o = bad_fast();
   o.key_prefix = "pppppppppp";
@@ -352,6 +374,13 @@ const bad_row bad_rows_args[] = {
      BAD_OK},
     {"name", "name of 512 bytes + prefix of 10", name_prefix, HRL_OK, "",
      BAD_OK},
+    {"name", "name \"a{doc:a}:queue\", key_prefix \"doc:\" (a's queue key)",
+     name_queue_key, HRL_EINVAL,
+     "name must not make another lock's queue key (key_prefix + name is a "
+     "sibling key: docs/DESIGN.md, section 3)",
+     BAD_OK},
+    {"name", "name \"b{doc:b}:fence\", key_prefix \"doc:\" (b's counter)",
+     name_fence_key, HRL_EINVAL, "another lock's fence key", BAD_OK},
     {"name", "name \"a\\0b\" (embedded NUL)", name_nul, BAD_VALUE,
      "ok, key of 7 bytes stored=1", BAD_OK},
     {"name", "name \"\\xff\\xfe\" (invalid UTF-8)", name_utf8, BAD_VALUE,

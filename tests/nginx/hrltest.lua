@@ -201,13 +201,15 @@ local function reply(status, body, lock, elapsed)
     ngx.header["X-Token"] = lock.token
     -- masters that granted the acquire (counts of the last operation)
     ngx.header["X-Granted"] = lock.granted
+    ngx.header["X-Fence"] = lock.fence_string -- a fenced lock's
   end
   ngx.print(body)
 end
 
---- /lock?c=NAME&name=N&ttl=S&timeout=S&hold=S&keep=1&sync=N&aof=1
--- Acquires, holds for `hold` seconds (ngx.sleep), then releases, unless
--- keep=1 leaves the lock to its TTL. 200 "ok" or 409 with the error.
+--- /lock?c=NAME&name=N&ttl=S&timeout=S&hold=S&keep=1&fenced=1&sync=N&aof=1
+-- Acquires (fenced=1: a fenced lock, its fence in X-Fence), holds for
+-- `hold` seconds (ngx.sleep), then releases, unless keep=1 leaves the lock
+-- to its TTL. 200 "ok" or 409 with the error.
 function T.lock()
   local args = ngx.req.get_uri_args()
   local client = T.client(args.c or "c3")
@@ -215,6 +217,7 @@ function T.lock()
   local lock, err = client:acquire(args.name or "res", {
     ttl = arg_number(args.ttl) or 10,
     timeout = arg_number(args.timeout) or 0,
+    fenced = args.fenced == "1",
     sync_replicas = arg_number(args.sync),
     sync_aof = args.aof == "1" or nil,
   })

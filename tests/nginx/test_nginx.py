@@ -421,6 +421,14 @@ def test_the_readme_example(ngx, servers3):
         "bad argument #1 to 'acquire' (name must be 1 to 512 bytes, got 607)"
         in ngx.log_text()
     )
+    # A name from the request that is lock report:1's queue key: refused
+    # as a bad name, so no request can reach another lock's keys.
+    r = ngx.get("/reports/build?id=1{report:1}:queue")
+    assert r.status == 400
+    assert (
+        "bad argument #1 to 'acquire' (name must not make another lock's queue key"
+        in ngx.log_text()
+    )
 
 
 def test_unix_socket_masters(ngx, servers3):

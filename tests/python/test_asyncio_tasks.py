@@ -112,12 +112,19 @@ async def test_the_loop_stays_responsive_while_a_master_is_stopped(fresh5, name)
     lateness.sort()
     worst = lateness[-1]
     p99 = lateness[int(len(lateness) * 0.99) - 1]
+    # A call that blocked the loop on the stopped master would hold it for
+    # the per-master timeout (0.2 s), once per worker's first round at
+    # least: ten ticks that late. A loaded machine delays a tick now and
+    # then, rarely that long, so more than two such ticks fail, not a
+    # fixed p99 (0.039 s at load 24 with nothing blocking).
+    blocked = sum(late >= 0.15 for late in lateness)
     print(
         "ticker lateness with a stopped master: "
-        f"p99 {p99 * 1e3:.1f} ms, max {worst * 1e3:.1f} ms"
+        f"p99 {p99 * 1e3:.1f} ms, max {worst * 1e3:.1f} ms, "
+        f"{blocked} ticks 150 ms late or more"
     )
     assert len(lateness) > 20
-    assert p99 < 0.02  # milliseconds: nothing blocks the loop
+    assert blocked <= 2, "the loop was blocked on the stopped master"
 
 
 @pytest.mark.asyncio

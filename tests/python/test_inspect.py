@@ -194,3 +194,25 @@ def test_an_inspection_writes_nothing(servers1, name):
         assert pttl < 0 or 0 <= was - pttl <= elapsed_ms + 1, (k, was, pttl)
     for k in before:
         r.delete(k)
+
+
+def test_status_reads_urls_from_a_file(servers5, name, tmp_path):
+    """--url-file, as hiredlock run's: the masters (one or more a line, #
+    comments) without their URLs in the process list."""
+    path = tmp_path / "urls"
+    path.write_text("# the masters\n" + ",".join(servers5.urls[:2]) + "\n"
+                    + "\n".join(servers5.urls[2:]) + "\n")  # fmt: skip
+    cmd = [sys.executable, "-m", "hiredlock", "status", "--json"]
+    done = subprocess.run(
+        [*cmd, "--url-file", str(path), name], capture_output=True, text=True,
+        timeout=60, cwd="/",
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    (got,) = json.loads(done.stdout)
+    assert (got["state"], got["answered"], len(got["masters"])) == ("free", 5, 5)
+    done = subprocess.run(
+        [*cmd, "--url-file", str(tmp_path / "none"), name], capture_output=True,
+        text=True, timeout=60, cwd="/",
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert f"--url-file {tmp_path / 'none'}: No such file" in done.stderr

@@ -157,6 +157,18 @@ HRL_API hrl_status hrl_client_ttl_seconds(const hrl_client *client,
                                           char *detail, size_t detail_size);
 
 /**
+ * Loads master i's TLS settings (its CA file or directory, client
+ * certificate and key) as the built-in driver does at its first connect:
+ * true when they load or master i is not a rediss:// one, else false with
+ * msg in the built-in driver's words ("TLS: ssl_certfile (its key) /x:
+ * no start line"). For a binding's own driver (asyncio) that loads them
+ * with another library: it reports a bad setting in the same words as
+ * every other runtime. Loads the files anew each call; keeps nothing.
+ */
+HRL_API bool hrl_client_tls_check(const hrl_client *client, size_t i, char *msg,
+                                  size_t size);
+
+/**
  * Seconds (Python, Lua) to wire milliseconds for arguments that are not
  * options (an acquire's wait, an extend's TTL): finite seconds in
  * [min_ms/1000, max_ms/1000], rounded to the nearest millisecond; a

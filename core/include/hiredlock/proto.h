@@ -163,11 +163,13 @@ HRL_API int hrl_proto_command_replies(const hrl_lock *lock, size_t i);
 /**
  * Feeds master i's reply to the current round's command. Returns the
  * master's result, HRL_NODE_RESEND (NOSCRIPT: the script is sent again in
- * full with EVAL), HRL_NODE_REDIRECT (a cluster's MOVED or ASK: send the
- * command again to hrl_proto_target, which now names the node to ask), or
- * HRL_NODE_MORE (one more reply of the same command bytes is due: the OK
- * to an ASKING the command began with, or a fenced acquire's SET before
- * its INCR). Replies after a master's result are ignored.
+ * full with EVAL; a cluster's TRYAGAIN: the command is sent again in its
+ * plain form, on the lock key alone; either way the same node, and
+ * hrl_proto_command_replies replies), HRL_NODE_REDIRECT (a cluster's MOVED or
+ * ASK: send the command again to hrl_proto_target, which now names the node to
+ * ask), or HRL_NODE_MORE (one more reply of the same command bytes is due: the
+ * OK to an ASKING the command began with, or a fenced acquire's SET before its
+ * INCR). Replies after a master's result are ignored.
  */
 HRL_API hrl_node_result hrl_proto_reply(hrl_lock *lock, size_t i,
                                         const hrl_reply *reply);
@@ -526,7 +528,10 @@ HRL_API hrl_status hrl_parser_feed(hrl_parser *parser, const char *buf,
 HRL_API int hrl_parser_next(hrl_parser *parser, hrl_reply *out);
 
 /** How to speak TLS to a rediss:// master: the client's ssl_* options,
- *  or its URL's where the URL gives them. Paths are NULL when unset. */
+ *  or its URL's where the URL gives them. Paths are NULL when unset. Each
+ *  master's own: a driver that shares TLS state between masters shares it
+ *  only between masters whose every field is equal (the built-in driver's
+ *  hrl_tls_ctx_fits compares them all: a new field goes there too). */
 typedef struct hrl_tls_settings {
   const char *ca_certs; /**< CA file; NULL with ca_path NULL: the system's */
   const char *ca_path;  /**< CA directory */

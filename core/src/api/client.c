@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "driver/tls.h"
 #include "hiredlock/binding.h"
 #include "proto/detail.h"
 
@@ -109,6 +110,17 @@ bool hrl_client_master_info(const hrl_client *c, size_t i,
     out->tls_settings = c->cfg.masters[i].tls;
   }
   return true;
+}
+
+bool hrl_client_tls_check(const hrl_client *c, size_t i, char *msg,
+                          size_t size) {
+  if (i >= c->cfg.n || !c->cfg.masters[i].ep.tls) {
+    return true;
+  }
+  /* A context of its own, not the pool's: no round's mutex is taken. */
+  hrl_tls_ctx *ctx = hrl_tls_ctx_new(&c->cfg.masters[i].tls, msg, size);
+  hrl_tls_ctx_unref(ctx);
+  return ctx != NULL;
 }
 
 void hrl_client_fork_prepare(hrl_client *c) {

@@ -78,6 +78,19 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
   memcpy(lk->op.cmd - HRL_ASKING_LEN, HRL_ASKING, HRL_ASKING_LEN);
   memcpy(lk->key, cfg->prefix, prefix_len);
   memcpy(lk->key + prefix_len, name, name_len);
+  /* Rarely worth the look: a sibling holds a '{' and ends in a suffix. */
+  const char *sibling = memchr(lk->key, '{', key_len) != NULL
+                            ? hrl_sibling_key_of(lk->key, key_len)
+                            : NULL;
+  if (sibling != NULL) {
+    hrl_detailf(detail, detail_size,
+                "name must not make another lock's %s key (key_prefix + "
+                "name is a sibling key: docs/DESIGN.md, section 3)",
+                sibling + 1);
+    free(lk);
+    free(buf);
+    return HRL_EINVAL;
+  }
   if (lo->fenced) {
     lk->fence_key = lk->waiters + sibling_max;
     lk->fence_key_len =

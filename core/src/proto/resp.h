@@ -174,6 +174,12 @@ typedef struct hrl_command_args {
  * capacity); returns its length. */
 size_t hrl_resp_plain_release(char *buf, const hrl_command_args *a);
 
+/* A waiter's plain try, on the lock key alone (a migrating cluster slot
+ * holds up the queue script): the acquire's SET key token NX PX ttl, and
+ * INCR counter behind it when fenced, into buf (room: the EVAL form's
+ * capacity); returns its length. */
+size_t hrl_resp_plain_try(char *buf, bool fenced, const hrl_command_args *a);
+
 /* Room needed for a command in EVALSHA form (the SET, the scripts by their
  * digest, and the INCR behind a fenced acquire or try) about a key of
  * key_len bytes, sibling keys (queue, waiters, counter) of sibling_len

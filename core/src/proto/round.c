@@ -17,6 +17,11 @@ static bool is_try(hrl_round_kind kind) {
          kind == HRL_ROUND_ASIDE;
 }
 
+/* The rounds in which a waiter tries to take the lock. */
+static bool takes(hrl_round_kind kind) {
+  return kind == HRL_ROUND_TRY || kind == HRL_ROUND_FENCED_TRY;
+}
+
 /* The rounds that send the queue script (three keys). */
 static bool is_queue_round(hrl_round_kind kind) {
   return is_try(kind) || kind == HRL_ROUND_RELEASE;
@@ -70,6 +75,29 @@ static bool eval_buffers(hrl_lock *lk) {
   memcpy(buf + cap, HRL_ASKING, HRL_ASKING_LEN);
   op->cmd_eval = buf + HRL_ASKING_LEN;
   op->cmd_plain = buf + cap + HRL_ASKING_LEN;
+  return true;
+}
+
+/* The plain form of the round's command, for a migrating cluster slot
+ * (TRYAGAIN: the queue script's keys are not all on one node): the plain
+ * try on the lock key (and counter) alone, with the round's WAIT behind it
+ * as behind cmd, or the plain release (a release or step aside: never
+ * waits), built once per round. False when out of memory. */
+static bool plain_command(hrl_lock *lk) {
+  hrl_op *op = &lk->op;
+  if (!eval_buffers(lk)) {
+    return false;
+  }
+  if (op->cmd_plain_len == 0) {
+    hrl_command_args a = command_args(lk);
+    op->cmd_plain_len =
+        takes(op->round_kind)
+            ? hrl_resp_plain_try(op->cmd_plain,
+                                 op->round_kind == HRL_ROUND_FENCED_TRY, &a)
+            : hrl_resp_plain_release(op->cmd_plain, &a);
+    memcpy(op->cmd_plain + op->cmd_plain_len, op->cmd + op->cmd_len,
+           op->wait_len);
+  }
   return true;
 }
 
@@ -178,6 +206,7 @@ void hrl_round_start(hrl_lock *lk, hrl_round_kind kind, uint32_t timeout_ms,
     op->nodes[i].unacked = false;
     op->nodes[i].redirected = false;
     op->nodes[i].plain = false;
+    op->nodes[i].migrating = false;
     op->nodes[i].msg[0] = '\0';
     op->nodes[i].asking = false;
     op->nodes[i].asking_ack = false;
@@ -216,13 +245,14 @@ bool hrl_round_of_attempt(const hrl_lock *lk) {
 }
 
 /* The last reply of a pipeline (a fenced acquire's or try's INCR, a WAIT)
- * whose first reply was a redirect: the others were read and dropped (the INCR
- * ran nowhere, or at a node the slot is leaving: fences may skip numbers). A
- * MOVED (or a primary gone) sends the pipeline again to the new node. An ASK
- * (the slot is migrating) is not followed: ASKING covers one command, and the
- * counter may be on either node until the migration ends, so the master
- * fails this attempt and a later one, after the migration, gets the fence
- * from wherever the counter is then. */
+ * whose first reply was a redirect: the others were read and dropped (the
+ * INCR ran nowhere, or at a node the slot is leaving: fences may skip
+ * numbers). A MOVED (or a primary gone) sends the pipeline again to the new
+ * node. An ASK (the slot is migrating) is not followed: ASKING covers one
+ * command, and the counter may be on either node until the migration ends.
+ * The master refuses this attempt (the SET did not run): a waiter waits,
+ * and a try after the migration gets the fence from wherever the counter
+ * is then. */
 static hrl_node_result pipeline_redirect(hrl_lock *lk, size_t i) {
   hrl_node *node = &lk->op.nodes[i];
   node->redirected = false;
@@ -234,34 +264,53 @@ static hrl_node_result pipeline_redirect(hrl_lock *lk, size_t i) {
     hrl_detailf(node->msg, sizeof node->msg,
                 "slot %u is migrating: a fenced acquire waits for its end",
                 (unsigned)lk->slot);
-    node->result = HRL_NODE_SERVER;
+    node->pttl = -1;
+    node->migrating = true;
+    node->result = HRL_NODE_REFUSED;
     return node->result;
   }
   return HRL_NODE_REDIRECT;
 }
 
+/* A fenced acquire's (or try's) INCR redirected after its first command
+ * was answered on this node: the counter left between the two (a
+ * migration's MIGRATE, or its end). Not followed: the pipeline would go
+ * again to the other node, and its SET run there too (the key on two
+ * nodes, in the way of the migration). The counter is not read: a SET that
+ * took holds our key here without a fence (failed: its cleanup releases
+ * it), else the master answered as its SET did. */
+static hrl_node_result counter_redirected(hrl_lock *lk, hrl_node *node,
+                                          const hrl_reply *reply) {
+  hrl_detailf(node->msg, sizeof node->msg,
+              "slot %u is migrating: the counter moved (%.*s)",
+              (unsigned)lk->slot, (int)(reply->len < 60 ? reply->len : 60),
+              reply->str);
+  node->pttl = -1;
+  node->migrating = true;
+  node->result = node->set == HRL_NODE_OK ? HRL_NODE_SERVER : node->set;
+  return node->result;
+}
+
 /* A cluster node's TRYAGAIN: the slot is migrating and the queue script's
- * keys (lock, queue, waiters) are not all on this node. A try waits (it
- * is refused, the holder's PTTL unknown, and tries again later); a
- * release or step aside sends the plain release instead, on the lock key
- * alone, which the migration does not hold up. */
+ * keys (lock, queue, waiters) are not all on this node. The plain form
+ * goes again instead, on the lock key alone, which a migration does not
+ * hold up (one key follows ASK): a release or step aside as the plain
+ * release, a try as the plain try (SET NX PX: the waiter takes a free key,
+ * outside the queue, until the migration ends). */
 static hrl_node_result queue_tryagain(hrl_lock *lk, hrl_node *node) {
-  hrl_op *op = &lk->op;
-  if (op->round_kind == HRL_ROUND_TRY) {
+  if (node->plain || !plain_command(lk)) {
+    bool refuse = takes(lk->op.round_kind); /* a try waits for its next */
     node->pttl = -1;
-    node->result = HRL_NODE_REFUSED;
+    node->migrating = refuse;
+    node->result = refuse ? HRL_NODE_REFUSED : HRL_NODE_SERVER;
     return node->result;
-  }
-  if (node->plain || !eval_buffers(lk)) {
-    node->result = HRL_NODE_SERVER;
-    return node->result;
-  }
-  if (op->cmd_plain_len == 0) {
-    hrl_command_args a = command_args(lk);
-    op->cmd_plain_len = hrl_resp_plain_release(op->cmd_plain, &a);
   }
   node->plain = true;
   return HRL_NODE_RESEND;
+}
+
+static bool is_redirect(const hrl_reply *reply) {
+  return hrl_reply_is_error(reply, "MOVED") || hrl_reply_is_error(reply, "ASK");
 }
 
 hrl_node_result hrl_node_reply(hrl_lock *lk, size_t i, const hrl_reply *reply) {
@@ -280,8 +329,12 @@ hrl_node_result hrl_node_reply(hrl_lock *lk, size_t i, const hrl_reply *reply) {
     return ++node->replies < total ? HRL_NODE_MORE : pipeline_redirect(lk, i);
   }
   bool pipeline = total > 1;
+  /* A pipeline's later reply, after a first that was not a redirect: the
+   * first command ran on this node, so no redirect now may send the
+   * pipeline elsewhere (counter_redirected). */
+  bool after_answer = pipeline && node->replies >= 1;
   hrl_master_cfg *m = &lk->cfg->masters[i];
-  if (m->cluster != NULL || m->sentinel != NULL) {
+  if (m->sentinel != NULL || (m->cluster != NULL && !after_answer)) {
     bool to_sentinel =
         m->sentinel != NULL && hrl_sentinel_asks(m->sentinel, node->target);
     hrl_node_result c = m->cluster != NULL ? hrl_cluster_reply(lk, i, reply)
@@ -298,25 +351,32 @@ hrl_node_result hrl_node_reply(hrl_lock *lk, size_t i, const hrl_reply *reply) {
       return c;
     }
   }
-  if (is_queue_round(op->round_kind) && node->replies == 0 &&
+  if (is_queue_round(op->round_kind) && node->replies == 0 && !node->plain &&
       hrl_reply_is_error(reply, "TRYAGAIN")) {
     hrl_detailf(node->msg, sizeof node->msg, "slot %u is migrating (TRYAGAIN)",
                 (unsigned)lk->slot);
     if (!pipeline) {
       return queue_tryagain(lk, node);
     }
-    /* A fenced try: refused; the INCR's reply comes next. */
+    /* A fenced try, or a try with its WAIT behind: the INCR's (the
+     * WAIT's) reply comes next, then the plain try goes (SET and INCR: the
+     * counter read after the SET; the WAIT again behind); without memory
+     * for it, refused. */
     node->replies = 1;
     node->pttl = -1;
     node->set = HRL_NODE_REFUSED;
+    node->plain = plain_command(lk);
+    node->resend = node->plain;
     return HRL_NODE_MORE;
   }
   bool noscript = false;
   int k = pipeline ? node->replies++ : 0; /* which reply of the pipeline */
   if (k == 0) {
-    hrl_node_result r =
-        hrl_reply_classify(op->round_kind, reply, &noscript, &node->pttl,
-                           node->msg, sizeof node->msg);
+    /* A plain try's first reply is its SET's. */
+    hrl_round_kind kind =
+        node->plain && takes(op->round_kind) ? HRL_ROUND_SET : op->round_kind;
+    hrl_node_result r = hrl_reply_classify(kind, reply, &noscript, &node->pttl,
+                                           node->msg, sizeof node->msg);
     if (pipeline) {
       node->set = r; /* the INCR's, then the WAIT's reply come next */
       node->took = r == HRL_NODE_OK;
@@ -330,6 +390,9 @@ hrl_node_result hrl_node_reply(hrl_lock *lk, size_t i, const hrl_reply *reply) {
   } else if (k < total - 1 || !hrl_round_waits(lk, i)) {
     /* A fenced acquire's or try's INCR. */
     if (!node->resend) {
+      if (m->cluster != NULL && is_redirect(reply)) {
+        return counter_redirected(lk, node, reply);
+      }
       node->set = hrl_reply_counter(node->set, reply, &node->counter, node->msg,
                                     sizeof node->msg);
     }
@@ -348,13 +411,16 @@ hrl_node_result hrl_node_reply(hrl_lock *lk, size_t i, const hrl_reply *reply) {
     return node->result;
   }
   if (pipeline) {
-    /* The script said NOSCRIPT, and what followed it in the pipeline ran
-     * before anything of ours was there (a fenced try's INCR, the WAIT):
-     * all of it goes again, the script in full (the counter must be read
-     * after the try). */
+    /* The script said NOSCRIPT (or TRYAGAIN), and what followed it in the
+     * pipeline ran before anything of ours was there (a fenced try's INCR,
+     * the WAIT): all of it goes again, the script in full (the counter
+     * must be read after the try), or after a TRYAGAIN the plain try. */
     node->replies = 0;
     node->resend = false;
     node->took = false;
+    if (node->plain) {
+      return HRL_NODE_RESEND;
+    }
   }
   if (node->eval_sent || !build_eval(lk)) {
     hrl_detailf(node->msg, sizeof node->msg,

@@ -146,9 +146,13 @@ typedef struct hrl_node {
   uint8_t replies;
   bool resend;
   bool redirected;
-  /* A release or step aside answered TRYAGAIN (a migrating cluster slot):
-   * the plain release goes instead (hrl_resp_plain_release). */
+  /* The queue script answered TRYAGAIN (a migrating cluster slot): a
+   * release or step aside goes again as the plain release, a try as the
+   * plain try (round.c); migrating: the slot's migration kept this master
+   * from answering the round (its result says what it is, never a lasting
+   * refusal: a waiter goes on waiting). */
   bool plain;
+  bool migrating;
   hrl_node_result set;
   uint64_t counter;
   /* sync_replicas: the write took (its first reply said OK), and the WAIT
@@ -225,8 +229,8 @@ typedef struct hrl_op {
   size_t cmd_len;
   char *cmd_eval; /* EVAL form, after NOSCRIPT; allocated on first use */
   size_t cmd_eval_len;
-  /* The plain release, after a cluster's TRYAGAIN (round.c); in the same
-   * allocation as cmd_eval. */
+  /* After a cluster's TRYAGAIN (round.c): the plain release, or in a
+   * try round the plain try; in the same allocation as cmd_eval. */
   char *cmd_plain;
   size_t cmd_plain_len;
   /* sync_replicas: the WAIT (or WAITAOF) written behind cmd and cmd_eval

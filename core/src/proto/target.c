@@ -73,11 +73,14 @@ const char *hrl_node_command(hrl_lock *lk, size_t i, size_t *len) {
   }
   node->sent = true;
   node->asking_ack = node->asking;
-  if (node->plain) { /* a release's: never waits */
-    return command_bytes(node, op->cmd_plain, op->cmd_plain_len, len);
-  }
-  const char *cmd = node->eval_sent ? op->cmd_eval : op->cmd;
-  size_t cmd_len = node->eval_sent ? op->cmd_eval_len : op->cmd_len;
+  /* The plain form after a TRYAGAIN (a release's never waits; a try's
+   * waits as its script would), else the script by digest or in full. */
+  const char *cmd = node->plain       ? op->cmd_plain
+                    : node->eval_sent ? op->cmd_eval
+                                      : op->cmd;
+  size_t cmd_len = node->plain       ? op->cmd_plain_len
+                   : node->eval_sent ? op->cmd_eval_len
+                                     : op->cmd_len;
   if (op->wait_len == 0 || !hrl_round_waits(lk, i)) {
     return command_bytes(node, cmd, cmd_len, len);
   }

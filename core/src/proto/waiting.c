@@ -307,8 +307,9 @@ static hrl_step step_aside(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
 /* Whether a master's failure in the try will last: a refused AUTH, a
  * permission refused, a protocol error, a server error other than those a
  * server gives while it starts or fails over (LOADING, BUSY, MASTERDOWN,
- * CLUSTERDOWN), its replicas lag (sync_replicas) or it is kept out since
- * its restart (restart_guard: "started 3 s ago ..."). */
+ * CLUSTERDOWN), its replicas lag (sync_replicas), it is kept out since its
+ * restart (restart_guard: "started 3 s ago ...") or that a cluster slot's
+ * migration caused (round.c: migrating). */
 static bool lasting_failure(const hrl_lock *lk) {
   static const char *const passing[] = {"LOADING",     "BUSY",    "MASTERDOWN",
                                         "CLUSTERDOWN", "started", "restarted"};
@@ -318,7 +319,7 @@ static bool lasting_failure(const hrl_lock *lk) {
         node->result == HRL_NODE_PROTOCOL) {
       return true;
     }
-    if (node->result != HRL_NODE_SERVER || node->unacked) {
+    if (node->result != HRL_NODE_SERVER || node->unacked || node->migrating) {
       continue;
     }
     bool passes = false;

@@ -13,9 +13,11 @@ import asyncio
 import contextlib
 import os
 import socket
+import ssl
 import struct
 
 from .. import _core
+from . import _tls
 
 MORE, SEND, DONE, CLOSE = (
     _core.STREAM_MORE,
@@ -64,12 +66,15 @@ class Connection(asyncio.Protocol):
         self.waiter: Outcome | None = None
         self.reused = False
         self.idle = bytearray()  # late replies that came between rounds
+        self.tls = False  # a rediss:// connection (set by the driver)
+        self.got_data = False  # anything came in on it
 
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
+        self.got_data = True
         if self.lock is None:
             self.idle += data  # owed replies: the stream drops them later
             return
@@ -82,9 +87,26 @@ class Connection(asyncio.Protocol):
         if self.reused and not self.stream.replied:
             self._end(STALE)  # closed by the server while idle: never ran
             return
-        why = os_message(exc) if exc is not None else "server closed the connection"
-        self.lock._fail(self.index, why)
+        self.lock._fail(self.index, self._lost_why(exc))
         self._end(CLOSED)
+
+    def _lost_why(self, exc: Exception | None) -> str:
+        """Why the connection was lost, in the C driver's words."""
+        if (
+            self.tls
+            and not self.got_data
+            and isinstance(exc, (type(None), ConnectionResetError, ssl.SSLEOFError))
+        ):
+            # With TLS 1.3 the server checks our certificate after our side
+            # of the handshake is done; its refusal (the alert lost to the
+            # reset that follows) shows only here.
+            return (
+                "TLS: server closed the connection before any reply "
+                "(client certificate refused?)"
+            )
+        if exc is None:
+            return "server closed the connection"
+        return _tls.failure_message(exc) or os_message(exc)
 
     # the round's side
     @property

@@ -37,8 +37,11 @@ class Master:
     progress that an earlier round gave up waiting for (each is taken by
     one later round, until its connect timeout)."""
 
-    def __init__(self, index: int, where: tuple, connect_timeout: float) -> None:
+    def __init__(
+        self, index: int, where: tuple, connect_timeout: float, core: _core.Client
+    ) -> None:
         self.index = index
+        self.core = core
         self.host, self.port, self.path, self.tls = where
         self.connect_timeout = connect_timeout
         self._ssl: ssl.SSLContext | None = None  # made at the first connect
@@ -59,7 +62,16 @@ class Master:
         if self.tls is None:
             return {}
         if self._ssl is None:
-            self._ssl = _tls.context(self.tls)
+            try:
+                self._ssl = _tls.context(self.tls)
+            except OSError:
+                # Said as the C driver says it (the ssl module's words are
+                # OpenSSL's last error, or its code read as an errno): the
+                # core loads the settings again, only on this failure.
+                why = self.core._tls_check(self.index)
+                if why is not None:
+                    raise _tls.TLSSetupError(why) from None
+                raise
         return {"ssl": self._ssl, "server_hostname": self.host}
 
     async def _open(self) -> Connection:
@@ -75,6 +87,7 @@ class Master:
             if connected_to_itself(transport):
                 reset(transport)
                 raise ConnectionRefusedError("connection refused (connected to itself)")
+            conn.tls = self.tls is not None
         return conn
 
     def _connect(self, now: float) -> tuple[asyncio.Task[Connection], float]:
@@ -176,7 +189,7 @@ class Driver:
         self, core_client: _core.Client, connect_timeout: float, timeout: float
     ) -> None:
         self.masters = [
-            Master(i, core_client._master_info(i), connect_timeout)
+            Master(i, core_client._master_info(i), connect_timeout, core_client)
             for i in range(len(core_client.masters))
         ]
         self.listener = Listener(core_client, self.masters, timeout)

@@ -37,6 +37,14 @@ local R = {
     "none", id = "long_name" },
   { "name", "name of 257 x 'é' (514 bytes)",
     function(c) return c.client:acquire(("é"):rep(257)) end, "raises", "got 514", "none" },
+  { "name", 'name "a{doc:a}:queue", key_prefix "doc:" (a\'s queue key)', function()
+    return new("redis://127.0.0.1:1", { key_prefix = "doc:" }):acquire("a{doc:a}:queue")
+  end, "raises", "bad argument #1 to 'acquire' (name must not make another lock's queue "
+    .. "key (key_prefix + name is a sibling key: docs/DESIGN.md, section 3))", "none",
+    exact = true },
+  { "name", 'name "b{doc:b}:fence", key_prefix "doc:" (b\'s counter)', function()
+    return new("redis://127.0.0.1:1", { key_prefix = "doc:" }):acquire("b{doc:b}:fence")
+  end, "raises", "another lock's fence key", "none" },
   { "name", "name of 512 bytes is taken whole", function(c)
     local lock = assert(c.client:acquire(("n"):rep(512), { timeout = 0 }))
     return lock.name == ("n"):rep(512) and lock:release()
@@ -150,6 +158,20 @@ local R = {
     local ok, err = pcall(new, "redis://:secret@127.0.0.1:99999")
     return not ok and err:find("secret", 1, true) == nil
   end, "returns", "true", "none" },
+  { "url", "no part of a password with '@' or '/' is in the message", function()
+    local shown = {}
+    for _, url in ipairs({ "redis://:p4ss@w0rdQ@127.0.0.1:99999",
+        "redis://app:Tr0ub4dor/3xyz@127.0.0.1", "redis+cluster://app:Tr0ub4dor/3xyz@a:1,b:2" }) do
+      local ok, err = pcall(new, url)
+      assert(not ok)
+      for _, part in ipairs({ "p4ss", "w0rdQ", "Tr0ub4dor", "3xyz" }) do
+        assert(not err:find(part, 1, true), err)
+      end
+      shown[#shown + 1] = err:match('url "([^"]*)"')
+    end
+    return table.concat(shown, " ")
+  end, "returns", "redis://:***@127.0.0.1:99999 redis://app:***@127.0.0.1 "
+    .. "redis+cluster://app:***@a:1,b:2", "none" },
   { "type", "urls = 5", function() return new(5) end, "raises", "urls", "none" },
   { "type", "urls = {5}", function() return new({ 5 }) end, "raises", "url", "none" },
   { "type", "urls = nil", function() return new() end, "raises", "got nil)", "none" },

@@ -35,11 +35,12 @@ typedef struct hrlua_arg {
  * lock shares that anchor as its own uservalue, so a client cannot be
  * collected while one of its locks is alive (the core requires a client to
  * outlive its locks). client is NULL once the handle was finalized.
- * connect_timeout_ms is the client's option, kept for drivers that open
- * their own connections (client:master_info). */
+ * connect_timeout_ms and timeout_ms are the client's options, kept for
+ * drivers that open their own connections (client:master_info). */
 typedef struct hrlua_client {
   hrl_client *client;
   uint32_t connect_timeout_ms;
+  uint32_t timeout_ms;
 } hrlua_client;
 
 /* A lock handle; owner stays valid as long as the lock (see above). lock is

@@ -349,8 +349,9 @@ static void push_tls(lua_State *L, const hrl_tls_settings *t) {
 /* client:master_info(i) -> where master i is, for drivers that open their
  * own connections: {host = "127.0.0.1", port = 6379} for TCP (an IPv6 host
  * without brackets) or {path = "/run/redis.sock"} for unix, and for both
- * db (0 when the handshake selects none), label (for messages) and
- * connect_timeout_ms (the client's connect_timeout); for a rediss:// one
+ * db (0 when the handshake selects none), label (for messages),
+ * connect_timeout_ms and timeout_ms (the client's connect_timeout and
+ * timeout); for a rediss:// one
  * tls = true and its ssl_* settings. Credentials are not here: the
  * handshake bytes carry them. */
 static int client_master_info(lua_State *L) {
@@ -376,6 +377,8 @@ static int client_master_info(lua_State *L) {
   lua_setfield(L, -2, "label");
   lua_pushinteger(L, (lua_Integer)c->connect_timeout_ms);
   lua_setfield(L, -2, "connect_timeout_ms");
+  lua_pushinteger(L, (lua_Integer)c->timeout_ms);
+  lua_setfield(L, -2, "timeout_ms");
   if (info.tls) {
     push_tls(L, &info.tls_settings);
   }

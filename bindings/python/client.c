@@ -327,8 +327,43 @@ static PyObject *get_channel(PyObject *op, void *closure) {
   return PyBytes_FromStringAndSize(channel, (Py_ssize_t)len);
 }
 
+/* _share_channel(other) -> bool: this client's waiters hear their
+ * hand-offs on other's channel (hrl_client_share_channel), so that one
+ * subscriber connection per master serves both (hiredlock.asyncio: the
+ * clients of one event loop). */
+static PyObject *client_share_channel(PyObject *op, PyObject *other) {
+  hrlpy_client *self = (hrlpy_client *)op;
+  if (!PyObject_TypeCheck(other, Py_TYPE(op))) {
+    return PyErr_Format(PyExc_TypeError, "expected a hiredlock Client");
+  }
+  return PyBool_FromLong(
+      hrl_client_share_channel(self->client, ((hrlpy_client *)other)->client));
+}
+
+/* _subscriber_key(i) -> bytes: what identifies master i's subscriber
+ * connection (hrl_client_subscriber_key; it holds the credentials: keep
+ * it in memory only). */
+static PyObject *client_subscriber_key(PyObject *op, PyObject *arg) {
+  hrl_client *c = ((hrlpy_client *)op)->client;
+  Py_ssize_t i = PyLong_AsSsize_t(arg);
+  if (i == -1 && PyErr_Occurred()) {
+    return NULL;
+  }
+  size_t len = i < 0 ? 0 : hrl_client_subscriber_key(c, (size_t)i, NULL, 0);
+  if (len == 0) {
+    return PyErr_Format(PyExc_IndexError, "no master %zd", i);
+  }
+  PyObject *key = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len);
+  if (key != NULL) {
+    hrl_client_subscriber_key(c, (size_t)i, PyBytes_AS_STRING(key), len);
+  }
+  return key;
+}
+
 static PyMethodDef client_methods[] = {
     {"_master_info", client_master_info, METH_O, NULL},
+    {"_share_channel", client_share_channel, METH_O, NULL},
+    {"_subscriber_key", client_subscriber_key, METH_O, NULL},
     {"_tls_check", client_tls_check, METH_O, NULL},
     {"inspect", hrlpy_client_inspect, METH_O,
      "inspect(name) -> dict\n\n"

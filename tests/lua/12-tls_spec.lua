@@ -7,6 +7,7 @@
 local fixture = require "helpers.fixture"
 local hiredlock = require "hiredlock"
 local socket_driver = require "helpers.socket_driver"
+local handoff = require "helpers.handoff"
 
 local TOLERANT = { connect_timeout = 1, timeout = 0.5, retry_delay = 0.01, retry_jitter = 0.005 }
 
@@ -54,6 +55,19 @@ describe("TLS, server certificate only", function()
       fx:tls_file("ca.crt"))
     local lock = assert(hiredlock.new(url, options()):acquire("tls:url", { timeout = 0 }))
     assert.is_true(lock:release())
+  end)
+
+  it("hears a release's hand-off over TLS", function()
+    -- The subscriber connection shakes hands as the command connections do
+    -- (before: none over TLS, every hand-off waited for retry_delay).
+    local ca = fx:tls_file("ca.crt")
+    local opts = {}
+    for k, v in pairs(handoff.PATIENT) do
+      opts[k] = v
+    end
+    opts.ssl_ca_certs = ca
+    local took = assert(handoff.after_release(fx.tls_urls[1], "tls:handoff", opts, ca))
+    assert.is_true(took < 3, "took " .. took) -- woken: not the 20 s cap
   end)
 
   it("verifies by default, against the system's CAs", function()

@@ -389,27 +389,40 @@ HRL_API uint32_t hrl_stream_owed(const hrl_stream *stream);
 
 /*
  * A subscriber connection to master i: how a client hears the hand-offs of
- * its waiting locks. One per master per client (not per lock), subscribed
- * to the client's channel (hrl_client_channel); the queue script publishes
- * there the token a released lock was handed to, and the driver passes it
- * to the lock waiting with that token (hrl_proto_notified). A driver keeps
- * the connection open while the client lives (it opens it on the first
- * wait) and, on a new connection:
+ * its waiting locks. One per master (not per lock), subscribed to the
+ * client's channel (hrl_client_channel); the queue script publishes there
+ * the token a released lock was handed to, and the driver passes it to the
+ * lock waiting with that token (hrl_proto_notified). A driver keeps the
+ * connection open while it has waiters (it opens it on the first wait) and
+ * serves every client whose hrl_client_subscriber_key is the same with
+ * it (hrl_client_share_channel makes clients of one process share their
+ * channel). For each new connection:
  *
- *   s = hrl_subscriber_new(client, i); bytes = hrl_subscriber_start(s, &n);
- *   write them; on data:
+ *   s = hrl_subscriber_new(client, i);   (once)
+ *   hrl_subscriber_open(s, &where);      connect to where: host and port,
+ *                                        or path; TLS for a rediss://
+ *                                        master (hrl_master_info.tls)
+ *   bytes = hrl_subscriber_start(s, &n); write them; on data:
  *     for (n = hrl_subscriber_feed(s, data, len, &out, &out_len);
  *          n != HRL_NOTICE_MORE;
  *          n = hrl_subscriber_feed(s, NULL, 0, &out, &out_len)):
  *       HRL_NOTICE_SEND     write out (the SUBSCRIBE, after the handshake)
  *       HRL_NOTICE_READY    subscribed: hrl_proto_wake() every waiting lock
- *                           of the client (a hand-off may have been missed)
+ *                           it serves (a hand-off may have been missed)
  *       HRL_NOTICE_HANDOFF  out: the token (HRL_TOKEN_LEN bytes) a lock was
  *                           handed to by master i
- *       HRL_NOTICE_CLOSE    out: why; close (and reconnect later)
- *   on EOF or an error: close, reconnect later (with a new subscriber or
- *   hrl_subscriber_start again). Waits stay bounded without it (the
- *   holder's TTL, retry_delay), only slower.
+ *       HRL_NOTICE_CLOSE    out: why; close (and open again later)
+ *       HRL_NOTICE_REDIRECT out: where to; close and open again at once
+ *                           (a sentinel named the primary)
+ *   on EOF or an error: close, open again later. Waits stay bounded
+ *   without it (the holder's TTL, retry_delay), only slower.
+ *
+ * A Sentinel-managed primary's subscriber asks a sentinel where the
+ * primary is (hrl_subscriber_open names the sentinel, with handshake
+ * false, and hrl_subscriber_start is the question), then subscribes there;
+ * once that connection ends (a failover closes the deposed primary's
+ * clients), the next one asks a sentinel again, so it follows failovers.
+ * Unanswered sentinels are asked in turn.
  */
 typedef struct hrl_subscriber hrl_subscriber;
 
@@ -418,7 +431,8 @@ typedef enum hrl_notice {
   HRL_NOTICE_SEND,
   HRL_NOTICE_READY,
   HRL_NOTICE_HANDOFF,
-  HRL_NOTICE_CLOSE
+  HRL_NOTICE_CLOSE,
+  HRL_NOTICE_REDIRECT
 } hrl_notice;
 
 /** A subscriber for master i of client, or NULL (out of memory, no such
@@ -426,8 +440,15 @@ typedef enum hrl_notice {
 HRL_API hrl_subscriber *hrl_subscriber_new(hrl_client *client, size_t i);
 HRL_API void hrl_subscriber_free(hrl_subscriber *subscriber);
 
+/** A new connection begins: where it goes (host/port or path, the label
+ *  for messages; handshake false for a sentinel to ask). Call it before
+ *  every connection, also the ones that failed to connect (the next
+ *  sentinel is then asked). The strings live until the next call. */
+HRL_API void hrl_subscriber_open(hrl_subscriber *subscriber, hrl_target *out);
+
 /** The bytes a new connection writes first (the handshake alone when the
- *  master's URL asks for one, else the SUBSCRIBE); *len their size. */
+ *  master's URL asks for one, else the SUBSCRIBE; a sentinel's question);
+ *  *len their size. */
 HRL_API const char *hrl_subscriber_start(hrl_subscriber *subscriber,
                                          size_t *len);
 
@@ -440,6 +461,29 @@ HRL_API hrl_notice hrl_subscriber_feed(hrl_subscriber *subscriber,
 /** The channel client's waiters hear their hand-offs on (*len its size),
  *  made anew in a forked child; NULL when the OS random generator failed. */
 HRL_API const char *hrl_client_channel(hrl_client *client, size_t *len);
+
+/**
+ * Makes client's waiters hear their hand-offs on the channel of `from`
+ * (with client's own key prefix), so that one subscriber connection per
+ * master serves the waiters of both: for drivers whose subscribers outlive
+ * their clients (a client made per request). Call it before client's first
+ * wait (a wait in progress goes on hearing the channel it queued with, as
+ * long as the driver keeps that subscriber). True when they share it now;
+ * false when the OS random generator failed.
+ */
+HRL_API bool hrl_client_share_channel(hrl_client *client, hrl_client *from);
+
+/**
+ * What identifies master i's subscriber connection of client: where it
+ * goes, its TLS settings, its handshake and the channel. Clients whose keys
+ * are equal may share that connection (and its waiters learn their
+ * hand-offs from it). Writes up to size bytes of the key to buf (which
+ * may be NULL when size is 0) and returns its full length (0: no such
+ * master, or no channel). The key holds the handshake's credentials: keep
+ * it in memory, or hash it.
+ */
+HRL_API size_t hrl_client_subscriber_key(hrl_client *client, size_t i,
+                                         char *buf, size_t size);
 
 /*
  * Managed leases (hrl_lock_options.auto_renew) for drivers that run the

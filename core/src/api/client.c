@@ -171,6 +171,15 @@ const char *hrl_client_channel(hrl_client *c, size_t *len) {
   return hrl_config_channel(&c->cfg, len);
 }
 
+bool hrl_client_share_channel(hrl_client *c, hrl_client *from) {
+  return c == from || hrl_config_share_channel(&c->cfg, &from->cfg);
+}
+
+size_t hrl_client_subscriber_key(hrl_client *c, size_t i, char *buf,
+                                 size_t size) {
+  return hrl_config_subscriber_key(&c->cfg, i, buf, size);
+}
+
 const char *hrl_proto_handshake(const hrl_client *c, size_t i, size_t *len,
                                 int *replies) {
   return hrl_config_handshake(&c->cfg, i, len, replies);

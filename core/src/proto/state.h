@@ -531,5 +531,10 @@ hrl_status hrl_config_make_channel(hrl_config *cfg);
 
 /* subscriber.c: hrl_subscriber_new() on the configuration. */
 hrl_subscriber *hrl_subscriber_create(hrl_config *cfg, size_t i);
+/* subscriber.c: hrl_client_share_channel() and
+ * hrl_client_subscriber_key() on the configurations. */
+bool hrl_config_share_channel(hrl_config *cfg, hrl_config *from);
+size_t hrl_config_subscriber_key(hrl_config *cfg, size_t i, char *buf,
+                                 size_t size);
 
 #endif

@@ -4,8 +4,8 @@
 -- cleanup, the waiting queue and when to try again are the C core's (the
 -- sans-I/O protocol of hiredlock.core, see docs/LUA-API.md); this file only
 -- opens connections, moves bytes and waits. The waiting side (one
--- subscriber per worker and client, requests parked on semaphores) is
--- hiredlock/driver/listener.lua.
+-- subscriber per worker and master, whatever the number of clients,
+-- requests parked on semaphores) is hiredlock/driver/listener.lua.
 --
 -- The contract is the one of hiredlock/driver/hiredis.lua:
 --   acquire(client_handle, name, opts) -> lock_handle | nil, err
@@ -426,6 +426,8 @@ function M.acquire(client, name, opts)
   if perr then
     return nil, perr
   end
+  -- Its waits hear on the worker's subscribers, whatever client it is.
+  listener.adopt(client)
   -- Argument errors raise from here with acquire's words (see proto.c).
   local lock, timeout = client:lock(name, opts)
   local begun, err = lock:begin("acquire", timeout)

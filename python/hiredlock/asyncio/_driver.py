@@ -4,7 +4,7 @@ master at once, each against its own deadline; a connection that missed a
 deadline is kept (its late replies are owed) when the protocol says it may;
 a connect still in progress carries over to the next round until the
 connect timeout; once a round is settled, masters known to be late are not
-waited for; a waiting acquire hears its hand-offs through the client's
+waited for; a waiting acquire hears its hand-offs through its event loop's
 subscriber connections (_listener.py). docs/DESIGN.md, section 2, lists
 these duties.
 """
@@ -287,6 +287,7 @@ class Driver:
         round) and ends; a round always finishes. A waiting acquire's token
         is registered with the listener before the round that queues it."""
         waiter: Waiter | None = None
+        self.listener.adopt()  # before the round that may queue it
         try:
             while True:
                 await self._turn(progress)

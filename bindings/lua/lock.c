@@ -32,10 +32,19 @@ static bool interrupted(void *ud) {
          (lua_gethookmask(w->L) & mask) == mask && lua_gethookcount(w->L) == 1;
 }
 
+/* An interrupt that came while the acquire took the lock (its first round,
+ * or the try after a hand-off) would be raised at the caller's next
+ * instruction, the lock handle lost with the key held for its TTL: the
+ * lock is released first, and the acquire says "cancelled". */
 static hrl_status acquire_interruptible(lua_State *L, hrl_lock *lock,
                                         int64_t wait_ms) {
   wait_ctx w = {L, lua_gethook(L)};
-  return hrl_lock_acquire_cancellable(lock, wait_ms, interrupted, &w);
+  hrl_status st = hrl_lock_acquire_cancellable(lock, wait_ms, interrupted, &w);
+  if (st == HRL_OK && interrupted(&w)) {
+    hrl_lock_release(lock);
+    return HRL_ECANCELLED;
+  }
+  return st;
 }
 
 hrlua_lock *hrlua_check_lock(lua_State *L, int idx) {

@@ -6,7 +6,10 @@
  * failures (no quorum reachable, bad arguments). The GIL is released around
  * exactly the blocking core call; a long acquire runs signal handlers every
  * 50 ms through the core's cancel callback, so Ctrl-C stops it and leaves no
- * key behind.
+ * key behind, and so does a Ctrl-C that came while the lock was being
+ * taken (released before the KeyboardInterrupt goes on). __enter__ is C
+ * too, so that `with` has no instruction between the acquire and the block
+ * where a signal could strand the lock.
  */
 #include "hrlpy.h"
 
@@ -260,26 +263,26 @@ static void start_dispatcher(hrlpy_lock *self) {
   }
 }
 
-static PyObject *lock_acquire(PyObject *op, PyObject *const *args,
-                              Py_ssize_t nargs, PyObject *kwnames) {
-  hrlpy_lock *self = (hrlpy_lock *)op;
-  bool blocking = true;
-  int64_t wait_ms = HRL_WAIT_FOREVER;
-  if (nargs != 0 || kwnames != NULL) {
-    static const char *const names[] = {"blocking", "timeout", NULL};
-    PyObject *a[2];
-    if (hrlpy_parse_args("acquire", names, 2, args, nargs, kwnames, a) < 0) {
-      return NULL;
-    }
-    int b = a[0] == NULL ? 1 : PyObject_IsTrue(a[0]);
-    if (b < 0) {
-      return NULL;
-    }
-    blocking = b;
-    if (hrlpy_wait_ms(a[1], blocking, &wait_ms) < 0) {
-      return NULL;
-    }
+/* The acquire got the lock, but a signal handler raised meanwhile (Ctrl-C
+ * during its first round, or just before its hand-off): returning True
+ * would let the KeyboardInterrupt be raised at the caller's next
+ * instruction, before a `with` block's __exit__ could run, and the key
+ * would stay for its whole TTL. The lock is released first, then the
+ * exception goes on: an interrupted acquire leaves no key. */
+static bool interrupted(hrlpy_lock *self) {
+  if (PyErr_CheckSignals() == 0) {
+    return false;
   }
+  Py_BEGIN_ALLOW_THREADS;
+  hrl_lock_release(self->lock); /* what it finds, the exception says */
+  Py_END_ALLOW_THREADS;
+  return true;
+}
+
+/* Acquires with the parsed arguments: Py_True, Py_False (others held it
+ * for the whole wait; the core's detail says more), or NULL with an
+ * exception. */
+static PyObject *acquire_with(hrlpy_lock *self, int64_t wait_ms) {
   int64_t now = hrl_now_us();
   int64_t deadline =
       wait_ms == HRL_WAIT_FOREVER ? INT64_MAX : now + wait_ms * 1000;
@@ -300,6 +303,10 @@ static PyObject *lock_acquire(PyObject *op, PyObject *const *args,
   Py_BEGIN_ALLOW_THREADS;
   status = hrl_lock_acquire_cancellable(self->lock, wait_ms, cancel, NULL);
   Py_END_ALLOW_THREADS;
+  if (status == HRL_OK && interrupted(self)) {
+    hrlpy_gate_leave(self);
+    return NULL;
+  }
   if (status == HRL_OK || status == HRL_ETIMEOUT) {
     hrlpy_gate_leave(self);
     if (status == HRL_OK && self->on_lost != NULL) {
@@ -317,6 +324,87 @@ static PyObject *lock_acquire(PyObject *op, PyObject *const *args,
     return Py_NewRef(status == HRL_OK ? Py_True : Py_False);
   }
   return finish(self, status);
+}
+
+static PyObject *lock_acquire(PyObject *op, PyObject *const *args,
+                              Py_ssize_t nargs, PyObject *kwnames) {
+  hrlpy_lock *self = (hrlpy_lock *)op;
+  bool blocking = true;
+  int64_t wait_ms = HRL_WAIT_FOREVER;
+  if (nargs != 0 || kwnames != NULL) {
+    static const char *const names[] = {"blocking", "timeout", NULL};
+    PyObject *a[2];
+    if (hrlpy_parse_args("acquire", names, 2, args, nargs, kwnames, a) < 0) {
+      return NULL;
+    }
+    int b = a[0] == NULL ? 1 : PyObject_IsTrue(a[0]);
+    if (b < 0) {
+      return NULL;
+    }
+    blocking = b;
+    if (hrlpy_wait_ms(a[1], blocking, &wait_ms) < 0) {
+      return NULL;
+    }
+  }
+  return acquire_with(self, wait_ms);
+}
+
+/* NotAcquired for a `with` block whose wait ran out: "timeout: lock 'x'
+ * not acquired (5 s)", and what the core saw, when it says more (a key
+ * that never expires). */
+static PyObject *not_acquired(hrlpy_lock *self) {
+  char wait[64] = "one attempt";
+  if (self->with_blocking) {
+    double seconds = self->with_wait_ms == HRL_WAIT_FOREVER
+                         ? -1.0
+                         : (double)self->with_wait_ms / 1000.0;
+    char *g = PyOS_double_to_string(seconds, 'g', 6, 0, NULL);
+    if (g == NULL) {
+      return NULL;
+    }
+    snprintf(wait, sizeof wait, "%s s", g);
+    PyMem_Free(g);
+  }
+  const char *detail = hrl_lock_error(self->lock);
+  PyObject *msg = PyUnicode_FromFormat(
+      "%s: lock %R not acquired (%s)%s%s", hrl_strerror(HRL_ETIMEOUT),
+      self->name, wait, detail[0] != '\0' ? ": " : "", detail);
+  if (msg == NULL) {
+    return NULL;
+  }
+  PyErr_SetObject(self->state->not_acquired, msg);
+  Py_DECREF(msg);
+  return NULL;
+}
+
+/* with lock: acquire with the object's timeout and blocking, in one C call
+ * (as threading.Lock's __enter__): the `with` statement calls it with no
+ * instruction in between where a signal could be raised after the lock
+ * was taken and before the block (and its __exit__) begins. */
+static PyObject *lock_enter(PyObject *op, PyObject *unused) {
+  (void)unused;
+  hrlpy_lock *self = (hrlpy_lock *)op;
+  int64_t wait_ms = self->with_blocking ? self->with_wait_ms : 0;
+  PyObject *got = acquire_with(self, wait_ms);
+  if (got == NULL) {
+    return NULL;
+  }
+  bool held = got == Py_True;
+  Py_DECREF(got);
+  return held ? Py_NewRef(op) : not_acquired(self);
+}
+
+/* _not_acquired() -> the NotAcquired a `with` block raises now (for
+ * hiredlock.asyncio's async with). */
+static PyObject *lock_not_acquired(PyObject *op, PyObject *unused) {
+  (void)unused;
+  not_acquired((hrlpy_lock *)op);
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  Py_XDECREF(type);
+  Py_XDECREF(tb);
+  return value;
 }
 
 /* Release and extend wait only for another release or extend in flight;
@@ -508,6 +596,11 @@ static PyMethodDef lock_methods[] = {
      "extend(ttl=None) -> None\n\n"
      "Reset the lock's TTL on every master to ttl seconds (default: the\n"
      "lock's ttl). Raises NotOwned when the lock was lost."},
+    {"__enter__", lock_enter, METH_NOARGS,
+     "__enter__() -> self\n\n"
+     "Acquire with the lock's timeout and blocking; raise NotAcquired\n"
+     "when others held it for the whole wait."},
+    {"_not_acquired", lock_not_acquired, METH_NOARGS, NULL},
     {"locked", lock_locked, METH_NOARGS,
      "locked() -> bool\n\n"
      "True while this object holds the lock with validity left. No I/O."},

@@ -8,7 +8,7 @@ from types import TracebackType
 from typing import Callable, TypeVar
 
 from . import _core
-from ._core import NotAcquired, NotOwned
+from ._core import NotOwned
 
 
 class Lock(_core.Lock):
@@ -43,11 +43,9 @@ class Lock(_core.Lock):
     __module__ = "hiredlock"
     __slots__ = ()
 
-    def __enter__(self) -> Lock:
-        if not self.acquire(self.blocking, self.timeout):
-            wait = "one attempt" if not self.blocking else f"{self.timeout:g} s"
-            raise NotAcquired(f"timeout: lock {self.name!r} not acquired ({wait})")
-        return self
+    # __enter__ is the C one (_core.Lock.__enter__): acquire with the lock's
+    # timeout and blocking, NotAcquired when not held, and no instruction
+    # between the acquire and the block where a Ctrl-C could strand it.
 
     def __exit__(
         self,

@@ -471,6 +471,8 @@ def _run_locked(
         _say(f"lock {args.name!r}: {err}")
         return EXIT_UNAVAILABLE
     except KeyboardInterrupt:
+        # Ctrl-C while waiting, or while the lock was being taken: acquire()
+        # released what it took before raising. Nothing is held.
         return 128 + signal.SIGINT
     took = time.monotonic() - started
     if not held:

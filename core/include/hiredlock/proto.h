@@ -45,9 +45,9 @@
  *   }
  *
  * One operation runs on a lock at a time, and the calls for one client's
- * locks must not run in two threads at once (the built-in driver holds the
- * client's mutex during a round): a round updates the client's record of
- * late masters.
+ * locks must not run in two threads at once (the built-in driver takes a
+ * turn at the client's connections for each step and round): a round
+ * updates the client's record of late masters.
  */
 #ifndef HIREDLOCK_PROTO_H
 #define HIREDLOCK_PROTO_H
@@ -220,11 +220,13 @@ HRL_API hrl_node_result hrl_proto_fail(hrl_lock *lock, size_t i,
 
 /**
  * True once the current round's outcome can no longer change: a quorum of
- * masters said OK (to an acquire, release or extend), or the round is the
- * release that cleans up after a failed attempt, whose replies decide
- * nothing. A driver may then stop waiting for masters it knows to be late
- * (they missed a deadline in an earlier round and have not answered since)
- * and report them with hrl_proto_fail; masters not known to be late should
+ * masters said OK (to an acquire, try, release or extend), or so many said
+ * something else (refused, failed, missed) that the masters still out
+ * could no longer make a quorum, or the round is one whose replies decide
+ * nothing (a failed attempt's cleanup, a waiter's step aside or leave). A
+ * driver may then stop waiting for masters it knows to be late (they
+ * missed a deadline in an earlier round and have not answered since) and
+ * report them with hrl_proto_missed; masters not known to be late should
  * still be waited for, so that a healthy round's counts stay exact.
  */
 HRL_API bool hrl_proto_settled(const hrl_lock *lock);
@@ -328,7 +330,11 @@ HRL_API hrl_node_result hrl_proto_handshake_reply(hrl_client *client, size_t i,
  * kept) held here, so that a driver writes no rule of its own. A driver
  * keeps one stream per connection and, in each round:
  *
- *   bytes = hrl_stream_start(s, lock, i, new_connection, &len); write them;
+ *   data that came while no round was out: hrl_stream_drain(s, data, n)
+ *     (false: close the connection)
+ *   bytes = hrl_stream_start(s, lock, i, new_connection, &len); write them
+ *     (NULL: held back from a connection that owes too many replies;
+ *     master i is done for this round, keep the connection)
  *   on data: a = hrl_stream_feed(s, lock, i, data, n, &out, &out_len):
  *     HRL_STREAM_MORE   keep reading
  *     HRL_STREAM_SEND   write out, keep reading
@@ -361,10 +367,25 @@ HRL_API void hrl_stream_free(hrl_stream *stream);
  * Starts master i's part of the current round on this stream: the bytes to
  * write (*len their size). fresh: the connection is new (opened for this
  * round, or replacing one): its handshake goes first, alone, when the
- * master's URL asks for one.
+ * master's URL asks for one. NULL (*len 0) when no round is out, or when
+ * the connection owes so many replies (64) that the command is held back:
+ * master i then has its result already (unreachable, nothing sent; keep
+ * the connection, and pass what it receives meanwhile to
+ * hrl_stream_drain). Only a release (or a waiter's step aside or leave)
+ * of a lock whose token that master may hold still goes on it: it must
+ * follow that SET on the same connection.
  */
 HRL_API const char *hrl_stream_start(hrl_stream *stream, hrl_lock *lock,
                                      size_t i, bool fresh, size_t *len);
+
+/**
+ * Bytes that came on the connection while no round of ours was out on it
+ * (late replies to earlier rounds' commands): dropped as owed. Pass them
+ * here before hrl_stream_start, so that a connection whose master is back
+ * is used again. False when they hold more replies than were owed, or are
+ * not RESP: close the connection.
+ */
+HRL_API bool hrl_stream_drain(hrl_stream *stream, const char *data, size_t len);
 
 /** Feeds bytes read from the connection; see above for the actions. */
 HRL_API hrl_stream_action hrl_stream_feed(hrl_stream *stream, hrl_lock *lock,

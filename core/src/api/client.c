@@ -34,7 +34,7 @@ hrl_status hrl_client_new(const char *const *urls, size_t n_urls,
   }
   if (hrl_pool_init(&c->pool, &c->cfg) != HRL_OK ||
       hrl_waitroom_init(&c->room, c->cfg.n) != HRL_OK ||
-      pthread_mutex_init(&c->mu, NULL) != 0) {
+      hrl_turns_init(c) != HRL_OK) {
     hrl_waitroom_clear(&c->room);
     hrl_pool_clear(&c->pool);
     hrl_config_clear(&c->cfg);
@@ -43,7 +43,7 @@ hrl_status hrl_client_new(const char *const *urls, size_t n_urls,
     return HRL_ENOMEM;
   }
   if (hrl_renewer_init(&c->renewer) != HRL_OK) {
-    pthread_mutex_destroy(&c->mu);
+    hrl_turns_clear(c);
     hrl_waitroom_clear(&c->room);
     hrl_pool_clear(&c->pool);
     hrl_config_clear(&c->cfg);
@@ -63,7 +63,7 @@ void hrl_client_free(hrl_client *c) {
   hrl_events_free(c);
   hrl_waitroom_clear(&c->room);
   hrl_pool_clear(&c->pool);
-  pthread_mutex_destroy(&c->mu);
+  hrl_turns_clear(c);
   hrl_config_clear(&c->cfg);
   free(c);
 }
@@ -124,9 +124,11 @@ bool hrl_client_tls_check(const hrl_client *c, size_t i, char *msg,
 }
 
 void hrl_client_fork_prepare(hrl_client *c) {
-  /* The client's mutex first: the renewer never waits for it while it
-   * holds its own, so taking both cannot deadlock. */
+  /* A turn at the connections (no round is half done), then its mutex,
+   * then the renewer's: the renewer never waits for a turn while it holds
+   * its own mutex, so taking them in this order cannot deadlock. */
   hrl_renewer_check_fork(c);
+  hrl_turn_take(c, true);
   pthread_mutex_lock(&c->mu);
   hrl_renewer_fork_prepare(c);
   c->fork_prepared = true;
@@ -139,6 +141,7 @@ void hrl_client_fork_parent(hrl_client *c) {
     c->fork_prepared = false;
     hrl_renewer_fork_parent(c);
     pthread_mutex_unlock(&c->mu);
+    hrl_turn_give(c);
   }
 }
 
@@ -149,12 +152,14 @@ void hrl_client_after_fork(hrl_client *c) {
    * ones are the only safe choice. Either way the parent's sockets are
    * closed here, never written to. */
   hrl_renewer_after_fork(c);
+  /* With the hooks, this thread holds the turn and its mutex; without,
+   * another thread may have: new ones are the only safe choice. Threads
+   * that waited for a turn are not here either way. */
   if (c->fork_prepared) {
     c->fork_prepared = false;
     pthread_mutex_unlock(&c->mu);
-  } else {
-    pthread_mutex_init(&c->mu, NULL);
   }
+  hrl_turns_remake(c);
   hrl_pool_after_fork(&c->pool);
   hrl_waitroom_after_fork(&c->room);
   hrl_events_after_fork(c);

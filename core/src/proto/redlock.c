@@ -81,10 +81,15 @@ hrl_step hrl_op_finish(hrl_lock *lk, hrl_status status, hrl_step_info *info) {
     status = HRL_EINVAL;
     hrl_detailf(lk->detail, sizeof lk->detail, "%s", lk->cfg->same_server);
   }
-  if (lk->op.rejoined && status != HRL_OK) {
+  if (lk->op.rejoined && status != HRL_OK &&
+      lk->op.rejoin_until_us > lk->op.round_start_us) {
     /* An acquire that took up an entry left behind and failed before it
-     * could leave it (its first round): the next one takes it up. */
-    hrl_wait_keep(lk, lk->op.round_start_us);
+     * could leave it (its first round): the next one takes it up, until
+     * that entry's lease ends. Never later: this acquire did not queue, so
+     * nothing refreshed the entry, and a client that polls must not keep
+     * an old place in line for good (it would go ahead of waiters that
+     * came after it left). */
+    hrl_wait_keep(lk, lk->op.rejoin_until_us);
   }
   lk->op.rejoined = false;
   lk->op.phase = HRL_PHASE_DONE;
@@ -232,12 +237,22 @@ static hrl_step end_attempt(hrl_lock *lk, bool may_hold, int64_t now_us,
   if (op->waiting) {
     return hrl_wait_not_won(lk, hrl_round_tally(lk), may_hold, now_us, info);
   }
-  /* Masters whose replicas lag (a failover under way, a replica
-   * restarting) are worth waiting for: the wait tries again, and says
-   * why at its deadline. */
-  if (count_answers(lk, op->nodes, true) >= c->quorum &&
-      now_us < op->deadline_us && c->same_server[0] == '\0') {
-    return hrl_wait_start(lk, now_us, info);
+  if (now_us < op->deadline_us && c->same_server[0] == '\0') {
+    /* Masters whose replicas lag (a failover under way, a replica
+     * restarting) are worth waiting for: the wait tries again, and says
+     * why at its deadline. */
+    if (count_answers(lk, op->nodes, true) >= c->quorum) {
+      return hrl_wait_start(lk, now_us, info);
+    }
+    /* Too few answers, for want of connections only (a master stalled,
+     * restarting, a connection reset): within the caller's wait, as a
+     * queued waiter would, try again until the deadline and report the
+     * error there. A refusal that lasts (authentication, another server
+     * or protocol error) fails now. */
+    if (!hrl_wait_lasting_failure(lk)) {
+      return hrl_wait_unanswered(lk, hrl_round_tally(lk), may_hold, now_us,
+                                 info);
+    }
   }
   memcpy(op->decided, op->nodes, c->n * sizeof *op->decided);
   if (!may_hold) {
@@ -485,6 +500,7 @@ hrl_status hrl_redlock_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
     }
     lk->held = false;
     lk->fence = 0;
+    lk->token_at = 0; /* a new token */
     lk->release_pending = false;
     lk->released = 0;
     lk->release_unsure = 0;
@@ -547,6 +563,9 @@ hrl_status hrl_redlock_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
 hrl_step hrl_redlock_step(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
   hrl_op *op = &lk->op;
   memset(info, 0, sizeof *info);
+  if (hrl_proto_in_round(lk, 0)) {
+    hrl_round_note_token(lk); /* a round was out: judged below */
+  }
   switch (op->phase) {
   case HRL_PHASE_ATTEMPT:
     return start_attempt(lk, now_us, info);

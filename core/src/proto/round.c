@@ -197,7 +197,7 @@ void hrl_round_start(hrl_lock *lk, hrl_round_kind kind, uint32_t timeout_ms,
     op->nodes[i].eval_sent = false;
     op->nodes[i].sent = false;
     op->nodes[i].missed = false;
-    op->nodes[i].pttl = -1;
+    op->nodes[i].pttl = HRL_PTTL_UNKNOWN;
     op->nodes[i].replies = 0;
     op->nodes[i].resend = false;
     op->nodes[i].set = HRL_NODE_PENDING;
@@ -237,6 +237,46 @@ void hrl_round_start(hrl_lock *lk, hrl_round_kind kind, uint32_t timeout_ms,
   }
 }
 
+void hrl_round_note_token(hrl_lock *lk) {
+  const hrl_op *op = &lk->op;
+  hrl_round_kind k = op->round_kind;
+  bool sets = k == HRL_ROUND_SET || k == HRL_ROUND_FENCED_ACQUIRE ||
+              k == HRL_ROUND_TRY || k == HRL_ROUND_FENCED_TRY;
+  bool drops = k == HRL_ROUND_RELEASE || k == HRL_ROUND_ASIDE;
+  for (size_t i = 0; i < lk->cfg->n; i++) {
+    const hrl_node *node = &op->nodes[i];
+    uint64_t bit = (uint64_t)1 << i;
+    bool answered =
+        node->result == HRL_NODE_OK || node->result == HRL_NODE_REFUSED;
+    /* An error reply (auth, server) ran nothing; a reply out of step or
+     * none at all may hide a command that ran. */
+    bool unsure = node->sent && (node->result == HRL_NODE_PENDING ||
+                                 node->result == HRL_NODE_UNREACHABLE ||
+                                 node->result == HRL_NODE_PROTOCOL);
+    if (sets && (node->result == HRL_NODE_OK || unsure)) {
+      lk->token_at |= bit;
+    } else if (drops && answered) {
+      lk->token_at &= ~bit;
+    }
+  }
+}
+
+bool hrl_round_must_reach(const hrl_lock *lk, size_t i) {
+  hrl_round_kind k = lk->op.round_kind;
+  return i < lk->cfg->n && (k == HRL_ROUND_RELEASE || k == HRL_ROUND_ASIDE) &&
+         (lk->token_at & ((uint64_t)1 << i)) != 0;
+}
+
+void hrl_round_withhold(hrl_lock *lk, size_t i, const char *message) {
+  if (!hrl_proto_in_round(lk, i) ||
+      lk->op.nodes[i].result != HRL_NODE_PENDING) {
+    return;
+  }
+  hrl_node *node = &lk->op.nodes[i];
+  node->result = HRL_NODE_UNREACHABLE;
+  hrl_detail_copy_text(node->msg, sizeof node->msg, message, strlen(message));
+}
+
 bool hrl_round_of_attempt(const hrl_lock *lk) {
   hrl_round_kind k = lk->op.round_kind;
   return k == HRL_ROUND_SET || k == HRL_ROUND_FENCED_ACQUIRE ||
@@ -264,7 +304,7 @@ static hrl_node_result pipeline_redirect(hrl_lock *lk, size_t i) {
     hrl_detailf(node->msg, sizeof node->msg,
                 "slot %u is migrating: a fenced acquire waits for its end",
                 (unsigned)lk->slot);
-    node->pttl = -1;
+    node->pttl = HRL_PTTL_UNKNOWN;
     node->migrating = true;
     node->result = HRL_NODE_REFUSED;
     return node->result;
@@ -285,7 +325,7 @@ static hrl_node_result counter_redirected(hrl_lock *lk, hrl_node *node,
               "slot %u is migrating: the counter moved (%.*s)",
               (unsigned)lk->slot, (int)(reply->len < 60 ? reply->len : 60),
               reply->str);
-  node->pttl = -1;
+  node->pttl = HRL_PTTL_UNKNOWN;
   node->migrating = true;
   node->result = node->set == HRL_NODE_OK ? HRL_NODE_SERVER : node->set;
   return node->result;
@@ -300,7 +340,7 @@ static hrl_node_result counter_redirected(hrl_lock *lk, hrl_node *node,
 static hrl_node_result queue_tryagain(hrl_lock *lk, hrl_node *node) {
   if (node->plain || !plain_command(lk)) {
     bool refuse = takes(lk->op.round_kind); /* a try waits for its next */
-    node->pttl = -1;
+    node->pttl = HRL_PTTL_UNKNOWN;
     node->migrating = refuse;
     node->result = refuse ? HRL_NODE_REFUSED : HRL_NODE_SERVER;
     return node->result;
@@ -363,7 +403,7 @@ hrl_node_result hrl_node_reply(hrl_lock *lk, size_t i, const hrl_reply *reply) {
      * counter read after the SET; the WAIT again behind); without memory
      * for it, refused. */
     node->replies = 1;
-    node->pttl = -1;
+    node->pttl = HRL_PTTL_UNKNOWN;
     node->set = HRL_NODE_REFUSED;
     node->plain = plain_command(lk);
     node->resend = node->plain;
@@ -444,11 +484,17 @@ bool hrl_proto_settled(const hrl_lock *lk) {
   case HRL_PHASE_FENCING:
   case HRL_PHASE_TRYING:
   case HRL_PHASE_SCRIPTING: {
-    size_t ok = 0;
+    /* Decided either way: a quorum said OK, or so many masters said
+     * something else (refused, failed, missed) that the masters still out
+     * could no longer make one. A refused try would otherwise wait out the
+     * per-master timeout for a master that stopped answering, on every try
+     * of every waiter, while it holds the client's connections. */
+    size_t ok = 0, pending = 0;
     for (size_t i = 0; i < lk->cfg->n; i++) {
       ok += op->nodes[i].result == HRL_NODE_OK;
+      pending += op->nodes[i].result == HRL_NODE_PENDING;
     }
-    return ok >= lk->cfg->quorum;
+    return ok >= lk->cfg->quorum || ok + pending < lk->cfg->quorum;
   }
   default:
     return false;

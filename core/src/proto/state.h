@@ -130,6 +130,11 @@ typedef struct hrl_config {
   hrl_observer obs; /* counters, events, masters down (observe.h) */
 } hrl_config;
 
+/* hrl_node.pttl: a key without a TTL (Redis's PTTL -1), and no PTTL read
+ * (not a try, an error, a migrating slot; Redis's -2 for a key gone). */
+#define HRL_PTTL_NONE (-1)
+#define HRL_PTTL_UNKNOWN (-2)
+
 /* A master's state in the current round. */
 typedef struct hrl_node {
   hrl_node_result result;
@@ -137,7 +142,10 @@ typedef struct hrl_node {
   bool eval_sent;      /* NOSCRIPT came back once: the full script was sent */
   bool sent;           /* the driver took the command */
   bool missed;         /* ... and it went unanswered: it may run there yet */
-  int64_t pttl; /* a refused try: the holder's PTTL in ms (-1: unknown) */
+  /* A refused try: the key's PTTL in ms, as the queue script read it:
+   * HRL_PTTL_NONE when the key has no TTL (not a lock's key: every lock
+   * key expires), HRL_PTTL_UNKNOWN when nothing was read. */
+  int64_t pttl;
   /* A fenced acquire's (or try's) two replies: what its SET (try) said,
    * and the counter its INCR returned; resend: the try said NOSCRIPT, so
    * both go again in full once the INCR's reply is in; redirected: its
@@ -217,9 +225,23 @@ typedef struct hrl_op {
    * the acquire reports at its deadline unless a later try does better
    * (HRL_OK: nothing of the kind). */
   hrl_status unanswered;
+  /* Masters whose last try found the key held by someone else (refused
+   * with its PTTL, or a key without one): while more than n - quorum of
+   * them still hold it (and did not hand it to us since), a hand-off from
+   * a few masters cannot win, and the waiter stays parked until the
+   * retry time (the holder's expiry, or the cap). */
+  uint64_t held;
+  /* Masters whose last try found a key that never expires (no TTL, or not
+   * a string: WRONGTYPE): said at the deadline, since only its writer can
+   * free it. */
+  uint64_t no_ttl;
   /* Its token and arrival are those of an entry an earlier acquire left
-   * behind (hrl_wait_rejoin), not yet known to be gone. */
+   * behind (hrl_wait_rejoin), not yet known to be gone; that entry lives
+   * until rejoin_until_us at most (its lease from the leave that missed a
+   * master): an acquire that does not reach the queue puts it back with
+   * that time, never a later one. */
   bool rejoined;
+  int64_t rejoin_until_us;
   char token[HRL_TOKEN_LEN + 1]; /* the token this round carries */
   hrl_node *nodes;               /* n entries: the round out now */
   /* n entries: the attempt being judged (its cleanup round is out), or the
@@ -272,6 +294,13 @@ struct hrl_lock {
   uint64_t release_unsure;
   uint64_t granted; /* bit i: master i holds (held) our token, as far as we
                        know: its OK to the acquire or the last extend */
+  /* Bit i: master i may hold a key with the token of the lock's acquire
+   * (the one running, or the hold it got): it said OK to a SET or try of
+   * that token, or got one and never answered. A release, step aside or
+   * leave it answered clears it. Such a master must get those rounds even
+   * where a driver holds commands back from a connection that owes too
+   * many replies (hrl_round_must_reach): there they go behind the SET. */
+  uint64_t token_at;
   int64_t valid_until_us;
   uint64_t fence; /* the fence of the hold (fenced locks), while held */
   char token[HRL_TOKEN_LEN + 1];
@@ -438,6 +467,20 @@ bool hrl_round_waits(const hrl_lock *lock, size_t i);
  * the script alone, behind an ASKING after an ASK). */
 int hrl_round_late_replies(const hrl_lock *lock, size_t i);
 
+/* round.c: after a round, which masters may hold the token now
+ * (lock->token_at). */
+void hrl_round_note_token(hrl_lock *lock);
+
+/* round.c: whether the round's command must go to master i even on a
+ * connection that owes too many replies: a release, step aside or leave,
+ * and master i may hold our token (lock->token_at). */
+bool hrl_round_must_reach(const hrl_lock *lock, size_t i);
+
+/* round.c: the round's command is not sent to master i, whose connection
+ * owes too many replies (a driver's cap): it counts as unreachable, with
+ * that message, and nothing of the round can run there. */
+void hrl_round_withhold(hrl_lock *lock, size_t i, const char *message);
+
 /* round.c: whether the round out now belongs to an acquire attempt (its
  * SET, a waiter's try, or the fence round): a release may follow it on the
  * same connections, which must then stay open behind it. */
@@ -519,8 +562,21 @@ const char *hrl_config_channel(hrl_config *cfg, size_t *len);
  * (it is taken: no other acquire gets it); else an empty token. */
 void hrl_wait_rejoin(hrl_lock *lock, int64_t now_us);
 /* waiting.c: keeps lock->op's token and arrival for the next acquire of
- * the key on this client: its entry may be left on some master. */
-void hrl_wait_keep(hrl_lock *lock, int64_t now_us);
+ * the key on this client, until until_us: its entry may be left on some
+ * master until then (its lease). */
+void hrl_wait_keep(hrl_lock *lock, int64_t until_us);
+/* waiting.c: an acquire's first attempt got too few answers, only for want
+ * of connections (none refused it for good), with time left to wait: it
+ * waits in line as a waiter whose try got too few answers does (tries
+ * again after the cap, at least a per-master timeout later, and reports
+ * that error at its deadline unless a later try got a quorum of
+ * answers), stepping aside first when a master may hold its token. */
+hrl_step hrl_wait_unanswered(hrl_lock *lock, hrl_tally t, bool may_hold,
+                             int64_t now_us, hrl_step_info *info);
+/* waiting.c: whether a master's failure in the round will last (see
+ * there): a refused AUTH, a protocol error, a server error other than
+ * those of a server starting or failing over. */
+bool hrl_wait_lasting_failure(const hrl_lock *lock);
 
 /* waiting.c: the lease of a client's waiters' queue entries, and the
  * window of a hand-off made for one of them, from its options. */

@@ -119,11 +119,21 @@ class Connection(asyncio.Protocol):
         self.lock, self.index = lock, i
         self.reused = not self.fresh
         self.waiter = waiter = Outcome()
-        self.transport.write(self.stream.start(lock, i, self.fresh))
-        self.fresh = False
-        if self.idle:  # owed replies that came while idle: dropped first
+        if self.idle and not self.fresh:
+            # Owed replies that came while idle: dropped first, so that a
+            # master that is back gets this round's command.
             early, self.idle = bytes(self.idle), bytearray()
-            self._feed(early)
+            if not self.stream.drain(early):
+                self.reused = False  # out of step: it never answers again
+                lock._fail(i, "reply out of step")
+                self._end(self.close())
+                return waiter
+        data = self.stream.start(lock, i, self.fresh)
+        self.fresh = False
+        if data is None:  # held back: the connection owes too much
+            self._end(KEPT)
+            return waiter
+        self.transport.write(data)
         return waiter
 
     def expire(self, timeout_ms: int) -> None:

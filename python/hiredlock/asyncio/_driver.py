@@ -195,6 +195,10 @@ class Driver:
         self.listener = Listener(core_client, self.masters, timeout)
         self._active = 0  # rounds running now
         self._queue: collections.deque[asyncio.Future[None]] = collections.deque()
+        # Holders' releases and extends (renewals too) waiting for a turn:
+        # they go before every acquire's round, as in the C driver, so a
+        # lease's renewal never queues behind a crowd of waiters' tries.
+        self._urgent: collections.deque[asyncio.Future[None]] = collections.deque()
         # The event loop the connections belong to, from the first
         # operation until close().
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -215,7 +219,7 @@ class Driver:
                 "client.close() in the first loop before using it in another"
             )
 
-    async def _turn(self, progress: Progress) -> None:
+    async def _turn(self, progress: Progress, urgent: bool) -> None:
         """Waits for a turn to run a round (the usual case: one is free, no
         suspension). A cancellation meanwhile is noted and the wait goes on:
         the step after it may be a cleanup that must still run."""
@@ -223,8 +227,9 @@ class Driver:
             self._active += 1
             return
         loop = asyncio.get_running_loop()
+        queue = self._urgent if urgent else self._queue
         turn = loop.create_future()
-        self._queue.append(turn)
+        queue.append(turn)
         while True:
             try:
                 await turn
@@ -234,7 +239,7 @@ class Driver:
                 if turn.done() and not turn.cancelled():
                     return
                 turn = loop.create_future()
-                self._queue.appendleft(turn)
+                queue.appendleft(turn)
 
     def close(self) -> None:
         for m in self.masters:
@@ -243,12 +248,14 @@ class Driver:
         self._loop = None
 
     def _end_turn(self) -> None:
-        """Hands the turn to the first round waiting for one, if any."""
-        while self._queue:
-            turn = self._queue.popleft()
-            if not turn.done():
-                turn.set_result(None)
-                return
+        """Hands the turn to the first round waiting for one, if any (a
+        holder's first)."""
+        for queue in (self._urgent, self._queue):
+            while queue:
+                turn = queue.popleft()
+                if not turn.done():
+                    turn.set_result(None)
+                    return
         self._active -= 1
 
     async def round(
@@ -279,18 +286,22 @@ class Driver:
                 if conn is not None and lock._skippable(i):
                     conn.skip()
 
-    async def operate(self, lock: _core.Lock, progress: Progress) -> bool:
+    async def operate(
+        self, lock: _core.Lock, progress: Progress, urgent: bool = False
+    ) -> bool:
         """Steps the begun operation to its end: True when it succeeded
         (an acquire: the lock is held), False when an acquire timed out.
         Once the awaiting task is cancelled (noted in progress), it goes on
         to the next wait between tries, where it leaves the queue (one more
         round) and ends; a round always finishes. A waiting acquire's token
-        is registered with the listener before the round that queues it."""
+        is registered with the listener before the round that queues it.
+        urgent: a holder's release or extend (a renewal), whose rounds go
+        before acquires' when the turns are all taken."""
         waiter: Waiter | None = None
         self.listener.adopt()  # before the round that may queue it
         try:
             while True:
-                await self._turn(progress)
+                await self._turn(progress, urgent)
                 try:
                     kind, value = lock._step()
                     if kind == "round":

@@ -12,7 +12,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from .. import _core
-from .._core import LockError, NotAcquired
+from .._core import LockError
 from .._lock import _name_of, exit_error
 from ._driver import Progress
 
@@ -260,7 +260,7 @@ class Lock:
             begin(arg)
         progress = Progress()
         try:
-            ok = await driver.operate(self._core, progress)
+            ok = await driver.operate(self._core, progress, urgent=not acquiring)
         except LockError:
             if progress.cancelled:  # "cancelled" at the sleep: it was asked
                 raise asyncio.CancelledError from None
@@ -271,15 +271,14 @@ class Lock:
             if acquiring and ok:
                 self._core._begin_release()
                 with contextlib.suppress(LockError):
-                    await driver.operate(self._core, Progress())
+                    await driver.operate(self._core, Progress(), urgent=True)
             raise asyncio.CancelledError
         return ok
 
     # async with
     async def __aenter__(self) -> Lock:
         if not await self.acquire(self.blocking, self.timeout):
-            wait = "one attempt" if not self.blocking else f"{self.timeout:g} s"
-            raise NotAcquired(f"timeout: lock {self.name!r} not acquired ({wait})")
+            raise self._core._not_acquired()  # the sync with's words
         return self
 
     async def __aexit__(

@@ -86,7 +86,7 @@ class Renewer:
         kind, twin = lock._core._renew_begin()
         if kind == "round":
             with contextlib.suppress(LockError):
-                await self._driver.operate(twin, Progress())
+                await self._driver.operate(twin, Progress(), urgent=True)
             kind, why = lock._core._renew_end()
         else:
             why = twin

@@ -122,7 +122,14 @@ def main_table(d) -> list[str]:
         group = [(cid, c) for cid, c in cases.items() if c["n"] == n]
         if not group:
             continue
-        order = {"floor": 0, "hiredlock": 1, "fenced": 2, "peer": 3, "diagnostic": 4}
+        order = {
+            "floor": 0,
+            "hiredlock": 1,
+            "fenced": 2,
+            "owner": 2,
+            "peer": 3,
+            "diagnostic": 4,
+        }
         group.sort(key=lambda r: (order[r[1]["kind"]], -r[1]["rate_median"]))
         w(f"### N = {n}")
         w("")

@@ -10,7 +10,8 @@ suite_run() {
   # pytest, redis-py for the interop tests with redis-py's Lock, and for
   # hiredlock.asyncio pytest-asyncio and uvloop.
   quiet scripts/pip-install.sh pytest=pytest redis=redis \
-    pytest_asyncio=pytest-asyncio uvloop=uvloop || return 1
+    pytest_asyncio=pytest-asyncio uvloop=uvloop \
+    prometheus_client=prometheus-client || return 1
   use_python_build || return 1
   run_dir=$(mktemp -d)
   (cd "$run_dir" && python3 -m pytest -p no:cacheprovider -q "$root/tests/python")

@@ -64,6 +64,7 @@ void hrl_client_free(hrl_client *c) {
     return;
   }
   hrl_renewer_clear(c); /* first: its thread uses the connections */
+  hrl_events_free(c);
   hrl_waitroom_clear(&c->room);
   hrl_pool_clear(&c->pool);
   hrl_turns_clear(c);
@@ -166,6 +167,7 @@ void hrl_client_after_fork(hrl_client *c) {
   hrl_turns_remake(c);
   hrl_pool_after_fork(&c->pool);
   hrl_waitroom_after_fork(&c->room);
+  hrl_events_after_fork(c);
   /* The child hears its own hand-offs; failing that (no randomness), it
    * makes one on its first wait (hrl_config_channel). */
   hrl_config_make_channel(&c->cfg);

@@ -121,6 +121,7 @@ static int client_new(lua_State *L) {
   if (st != HRL_OK) {
     return luaL_error(L, "%s", hrl_strerror(st));
   }
+  hrlua_events_attach(L, c->client);
   return 1;
 }
 

@@ -150,6 +150,10 @@ void hrlua_open_lock(lua_State *L);
 void hrlua_open_proto(lua_State *L);
 void hrlua_open_parser(lua_State *L);
 void hrlua_open_subscriber(lua_State *L);
+/* ops.c: inspect, stats and events on the handles (after client and
+ * lock), and a new client's event queue. */
+void hrlua_open_ops(lua_State *L);
+void hrlua_events_attach(lua_State *L, hrl_client *client);
 
 /* Registers the methods of l into the method table (__index) of the
  * metatable tname. */

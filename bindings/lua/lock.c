@@ -117,8 +117,11 @@ static void read_acquire_options(lua_State *L, const hrlua_arg *arg,
       size_t len;
       char detail[HRL_DETAIL_MAX];
       if (hrlua_option_value(L, -1, arg, opt, &number, &bytes, &len) &&
-          hrl_lock_options_set(lo, opt, number, detail, sizeof detail) !=
-              HRL_OK) {
+          (opt->kind == HRL_OPTION_LABEL
+               ? hrl_lock_options_set_text(lo, opt, bytes, len, detail,
+                                           sizeof detail)
+               : hrl_lock_options_set(lo, opt, number, detail,
+                                      sizeof detail)) != HRL_OK) {
         hrlua_argerror(L, arg, detail);
       }
     }

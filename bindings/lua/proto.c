@@ -9,7 +9,9 @@
  *   client:lock(name, opts)        -> lock (not held), timeout (seconds)
  *   lock:client()                  -> the client handle
  *   lock:begin("acquire", timeout) | lock:begin("release")
- *     | lock:begin("extend", [ttl]) -> true | nil, err
+ *     | lock:begin("extend", [ttl]) | lock:begin("inspect")
+ *                                  -> true | nil, err (inspect: then
+ *                                     lock:inspection(), bindings/lua/ops.c)
  *   lock:step()                    -> "round", timeout_ms | "wait", ms
  *                                     | "done", true | "done", nil, err
  *   lock:waiter()                  -> the token hand-offs to this waiting
@@ -58,9 +60,10 @@ static size_t check_master(lua_State *L, int arg, const hrl_client *c) {
 }
 
 static int lock_begin(lua_State *L) {
-  static const char *const ops[] = {"acquire", "release", "extend", NULL};
+  static const char *const ops[] = {"acquire", "release", "extend", "inspect",
+                                    NULL};
   static const hrl_op_kind kinds[] = {HRL_OP_ACQUIRE, HRL_OP_RELEASE,
-                                      HRL_OP_EXTEND};
+                                      HRL_OP_EXTEND, HRL_OP_INSPECT};
   hrlua_lock *lk = hrlua_check_lock_io(L, 1);
   hrl_op_kind op = kinds[luaL_checkoption(L, 2, NULL, ops)];
   int64_t arg_ms = 0;

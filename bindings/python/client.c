@@ -82,6 +82,9 @@ static int parse_options(PyObject *kwds, hrl_options *opts) {
     if (value == NULL) {
       continue;
     }
+    if (table[i].kind == HRL_OPTION_LABEL && value == Py_None) {
+      continue; /* no label, as when not given */
+    }
     if (table[i].kind == HRL_OPTION_STRING) {
       /* None leaves a path unset; an os.PathLike gives its str, kept alive
        * in kwds (the caller's copy) until hrl_client_new() copied it. */
@@ -162,7 +165,7 @@ static PyObject *client_make(PyTypeObject *type, PyObject *urls,
   self->state = st;
   self->client = c;
   self->masters = master_labels(c);
-  if (self->masters == NULL) {
+  if (self->masters == NULL || hrlpy_events_attach(self) < 0) {
     Py_DECREF(self);
     return NULL;
   }
@@ -362,6 +365,16 @@ static PyMethodDef client_methods[] = {
     {"_share_channel", client_share_channel, METH_O, NULL},
     {"_subscriber_key", client_subscriber_key, METH_O, NULL},
     {"_tls_check", client_tls_check, METH_O, NULL},
+    {"inspect", hrlpy_client_inspect, METH_O,
+     "inspect(name) -> dict\n\n"
+     "What every master has of the lock name (read only: no lock taken,\n"
+     "no key written): its token, TTL, fence counter, owner label and\n"
+     "waiting queue, and the quorum's verdict (docs/OPERATING.md)."},
+    {"stats", hrlpy_client_stats, METH_NOARGS,
+     "stats() -> dict\n\n"
+     "The client's counters since it was made (docs/OPERATING.md)."},
+    {"_take_events", hrlpy_client_take_events, METH_NOARGS, NULL},
+    {"_flush_events", hrlpy_client_flush_events, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 

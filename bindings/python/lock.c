@@ -73,8 +73,13 @@ static int parse_lock_options(PyObject *options, hrl_lock_options *lo) {
     if (hrlpy_option_value(value, &table[i], &number, &bytes, &len) < 0) {
       return -1;
     }
-    if (hrl_lock_options_set(lo, &table[i], number, detail, sizeof detail) !=
-        HRL_OK) {
+    hrl_status st =
+        table[i].kind == HRL_OPTION_LABEL
+            ? hrl_lock_options_set_text(lo, &table[i], bytes, (size_t)len,
+                                        detail, sizeof detail)
+            : hrl_lock_options_set(lo, &table[i], number, detail,
+                                   sizeof detail);
+    if (st != HRL_OK) {
       hrlpy_raise_invalid("%s", detail);
       return -1;
     }
@@ -243,7 +248,9 @@ static PyObject *finish(hrlpy_lock *self, hrl_status status) {
   memcpy(detail, d, n);
   detail[n] = '\0';
   hrlpy_gate_leave(self);
-  return hrlpy_raise_status(self->state, status, detail);
+  hrlpy_raise_status(self->state, status, detail);
+  hrlpy_events_flush(self->client);
+  return NULL;
 }
 
 /* on_lost callbacks run in a thread of their own, started the first time
@@ -304,7 +311,16 @@ static PyObject *acquire_with(hrlpy_lock *self, int64_t wait_ms) {
     hrlpy_gate_leave(self);
     if (status == HRL_OK && self->on_lost != NULL) {
       start_dispatcher(self);
+    } else if (status == HRL_OK && !self->state->lost.started) {
+      /* A lease's renewals report events in the renewer thread: the
+       * dispatcher logs them. */
+      hrl_lock_options lo;
+      hrl_lock_get_options(self->lock, &lo);
+      if (lo.auto_renew) {
+        start_dispatcher(self);
+      }
     }
+    hrlpy_events_flush(self->client);
     return Py_NewRef(status == HRL_OK ? Py_True : Py_False);
   }
   return finish(self, status);
@@ -416,6 +432,7 @@ static PyObject *lock_release(PyObject *op, PyObject *unused) {
     return finish(self, status);
   }
   hrlpy_gate_leave(self);
+  hrlpy_events_flush(self->client);
   Py_RETURN_NONE;
 }
 
@@ -443,6 +460,7 @@ static PyObject *lock_extend(PyObject *op, PyObject *const *args,
     return finish(self, status);
   }
   hrlpy_gate_leave(self);
+  hrlpy_events_flush(self->client);
   Py_RETURN_NONE;
 }
 
@@ -603,6 +621,8 @@ static PyMethodDef lock_methods[] = {
     {"_renew_in", hrlpy_renew_in, METH_NOARGS, NULL},
     {"_renew_begin", hrlpy_renew_begin, METH_NOARGS, NULL},
     {"_renew_end", hrlpy_renew_end, METH_NOARGS, NULL},
+    {"_begin_inspect", hrlpy_begin_inspect, METH_NOARGS, NULL},
+    {"_inspection", hrlpy_lock_inspection, METH_NOARGS, NULL},
     {"check", lock_check, METH_NOARGS,
      "check() -> None\n\n"
      "Raise LockLost (\"lost: <reason>\") when the hold of this\n"

@@ -36,6 +36,7 @@ Fencing::
                                "SET", "orders:42", "paid")
 """
 
+from . import _events  # noqa: F401  (the core's events to logging)
 from ._client import Client
 from ._core import (
     MASTERS_MAX,
@@ -51,6 +52,7 @@ from ._core import (
 )
 from ._default import default_client, lock, set_default_client, synchronized
 from ._fencing import FENCED_WRITE_SCRIPT, StaleFence, fenced_write
+from ._inspect import Inspection, MasterState, Waiter
 from ._lock import Lock
 
 __all__ = [
@@ -60,13 +62,16 @@ __all__ = [
     "OPTIONS",
     "Client",
     "ConnectionError",
+    "Inspection",
     "Lock",
     "LockError",
     "LockLost",
+    "MasterState",
     "NotAcquired",
     "NotOwned",
     "PermissionDenied",
     "StaleFence",
+    "Waiter",
     "__version__",
     "default_client",
     "fenced_write",

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, TypeVar, Union
+from typing import Any, Callable, Optional, TypeVar
 
 from . import _core, _from_redis
+from ._inspect import Inspection, Name
 from ._lock import Lock, synchronized_by
 
 F = TypeVar("F", bound=Callable[..., object])
-Name = Union[str, bytes]
 OnLost = Optional[Callable[[Lock], object]]
 
 DEFAULT_TTL: float = _core.OPTIONS["ttl"]  # the core's option table
@@ -84,6 +84,7 @@ class Client(_core.Client):
         fenced: bool | None = None,
         sync_replicas: int | None = None,
         sync_aof: bool | None = None,
+        owner: str | bool | None = None,
     ) -> Lock:
         """A :class:`Lock` on ``name`` (str or bytes), not yet held.
 
@@ -96,6 +97,9 @@ class Client(_core.Client):
         ``sync_replicas=N``: a master's vote for an acquire or extend counts
         only once N of its replicas have the write (``WAIT``), and with
         ``sync_aof=True`` once it is fsynced to the AOF (``WAITAOF``).
+        ``owner`` writes a label beside the lock with every acquire, shown
+        by :meth:`inspect` and ``hiredlock status`` (``True``: this host and
+        process id; ``"%h"`` and ``"%p"`` in a label are those too).
         ``None`` takes the client's defaults.
         """
         return Lock(
@@ -110,7 +114,25 @@ class Client(_core.Client):
             fenced=fenced,
             sync_replicas=sync_replicas,
             sync_aof=sync_aof,
+            owner=owner,
         )
+
+    def inspect(self, name: Name) -> Inspection:  # type: ignore[override]
+        """Who holds the lock ``name`` and who waits for it, as each master
+        has it (its token, TTL, fence counter, owner label and waiting
+        queue in order), and the quorum's view: :class:`Inspection`. Read
+        only: no lock is taken and no key written. A master that does not
+        answer leaves its entry unanswered (``ok`` False) rather than
+        raising."""
+        return Inspection.from_dict(super().inspect(name))
+
+    def stats(self) -> dict[str, Any]:  # type: ignore[override]
+        """The client's counters since it was made (docs/OPERATING.md):
+        acquires by outcome (``acquired``, ``busy``, ``cancelled``,
+        ``failed`` by reason), how long they took (``wait_bounds``,
+        ``wait_buckets``, ``wait_sum``), ``handoffs``, ``renewals``,
+        ``losses`` and each master's ``unreachable`` and ``errors``."""
+        return super().stats()
 
     def synchronized(
         self,

@@ -9,15 +9,18 @@ command's status. Installed as the ``hiredlock`` console script and run by
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+from . import _status
 from ._client import DEFAULT_TTL, Client
-from ._core import LockError, LockLost
+from ._core import LockError, LockLost, __version__
 from ._default import split_urls, urls_from_env
 from ._guard import Guarded
 from ._lock import Lock
@@ -49,7 +52,7 @@ auto-renewed lease: renewed about every third of its TTL while COMMAND
 runs, released when COMMAND exits. A crashed hiredlock leaves it to expire
 after one TTL."""
 
-EPILOG = f"""\
+MASTERS = """\
 masters:
   --url may be given once per master (or as a comma-separated list; a URL
   listing several addresses, redis+cluster://a,b,c or
@@ -61,7 +64,10 @@ masters:
   Every user of the machine can read --url in the process list (ps,
   /proc/PID/cmdline): give URLs with a password in $HIREDLOCK_URLS or in a
   file only you can read (--url-file FILE: one or more URLs a line, # for
-  comments) instead.
+  comments) instead."""
+
+EPILOG = f"""\
+{MASTERS}
 
 when the lock is lost while COMMAND runs:
   (a renewal found it taken, no quorum of masters renewed it before its
@@ -90,6 +96,12 @@ signals:
   neither is hiredlock stopped by SIGSTOP (it cannot be caught: COMMAND
   runs on unrenewed, and gets SIGTERM once hiredlock resumes and finds the
   lock lost).
+
+flock(1)'s options:
+  -n/--nonblock fails at once when the lock is busy (the default; -w waits),
+  -w -1 waits until it is free, -c CMD runs CMD through sh -c, -E and -v as
+  flock's. -v also says how long the lock took, and when a renewal failed
+  (the lock still valid) or the lock was lost.
 
 exit status:
   COMMAND's status, or 128+N when a signal N ended it
@@ -132,6 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="hiredlock",
         description="Distributed locks on Redis (Redlock) from the shell.",
     )
+    version = f"hiredlock {__version__}"
+    parser.add_argument("--version", action="version", version=version)
     commands = parser.add_subparsers(dest="subcommand", metavar="COMMAND")
     commands.required = True
     run = commands.add_parser(
@@ -143,9 +157,14 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add = run.add_argument
+    add("--version", action="version", version=version)
     add("-w", "--wait", "--timeout", type=_seconds, default=0.0, metavar="SECONDS",
         help="how long to wait for the lock when it is busy (default 0: fail at "
              "once; -1: until it is free)")  # fmt: skip
+    add("-n", "--nonblock", "--no-wait", action="store_true",
+        help="fail at once when the lock is busy (as -w 0)")  # fmt: skip
+    add("-c", "--command", dest="shell_command", metavar="CMD",
+        help="run CMD through sh -c instead of COMMAND")  # fmt: skip
     add("-E", "--conflict-exit-code", type=_exit_code, default=EXIT_BUSY,
         metavar="N",
         help=f"exit status when the lock is busy (default {EXIT_BUSY})")  # fmt: skip
@@ -169,11 +188,17 @@ def build_parser() -> argparse.ArgumentParser:
     add("--fence-env", metavar="VAR",
         help="take a fenced lock and pass its fencing token to COMMAND as "
              "$VAR")  # fmt: skip
+    add("--owner", metavar="LABEL",
+        help="write an owner label beside the lock, shown by hiredlock status "
+             "(%%h: this host, %%p: hiredlock's pid; e.g. --owner "
+             "'reindex@%%h:%%p')")  # fmt: skip
     add("-v", "--verbose", action="store_true",
-        help="say on stderr when the lock is busy, taken and released")  # fmt: skip
+        help="say on stderr how long the lock took, when it is busy, taken, "
+             "renewed late, lost and released")  # fmt: skip
     add("name", metavar="NAME", help="the lock's name")
     add("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]",
         help="the command to run and its arguments")  # fmt: skip
+    _status.add_parser(commands, MASTERS)
     return parser
 
 
@@ -345,23 +370,53 @@ class _Runner:
         return status
 
 
-def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+class _Narrator(logging.Handler):
+    """-v: the events of the lock (a renewal that failed while it was still
+    valid, a loss, masters going and coming) on stderr, as they come."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(logging.INFO)
+        self.name_bytes = name.encode() if isinstance(name, str) else name
+
+    def emit(self, record: logging.LogRecord) -> None:
+        event = getattr(record, "hiredlock_event", None)
+        if event is None or event["name"] not in (None, self.name_bytes):
+            return
+        if event["kind"] == "lost":
+            return  # said when the command is stopped
+        _say(event["message"])
+
+
+def _command_of(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[str]:
     command = list(args.command)
     if command and command[0] == "--":
         command = command[1:]
+    if args.shell_command is not None:
+        if command:
+            parser.error("-c CMD and a COMMAND after NAME: give one of them")
+        return ["/bin/sh", "-c", args.shell_command]
     if not command:
         parser.error("a COMMAND to run is needed after NAME (NAME -- COMMAND ...)")
+    return command
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    command = _command_of(args, parser)
+    if args.wait < 0 and args.wait != -1:
+        parser.error(f"-w: a wait is >= 0 seconds, or -1 (forever); got {args.wait:g}")
+    if args.nonblock:
+        if args.wait != 0:
+            parser.error("-n and -w: give one of them")
+        args.wait = 0.0
     if args.fence_env is not None and (
         not args.fence_env or "=" in args.fence_env or "\0" in args.fence_env
     ):
         parser.error(f"--fence-env: {args.fence_env!r} is not a variable name")
-    urls = [u for url in args.url for u in split_urls(url)]
-    for path in args.url_file:
-        try:
-            urls += _urls_in_file(path)
-        except OSError as err:
-            _say(f"--url-file {path}: {err.strerror or err}")
-            return EXIT_USAGE
+    try:
+        urls = _urls(args)
+    except _UrlFileError as err:
+        _say(str(err))
+        return EXIT_USAGE
     runner = _Runner(args)
     # SIGINT stays Python's (KeyboardInterrupt) while the lock is taken;
     # the others are ours from before the acquire waits until the command
@@ -388,10 +443,17 @@ def _run_locked(
             max_hold=args.max_hold,
             on_lost=runner.on_lost,
             fenced=args.fence_env is not None,
+            owner=args.owner,
         )
     except (ValueError, TypeError) as err:
         _say(str(err))
         return EXIT_USAGE
+    if args.verbose:
+        narrator = _Narrator(args.name)
+        logging.getLogger("hiredlock").addHandler(narrator)
+        if logging.getLogger("hiredlock").getEffectiveLevel() > logging.INFO:
+            logging.getLogger("hiredlock").setLevel(logging.INFO)
+    started = time.monotonic()
     try:
         if args.wait == 0:
             held = lock.acquire(blocking=False)
@@ -412,12 +474,13 @@ def _run_locked(
         # Ctrl-C while waiting, or while the lock was being taken: acquire()
         # released what it took before raising. Nothing is held.
         return 128 + signal.SIGINT
+    took = time.monotonic() - started
     if not held:
         if args.verbose:
-            _say(f"lock {args.name!r} is busy")
+            _say(f"lock {args.name!r} is busy (waited {took:.3f} s)")
         return args.conflict_exit_code
     if args.verbose:
-        _say(f"lock {args.name!r} taken (token {lock.token})")
+        _say(f"lock {args.name!r} taken after {took:.3f} s (token {lock.token})")
     env = None
     if args.fence_env is not None:
         env = {**os.environ, args.fence_env: str(lock.fence)}
@@ -467,9 +530,32 @@ def _release_quietly(lock: Lock) -> None:
             _say(f"releasing lock {lock.name!r} failed: {err}")
 
 
+class _UrlFileError(ValueError):
+    """A --url-file that cannot be read (the message names it)."""
+
+
+def _urls(args: argparse.Namespace) -> list[str]:
+    """The masters of --url (each one or a list) and --url-file options."""
+    urls = [u for url in args.url for u in split_urls(url)]
+    for path in args.url_file:
+        try:
+            urls += _urls_in_file(path)
+        except OSError as err:
+            raise _UrlFileError(f"--url-file {path}: {err.strerror or err}") from None
+    return urls
+
+
+def _client(args: argparse.Namespace) -> Client:
+    """hiredlock status's client: --url's and --url-file's masters, else
+    the environment's."""
+    return Client(_urls(args) or urls_from_env())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.subcommand == "status":
+        return _status.run(args, _client)
     return run(args, parser)
 
 

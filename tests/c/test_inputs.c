@@ -506,7 +506,7 @@ static void test_entropy_is_the_clients(void) {
   static const char *const one[] = {"redis://127.0.0.1:1"};
   hrl_client *c = NULL;
   CHECK_STATUS(hrl_client_new(one, 1, NULL, &c, NULL, 0), HRL_OK);
-  CHECK(c->cfg.entropy == hrl_os_entropy);
+  CHECK(c->cfg.entropy == hrl_pool_entropy);
   fake_entropy f = {0, false, 0};
   c->cfg.entropy = fake_bytes;
   c->cfg.entropy_ctx = &f;

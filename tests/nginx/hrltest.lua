@@ -302,6 +302,32 @@ function T.with()
   return reply(200, token)
 end
 
+-- A table as "path=value" lines, sorted: a.b=1, masters.1.ok=true.
+local function flatten(t, prefix, out)
+  for k, v in pairs(t) do
+    local key = prefix .. tostring(k)
+    if type(v) == "table" then
+      flatten(v, key .. ".", out)
+    else
+      out[#out + 1] = key .. "=" .. tostring(v)
+    end
+  end
+  return out
+end
+
+--- /inspect?c=NAME&name=N: client:inspect(name) as sorted "path=value"
+-- lines (the cosocket driver's inspection), or 500 and the error.
+function T.inspect()
+  local args = ngx.req.get_uri_args()
+  local ins, err = T.client(args.c or "c3"):inspect(args.name)
+  if not ins then
+    return reply(500, err)
+  end
+  local lines = flatten(ins, "", {})
+  table.sort(lines)
+  return reply(200, table.concat(lines, "\n"))
+end
+
 --- /idle?s=S: this worker's subscriber connections close after S seconds
 -- without waiters (hiredlock.driver.listener.IDLE_S); the worker's pid.
 function T.idle()

@@ -61,7 +61,10 @@ extern "C" {
 typedef enum hrl_op_kind {
   HRL_OP_ACQUIRE,
   HRL_OP_RELEASE,
-  HRL_OP_EXTEND
+  HRL_OP_EXTEND,
+  /** Reads what each master has of the lock (read only, no lock taken):
+   *  hrl_lock_inspection() once DONE. */
+  HRL_OP_INSPECT
 } hrl_op_kind;
 
 typedef enum hrl_step {
@@ -131,6 +134,13 @@ typedef struct hrl_reply {
  */
 HRL_API hrl_status hrl_proto_begin(hrl_lock *lock, hrl_op_kind op,
                                    int64_t arg_ms, int64_t now_us);
+
+/**
+ * The result of the last HRL_OP_INSPECT run on lock to DONE (what
+ * hrl_client_inspect() gives); NULL before. It lives until the next
+ * inspection of the lock begins or the lock is freed.
+ */
+HRL_API const hrl_inspection *hrl_lock_inspection(const hrl_lock *lock);
 
 /** Decides what comes next; see the driver loop above. */
 HRL_API hrl_step hrl_proto_step(hrl_lock *lock, int64_t now_us,

@@ -61,7 +61,14 @@ struct hrl_client {
   bool fork_prepared; /* the turn (and mu) are held by the fork hooks */
   hrl_waitroom room;  /* never locked with mu held, nor mu with it */
   hrl_renewer renewer;
+  hrl_entropy_pool *entropy; /* cfg.entropy_ctx's: tokens' bytes in batches */
+  struct hrl_event_queue *events; /* ops.c: queued events, for bindings */
 };
+
+/* ops.c: frees the event queue (hrl_client_queue_events); in a forked
+ * child, makes its mutex anew. */
+void hrl_events_free(hrl_client *client);
+void hrl_events_after_fork(hrl_client *client);
 
 /* lock.c: runs lock's begun operation to its end with the built-in driver.
  * Steps and rounds take a turn at the client's connections; waits do

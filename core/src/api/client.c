@@ -22,13 +22,15 @@ hrl_status hrl_client_new(const char *const *urls, size_t n_urls,
     opts = &defaults;
   }
   hrl_client *c = calloc(1, sizeof *c);
-  if (c == NULL) {
+  if (c == NULL || hrl_entropy_pool_new(&c->entropy) != HRL_OK) {
+    free(c);
     hrl_detailf(detail, detail_size, "out of memory");
     return HRL_ENOMEM;
   }
-  hrl_status st = hrl_config_init(&c->cfg, urls, n_urls, opts, hrl_os_entropy,
-                                  NULL, detail, detail_size);
+  hrl_status st = hrl_config_init(&c->cfg, urls, n_urls, opts, hrl_pool_entropy,
+                                  c->entropy, detail, detail_size);
   if (st != HRL_OK) {
+    hrl_entropy_pool_free(c->entropy);
     free(c);
     return st;
   }
@@ -38,6 +40,7 @@ hrl_status hrl_client_new(const char *const *urls, size_t n_urls,
     hrl_waitroom_clear(&c->room);
     hrl_pool_clear(&c->pool);
     hrl_config_clear(&c->cfg);
+    hrl_entropy_pool_free(c->entropy);
     free(c);
     hrl_detailf(detail, detail_size, "out of memory");
     return HRL_ENOMEM;
@@ -47,6 +50,7 @@ hrl_status hrl_client_new(const char *const *urls, size_t n_urls,
     hrl_waitroom_clear(&c->room);
     hrl_pool_clear(&c->pool);
     hrl_config_clear(&c->cfg);
+    hrl_entropy_pool_free(c->entropy);
     free(c);
     hrl_detailf(detail, detail_size, "out of memory");
     return HRL_ENOMEM;
@@ -60,10 +64,12 @@ void hrl_client_free(hrl_client *c) {
     return;
   }
   hrl_renewer_clear(c); /* first: its thread uses the connections */
+  hrl_events_free(c);
   hrl_waitroom_clear(&c->room);
   hrl_pool_clear(&c->pool);
   hrl_turns_clear(c);
   hrl_config_clear(&c->cfg);
+  hrl_entropy_pool_free(c->entropy);
   free(c);
 }
 
@@ -161,6 +167,7 @@ void hrl_client_after_fork(hrl_client *c) {
   hrl_turns_remake(c);
   hrl_pool_after_fork(&c->pool);
   hrl_waitroom_after_fork(&c->room);
+  hrl_events_after_fork(c);
   /* The child hears its own hand-offs; failing that (no randomness), it
    * makes one on its first wait (hrl_config_channel). */
   hrl_config_make_channel(&c->cfg);

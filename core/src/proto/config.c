@@ -202,6 +202,11 @@ hrl_status hrl_config_init(hrl_config *cfg, const char *const *urls, size_t n,
   }
   cfg->prefix[opts->key_prefix_len] = '\0';
   cfg->opts.key_prefix = cfg->prefix;
+  if (hrl_observer_init(cfg) != HRL_OK) { /* observe.h */
+    hrl_config_clear(cfg);
+    hrl_detailf(detail, detail_size, "out of memory");
+    return HRL_ENOMEM;
+  }
   if (hrl_config_make_channel(cfg) != HRL_OK) {
     hrl_config_clear(cfg);
     hrl_detailf(detail, detail_size, "the OS random generator failed");
@@ -230,6 +235,7 @@ void hrl_config_clear(hrl_config *cfg) {
   for (size_t k = 0; k < 4; k++) {
     free(cfg->ssl_paths[k]);
   }
+  hrl_observer_clear(cfg);
   memset(cfg, 0, sizeof *cfg);
 }
 

@@ -54,6 +54,7 @@ hrl_status hrl_lease_state_new(hrl_lock *lk, char *detail, size_t detail_size) {
     free(rn);
     return st;
   }
+  rn->twin->obs.renewal = true; /* its extends are counted as renewals */
   lk->renewal = rn;
   return HRL_OK;
 }
@@ -94,6 +95,7 @@ void hrl_lease_mark_lost(hrl_lock *lk, const char *reason) {
   lk->held = false;
   rn->lost = true;
   rn->hold_gen++;
+  hrl_observe_lost(lk, rn->lost_reason);
 }
 
 const char *hrl_lease_lost_reason(const hrl_lock *lk) {
@@ -254,7 +256,7 @@ hrl_renew hrl_proto_renew_begin(hrl_lock *lk, int64_t now_us,
   return HRL_RENEW_ROUND;
 }
 
-hrl_status hrl_proto_renew_end(hrl_lock *lk, int64_t now_us) {
+hrl_status hrl_lease_renew_end(hrl_lock *lk, int64_t now_us) {
   if (!hrl_lease_is(lk)) {
     return HRL_ECANCELLED;
   }

@@ -109,6 +109,13 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
   lk->opts = *lo;
   lk->ttl_ms = ttl_ms;
   lk->op.phase = HRL_PHASE_IDLE;
+  if (lo->owner != NULL) {
+    st = hrl_lock_extra_init(lk, detail, detail_size); /* observe.h */
+    if (st != HRL_OK) {
+      hrl_lock_destroy(lk);
+      return st;
+    }
+  }
   if (lo->auto_renew) {
     /* A lease's state, and the twin its renewals run on (lease.c). */
     st = hrl_lease_state_new(lk, detail, detail_size);
@@ -126,6 +133,7 @@ void hrl_lock_destroy(hrl_lock *lk) {
     return;
   }
   hrl_lease_state_free(lk);
+  hrl_lock_extra_free(lk);
   free(lk->op.nodes); /* the buffer: see hrl_lock_create */
   if (lk->op.cmd_eval != NULL) {
     free(lk->op.cmd_eval - HRL_ASKING_LEN); /* round.c keeps ASKING room */

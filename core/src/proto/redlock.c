@@ -474,8 +474,8 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
   return fail_unreachable(lk, op->nodes, t.ok, "confirmed", info);
 }
 
-hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
-                           int64_t now_us) {
+hrl_status hrl_redlock_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
+                             int64_t now_us) {
   hrl_op *op = &lk->op;
   if (op->phase != HRL_PHASE_IDLE && op->phase != HRL_PHASE_DONE) {
     hrl_detailf(lk->detail, sizeof lk->detail,
@@ -568,7 +568,7 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
   return HRL_OK;
 }
 
-hrl_step hrl_proto_step(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
+hrl_step hrl_redlock_step(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
   hrl_op *op = &lk->op;
   memset(info, 0, sizeof *info);
   if (hrl_proto_in_round(lk, 0)) {

@@ -1,7 +1,9 @@
 /* Reply meanings, one table for every transport:
  *   acquire  +OK -> ok          nil -> refused (someone holds the name)
- *   release, extend
- *            :1  -> ok          :0  -> refused (the key is not ours)
+ *   release  :1 + 2h + 4d -> ok (h: handed on to a waiter; d: gone waiters
+ *                                skipped)
+ *            :0  -> refused (the key is not ours)
+ *   extend   :1  -> ok          :0  -> refused (the key is not ours)
  *   fence    :1  -> ok          :0  -> refused (the key is not ours, or the
  *            counter is above the fence)
  *   try      +OK -> ok (held)   :n  -> refused, the key's PTTL is n ms
@@ -156,6 +158,13 @@ static hrl_node_result script_answer(hrl_round_kind kind, const hrl_reply *r,
     return HRL_NODE_PENDING;
   case HRL_ROUND_ASIDE:
     return integer ? HRL_NODE_OK : HRL_NODE_PENDING;
+  case HRL_ROUND_RELEASE:
+    /* The queue script's release: 1 + 2 (it handed the key on) + 4 x the
+     * gone waiters it skipped, 0 when the key was not ours. */
+    if (integer && r->integer >= 0) {
+      return (r->integer & 1) ? HRL_NODE_OK : HRL_NODE_REFUSED;
+    }
+    return HRL_NODE_PENDING;
   default:
     if (integer && (r->integer == 0 || r->integer == 1)) {
       return r->integer == 1 ? HRL_NODE_OK : HRL_NODE_REFUSED;

@@ -353,8 +353,7 @@ static bool is_redirect(const hrl_reply *reply) {
   return hrl_reply_is_error(reply, "MOVED") || hrl_reply_is_error(reply, "ASK");
 }
 
-hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
-                                const hrl_reply *reply) {
+hrl_node_result hrl_node_reply(hrl_lock *lk, size_t i, const hrl_reply *reply) {
   if (!hrl_proto_in_round(lk, i)) {
     return HRL_NODE_PROTOCOL;
   }
@@ -502,8 +501,8 @@ bool hrl_proto_settled(const hrl_lock *lk) {
   }
 }
 
-hrl_node_result hrl_proto_fail(hrl_lock *lk, size_t i, hrl_node_result why,
-                               const char *message) {
+hrl_node_result hrl_node_fail(hrl_lock *lk, size_t i, hrl_node_result why,
+                              const char *message) {
   if (!hrl_proto_in_round(lk, i)) {
     return HRL_NODE_PROTOCOL;
   }
@@ -529,7 +528,7 @@ hrl_node_result hrl_proto_fail(hrl_lock *lk, size_t i, hrl_node_result why,
   return node->result;
 }
 
-void hrl_proto_missed(hrl_lock *lk, size_t i, const char *message) {
+void hrl_node_missed(hrl_lock *lk, size_t i, const char *message) {
   if (!hrl_proto_in_round(lk, i)) {
     return;
   }
@@ -538,7 +537,7 @@ void hrl_proto_missed(hrl_lock *lk, size_t i, const char *message) {
   if (hrl_round_runs_late(lk->op.round_kind)) {
     build_eval(lk); /* for hrl_proto_late_command (none without memory) */
   }
-  hrl_proto_fail(lk, i, HRL_NODE_UNREACHABLE, message);
+  hrl_node_fail(lk, i, HRL_NODE_UNREACHABLE, message);
 }
 
 bool hrl_proto_skippable(const hrl_lock *lk, size_t i) {

@@ -12,6 +12,7 @@
 
 #include "hiredlock.h"
 #include "hiredlock/proto.h"
+#include "observe.h"
 #include "resp.h"
 #include "url.h"
 
@@ -125,7 +126,8 @@ typedef struct hrl_config {
   /* Entries left behind; steps of one client never run at once (every
    * driver runs them under the client's mutex or on one thread). */
   hrl_rejoin rejoin[HRL_REJOIN_SLOTS];
-  size_t rejoins; /* slots in use */
+  size_t rejoins;   /* slots in use */
+  hrl_observer obs; /* counters, events, masters down (observe.h) */
 } hrl_config;
 
 /* hrl_node.pttl: a key without a TTL (Redis's PTTL -1), and no PTTL read
@@ -188,6 +190,9 @@ typedef enum hrl_phase {
   HRL_PHASE_WAITING, /* between tries: for a hand-off or a timer */
   HRL_PHASE_LEAVE,   /* next step sends the round that leaves the queue */
   HRL_PHASE_LEAVING, /* ... which is out; the result is decided */
+  /* An inspection (inspect.c): */
+  HRL_PHASE_INSPECT,    /* next step sends the read-only script */
+  HRL_PHASE_INSPECTING, /* ... which is out */
   HRL_PHASE_DONE
 } hrl_phase;
 
@@ -307,6 +312,8 @@ struct hrl_lock {
   struct hrl_renewal *renewal;
   struct hrl_lease *lease; /* the API layer's schedule entry; never read
                               here */
+  hrl_lock_obs obs;        /* what observe.c counts of it */
+  hrl_lock_extra *extra;   /* an owner label's, an inspection's state */
 };
 
 /* config.c: parses the URLs and checks the options into cfg (zeroed by the
@@ -371,8 +378,25 @@ static inline bool hrl_proto_in_round(const hrl_lock *lk, size_t i) {
          (ph == HRL_PHASE_ACQUIRING || ph == HRL_PHASE_FENCING ||
           ph == HRL_PHASE_CLEANUP || ph == HRL_PHASE_SCRIPTING ||
           ph == HRL_PHASE_TRYING || ph == HRL_PHASE_ASIDE ||
-          ph == HRL_PHASE_LEAVING);
+          ph == HRL_PHASE_LEAVING || ph == HRL_PHASE_INSPECTING);
 }
+
+/* The protocol's own calls behind the public hrl_proto_* ones, which
+ * seam.c makes of them (adding owner labels, inspections, counters and
+ * events): redlock.c's begin and step, round.c's reply, fail and missed,
+ * target.c's command bytes, lease.c's end of a renewal. */
+hrl_status hrl_redlock_begin(hrl_lock *lock, hrl_op_kind op, int64_t arg_ms,
+                             int64_t now_us);
+hrl_step hrl_redlock_step(hrl_lock *lock, int64_t now_us, hrl_step_info *info);
+hrl_node_result hrl_node_reply(hrl_lock *lock, size_t i,
+                               const hrl_reply *reply);
+hrl_node_result hrl_node_fail(hrl_lock *lock, size_t i, hrl_node_result why,
+                              const char *message);
+void hrl_node_missed(hrl_lock *lock, size_t i, const char *message);
+const char *hrl_node_command(hrl_lock *lock, size_t i, size_t *len);
+int hrl_node_command_replies(const hrl_lock *lock, size_t i);
+const char *hrl_node_late_command(const hrl_lock *lock, size_t i, size_t *len);
+hrl_status hrl_lease_renew_end(hrl_lock *lock, int64_t now_us);
 
 /* redlock.c: ends an acquire that is sleeping between attempts. */
 void hrl_proto_cancel(hrl_lock *lock);

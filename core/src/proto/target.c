@@ -59,7 +59,7 @@ static const char *own_bytes(hrl_lock *lk, size_t i, const char *cmd,
   return buf;
 }
 
-const char *hrl_proto_command(hrl_lock *lk, size_t i, size_t *len) {
+const char *hrl_node_command(hrl_lock *lk, size_t i, size_t *len) {
   if (!hrl_proto_in_round(lk, i)) {
     *len = 0;
     return NULL;
@@ -98,7 +98,7 @@ const char *hrl_proto_command(hrl_lock *lk, size_t i, size_t *len) {
   return command_bytes(node, own, cmd_len + op->wait_len, len);
 }
 
-int hrl_proto_command_replies(const hrl_lock *lk, size_t i) {
+int hrl_node_command_replies(const hrl_lock *lk, size_t i) {
   if (!hrl_proto_in_round(lk, i)) {
     return 0;
   }
@@ -111,7 +111,7 @@ int hrl_proto_command_replies(const hrl_lock *lk, size_t i) {
          (lk->op.nodes[i].asking ? 1 : 0) + (hrl_round_waits(lk, i) ? 1 : 0);
 }
 
-const char *hrl_proto_late_command(const hrl_lock *lk, size_t i, size_t *len) {
+const char *hrl_node_late_command(const hrl_lock *lk, size_t i, size_t *len) {
   const hrl_op *op = &lk->op;
   if (!hrl_proto_in_round(lk, i) || !hrl_round_runs_late(op->round_kind) ||
       op->nodes[i].eval_sent || op->cmd_eval_len == 0 || to_sentinel(lk, i)) {

@@ -3,12 +3,14 @@ loop that first used them), and lock()."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any, Callable
 
 from .. import _core, _from_redis
 from .._client import DEFAULT_TTL, Name
-from ._driver import Driver
+from .._inspect import Inspection
+from ._driver import Driver, Progress
 from ._lock import A, Lock, synchronized_by
 from ._renewer import Renewer
 
@@ -89,6 +91,25 @@ class Client:
 
         make()  # check the arguments now, at decoration time
         return synchronized_by(make)
+
+    async def inspect(self, name: Name) -> Inspection:
+        """Who holds the lock ``name`` and who waits for it, as
+        :meth:`hiredlock.Client.inspect` says it: the same read-only round,
+        run over this client's connections."""
+        core = _core.Lock(self._core, name)
+        core._begin_inspect()
+        progress = Progress()
+        try:
+            await self._driver.operate(core, progress)
+        finally:
+            self._core._flush_events()
+        if progress.cancelled:
+            raise asyncio.CancelledError
+        return Inspection.from_dict(core._inspection())
+
+    def stats(self) -> dict[str, Any]:
+        """The client's counters, as :meth:`hiredlock.Client.stats`."""
+        return self._core.stats()
 
     async def close(self) -> None:
         """Stops renewing leases and closes every connection (a held lock

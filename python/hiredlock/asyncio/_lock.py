@@ -265,6 +265,8 @@ class Lock:
             if progress.cancelled:  # "cancelled" at the sleep: it was asked
                 raise asyncio.CancelledError from None
             raise
+        finally:
+            self._client._core._flush_events()  # to logging, if any
         if progress.cancelled:
             if acquiring and ok:
                 self._core._begin_release()

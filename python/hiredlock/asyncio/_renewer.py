@@ -90,6 +90,7 @@ class Renewer:
             kind, why = lock._core._renew_end()
         else:
             why = twin
+        lock._client._core._flush_events()  # the renewal's, to logging
         if kind == "lost":
             self._leases.discard(lock)
             lock._lost(why)

@@ -77,11 +77,11 @@ local R = {
   { "timeout", "option 'tll' = 10 (typo)",
     function(c) return c.client:acquire("bad", { tll = 10 }) end, "raises",
     "bad argument #2 to 'acquire' (unknown option 'tll' (known: ttl, auto_renew, max_hold, "
-      .. "fenced, sync_replicas, sync_aof, timeout))", "none",
+      .. "fenced, owner, sync_replicas, sync_aof, timeout))", "none",
     id = "unknown_option" },
   { "timeout", "option [1] (a number key)", function(c) return c.client:acquire(X, { 5 }) end,
     "raises", "(unknown option: a number key (known: ttl, auto_renew, max_hold, fenced, "
-      .. "sync_replicas, sync_aof, timeout))", "none" },
+      .. "owner, sync_replicas, sync_aof, timeout))", "none" },
   { "type", "option sync_replicas = 1.5",
     function(c) return c.client:acquire(X, { sync_replicas = 1.5 }) end, "raises",
     "bad argument #2 to 'acquire' (sync_replicas must be a whole number from 0 to 100, got 1.5)",
@@ -121,7 +121,8 @@ local R = {
   { "config", "option 'prefix' (unknown)", function(c) return new(c.ok, { prefix = "a:" }) end,
     "raises", "bad argument #2 to 'new' (unknown option 'prefix' (known: connect_timeout, "
       .. "timeout, retry_delay, retry_jitter, drift_factor, key_prefix, auto_renew, "
-      .. "max_hold, fenced, sync_replicas, sync_aof, restart_guard, ssl_ca_certs, ssl_ca_path, "
+      .. "max_hold, fenced, owner, slow_wait, sync_replicas, sync_aof, restart_guard, "
+      .. "ssl_ca_certs, ssl_ca_path, "
       .. "ssl_certfile, ssl_keyfile, ssl_cert_reqs, ssl_check_hostname))", "none" },
   { "config", "option 'tiemout' (typo)", function(c) return c.new(c.ok, { tiemout = 1 }) end,
     "raises", "unknown option 'tiemout'", "none" },

@@ -51,6 +51,9 @@ typedef struct queue_ctx {
   int argv1;    /* ... and of ARGV[1] */
   const char *t;
   int64_t now;
+  /* What a release or step aside reports (for the observers): entries
+   * found dead by head(), and 2 once the key was handed to a waiter. */
+  long long dead, handed;
 } queue_ctx;
 
 static sim_key *key_at(queue_ctx *x, int i, key_type type, bool create) {
@@ -130,6 +133,7 @@ static bool head(queue_ctx *x, const char *skip, waiter *out) {
       return true;
     }
     drop(x, h);
+    x->dead++;
   }
 }
 
@@ -164,6 +168,7 @@ static void pass(queue_ctx *x) {
   waiter h;
   if (head(x, x->t, &h)) {
     give(x, &h);
+    x->handed = 2;
   } else {
     sim_key *k = key_at(x, x->k, KT_STRING, false);
     if (k != NULL) {
@@ -207,7 +212,7 @@ static bool enqueue(queue_ctx *x, int64_t ttl, int64_t arrival, int64_t lease,
 static void queue_script(world *w, master *m, const sim_args *a, int keys,
                          sim_reply *out) {
   int arg = 3 + keys; /* ARGV[1] */
-  queue_ctx x = {w, m, a, 3, 4, 5, arg, NULL, master_now_ms(w, m)};
+  queue_ctx x = {w, m, a, 3, 4, 5, arg, NULL, master_now_ms(w, m), 0, 0};
   bool r = arg_is(a, arg, "r"), t = arg_is(a, arg, "t"),
        aside = arg_is(a, arg, "a");
   if (keys != 3 || !(r || t || aside) || !is_token(a, arg + 1) ||
@@ -236,7 +241,7 @@ static void queue_script(world *w, master *m, const sim_args *a, int keys,
       return;
     }
     pass(&x);
-    reply_int(w, out, 1);
+    reply_int(w, out, 1 + x.handed + 4 * x.dead);
     return;
   }
   long long ttl, arrival, lease, win;
@@ -252,7 +257,7 @@ static void queue_script(world *w, master *m, const sim_args *a, int keys,
       pass(&x);
     }
     enqueue(&x, ttl, arrival, lease, win);
-    reply_int(w, out, 0);
+    reply_int(w, out, x.handed + 4 * x.dead);
     return;
   }
   if (ours) {
@@ -368,7 +373,7 @@ static const struct script {
   script_fn fn;
 } scripts[] = {
     {HRL_QUEUE_SHA1, HRL_QUEUE_SCRIPT,
-     "078d4354f9db9140a8f49fefd7cceef482dddc06", queue_script},
+     "7aa1eb3169c36d6dfb2e6795639715c07b824e18", queue_script},
     {HRL_EXTEND_SHA1, HRL_EXTEND_SCRIPT,
      "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10", extend_script},
     {HRL_FENCE_SHA1, HRL_FENCE_SCRIPT,

@@ -7,6 +7,7 @@
 
 #include "cluster.h"
 #include "detail.h"
+#include "mutant.h"
 #include "reply.h"
 #include "resp.h"
 #include "sentinel.h"
@@ -184,7 +185,7 @@ hrl_status hrl_config_init(hrl_config *cfg, const char *const *urls, size_t n,
   cfg->entropy = entropy;
   cfg->entropy_ctx = entropy_ctx;
   cfg->n = n;
-  cfg->quorum = n / 2 + 1;
+  cfg->quorum = HRL_MUTANT(QUORUM_LOW) && n > 1 ? n / 2 : n / 2 + 1;
   cfg->min_ttl_ms = hrl_min_ttl_ms(cfg);
   cfg->lease_ms = hrl_lease_ms(opts);
   cfg->window_ms = hrl_window_ms(opts);

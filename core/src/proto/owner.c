@@ -22,7 +22,9 @@
  * keeps the command's decision back until then) and means nothing: a
  * label that could not be written leaves a hold without one.
  */
+#ifndef _GNU_SOURCE /* tests/sim defines it for all it builds */
 #define _GNU_SOURCE
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

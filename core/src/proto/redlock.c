@@ -36,12 +36,16 @@
 #include <string.h>
 
 #include "detail.h"
+#include "mutant.h"
 #include "random.h"
 #include "state.h"
 
 #define US_PER_MS 1000
 
 static int64_t drift_us(const hrl_config *c, uint32_t ttl_ms) {
+  if (HRL_MUTANT(NO_DRIFT)) {
+    return 0;
+  }
   return (int64_t)((double)ttl_ms * c->opts.drift_factor * US_PER_MS) +
          2 * US_PER_MS;
 }
@@ -255,7 +259,7 @@ static hrl_step end_attempt(hrl_lock *lk, bool may_hold, int64_t now_us,
     }
   }
   memcpy(op->decided, op->nodes, c->n * sizeof *op->decided);
-  if (!may_hold) {
+  if (!may_hold || HRL_MUTANT(NO_CLEANUP)) {
     return decide_retry(lk, info);
   }
   op->phase = HRL_PHASE_CLEANUP;
@@ -283,7 +287,7 @@ static hrl_step fence_attempt(hrl_lock *lk, int64_t now_us,
     at_fence +=
         op->nodes[i].result == HRL_NODE_OK && op->nodes[i].counter == fence;
   }
-  if (at_fence >= c->quorum) {
+  if (at_fence >= c->quorum || HRL_MUTANT(NO_FENCE_ROUND)) {
     return grant(lk, fence, info);
   }
   int64_t left_ms = (op->attempt_until_us - now_us) / US_PER_MS;
@@ -307,7 +311,8 @@ bool hrl_attempt_granted(hrl_lock *lk, hrl_tally t, int64_t now_us,
   op->attempt_start_us = op->round_start_us;
   op->attempt_until_us = op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS -
                          drift_us(c, op->ttl_ms);
-  if (t.ok < c->quorum || op->attempt_until_us <= now_us ||
+  if (t.ok < c->quorum ||
+      (op->attempt_until_us <= now_us && !HRL_MUTANT(NO_VALIDITY)) ||
       c->same_server[0] != '\0') {
     return false;
   }
@@ -332,13 +337,15 @@ static hrl_step judge_attempt(hrl_lock *lk, int64_t now_us,
    * any other may (a timeout can hide a SET that was applied). A fenced
    * acquire's error may be its INCR's, after a SET that took (a counter
    * that is not a number, or at 2^63 - 1): there, only a refusal says our
-   * token is not there. */
-  bool may_hold = false;
+   * token is not there. A token taken up from a saved place in line is not
+   * fresh: a release may have handed the key to it, and that key refuses
+   * our SET (found by tests/sim, tests/sim/regress/rejoin-handoff.txt). */
+  bool may_hold = op->rejoined;
   for (size_t i = 0; i < c->n; i++) {
     hrl_node_result r = op->nodes[i].result;
     may_hold |= r == HRL_NODE_OK || r == HRL_NODE_UNREACHABLE ||
                 r == HRL_NODE_PROTOCOL || (fenced && r != HRL_NODE_REFUSED) ||
-                op->nodes[i].took;
+                (op->nodes[i].took && !HRL_MUTANT(UNACKED_UNTAKEN));
   }
   return end_attempt(lk, may_hold, now_us, info);
 }
@@ -435,7 +442,8 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
   hrl_round_record(lk, t);
   int64_t drift = drift_us(c, op->ttl_ms);
   int64_t new_until =
-      op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS - drift;
+      (HRL_MUTANT(EXTEND_FROM_END) ? now_us : op->round_start_us) +
+      (int64_t)op->ttl_ms * US_PER_MS - drift;
   if (hrl_lease_check_expiry(lk, now_us)) {
     /* A lease whose validity ran out during the round was lost then,
      * whatever the masters say now (see lease.c). */

@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "detail.h"
+#include "mutant.h"
 #include "random.h"
 #include "state.h"
 
@@ -332,7 +333,7 @@ static bool may_hold(const hrl_lock *lk) {
     hrl_node_result r = lk->op.nodes[i].result;
     if (r == HRL_NODE_OK || r == HRL_NODE_UNREACHABLE ||
         r == HRL_NODE_PROTOCOL || (fenced && r != HRL_NODE_REFUSED) ||
-        lk->op.nodes[i].took) {
+        (lk->op.nodes[i].took && !HRL_MUTANT(UNACKED_UNTAKEN))) {
       return true;
     }
   }
@@ -440,7 +441,8 @@ hrl_step hrl_wait_not_won(hrl_lock *lk, hrl_tally t, bool hold, int64_t now_us,
     int64_t floor = now_us + (int64_t)c->opts.timeout_ms * US_PER_MS;
     op->retry_at_us = op->retry_at_us > floor ? op->retry_at_us : floor;
   }
-  return hold ? step_aside(lk, now_us, info) : wait_or_try(lk, now_us, info);
+  return hold && !HRL_MUTANT(NO_ASIDE) ? step_aside(lk, now_us, info)
+                                       : wait_or_try(lk, now_us, info);
 }
 
 static int popcount64(uint64_t v) {

@@ -209,6 +209,11 @@ static void test_the_subscriber_follows_a_failover(void) {
   pthread_create(&w.thread, NULL, wait_for_lock, &w);
   await_queued(&fx, old, "wd:failover");
   CHECK(subscribed_on(&fx, old, wc));
+  /* The key and the queue on the replica before SENTINEL FAILOVER, which
+   * does not wait for it: under valgrind the replica was still behind and
+   * the waiter was granted the lock on the promoted one, the holder's
+   * release then "not owned" (Sentinel's caveat, not what is tested here). */
+  CHECK(fixture_int(&fx, old, "WAIT 1 10000") == 1);
   int now = failover(&fx);
   CHECK(now != old);
   CHECK(subscribed_on(&fx, now, wc));

@@ -136,6 +136,9 @@ hrl_node_result hrlua_check_node_result(lua_State *L, int arg);
 /* result.c: a reply as Lua sees it: a kind ("status", "error", "integer",
  * "nil", "string", "other") and, for all but nil and other, a value. */
 int hrlua_push_reply(lua_State *L, const hrl_reply *reply);
+/* proto.c: pushes a connection's target (host, port, label, path,
+ * handshake) for a driver; returns 5. */
+int hrlua_push_target(lua_State *L, const hrl_target *t);
 
 /* result.c: reads the kind at arg and the value at arg + 1 into *out;
  * out->str points into the Lua string, valid while it is on the stack. An

@@ -80,6 +80,26 @@ static int lock_begin(lua_State *L) {
   return hrlua_push_status(L, st, hrl_lock_error(lk->lock));
 }
 
+/* A connection's target as a driver reads it: host, port (nil, nil for a
+ * unix socket), label, path (nil for TCP), whether a handshake is due. */
+int hrlua_push_target(lua_State *L, const hrl_target *t) {
+  if (t->host != NULL) {
+    lua_pushstring(L, t->host);
+    lua_pushinteger(L, t->port);
+  } else {
+    lua_pushnil(L);
+    lua_pushnil(L);
+  }
+  lua_pushstring(L, t->label);
+  if (t->path != NULL) {
+    lua_pushstring(L, t->path);
+  } else {
+    lua_pushnil(L);
+  }
+  lua_pushboolean(L, t->handshake);
+  return 5;
+}
+
 static int lock_step(lua_State *L) {
   hrlua_lock *lk = hrlua_check_lock_io(L, 1);
   hrl_step_info info;
@@ -122,21 +142,7 @@ static int lock_target(lua_State *L) {
   size_t i = check_master(L, 2, lk->owner->client);
   hrl_target t;
   hrl_proto_target(lk->lock, i, &t);
-  if (t.host != NULL) {
-    lua_pushstring(L, t.host);
-    lua_pushinteger(L, t.port);
-  } else {
-    lua_pushnil(L);
-    lua_pushnil(L);
-  }
-  lua_pushstring(L, t.label);
-  if (t.path != NULL) {
-    lua_pushstring(L, t.path);
-  } else {
-    lua_pushnil(L);
-  }
-  lua_pushboolean(L, t.handshake);
-  return 5;
+  return hrlua_push_target(L, &t);
 }
 
 static int lock_reply(lua_State *L) {

@@ -48,21 +48,7 @@ static int subscriber_new(lua_State *L) {
 static int subscriber_open(lua_State *L) {
   hrl_target t;
   hrl_subscriber_open(check_sub(L, 1)->sub, &t);
-  if (t.host != NULL) {
-    lua_pushstring(L, t.host);
-    lua_pushinteger(L, t.port);
-  } else {
-    lua_pushnil(L);
-    lua_pushnil(L);
-  }
-  lua_pushstring(L, t.label);
-  if (t.path != NULL) {
-    lua_pushstring(L, t.path);
-  } else {
-    lua_pushnil(L);
-  }
-  lua_pushboolean(L, t.handshake);
-  return 5;
+  return hrlua_push_target(L, &t);
 }
 
 static int subscriber_start(lua_State *L) {

@@ -582,8 +582,11 @@ bool hrl_wait_lasting_failure(const hrl_lock *lock);
  * window of a hand-off made for one of them, from its options. */
 uint32_t hrl_lease_ms(const hrl_options *opts);
 uint32_t hrl_window_ms(const hrl_options *opts);
-/* waiting.c: makes this process's channel (HRL_ESYSTEM: no randomness). */
+/* waiting.c: makes this process's channel (HRL_ESYSTEM: no randomness);
+ * sets it from the HRL_TOKEN_LEN characters of id (another client's, when
+ * two share one subscriber). */
 hrl_status hrl_config_make_channel(hrl_config *cfg);
+void hrl_config_set_channel(hrl_config *cfg, const char *id);
 
 /* subscriber.c: hrl_subscriber_new() on the configuration. */
 hrl_subscriber *hrl_subscriber_create(hrl_config *cfg, size_t i);

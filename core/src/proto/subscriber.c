@@ -19,7 +19,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "detail.h"
 #include "resp.h"
@@ -333,15 +332,7 @@ bool hrl_config_share_channel(hrl_config *cfg, hrl_config *from) {
   }
   /* A wait in progress keeps the channel its queue entries name: its
    * subscriber (made with it) stays subscribed there. */
-  const char *id = channel + from_len - HRL_TOKEN_LEN;
-  size_t prefix_len = cfg->opts.key_prefix_len;
-  size_t infix_len = sizeof HRL_CHANNEL_INFIX - 1;
-  memcpy(cfg->channel, cfg->prefix, prefix_len);
-  memcpy(cfg->channel + prefix_len, HRL_CHANNEL_INFIX, infix_len);
-  memcpy(cfg->channel + prefix_len + infix_len, id, HRL_TOKEN_LEN);
-  cfg->channel_len = prefix_len + infix_len + HRL_TOKEN_LEN;
-  cfg->channel[cfg->channel_len] = '\0';
-  cfg->channel_pid = getpid();
+  hrl_config_set_channel(cfg, channel + from_len - HRL_TOKEN_LEN);
   return true;
 }
 

@@ -78,11 +78,7 @@ uint32_t hrl_window_ms(const hrl_options *o) {
   return window > HRL_TTL_MAX_MS ? HRL_TTL_MAX_MS : (uint32_t)window;
 }
 
-hrl_status hrl_config_make_channel(hrl_config *cfg) {
-  char id[HRL_TOKEN_LEN + 1];
-  if (hrl_token_new(cfg, id) != HRL_OK) {
-    return HRL_ESYSTEM;
-  }
+void hrl_config_set_channel(hrl_config *cfg, const char *id) {
   size_t prefix_len = cfg->opts.key_prefix_len;
   size_t infix_len = sizeof HRL_CHANNEL_INFIX - 1;
   memcpy(cfg->channel, cfg->prefix, prefix_len);
@@ -91,6 +87,14 @@ hrl_status hrl_config_make_channel(hrl_config *cfg) {
   cfg->channel_len = prefix_len + infix_len + HRL_TOKEN_LEN;
   cfg->channel[cfg->channel_len] = '\0';
   cfg->channel_pid = getpid();
+}
+
+hrl_status hrl_config_make_channel(hrl_config *cfg) {
+  char id[HRL_TOKEN_LEN + 1];
+  if (hrl_token_new(cfg, id) != HRL_OK) {
+    return HRL_ESYSTEM;
+  }
+  hrl_config_set_channel(cfg, id);
   return HRL_OK;
 }
 

@@ -107,10 +107,13 @@ with open(sys.argv[1], "rb") as f:
   fresh "$wheels.stamp" "$requires" && return 0
   rm -rf "$wheels"
   # shellcheck disable=SC2086 # one requirement a word
+  # The stamp only once both downloads are there: a failed one (the
+  # network, once) left a stamp over wheels without Python 3.9's setuptools,
+  # and every later dist build of the 3.9 wheel failed on it.
   quiet python3 -m pip download -q --disable-pip-version-check \
-    --dest "$wheels" $requires
-  # shellcheck disable=SC2086
-  quiet python3 -m pip download -q --disable-pip-version-check \
-    --only-binary :all: --python-version 3.9 --dest "$wheels" $requires
-  echo "$requires" >"$wheels.stamp"
+    --dest "$wheels" $requires &&
+    # shellcheck disable=SC2086
+    quiet python3 -m pip download -q --disable-pip-version-check \
+      --only-binary :all: --python-version 3.9 --dest "$wheels" $requires &&
+    echo "$requires" >"$wheels.stamp"
 }

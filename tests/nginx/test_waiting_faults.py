@@ -2,8 +2,9 @@
 fresh request's wait rides out masters that stall, waiting requests stay
 quiet while the holder lacks a master, and a key without a TTL is named
 when the wait runs out. Releases to a master stopped mid-request are a
-known gap of this driver (a strict expected failure). Bounds leave room for
-a loaded machine."""
+known gap of this driver (an expected failure, not strict: the resumed
+server runs the reordered release first only in some runs, so the test
+passes now and then). Bounds leave room for a loaded machine."""
 
 from __future__ import annotations
 
@@ -103,11 +104,12 @@ def test_a_key_without_a_ttl_is_named(ngx, servers3):
 
 
 @pytest.mark.xfail(
-    strict=True,
+    strict=False,
     reason="#24 item 9 is not fixed in the cosocket driver: it closes a "
     "connection whose reply is late, so a release goes on another "
     "connection than the SET it must follow, and the resumed server may run "
-    "it first (2 of 7 keys left, before and after the C driver's fix)",
+    "it first (2 of 7 keys left in most runs, before and after the C "
+    "driver's fix; 0 in some, so not strict)",
 )
 def test_releases_reach_a_stopped_master(ngx, servers3):
     """Master 3 stopped after SCRIPT FLUSH, 21 acquire/release requests over

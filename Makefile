@@ -4,7 +4,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 DEPS := core fuzz python lua nginx reliability dist
 
-.PHONY: all deps build test demo dist bench fuzz reliability format clean
+.PHONY: all deps build test demo dist bench fuzz reliability sim format clean
 
 all: build
 
@@ -45,6 +45,13 @@ fuzz: deps
 # fuzzers; writes docs/RELIABILITY.md (about 25 minutes).
 reliability: deps
 	@scripts/reliability.sh
+
+# The deterministic simulation (tests/sim): 10^6 seeded worlds against the
+# protocol, every seeded mutant caught; writes its figures to
+# docs/RELIABILITY.md (about half an hour on 2 idle CPUs).
+sim:
+	@scripts/install-deps.sh core
+	@scripts/sim.sh $(SIM_ARGS)
 
 format:
 	@clang-format -i $$(git ls-files '*.[ch]' ':!vendor/') # vendor/: as pinned

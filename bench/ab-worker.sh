@@ -20,5 +20,5 @@ cc -O2 -g -std=c11 -Wall -Wextra -Werror -fvisibility=hidden -DHRL_BUILDING \
   -I"$src/core/include" -I"$src/core/src" $(pkg-config --cflags hiredis) \
   tests/workers/c/*.c $(find "$src/core/src" -name '*.c') \
   -o "$out/hrl-worker" \
-  $(pkg-config --libs hiredis) -lpthread -lm
+  $(pkg-config --libs hiredis openssl) -lpthread -lm
 echo "$out/hrl-worker"

@@ -21,7 +21,9 @@ Phases:
               N = 5 clients.
   contention  W = 4 and 8 processes on one name, N = 1 and 5, each looping
               acquire / hold 2 ms / release / think 2 ms: hiredlock from
-              Python, Lua and both, redis-py, python-redis-lock, pottery.
+              Python, Lua and both (and from Python over TLS, N = 1),
+              redis-py, python-redis-lock, pottery (--contention-libs:
+              only some).
   stampede    200 concurrent requests for one key in nginx, whose holder
               works 100 ms: hiredlock next to lua-resty-lock (--resty-lock).
   delay       5 masters behind toxiproxy adding 0.5 and 1 ms each way: the
@@ -104,6 +106,11 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--no-pin", action="store_true", help="do not pin")
     p.add_argument("--phases", default=PHASES)
     p.add_argument("--cases", help="main phase: only these (comma list)")
+    p.add_argument(
+        "--contention-libs",
+        help="contention phase: only these (comma list, e.g. "
+        "hiredlock-py,hiredlock-py-tls)",
+    )
     p.add_argument(
         "--wait-quiet",
         type=float,
@@ -378,7 +385,7 @@ def main() -> None:
         if replicated:
             fixture("stop", replicated["HRL_FIXTURE_DIR"])
     if "contention" in phases:
-        timed("contention", contention_phase, args, urls, defaults)
+        timed("contention", contention_phase, args, urls, defaults, variants.get("tls"))
     if "stampede" in phases:
         timed("stampede", stampede_phase, args, urls)
     if "delay" in phases:

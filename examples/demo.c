@@ -107,7 +107,9 @@ int main(void) {
          "(quorum %zu)\n",
          HIREDLOCK_VERSION, n, hrl_client_quorum(a));
   for (size_t i = 0; i < n; i++) {
-    printf("  master %zu: %s\n", i + 1, urls[i]);
+    /* The client's label (host:port or the socket path), never the URL:
+     * a URL may carry a password. */
+    printf("  master %zu: %s\n", i + 1, hrl_client_master_label(a, i));
   }
 
   printf("\n1. Two holders contend for the same name\n");
@@ -137,16 +139,23 @@ int main(void) {
   kill_master(5);
   say("demo", "killed master 5");
   t0 = hrl_now_us();
-  hrl_status st3 = hrl_lock_acquire(lk, 5000);
+  hrl_status st3 = hrl_lock_acquire(lk, 0);
   describe("alice", lk, st3);
-  say("alice", "failed fast: %lld ms, not the 5000 ms it was willing to wait",
+  say("alice", "with no wait it fails at once: %lld ms",
+      (long long)((hrl_now_us() - t0) / 1000));
+  t0 = hrl_now_us();
+  hrl_status st4 = hrl_lock_acquire(lk, 1000);
+  describe("alice", lk, st4);
+  say("alice",
+      "willing to wait 1000 ms, it kept trying (a master may come back) "
+      "and said why at its deadline: %lld ms",
       (long long)((hrl_now_us() - t0) / 1000));
 
   hrl_lock_free(lk);
   hrl_client_free(a);
   hrl_client_free(b);
   free(copy);
-  bool as_expected = st == HRL_OK && st3 == HRL_ECONNECT;
+  bool as_expected = st == HRL_OK && st3 == HRL_ECONNECT && st4 == HRL_ECONNECT;
   printf("\ndemo %s\n",
          as_expected ? "finished as expected" : "did NOT behave as expected");
   return as_expected ? 0 : 1;

@@ -74,7 +74,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       hrl_node_result res =
           hrl_proto_handshake_reply(c, 0, k, &r, msg, sizeof msg);
       if (res != HRL_NODE_OK && res != HRL_NODE_AUTH &&
-          res != HRL_NODE_SERVER && res != HRL_NODE_PROTOCOL) {
+          res != HRL_NODE_DENIED && res != HRL_NODE_SERVER &&
+          res != HRL_NODE_PROTOCOL) {
         __builtin_trap();
       }
       if (res != HRL_NODE_OK && memchr(msg, '\0', sizeof msg) == NULL) {

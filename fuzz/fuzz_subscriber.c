@@ -1,8 +1,11 @@
 /* libFuzzer: a subscriber connection's stream (hrl_subscriber) fed hostile
- * bytes in fuzzer-chosen pieces, after a handshake or none (the first byte
- * picks). Invariants: SEND only once, for the SUBSCRIBE, after every
- * handshake reply; a hand-off is exactly HRL_TOKEN_LEN lowercase hex
- * characters; CLOSE says why; nothing is read outside what was fed. */
+ * bytes in fuzzer-chosen pieces, after a handshake or none, or first to a
+ * sentinel asked where the primary is (the first byte picks).
+ * Invariants: SEND only once per connection, for the SUBSCRIBE, after
+ * every handshake reply; a hand-off is exactly HRL_TOKEN_LEN lowercase hex
+ * characters; CLOSE says why; REDIRECT names where, "host:port", and the
+ * next connection goes there with the handshake; nothing is read outside
+ * what was fed. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <string.h>
@@ -23,9 +26,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 2) {
     return 0;
   }
-  static const char *const urls[] = {"redis://127.0.0.1:1",
-                                     "redis://u:p@127.0.0.1:1/3"};
-  const char *url = urls[data[0] & 1];
+  static const char *const urls[] = {
+      "redis://127.0.0.1:1", "redis://u:p@127.0.0.1:1/3",
+      "redis+sentinel://:p@127.0.0.1:1,127.0.0.1:2/svc"};
+  const char *url = urls[data[0] % 3];
   size_t step = (size_t)(data[1] % 23) + 1;
   data += 2;
   size -= 2;
@@ -34,6 +38,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     __builtin_trap();
   }
   hrl_subscriber *s = hrl_subscriber_new(c, 0);
+  hrl_target to;
+  hrl_subscriber_open(s, &to);
+  touch(to.label, strlen(to.label));
   size_t len;
   const char *start = hrl_subscriber_start(s, &len);
   touch(start, len);
@@ -70,6 +77,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           __builtin_trap(); /* a message, terminated */
         }
         closed = true;
+        break;
+      case HRL_NOTICE_REDIRECT:
+        if (out_len == 0 || out[out_len] != '\0' ||
+            memchr(out, ':', out_len) == NULL) {
+          __builtin_trap();
+        }
+        hrl_subscriber_open(s, &to); /* the primary, with the handshake */
+        if (!to.handshake || strcmp(to.label, out) != 0) {
+          __builtin_trap();
+        }
+        start = hrl_subscriber_start(s, &len);
+        touch(start, len);
+        sends = 0;
         break;
       default:
         break;

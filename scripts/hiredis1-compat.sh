@@ -40,4 +40,4 @@ export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 echo "hiredis-compat: building against hiredis $(pkg-config --modversion hiredis)"
 quiet cmake -S . -B "$root/build" -DCMAKE_BUILD_TYPE=Debug -DHRL_BENCH=OFF
 quiet cmake --build "$root/build" -j"$(nproc)"
-ctest --test-dir "$root/build" --output-on-failure
+ctest --test-dir "$root/build" --output-on-failure -j"$(ctest_jobs)"

@@ -12,6 +12,42 @@ quiet() {
   fi
 }
 
+# locked NAME CMD [ARGS...]: runs CMD holding the lock build/locks/NAME
+# (flock), so that suites running side by side (scripts/run-tests.sh) build
+# a shared output (build/, build/python, a rock tree) one at a time: the
+# second finds it fresh. Run from the repository root.
+locked() {
+  local name=$1
+  shift
+  mkdir -p build/locks
+  (
+    flock 9
+    "$@"
+  ) 9>"build/locks/$name.lock"
+}
+
+# build_main [TARGET...]: configures build/ (RelWithDebInfo, as `make build`)
+# and builds the TARGETs there (all without one), quiet unless it fails,
+# holding the lock "build": the c, interop and reliability suites and
+# bench/run.sh all build there. Run from the repository root.
+build_main() {
+  locked build _build_main "$@"
+}
+_build_main() {
+  local targets=()
+  [ $# -eq 0 ] || targets=(--target "$@")
+  quiet cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
+    quiet cmake --build build -j"$(nproc)" "${targets[@]}"
+}
+
+# ctest_jobs: how many C tests ctest runs side by side: one a CPU (they
+# spend most of their time waiting on Redis and on timers, each with Redis
+# servers of its own: tests/fixtures; more at once, beside the other suites,
+# and the tests' deadlines of tens of milliseconds start to slip).
+ctest_jobs() {
+  nproc
+}
+
 # fingerprint PATH... : one hash of the names and contents of the files under
 # the PATHs (build products a developer may have left there excluded), for
 # skipping a rebuild whose inputs have not changed.
@@ -60,6 +96,9 @@ use_python_build() {
 # run with --no-index (PIP_NO_INDEX=1 PIP_FIND_LINKS=build/wheels) like on a
 # machine without PyPI. Run from the repository root.
 backend_wheels() {
+  locked wheels _backend_wheels
+}
+_backend_wheels() {
   local root=$PWD wheels=$PWD/build/wheels requires
   requires=$(cd / && python3 -c 'import sys, tomllib
 with open(sys.argv[1], "rb") as f:
@@ -68,10 +107,13 @@ with open(sys.argv[1], "rb") as f:
   fresh "$wheels.stamp" "$requires" && return 0
   rm -rf "$wheels"
   # shellcheck disable=SC2086 # one requirement a word
+  # The stamp only once both downloads are there: a failed one (the
+  # network, once) left a stamp over wheels without Python 3.9's setuptools,
+  # and every later dist build of the 3.9 wheel failed on it.
   quiet python3 -m pip download -q --disable-pip-version-check \
-    --dest "$wheels" $requires
-  # shellcheck disable=SC2086
-  quiet python3 -m pip download -q --disable-pip-version-check \
-    --only-binary :all: --python-version 3.9 --dest "$wheels" $requires
-  echo "$requires" >"$wheels.stamp"
+    --dest "$wheels" $requires &&
+    # shellcheck disable=SC2086
+    quiet python3 -m pip download -q --disable-pip-version-check \
+      --only-binary :all: --python-version 3.9 --dest "$wheels" $requires &&
+    echo "$requires" >"$wheels.stamp"
 }

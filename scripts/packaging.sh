@@ -77,11 +77,15 @@ if [ "${1:-}" != --inside ]; then
   # of its own all the same.
   out=$(cd "$tmp" && HIREDLOCK_TLS=off CFLAGS=-O0 pip_in "$tmp/venv" ./checkout 2>&1) ||
     fail "pip install . (HIREDLOCK_TLS=off): $out"
-  ! ldd "$tmp"/venv/lib/python3*/site-packages/hiredlock/_core*.so | grep -q libssl ||
-    fail "HIREDLOCK_TLS=off linked OpenSSL"
+  # ldd's output is read whole first: `ldd | grep -q` under pipefail fails
+  # when grep, done at the first match, ends ldd with SIGPIPE (the likely
+  # cause of a failed run of suites side by side).
+  libs=$(ldd "$tmp"/venv/lib/python3*/site-packages/hiredlock/_core*.so)
+  ! grep -q libssl <<<"$libs" || fail "HIREDLOCK_TLS=off linked OpenSSL"
   out=$(cd "$tmp" && pip_in "$tmp/venv" --force-reinstall --no-deps ./checkout 2>&1) ||
     fail "the second pip install .: $out"
-  ldd "$tmp"/venv/lib/python3*/site-packages/hiredlock/_core*.so | grep -q libssl ||
+  libs=$(ldd "$tmp"/venv/lib/python3*/site-packages/hiredlock/_core*.so)
+  grep -q libssl <<<"$libs" ||
     fail "the second pip install . has no TLS: it reused the first one's objects"
   left=$(find "$tmp/checkout/build" -name '*.o' 2>/dev/null | wc -l)
   [ "$left" -eq 0 ] || fail "pip install . left $left objects under build/"

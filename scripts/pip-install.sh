@@ -10,6 +10,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
+# One install at a time: suites run side by side (scripts/run-tests.sh), and
+# the second finds build/python fresh.
+mkdir -p build/locks
+exec 9>build/locks/python.lock
+flock 9
 pip=(python3 -m pip install -q --disable-pip-version-check)
 # A distribution's own python3 (PEP 668) refuses installs unless told.
 if python3 -c 'import os, sys, sysconfig

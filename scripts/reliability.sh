@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The full reliability run (`make reliability`): the documented cases of
 # tests/reliability (about 20 minutes on 2 CPUs), the bad-input tables of
-# C, Python and Lua, and the fuzzers at 10^6 executions per target; the
-# results go to tests/reliability/results/ and docs/RELIABILITY.md is
-# generated from them.
+# C, Python and Lua, the C stress tests under valgrind, and the fuzzers at
+# 10^6 executions per target; the results go to tests/reliability/results/
+# and docs/RELIABILITY.md is generated from them.
 #   scripts/reliability.sh [--cases 1,2,...] [--no-fuzz] [--allow-dirty]
 # Refused on a tree with uncommitted changes (the results are committed as
 # those of a commit) unless --allow-dirty.
@@ -32,6 +32,9 @@ mkdir -p "$results"
 rc=0
 python3 tests/reliability/run.py --full --bad --out "$results" "${cases[@]}" \
   "${dirty[@]}" || rc=1
+# The C stress tests under valgrind (make test runs them in every other
+# build, and the rest of the C tests under valgrind).
+scripts/c-valgrind.sh -L stress || rc=1
 if [ $fuzz -eq 1 ]; then
   scripts/fuzz.sh || rc=1
   python3 tests/reliability/fuzz_figures.py build/fuzz "$results/fuzz.json" || rc=1

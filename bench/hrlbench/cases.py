@@ -104,6 +104,23 @@ def build_cases() -> dict[str, dict]:
                 "fenced",
                 "hiredlock, a fenced lock (fenced = true)",
             )
+    # Issue 30: an owner label's SET (and DEL at the release) in the same
+    # round trip as the acquire's (release's) command.
+    for n in (1, 5):
+        for cid, worker, runtime, wcase in (
+            (f"c-owner-n{n}", "c", "C", f"c-owner-n{n}"),
+            (f"py-owner-n{n}", "py", "Python", f"py-owner-n{n}"),
+        ):
+            add(
+                cid,
+                worker,
+                wcase,
+                "hiredlock",
+                runtime,
+                n,
+                "owner",
+                "hiredlock, with an owner label (owner = host:pid)",
+            )
     add(
         "c-new-n1",
         "c",
@@ -345,23 +362,11 @@ TARGETS = [
         ">",
         1.0,
     ),
-    ("c5-vs-c1", "C N=5 cycle time / C N=1 cycle time", "c-n5", "c-n1", "<=", 1.3),
-    (
-        "py5-vs-py1",
-        "Python N=5 cycle time / Python N=1 cycle time",
-        "py-n5",
-        "py-n1",
-        "<=",
-        1.3,
-    ),
-    (
-        "luajit5-vs-luajit1",
-        "LuaJIT N=5 cycle time / N=1 cycle time",
-        "luajit-n5",
-        "luajit-n1",
-        "<=",
-        1.3,
-    ),
+    # No N = 5 against N = 1 target on loopback (issue 31): there the five
+    # servers and the client share one CPU, and the raw fan-out alone is
+    # about 6x the raw N = 1 loop (FLOOR_RATIOS' fan5-vs-raw). What a
+    # fan-out saves shows through a delay proxy: the delay phase's target
+    # (hrlbench/delay.py, RATIO_MAX) is the fan-out target.
     # issue 17: hiredlock.asyncio
     (
         "async-vs-sync",
@@ -413,7 +418,33 @@ ROUND_TRIP_TARGETS = [
         1.0,
     )
     for rt, label in (("c", "C"), ("py", "Python"), ("luajit", "LuaJIT"))
+] + [
+    # Issue 30: an owner label rides in the same round trip: no N = 5
+    # round trip more than the plain cycle (half a round trip of slack for
+    # the servers' work on the label's SET and DEL, one CPU for all).
+    (
+        f"{rt}-owner-n5",
+        f"{label} owner-labelled N=5 cycle: extra N=5 round trips over plain",
+        f"{rt}-owner-n5",
+        f"{rt}-n5",
+        "fan5",
+        0.5,
+    )
+    for rt, label in (("c", "C"), ("py", "Python"))
 ]
+# Issue 30: what a label costs at N = 1: a SET and a DEL more on the server
+# per cycle, in the same round trips.
+for _rt, _label in (("c", "C"), ("py", "Python")):
+    TARGETS.append(
+        (
+            f"{_rt}-owner-n1",
+            f"{_label} owner-labelled N=1 cycle time / plain N=1 cycle time",
+            f"{_rt}-owner-n1",
+            f"{_rt}-n1",
+            "<=",
+            1.15,
+        )
+    )
 # Deployments (issue 18): time(numerator) / time(denominator), as TARGETS,
 # with no bound: a kept TLS connection should cost little more than the
 # encryption.

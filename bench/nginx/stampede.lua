@@ -1,6 +1,8 @@
 --- The stampede phase's application (bench/hrlbench/stampede.py): the cache
 -- miss every request of a burst hits at once, guarded by a lock.
---   /stampede?lib=hiredlock|resty&key=K&work=S
+--   /stampede?lib=hiredlock|hiredlock-request|resty&key=K&work=S
+-- (hiredlock-request: a client made in the handler for every request, as
+-- lua-resty-redis teaches; hiredlock: one per worker)
 -- lock K; if the cache holds K, unlock and answer "hit"; else work S
 -- seconds (ngx.sleep), fill the cache, unlock, answer "miss". The headers
 -- X-Arrive and X-Done (hiredlock.core.now(), CLOCK_BOOTTIME seconds, the
@@ -17,12 +19,17 @@ local S = {}
 
 local client -- per worker, on first use
 
-local function hiredlock_lock(key)
-  if not client then
-    client = hiredlock.new(os.getenv("HRL_STAMPEDE_URL"), { timeout = 0.5,
-      connect_timeout = 1 })
+local OPTIONS = { timeout = 0.5, connect_timeout = 1 }
+
+local function hiredlock_lock(key, per_request)
+  local c = client
+  if per_request then
+    c = hiredlock.new(os.getenv("HRL_STAMPEDE_URL"), OPTIONS)
+  elseif not c then
+    c = hiredlock.new(os.getenv("HRL_STAMPEDE_URL"), OPTIONS)
+    client = c
   end
-  local lock, err = client:acquire(key, { ttl = 10, timeout = 30 })
+  local lock, err = c:acquire(key, { ttl = 10, timeout = 30 })
   if not lock then
     return nil, err
   end
@@ -47,7 +54,8 @@ function S.serve()
   local args = ngx.req.get_uri_args()
   local key = args.key
   local arrive = now()
-  local unlock, err = (args.lib == "resty" and resty_lock or hiredlock_lock)(key)
+  local lock = args.lib == "resty" and resty_lock or hiredlock_lock
+  local unlock, err = lock(key, args.lib == "hiredlock-request")
   if not unlock then
     local body = "lock: " .. tostring(err)
     ngx.status = 500

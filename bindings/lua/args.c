@@ -188,6 +188,20 @@ bool hrlua_option_value(lua_State *L, int idx, const hrlua_arg *arg,
     }
     *bytes = lua_tolstring(L, idx, len);
     break;
+  case HRL_OPTION_LABEL: /* owner: a label, true (host:pid) or false */
+    if (type == LUA_TBOOLEAN) {
+      *bytes = lua_toboolean(L, idx) ? HRL_OWNER_HOST_PID : NULL;
+      *len = *bytes != NULL ? strlen(*bytes) : 0;
+      break;
+    }
+    if (type != LUA_TSTRING) {
+      hrlua_argerror(L, arg,
+                     lua_pushfstring(L,
+                                     "%s must be a string or a boolean, got %s",
+                                     opt->name, luaL_typename(L, idx)));
+    }
+    *bytes = lua_tolstring(L, idx, len);
+    break;
   case HRL_OPTION_FLAG:
     if (type != LUA_TBOOLEAN) {
       hrlua_argerror(L, arg,

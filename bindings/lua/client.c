@@ -102,6 +102,7 @@ static int client_new(lua_State *L) {
   hrlua_client *c = hrlua_newuserdata(L, sizeof *c);
   c->client = NULL;
   c->connect_timeout_ms = o.connect_timeout_ms;
+  c->timeout_ms = o.timeout_ms;
   luaL_getmetatable(L, HRLUA_CLIENT_MT);
   lua_setmetatable(L, -2);
   int self = lua_gettop(L);
@@ -120,6 +121,7 @@ static int client_new(lua_State *L) {
   if (st != HRL_OK) {
     return luaL_error(L, "%s", hrl_strerror(st));
   }
+  hrlua_events_attach(L, c->client);
   return 1;
 }
 

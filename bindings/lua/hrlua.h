@@ -35,11 +35,12 @@ typedef struct hrlua_arg {
  * lock shares that anchor as its own uservalue, so a client cannot be
  * collected while one of its locks is alive (the core requires a client to
  * outlive its locks). client is NULL once the handle was finalized.
- * connect_timeout_ms is the client's option, kept for drivers that open
- * their own connections (client:master_info). */
+ * connect_timeout_ms and timeout_ms are the client's options, kept for
+ * drivers that open their own connections (client:master_info). */
 typedef struct hrlua_client {
   hrl_client *client;
   uint32_t connect_timeout_ms;
+  uint32_t timeout_ms;
 } hrlua_client;
 
 /* A lock handle; owner stays valid as long as the lock (see above). lock is
@@ -135,6 +136,9 @@ hrl_node_result hrlua_check_node_result(lua_State *L, int arg);
 /* result.c: a reply as Lua sees it: a kind ("status", "error", "integer",
  * "nil", "string", "other") and, for all but nil and other, a value. */
 int hrlua_push_reply(lua_State *L, const hrl_reply *reply);
+/* proto.c: pushes a connection's target (host, port, label, path,
+ * handshake) for a driver; returns 5. */
+int hrlua_push_target(lua_State *L, const hrl_target *t);
 
 /* result.c: reads the kind at arg and the value at arg + 1 into *out;
  * out->str points into the Lua string, valid while it is on the stack. An
@@ -149,6 +153,10 @@ void hrlua_open_lock(lua_State *L);
 void hrlua_open_proto(lua_State *L);
 void hrlua_open_parser(lua_State *L);
 void hrlua_open_subscriber(lua_State *L);
+/* ops.c: inspect, stats and events on the handles (after client and
+ * lock), and a new client's event queue. */
+void hrlua_open_ops(lua_State *L);
+void hrlua_events_attach(lua_State *L, hrl_client *client);
 
 /* Registers the methods of l into the method table (__index) of the
  * metatable tname. */

@@ -34,10 +34,19 @@ static bool interrupted(void *ud) {
          (lua_gethookmask(w->L) & mask) == mask && lua_gethookcount(w->L) == 1;
 }
 
+/* An interrupt that came while the acquire took the lock (its first round,
+ * or the try after a hand-off) would be raised at the caller's next
+ * instruction, the lock handle lost with the key held for its TTL: the
+ * lock is released first, and the acquire says "cancelled". */
 static hrl_status acquire_interruptible(lua_State *L, hrl_lock *lock,
                                         int64_t wait_ms) {
   wait_ctx w = {L, lua_gethook(L)};
-  return hrl_lock_acquire_cancellable(lock, wait_ms, interrupted, &w);
+  hrl_status st = hrl_lock_acquire_cancellable(lock, wait_ms, interrupted, &w);
+  if (st == HRL_OK && interrupted(&w)) {
+    hrl_lock_release(lock);
+    return HRL_ECANCELLED;
+  }
+  return st;
 }
 
 hrlua_lock *hrlua_check_lock(lua_State *L, int idx) {
@@ -146,8 +155,11 @@ static void read_acquire_options(lua_State *L, const hrlua_arg *arg,
       size_t len;
       char detail[HRL_DETAIL_MAX];
       if (hrlua_option_value(L, -1, arg, opt, &number, &bytes, &len) &&
-          hrl_lock_options_set(lo, opt, number, detail, sizeof detail) !=
-              HRL_OK) {
+          (opt->kind == HRL_OPTION_LABEL
+               ? hrl_lock_options_set_text(lo, opt, bytes, len, detail,
+                                           sizeof detail)
+               : hrl_lock_options_set(lo, opt, number, detail,
+                                      sizeof detail)) != HRL_OK) {
         hrlua_argerror(L, arg, detail);
       }
     }

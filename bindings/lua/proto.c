@@ -9,7 +9,9 @@
  *   client:lock(name, opts)        -> lock (not held), timeout (seconds)
  *   lock:client()                  -> the client handle
  *   lock:begin("acquire", timeout) | lock:begin("release")
- *     | lock:begin("extend", [ttl]) -> true | nil, err
+ *     | lock:begin("extend", [ttl]) | lock:begin("inspect")
+ *                                  -> true | nil, err (inspect: then
+ *                                     lock:inspection(), bindings/lua/ops.c)
  *   lock:step()                    -> "round", timeout_ms | "wait", ms
  *                                     | "done", true | "done", nil, err
  *   lock:waiter()                  -> the token hand-offs to this waiting
@@ -58,9 +60,10 @@ static size_t check_master(lua_State *L, int arg, const hrl_client *c) {
 }
 
 static int lock_begin(lua_State *L) {
-  static const char *const ops[] = {"acquire", "release", "extend", NULL};
+  static const char *const ops[] = {"acquire", "release", "extend", "inspect",
+                                    NULL};
   static const hrl_op_kind kinds[] = {HRL_OP_ACQUIRE, HRL_OP_RELEASE,
-                                      HRL_OP_EXTEND};
+                                      HRL_OP_EXTEND, HRL_OP_INSPECT};
   hrlua_lock *lk = hrlua_check_lock_io(L, 1);
   hrl_op_kind op = kinds[luaL_checkoption(L, 2, NULL, ops)];
   int64_t arg_ms = 0;
@@ -75,6 +78,26 @@ static int lock_begin(lua_State *L) {
   }
   hrl_status st = hrl_proto_begin(lk->lock, op, arg_ms, hrl_now_us());
   return hrlua_push_status(L, st, hrl_lock_error(lk->lock));
+}
+
+/* A connection's target as a driver reads it: host, port (nil, nil for a
+ * unix socket), label, path (nil for TCP), whether a handshake is due. */
+int hrlua_push_target(lua_State *L, const hrl_target *t) {
+  if (t->host != NULL) {
+    lua_pushstring(L, t->host);
+    lua_pushinteger(L, t->port);
+  } else {
+    lua_pushnil(L);
+    lua_pushnil(L);
+  }
+  lua_pushstring(L, t->label);
+  if (t->path != NULL) {
+    lua_pushstring(L, t->path);
+  } else {
+    lua_pushnil(L);
+  }
+  lua_pushboolean(L, t->handshake);
+  return 5;
 }
 
 static int lock_step(lua_State *L) {
@@ -119,21 +142,7 @@ static int lock_target(lua_State *L) {
   size_t i = check_master(L, 2, lk->owner->client);
   hrl_target t;
   hrl_proto_target(lk->lock, i, &t);
-  if (t.host != NULL) {
-    lua_pushstring(L, t.host);
-    lua_pushinteger(L, t.port);
-  } else {
-    lua_pushnil(L);
-    lua_pushnil(L);
-  }
-  lua_pushstring(L, t.label);
-  if (t.path != NULL) {
-    lua_pushstring(L, t.path);
-  } else {
-    lua_pushnil(L);
-  }
-  lua_pushboolean(L, t.handshake);
-  return 5;
+  return hrlua_push_target(L, &t);
 }
 
 static int lock_reply(lua_State *L) {
@@ -346,8 +355,9 @@ static void push_tls(lua_State *L, const hrl_tls_settings *t) {
 /* client:master_info(i) -> where master i is, for drivers that open their
  * own connections: {host = "127.0.0.1", port = 6379} for TCP (an IPv6 host
  * without brackets) or {path = "/run/redis.sock"} for unix, and for both
- * db (0 when the handshake selects none), label (for messages) and
- * connect_timeout_ms (the client's connect_timeout); for a rediss:// one
+ * db (0 when the handshake selects none), label (for messages),
+ * connect_timeout_ms and timeout_ms (the client's connect_timeout and
+ * timeout); for a rediss:// one
  * tls = true and its ssl_* settings. Credentials are not here: the
  * handshake bytes carry them. */
 static int client_master_info(lua_State *L) {
@@ -373,6 +383,8 @@ static int client_master_info(lua_State *L) {
   lua_setfield(L, -2, "label");
   lua_pushinteger(L, (lua_Integer)c->connect_timeout_ms);
   lua_setfield(L, -2, "connect_timeout_ms");
+  lua_pushinteger(L, (lua_Integer)c->timeout_ms);
+  lua_setfield(L, -2, "timeout_ms");
   if (info.tls) {
     push_tls(L, &info.tls_settings);
   }

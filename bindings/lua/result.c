@@ -25,6 +25,7 @@ static const char *const node_result_names[] = {
     [HRL_NODE_AUTH] = "auth",         [HRL_NODE_SERVER] = "server",
     [HRL_NODE_PROTOCOL] = "protocol", [HRL_NODE_RESEND] = "resend",
     [HRL_NODE_REDIRECT] = "redirect", [HRL_NODE_MORE] = "more",
+    [HRL_NODE_DENIED] = "denied",
 };
 
 #define NODE_RESULT_COUNT                                                      \

@@ -1,10 +1,18 @@
 /* core.subscriber(client, i): the stream of a subscriber connection to
  * master i (hrl_subscriber), for drivers that move the bytes themselves:
+ *   sub:open()        -> where a new connection goes: host, port, label,
+ *                        path, handshake (as lock:target; handshake false:
+ *                        a sentinel to ask)
  *   sub:start()       -> bytes a new connection writes first
  *   sub:feed(bytes)   -> kind, value: "more" (read on) | "send", bytes
- *                        | "ready" | "handoff", token | "close", why;
+ *                        | "ready" | "handoff", token | "close", why
+ *                        | "redirect", where (open again at once);
  *                        sub:feed("") gives the next notice of what was fed
- * The handle keeps its client alive (it shares the client's anchor). */
+ * The handle keeps its client alive (it shares the client's anchor).
+ * And on a client, for drivers whose subscribers serve several clients:
+ *   client:share_channel(other) -> true | false (hrl_client_share_channel)
+ *   client:subscriber_key(i)    -> bytes (hrl_client_subscriber_key: it
+ *                                  holds credentials, hash it) */
 #include "hrlua.h"
 
 typedef struct hrlua_subscriber {
@@ -37,6 +45,12 @@ static int subscriber_new(lua_State *L) {
   return 1;
 }
 
+static int subscriber_open(lua_State *L) {
+  hrl_target t;
+  hrl_subscriber_open(check_sub(L, 1)->sub, &t);
+  return hrlua_push_target(L, &t);
+}
+
 static int subscriber_start(lua_State *L) {
   size_t len;
   const char *bytes = hrl_subscriber_start(check_sub(L, 1)->sub, &len);
@@ -45,8 +59,8 @@ static int subscriber_start(lua_State *L) {
 }
 
 static int subscriber_feed(lua_State *L) {
-  static const char *const names[] = {"more", "send", "ready", "handoff",
-                                      "close"};
+  static const char *const names[] = {"more",    "send",  "ready",
+                                      "handoff", "close", "redirect"};
   hrlua_subscriber *s = check_sub(L, 1);
   size_t len;
   const char *bytes = luaL_optlstring(L, 2, "", &len);
@@ -68,10 +82,39 @@ static int subscriber_gc(lua_State *L) {
   return 0;
 }
 
+static int client_share_channel(lua_State *L) {
+  hrlua_client *c = hrlua_check_client(L, 1);
+  hrlua_client *from = hrlua_check_client(L, 2);
+  lua_pushboolean(L, hrl_client_share_channel(c->client, from->client));
+  return 1;
+}
+
+static int client_subscriber_key(lua_State *L) {
+  hrlua_client *c = hrlua_check_client(L, 1);
+  lua_Integer i = luaL_checkinteger(L, 2);
+  luaL_argcheck(L, i >= 1 && (size_t)i <= hrl_client_masters(c->client), 2,
+                "no such master");
+  size_t len = hrl_client_subscriber_key(c->client, (size_t)(i - 1), NULL, 0);
+  if (len == 0) {
+    return luaL_error(L, "%s", hrl_strerror(HRL_ESYSTEM));
+  }
+  char *key = lua_newuserdata(L, len); /* the collector frees it */
+  hrl_client_subscriber_key(c->client, (size_t)(i - 1), key, len);
+  lua_pushlstring(L, key, len);
+  return 1;
+}
+
 void hrlua_open_subscriber(lua_State *L) {
   static const luaL_Reg meta[] = {{"__gc", subscriber_gc}, {NULL, NULL}};
-  static const luaL_Reg methods[] = {
-      {"start", subscriber_start}, {"feed", subscriber_feed}, {NULL, NULL}};
+  static const luaL_Reg methods[] = {{"open", subscriber_open},
+                                     {"start", subscriber_start},
+                                     {"feed", subscriber_feed},
+                                     {NULL, NULL}};
+  static const luaL_Reg client_methods[] = {
+      {"share_channel", client_share_channel},
+      {"subscriber_key", client_subscriber_key},
+      {NULL, NULL}};
+  hrlua_add_methods(L, HRLUA_CLIENT_MT, client_methods);
   luaL_newmetatable(L, HRLUA_SUBSCRIBER_MT);
   hrlua_setfuncs(L, meta, 0);
   lua_newtable(L);

@@ -82,6 +82,9 @@ static int parse_options(PyObject *kwds, hrl_options *opts) {
     if (value == NULL) {
       continue;
     }
+    if (table[i].kind == HRL_OPTION_LABEL && value == Py_None) {
+      continue; /* no label, as when not given */
+    }
     if (table[i].kind == HRL_OPTION_STRING) {
       /* None leaves a path unset; an os.PathLike gives its str, kept alive
        * in kwds (the caller's copy) until hrl_client_new() copied it. */
@@ -162,7 +165,7 @@ static PyObject *client_make(PyTypeObject *type, PyObject *urls,
   self->state = st;
   self->client = c;
   self->masters = master_labels(c);
-  if (self->masters == NULL) {
+  if (self->masters == NULL || hrlpy_events_attach(self) < 0) {
     Py_DECREF(self);
     return NULL;
   }
@@ -287,6 +290,30 @@ static PyObject *client_master_info(PyObject *op, PyObject *arg) {
   return Py_BuildValue("(zizN)", info.host, info.port, info.path, tls);
 }
 
+/* _tls_check(i) -> str | None: why master i's TLS settings do not load
+ * (a CA file missing, a certificate without its key), in the C driver's
+ * words, or None: for a driver that loads them with Python's ssl module,
+ * whose errors read otherwise ("Unknown error 524297"). */
+static PyObject *client_tls_check(PyObject *op, PyObject *arg) {
+  const hrl_client *c = ((hrlpy_client *)op)->client;
+  Py_ssize_t i = PyLong_AsSsize_t(arg);
+  if (i == -1 && PyErr_Occurred()) {
+    return NULL;
+  }
+  if (i < 0 || (size_t)i >= hrl_client_masters(c)) {
+    return PyErr_Format(PyExc_IndexError, "no master %zd", i);
+  }
+  char msg[HRL_DETAIL_MAX];
+  bool ok;
+  Py_BEGIN_ALLOW_THREADS;
+  ok = hrl_client_tls_check(c, (size_t)i, msg, sizeof msg); /* file reads */
+  Py_END_ALLOW_THREADS;
+  if (ok) {
+    Py_RETURN_NONE;
+  }
+  return PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg), "replace");
+}
+
 /* _channel -> bytes: the channel this process's waiters hear their
  * hand-offs on. */
 static PyObject *get_channel(PyObject *op, void *closure) {
@@ -300,8 +327,54 @@ static PyObject *get_channel(PyObject *op, void *closure) {
   return PyBytes_FromStringAndSize(channel, (Py_ssize_t)len);
 }
 
+/* _share_channel(other) -> bool: this client's waiters hear their
+ * hand-offs on other's channel (hrl_client_share_channel), so that one
+ * subscriber connection per master serves both (hiredlock.asyncio: the
+ * clients of one event loop). */
+static PyObject *client_share_channel(PyObject *op, PyObject *other) {
+  hrlpy_client *self = (hrlpy_client *)op;
+  if (!PyObject_TypeCheck(other, Py_TYPE(op))) {
+    return PyErr_Format(PyExc_TypeError, "expected a hiredlock Client");
+  }
+  return PyBool_FromLong(
+      hrl_client_share_channel(self->client, ((hrlpy_client *)other)->client));
+}
+
+/* _subscriber_key(i) -> bytes: what identifies master i's subscriber
+ * connection (hrl_client_subscriber_key; it holds the credentials: keep
+ * it in memory only). */
+static PyObject *client_subscriber_key(PyObject *op, PyObject *arg) {
+  hrl_client *c = ((hrlpy_client *)op)->client;
+  Py_ssize_t i = PyLong_AsSsize_t(arg);
+  if (i == -1 && PyErr_Occurred()) {
+    return NULL;
+  }
+  size_t len = i < 0 ? 0 : hrl_client_subscriber_key(c, (size_t)i, NULL, 0);
+  if (len == 0) {
+    return PyErr_Format(PyExc_IndexError, "no master %zd", i);
+  }
+  PyObject *key = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len);
+  if (key != NULL) {
+    hrl_client_subscriber_key(c, (size_t)i, PyBytes_AS_STRING(key), len);
+  }
+  return key;
+}
+
 static PyMethodDef client_methods[] = {
     {"_master_info", client_master_info, METH_O, NULL},
+    {"_share_channel", client_share_channel, METH_O, NULL},
+    {"_subscriber_key", client_subscriber_key, METH_O, NULL},
+    {"_tls_check", client_tls_check, METH_O, NULL},
+    {"inspect", hrlpy_client_inspect, METH_O,
+     "inspect(name) -> dict\n\n"
+     "What every master has of the lock name (read only: no lock taken,\n"
+     "no key written): its token, TTL, fence counter, owner label and\n"
+     "waiting queue, and the quorum's verdict (docs/OPERATING.md)."},
+    {"stats", hrlpy_client_stats, METH_NOARGS,
+     "stats() -> dict\n\n"
+     "The client's counters since it was made (docs/OPERATING.md)."},
+    {"_take_events", hrlpy_client_take_events, METH_NOARGS, NULL},
+    {"_flush_events", hrlpy_client_flush_events, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 

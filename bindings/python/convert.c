@@ -187,6 +187,20 @@ int hrlpy_option_value(PyObject *value, const hrl_option *opt, double *number,
     return *bytes == NULL ? -1 : 0;
   case HRL_OPTION_CHOICE:
     return choice_value(value, opt, bytes, len);
+  case HRL_OPTION_LABEL:
+    /* owner=True: host:pid; False: none; else the label's text. */
+    if (PyBool_Check(value)) {
+      *bytes = value == Py_True ? HRL_OWNER_HOST_PID : NULL;
+      *len = value == Py_True ? (Py_ssize_t)strlen(HRL_OWNER_HOST_PID) : 0;
+      return 0;
+    }
+    if (!PyUnicode_Check(value)) {
+      PyErr_Format(PyExc_TypeError, "%s must be str, bool or None, not %.100s",
+                   opt->name, Py_TYPE(value)->tp_name);
+      return -1;
+    }
+    *bytes = PyUnicode_AsUTF8AndSize(value, len);
+    return *bytes == NULL ? -1 : 0;
   }
   return 0;
 }

@@ -69,7 +69,21 @@ int hrlpy_errors_init(PyObject *module, hrlpy_state *st) {
       "Fewer than a quorum of masters could be reached or authenticated.",
       bases);
   Py_DECREF(bases);
-  return st->connection_error == NULL ? -1 : 0;
+  if (st->connection_error == NULL) {
+    return -1;
+  }
+  bases = PyTuple_Pack(2, st->lock_error, PyExc_PermissionError);
+  if (bases == NULL) {
+    return -1;
+  }
+  st->permission_denied = new_error(
+      module, "PermissionDenied",
+      "The masters' ACL refused a command the lock needs, or its keys "
+      "(NOPERM): the message names the command and keys. Retrying does not "
+      "help; the ACL rules must change (docs/DEPLOYMENTS.md, ACL users).",
+      bases);
+  Py_DECREF(bases);
+  return st->permission_denied == NULL ? -1 : 0;
 }
 
 PyObject *hrlpy_raise_status(hrlpy_state *st, hrl_status status,
@@ -96,6 +110,9 @@ PyObject *hrlpy_raise_status(hrlpy_state *st, hrl_status status,
   case HRL_ECONNECT:
   case HRL_EAUTH:
     cls = st->connection_error;
+    break;
+  case HRL_EPERM:
+    cls = st->permission_denied;
     break;
   case HRL_ECANCELLED:
     /* The cancel callback stopped because a signal handler raised: that

@@ -42,6 +42,7 @@ typedef struct hrlpy_lost_queue {
   bool ready;   /* mu and cv were initialised */
   bool closed;  /* the module goes away: the dispatcher returns */
   bool waiting; /* the dispatcher waits inside the queue */
+  bool events;  /* a client queued an event since the dispatcher looked */
   bool started; /* a dispatcher thread runs in this process (GIL) */
 } hrlpy_lost_queue;
 
@@ -50,15 +51,18 @@ typedef struct hrlpy_state {
   PyTypeObject *lock_type;
   PyTypeObject *stream_type;
   PyTypeObject *subscriber_type;
-  PyObject *lock_error;       /* hiredlock.LockError(Exception) */
-  PyObject *not_acquired;     /* NotAcquired(LockError, TimeoutError) */
-  PyObject *not_owned;        /* NotOwned(LockError) */
-  PyObject *lock_lost;        /* LockLost(NotOwned) */
-  PyObject *connection_error; /* ConnectionError(LockError, ConnectionError) */
-  const hrl_option *ttl;      /* the lock option "ttl": its default */
-  hrlpy_link clients;         /* live Client objects, for after_fork */
-  hrlpy_link locks;           /* live Lock objects, for after_fork */
-  hrlpy_lost_queue lost;      /* on_lost callbacks to run (lost.c) */
+  PyObject *lock_error;        /* hiredlock.LockError(Exception) */
+  PyObject *not_acquired;      /* NotAcquired(LockError, TimeoutError) */
+  PyObject *not_owned;         /* NotOwned(LockError) */
+  PyObject *lock_lost;         /* LockLost(NotOwned) */
+  PyObject *connection_error;  /* ConnectionError(LockError, ConnectionError) */
+  PyObject *permission_denied; /* PermissionDenied(LockError,
+                                  PermissionError) */
+  const hrl_option *ttl;       /* the lock option "ttl": its default */
+  hrlpy_link clients;          /* live Client objects, for after_fork */
+  hrlpy_link locks;            /* live Lock objects, for after_fork */
+  hrlpy_lost_queue lost;       /* on_lost callbacks to run (lost.c) */
+  PyObject *event_sink;        /* hiredlock._events' emit(client) (ops.c) */
 } hrlpy_state;
 
 typedef struct hrlpy_client {
@@ -234,6 +238,19 @@ void hrlpy_lost_forget(hrlpy_lock *self);
 int hrlpy_lost_start(hrlpy_state *st, PyObject *module);
 /* _dispatch_lost(): the dispatcher thread's body. */
 PyObject *hrlpy_dispatch_lost(PyObject *module, PyObject *unused);
+
+/* ops.c: inspections, counters and events (see there). */
+int hrlpy_events_attach(hrlpy_client *self);
+/* Hands self's queued events to the sink, if any (GIL held). */
+void hrlpy_events_flush(hrlpy_client *self);
+PyObject *hrlpy_set_event_sink(PyObject *module, PyObject *sink);
+PyObject *hrlpy_client_take_events(PyObject *op, PyObject *unused);
+PyObject *hrlpy_client_flush_events(PyObject *op, PyObject *unused);
+PyObject *hrlpy_client_stats(PyObject *op, PyObject *unused);
+PyObject *hrlpy_client_inspect(PyObject *op, PyObject *name);
+PyObject *hrlpy_inspection_dict(const hrl_inspection *r, PyObject *name);
+PyObject *hrlpy_begin_inspect(PyObject *op, PyObject *unused);
+PyObject *hrlpy_lock_inspection(PyObject *op, PyObject *unused);
 
 /* subscriber.c: the Subscriber type (a subscriber connection's stream) and
  * the module's NOTICE_* constants. */

@@ -6,7 +6,10 @@
  * failures (no quorum reachable, bad arguments). The GIL is released around
  * exactly the blocking core call; a long acquire runs signal handlers every
  * 50 ms through the core's cancel callback, so Ctrl-C stops it and leaves no
- * key behind.
+ * key behind, and so does a Ctrl-C that came while the lock was being
+ * taken (released before the KeyboardInterrupt goes on). __enter__ is C
+ * too, so that `with` has no instruction between the acquire and the block
+ * where a signal could strand the lock.
  */
 #include "hrlpy.h"
 
@@ -70,8 +73,13 @@ static int parse_lock_options(PyObject *options, hrl_lock_options *lo) {
     if (hrlpy_option_value(value, &table[i], &number, &bytes, &len) < 0) {
       return -1;
     }
-    if (hrl_lock_options_set(lo, &table[i], number, detail, sizeof detail) !=
-        HRL_OK) {
+    hrl_status st =
+        table[i].kind == HRL_OPTION_LABEL
+            ? hrl_lock_options_set_text(lo, &table[i], bytes, (size_t)len,
+                                        detail, sizeof detail)
+            : hrl_lock_options_set(lo, &table[i], number, detail,
+                                   sizeof detail);
+    if (st != HRL_OK) {
       hrlpy_raise_invalid("%s", detail);
       return -1;
     }
@@ -284,7 +292,9 @@ static PyObject *finish(hrlpy_lock *self, hrl_status status) {
   memcpy(detail, d, n);
   detail[n] = '\0';
   hrlpy_gate_leave(self);
-  return hrlpy_raise_status(self->state, status, detail);
+  hrlpy_raise_status(self->state, status, detail);
+  hrlpy_events_flush(self->client);
+  return NULL;
 }
 
 /* on_lost callbacks run in a thread of their own, started the first time
@@ -295,6 +305,69 @@ static void start_dispatcher(hrlpy_lock *self) {
   if (module == NULL || hrlpy_lost_start(self->state, module) < 0) {
     PyErr_WriteUnraisable((PyObject *)self);
   }
+}
+
+/* The acquire got the lock, but a signal handler raised meanwhile (Ctrl-C
+ * during its first round, or just before its hand-off): returning True
+ * would let the KeyboardInterrupt be raised at the caller's next
+ * instruction, before a `with` block's __exit__ could run, and the key
+ * would stay for its whole TTL. The lock is released first, then the
+ * exception goes on: an interrupted acquire leaves no key. */
+static bool interrupted(hrlpy_lock *self) {
+  if (PyErr_CheckSignals() == 0) {
+    return false;
+  }
+  Py_BEGIN_ALLOW_THREADS;
+  hrl_lock_release(self->lock); /* what it finds, the exception says */
+  Py_END_ALLOW_THREADS;
+  return true;
+}
+
+/* Acquires with the parsed arguments: Py_True, Py_False (others held it
+ * for the whole wait; the core's detail says more), or NULL with an
+ * exception. */
+static PyObject *acquire_with(hrlpy_lock *self, int64_t wait_ms) {
+  int64_t now = hrl_now_us();
+  int64_t deadline =
+      wait_ms == HRL_WAIT_FOREVER ? INT64_MAX : now + wait_ms * 1000;
+  int gate = hrlpy_gate_enter(self, HRLPY_ACQUIRING, deadline);
+  if (gate == HRLPY_GATE_ERROR) {
+    return NULL;
+  }
+  if (gate != HRLPY_GATE_ENTERED) {
+    Py_RETURN_FALSE;
+  }
+  if (wait_ms > 0) {
+    /* Time spent waiting for this object counts against the timeout. */
+    int64_t left = deadline - hrl_now_us();
+    wait_ms = left > 0 ? (left + 999) / 1000 : 0;
+  }
+  hrl_status status;
+  hrl_cancel_fn cancel = wait_ms != 0 ? cancel_on_signal : NULL;
+  Py_BEGIN_ALLOW_THREADS;
+  status = hrl_lock_acquire_cancellable(self->lock, wait_ms, cancel, NULL);
+  Py_END_ALLOW_THREADS;
+  if (status == HRL_OK && interrupted(self)) {
+    hrlpy_gate_leave(self);
+    return NULL;
+  }
+  if (status == HRL_OK || status == HRL_ETIMEOUT) {
+    hrlpy_gate_leave(self);
+    if (status == HRL_OK && self->on_lost != NULL) {
+      start_dispatcher(self);
+    } else if (status == HRL_OK && !self->state->lost.started) {
+      /* A lease's renewals report events in the renewer thread: the
+       * dispatcher logs them. */
+      hrl_lock_options lo;
+      hrl_lock_get_options(self->lock, &lo);
+      if (lo.auto_renew) {
+        start_dispatcher(self);
+      }
+    }
+    hrlpy_events_flush(self->client);
+    return Py_NewRef(status == HRL_OK ? Py_True : Py_False);
+  }
+  return finish(self, status);
 }
 
 static PyObject *lock_acquire(PyObject *op, PyObject *const *args,
@@ -317,34 +390,65 @@ static PyObject *lock_acquire(PyObject *op, PyObject *const *args,
       return NULL;
     }
   }
-  int64_t now = hrl_now_us();
-  int64_t deadline =
-      wait_ms == HRL_WAIT_FOREVER ? INT64_MAX : now + wait_ms * 1000;
-  int gate = hrlpy_gate_enter(self, HRLPY_ACQUIRING, deadline);
-  if (gate == HRLPY_GATE_ERROR) {
+  return acquire_with(self, wait_ms);
+}
+
+/* NotAcquired for a `with` block whose wait ran out: "timeout: lock 'x'
+ * not acquired (5 s)", and what the core saw, when it says more (a key
+ * that never expires). */
+static PyObject *not_acquired(hrlpy_lock *self) {
+  char wait[64] = "one attempt";
+  if (self->with_blocking) {
+    double seconds = self->with_wait_ms == HRL_WAIT_FOREVER
+                         ? -1.0
+                         : (double)self->with_wait_ms / 1000.0;
+    char *g = PyOS_double_to_string(seconds, 'g', 6, 0, NULL);
+    if (g == NULL) {
+      return NULL;
+    }
+    snprintf(wait, sizeof wait, "%s s", g);
+    PyMem_Free(g);
+  }
+  const char *detail = hrl_lock_error(self->lock);
+  PyObject *msg = PyUnicode_FromFormat(
+      "%s: lock %R not acquired (%s)%s%s", hrl_strerror(HRL_ETIMEOUT),
+      self->name, wait, detail[0] != '\0' ? ": " : "", detail);
+  if (msg == NULL) {
     return NULL;
   }
-  if (gate != HRLPY_GATE_ENTERED) {
-    Py_RETURN_FALSE;
+  PyErr_SetObject(self->state->not_acquired, msg);
+  Py_DECREF(msg);
+  return NULL;
+}
+
+/* with lock: acquire with the object's timeout and blocking, in one C call
+ * (as threading.Lock's __enter__): the `with` statement calls it with no
+ * instruction in between where a signal could be raised after the lock
+ * was taken and before the block (and its __exit__) begins. */
+static PyObject *lock_enter(PyObject *op, PyObject *unused) {
+  (void)unused;
+  hrlpy_lock *self = (hrlpy_lock *)op;
+  int64_t wait_ms = self->with_blocking ? self->with_wait_ms : 0;
+  PyObject *got = acquire_with(self, wait_ms);
+  if (got == NULL) {
+    return NULL;
   }
-  if (wait_ms > 0) {
-    /* Time spent waiting for this object counts against the timeout. */
-    int64_t left = deadline - hrl_now_us();
-    wait_ms = left > 0 ? (left + 999) / 1000 : 0;
-  }
-  hrl_status status;
-  hrl_cancel_fn cancel = wait_ms != 0 ? cancel_on_signal : NULL;
-  Py_BEGIN_ALLOW_THREADS;
-  status = hrl_lock_acquire_cancellable(self->lock, wait_ms, cancel, NULL);
-  Py_END_ALLOW_THREADS;
-  if (status == HRL_OK || status == HRL_ETIMEOUT) {
-    hrlpy_gate_leave(self);
-    if (status == HRL_OK && self->on_lost != NULL) {
-      start_dispatcher(self);
-    }
-    return Py_NewRef(status == HRL_OK ? Py_True : Py_False);
-  }
-  return finish(self, status);
+  bool held = got == Py_True;
+  Py_DECREF(got);
+  return held ? Py_NewRef(op) : not_acquired(self);
+}
+
+/* _not_acquired() -> the NotAcquired a `with` block raises now (for
+ * hiredlock.asyncio's async with). */
+static PyObject *lock_not_acquired(PyObject *op, PyObject *unused) {
+  (void)unused;
+  not_acquired((hrlpy_lock *)op);
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  Py_XDECREF(type);
+  Py_XDECREF(tb);
+  return value;
 }
 
 /* Release and extend wait only for another release or extend in flight;
@@ -372,6 +476,7 @@ static PyObject *lock_release(PyObject *op, PyObject *unused) {
     return finish(self, status);
   }
   hrlpy_gate_leave(self);
+  hrlpy_events_flush(self->client);
   Py_RETURN_NONE;
 }
 
@@ -399,6 +504,7 @@ static PyObject *lock_extend(PyObject *op, PyObject *const *args,
     return finish(self, status);
   }
   hrlpy_gate_leave(self);
+  hrlpy_events_flush(self->client);
   Py_RETURN_NONE;
 }
 
@@ -558,6 +664,11 @@ static PyMethodDef lock_methods[] = {
      "extend(ttl=None) -> None\n\n"
      "Reset the lock's TTL on every master to ttl seconds (default: the\n"
      "lock's ttl). Raises NotOwned when the lock was lost."},
+    {"__enter__", lock_enter, METH_NOARGS,
+     "__enter__() -> self\n\n"
+     "Acquire with the lock's timeout and blocking; raise NotAcquired\n"
+     "when others held it for the whole wait."},
+    {"_not_acquired", lock_not_acquired, METH_NOARGS, NULL},
     {"locked", lock_locked, METH_NOARGS,
      "locked() -> bool\n\n"
      "True while this object holds the lock with validity left. No I/O."},
@@ -578,6 +689,8 @@ static PyMethodDef lock_methods[] = {
     {"_renew_in", hrlpy_renew_in, METH_NOARGS, NULL},
     {"_renew_begin", hrlpy_renew_begin, METH_NOARGS, NULL},
     {"_renew_end", hrlpy_renew_end, METH_NOARGS, NULL},
+    {"_begin_inspect", hrlpy_begin_inspect, METH_NOARGS, NULL},
+    {"_inspection", hrlpy_lock_inspection, METH_NOARGS, NULL},
     {"check", lock_check, METH_NOARGS,
      "check() -> None\n\n"
      "Raise LockLost (\"lost: <reason>\") when the hold of this\n"

@@ -22,6 +22,7 @@ int hrlpy_lost_init(hrlpy_lost_queue *q) {
   hrlpy_link_init(&q->pending);
   q->closed = false;
   q->waiting = false;
+  q->events = false;
   q->started = false;
   if (pthread_mutex_init(&q->mu, NULL) != 0) {
     return -1;
@@ -142,6 +143,30 @@ static hrlpy_lock *take_first(hrlpy_lost_queue *q) {
   return self;
 }
 
+/* With the GIL: every live client's queued events to the sink. The
+ * clients with events are listed (held) first: the sink runs Python,
+ * which may make or drop clients meanwhile. */
+static void flush_all(hrlpy_state *st) {
+  PyObject *pending = PyList_New(0);
+  if (pending == NULL) {
+    PyErr_WriteUnraisable(NULL);
+    return;
+  }
+  for (hrlpy_link *l = st->clients.next; l != &st->clients; l = l->next) {
+    hrlpy_client *c =
+        (hrlpy_client *)((char *)l - offsetof(hrlpy_client, link));
+    if (hrl_client_events_pending(c->client) &&
+        PyList_Append(pending, (PyObject *)c) < 0) {
+      PyErr_WriteUnraisable(NULL);
+      break;
+    }
+  }
+  for (Py_ssize_t k = 0; k < PyList_GET_SIZE(pending); k++) {
+    hrlpy_events_flush((hrlpy_client *)PyList_GET_ITEM(pending, k));
+  }
+  Py_DECREF(pending);
+}
+
 /* _dispatch_lost(): the dispatcher thread's body; returns when the module
  * goes away. */
 PyObject *hrlpy_dispatch_lost(PyObject *module, PyObject *unused) {
@@ -149,20 +174,25 @@ PyObject *hrlpy_dispatch_lost(PyObject *module, PyObject *unused) {
   hrlpy_state *st = PyModule_GetState(module);
   hrlpy_lost_queue *q = &st->lost;
   for (;;) {
-    bool closed;
+    bool closed, events;
     Py_BEGIN_ALLOW_THREADS;
     pthread_mutex_lock(&q->mu);
     q->waiting = true;
-    while (!q->closed && queue_empty(q)) {
+    while (!q->closed && queue_empty(q) && !q->events) {
       pthread_cond_wait(&q->cv, &q->mu);
     }
     closed = q->closed;
+    events = q->events;
+    q->events = false;
     q->waiting = false;
     pthread_cond_broadcast(&q->cv); /* a closer may wait for this */
     pthread_mutex_unlock(&q->mu);
     Py_END_ALLOW_THREADS;
     if (closed) {
       Py_RETURN_NONE;
+    }
+    if (events) {
+      flush_all(st);
     }
     hrlpy_lock *self = take_first(q);
     if (self == NULL) {

@@ -39,6 +39,7 @@ static PyObject *default_of(const hrl_option *opt) {
   case HRL_OPTION_DURATION:
     return PyFloat_FromDouble(opt->def / 1000.0);
   case HRL_OPTION_STRING:
+  case HRL_OPTION_LABEL:
     return Py_NewRef(Py_None);
   case HRL_OPTION_FLAG:
     return PyBool_FromLong(opt->def != 0);
@@ -136,6 +137,8 @@ static int core_traverse(PyObject *module, visitproc visit, void *arg) {
   Py_VISIT(st->not_owned);
   Py_VISIT(st->lock_lost);
   Py_VISIT(st->connection_error);
+  Py_VISIT(st->permission_denied);
+  Py_VISIT(st->event_sink);
   return 0;
 }
 
@@ -150,6 +153,8 @@ static int core_clear(PyObject *module) {
   Py_CLEAR(st->not_owned);
   Py_CLEAR(st->lock_lost);
   Py_CLEAR(st->connection_error);
+  Py_CLEAR(st->permission_denied);
+  Py_CLEAR(st->event_sink);
   return 0;
 }
 
@@ -167,6 +172,9 @@ static PyMethodDef core_functions[] = {
     {"_dispatch_lost", hrlpy_dispatch_lost, METH_NOARGS,
      "Run on_lost callbacks as losses are found (the body of the "
      "hiredlock-on-lost daemon thread)."},
+    {"_set_event_sink", hrlpy_set_event_sink, METH_O,
+     "Set the callable events are handed to, emit(client) (hiredlock._events "
+     "sets it: it logs them)."},
     {"_after_fork_in_child", hrlpy_after_fork_in_child, METH_NOARGS,
      "Reset every client and lock in a forked child (registered with "
      "os.register_at_fork)."},

@@ -29,7 +29,9 @@
  *                                         run twin's extend to its end, then
  *   lock._renew_end()                  -> ("renewed" | "cancelled", None)
  *                                         | ("failed" | "lost", why)
- *   Stream().start(lock, i, fresh)     -> bytes
+ *   Stream().start(lock, i, fresh)     -> bytes | None (held back: the
+ *                                         connection owes too much)
+ *   stream.drain(data)                 -> bool: late replies between rounds
  *   stream.feed(lock, i, data)         -> (action, bytes | None)
  *   stream.expire(lock, i, message)    -> (action, bytes | None)
  *   stream.skip(lock, i)               -> action
@@ -355,10 +357,22 @@ static PyObject *stream_start(PyObject *op, PyObject *const *args,
   size_t len = 0;
   const char *bytes = hrl_stream_start(((hrlpy_stream *)op)->stream, lock->lock,
                                        i, fresh, &len);
-  if (bytes == NULL) {
+  if (bytes == NULL && hrl_proto_command_replies(lock->lock, i) == 0) {
     return PyErr_Format(PyExc_RuntimeError, "no round is out");
   }
-  return PyBytes_FromStringAndSize(bytes, (Py_ssize_t)len);
+  return bytes_or_none(bytes, len); /* None: held back, master i is done */
+}
+
+/* Stream.drain(data) -> bool: late replies that came between rounds. */
+static PyObject *stream_drain(PyObject *op, PyObject *arg) {
+  Py_buffer data;
+  if (PyObject_GetBuffer(arg, &data, PyBUF_SIMPLE) < 0) {
+    return NULL;
+  }
+  bool ok = hrl_stream_drain(((hrlpy_stream *)op)->stream, data.buf,
+                             (size_t)data.len);
+  PyBuffer_Release(&data);
+  return PyBool_FromLong(ok);
 }
 
 static PyObject *stream_feed(PyObject *op, PyObject *const *args,
@@ -420,7 +434,10 @@ static PyObject *stream_replied(PyObject *op, void *closure) {
 static PyMethodDef stream_methods[] = {
     {"start", (PyCFunction)(void (*)(void))stream_start, METH_FASTCALL,
      "start(lock, i, fresh) -> bytes to write for master i's part of the "
-     "round"},
+     "round, or None when held back (master i is done for the round)"},
+    {"drain", stream_drain, METH_O,
+     "drain(data) -> bool: late replies that came between rounds, dropped; "
+     "False: close the connection"},
     {"feed", (PyCFunction)(void (*)(void))stream_feed, METH_FASTCALL,
      "feed(lock, i, data) -> (action, bytes to write or None)"},
     {"expire", (PyCFunction)(void (*)(void))stream_expire, METH_FASTCALL,

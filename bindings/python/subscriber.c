@@ -3,12 +3,18 @@
  * i (hrl_subscriber), for the asyncio driver's listener. Quick calls
  * without I/O: they keep the GIL.
  *
+ *   subscriber.open()              -> (host, port, path, label, handshake):
+ *                                     where a new connection goes (host
+ *                                     None for a unix path; handshake
+ *                                     False: a sentinel to ask)
  *   Subscriber(client, i).start()  -> bytes a new connection writes first
  *   subscriber.feed(data)          -> (notice, bytes | None): NOTICE_MORE
  *                                     (read on), NOTICE_SEND (write them),
  *                                     NOTICE_READY, NOTICE_HANDOFF (the
- *                                     token), NOTICE_CLOSE (why); feed(b"")
- *                                     gives the next notice of what was fed
+ *                                     token), NOTICE_CLOSE (why),
+ *                                     NOTICE_REDIRECT (where: open again at
+ *                                     once); feed(b"") gives the next
+ *                                     notice of what was fed
  */
 #include "hrlpy.h"
 
@@ -63,6 +69,14 @@ static void subscriber_dealloc(PyObject *op) {
   Py_DECREF(type);
 }
 
+static PyObject *subscriber_open(PyObject *op, PyObject *unused) {
+  (void)unused;
+  hrl_target t;
+  hrl_subscriber_open(((hrlpy_subscriber *)op)->sub, &t);
+  return Py_BuildValue("(zizsO)", t.host, t.port, t.path, t.label,
+                       t.handshake ? Py_True : Py_False);
+}
+
 static PyObject *subscriber_start(PyObject *op, PyObject *unused) {
   (void)unused;
   size_t len;
@@ -87,6 +101,8 @@ static PyObject *subscriber_feed(PyObject *op, PyObject *arg) {
 }
 
 static PyMethodDef subscriber_methods[] = {
+    {"open", subscriber_open, METH_NOARGS,
+     "open() -> (host, port, path, label, handshake) of a new connection"},
     {"start", subscriber_start, METH_NOARGS,
      "start() -> bytes a new connection writes first"},
     {"feed", subscriber_feed, METH_O,
@@ -118,7 +134,8 @@ int hrlpy_subscriber_constants(PyObject *module) {
                  {"NOTICE_SEND", HRL_NOTICE_SEND},
                  {"NOTICE_READY", HRL_NOTICE_READY},
                  {"NOTICE_HANDOFF", HRL_NOTICE_HANDOFF},
-                 {"NOTICE_CLOSE", HRL_NOTICE_CLOSE}};
+                 {"NOTICE_CLOSE", HRL_NOTICE_CLOSE},
+                 {"NOTICE_REDIRECT", HRL_NOTICE_REDIRECT}};
   for (size_t k = 0; k < sizeof notices / sizeof notices[0]; k++) {
     if (PyModule_AddIntConstant(module, notices[k].name, notices[k].value) <
         0) {

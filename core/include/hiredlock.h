@@ -84,7 +84,8 @@ extern "C" {
   X(HRL_EPROTOCOL, "protocol error")                                           \
   X(HRL_ECANCELLED, "cancelled")                                               \
   X(HRL_ESYSTEM, "system error")                                               \
-  X(HRL_ELOST, "lost")
+  X(HRL_ELOST, "lost")                                                         \
+  X(HRL_EPERM, "permission denied")
 
 typedef enum hrl_status {
 #define HRL_STATUS_ENUM_(code, text) code,
@@ -147,7 +148,9 @@ typedef struct hrl_lock_options {
   /** With auto_renew: the longest hold, from the acquire. Renewal never
    *  extends the lock past it (the last renewal asks for what is left), so
    *  the lock then expires on its own unless released, and is reported
-   *  lost ("max_hold reached"). 0 (the default): no cap. */
+   *  lost ("max_hold reached"). One no longer than ttl_ms is the TTL the
+   *  acquire asks for (nothing is renewed); one below
+   *  hrl_client_min_ttl_ms() is refused. 0 (the default): no cap. */
   uint32_t max_hold_ms;
   /** Take a fencing token with every acquire (hrl_lock_fence()): a number
    *  strictly greater than the fence of every grant of the name whose
@@ -155,6 +158,16 @@ typedef struct hrl_lock_options {
    *  INCR behind the SET, and a second round only when the masters'
    *  counters drifted apart (docs/SAFETY.md, "Fencing tokens"). */
   bool fenced;
+  /** An owner label written beside the lock with every acquire, in the
+   *  same round trip (docs/DESIGN.md, section 3), and shown by
+   *  hrl_client_inspect(): who holds (or waits for) the lock. 1 to
+   *  HRL_OWNER_MAX bytes of text (no control characters) once expanded:
+   *  %h is the host name, %p the process id (read at each acquire, so a
+   *  forked child says its own), %% a '%'. HRL_OWNER_HOST_PID is the usual
+   *  choice. NULL (the default): no label, nothing more is sent. The
+   *  string is copied by hrl_lock_new_with (and hrl_client_new, for the
+   *  client's default). */
+  const char *owner;
   /** Replica-acknowledged writes: a master's vote for an acquire, an
    *  extend (renewals too), a waiter's claim of a hand-off and a fence
    *  raise counts only when `WAIT sync_replicas timeout`, pipelined behind
@@ -201,7 +214,9 @@ typedef struct hrl_options {
   /** Time to establish a TCP/unix connection to one master. Default 100. */
   uint32_t connect_timeout_ms;
   /** Per-master reply deadline for one round. Default 50. An acquire or
-   *  extend never waits more than ttl/10 (at least 1 ms) for a master. */
+   *  extend never waits more than ttl/10 (at least 1 ms) for a master, and
+   *  an extend (or a lease's renewal) never past the validity it is meant
+   *  to keep. */
   uint32_t timeout_ms;
   /** Longest pause between the tries of a waiting acquire when no release
    *  wakes it (a lost notification, a holder that publishes nothing);
@@ -238,6 +253,9 @@ typedef struct hrl_options {
   /** Whether the certificate must name the URL's host (a DNS name or an
    *  IP address). Default true. */
   bool ssl_check_hostname;
+  /** An acquire that waited at least this long reports an
+   *  HRL_EVENT_SLOW_WAIT event (hrl_client_on_event). Default 1000. */
+  uint32_t slow_wait_ms;
   /** A master whose server started less than this long ago gives no vote
    *  (read from INFO server at each new connection, which also tells a
    *  changed run_id): it may have forgotten locks it granted before it
@@ -400,8 +418,11 @@ HRL_API void hrl_lock_free(hrl_lock *lock);
  * leaves the queue).
  * HRL_OK: held, with a fresh token and hrl_lock_validity_ms() > 0.
  * HRL_ETIMEOUT: others held it until the wait ran out.
- * HRL_ECONNECT / HRL_EAUTH / HRL_ESERVER / HRL_EPROTOCOL: fewer than a quorum
- *   of masters gave a usable answer; returned at once, without waiting.
+ * HRL_ECONNECT / HRL_EAUTH / HRL_EPERM / HRL_ESERVER / HRL_EPROTOCOL: fewer
+ *   than a quorum of masters gave a usable answer; returned at once, without
+ *   waiting. HRL_EAUTH: the password was refused (or none was given);
+ *   HRL_EPERM: the ACL user may not run a command the lock needs, or not on
+ *   its keys (NOPERM): the detail names the command and keys refused.
  * HRL_EHELD: this lock object already holds the lock.
  * A failed call never leaves a key behind on a reachable master.
  */
@@ -567,6 +588,221 @@ HRL_API hrl_status hrl_lock_on_lost(hrl_lock *lock, hrl_lost_fn fn,
   "local reply=redis.call(unpack(ARGV,2)) "                                    \
   "redis.call('set',KEYS[1],f) "                                               \
   "return reply"
+
+/*
+ * Operability (docs/OPERATING.md): who holds a lock and who waits for it
+ * (hrl_client_inspect), what happened that an operator wants to know
+ * about (events), and how a client's locks fare (hrl_client_stats). The
+ * same fields and words in every runtime: the bindings read these.
+ */
+
+/** The owner label of the host name and process id ("web-1:4242"). */
+#define HRL_OWNER_HOST_PID "%h:%p"
+/** Longest owner label, in bytes, once expanded. */
+#define HRL_OWNER_MAX 128
+
+/** How much an event matters: the level every runtime logs it at. */
+typedef enum hrl_event_level {
+  HRL_LEVEL_DEBUG,
+  HRL_LEVEL_INFO,
+  HRL_LEVEL_WARNING
+} hrl_event_level;
+
+/*
+ * The events. X(code, name, level): name is what every runtime calls it.
+ * None is reported on the fast path (an uncontended acquire and release).
+ *   LOST          a lease's hold was lost (detail: why, as
+ *                 hrl_lock_lost() says it)
+ *   RENEW_FAILED  a lease's renewal failed but the hold is still valid for
+ *                 ms (status and detail: the renewal's failure)
+ *   MASTER_DOWN   a master stopped answering: a connection failed, reset
+ *                 or timed out (detail: how)
+ *   MASTER_UP     it answers again, after ms
+ *   DEAD_WAITER   a release skipped count queued waiters that were gone
+ *                 (their entry's lease ran out) on its way to the next
+ *   SLOW_WAIT     an acquire waited ms (at least the slow_wait option)
+ *                 before it ended with status
+ */
+#define HRL_EVENT_LIST(X)                                                      \
+  X(HRL_EVENT_LOST, "lost", HRL_LEVEL_WARNING)                                 \
+  X(HRL_EVENT_RENEW_FAILED, "renew_failed", HRL_LEVEL_WARNING)                 \
+  X(HRL_EVENT_MASTER_DOWN, "master_down", HRL_LEVEL_INFO)                      \
+  X(HRL_EVENT_MASTER_UP, "master_up", HRL_LEVEL_INFO)                          \
+  X(HRL_EVENT_DEAD_WAITER, "dead_waiter", HRL_LEVEL_INFO)                      \
+  X(HRL_EVENT_SLOW_WAIT, "slow_wait", HRL_LEVEL_DEBUG)
+
+typedef enum hrl_event_kind {
+#define HRL_EVENT_ENUM_(code, name, level) code,
+  HRL_EVENT_LIST(HRL_EVENT_ENUM_)
+#undef HRL_EVENT_ENUM_
+      HRL_EVENT_COUNT_
+} hrl_event_kind;
+
+/** One event. Pointers are valid during the callback only. */
+typedef struct hrl_event {
+  hrl_event_kind kind;
+  hrl_event_level level;
+  /** The lock's name (without the key prefix); NULL for a master's. */
+  const void *name;
+  size_t name_len;
+  /** The master's index and label; -1 and NULL when none. */
+  int master;
+  const char *master_label;
+  int64_t ms;         /**< see HRL_EVENT_LIST; 0 when none */
+  uint32_t count;     /**< DEAD_WAITER: waiters skipped; else 0 */
+  hrl_status status;  /**< RENEW_FAILED, SLOW_WAIT; else HRL_OK */
+  const char *detail; /**< why, "" when nothing more to say */
+} hrl_event;
+
+/** The event's name ("lost", "master_down", ...); "unknown" otherwise. */
+HRL_API const char *hrl_event_name(hrl_event_kind kind);
+
+/**
+ * The event's message, the same words in every runtime: "lock 'jobs'
+ * lost: not owned", "master 127.0.0.1:6379 unreachable: connection
+ * refused", ... Returns buf; always terminated when size > 0.
+ */
+HRL_API char *hrl_event_format(const hrl_event *ev, char *buf, size_t size);
+
+typedef void (*hrl_event_fn)(const hrl_event *ev, void *user_data);
+
+/**
+ * Calls fn (NULL: none) with every event of client's locks and masters,
+ * in the thread where it happened (a call of yours, or the renewer), as
+ * it happens, possibly with the client's internal mutexes held: fn must
+ * not call into the client or its locks, and should return quickly (copy
+ * what it needs, or queue it). Set it before other threads use the
+ * client.
+ */
+HRL_API void hrl_client_on_event(hrl_client *client, hrl_event_fn fn,
+                                 void *user_data);
+
+/** How many buckets the wait histogram has (one more: longer waits). */
+#define HRL_WAIT_BUCKETS 12
+
+/**
+ * The upper bound of wait bucket k, in milliseconds: 1, 5, 10, 25, 50,
+ * 100, 250, 500, 1000, 2500, 5000, 10000; 0 for k >= HRL_WAIT_BUCKETS.
+ */
+HRL_API uint32_t hrl_wait_bucket_ms(size_t k);
+
+/** A client's counters since it was made (hrl_client_stats). */
+typedef struct hrl_stats {
+  uint64_t acquired;  /**< acquires that got the lock */
+  uint64_t busy;      /**< acquires that timed out: others held it */
+  uint64_t cancelled; /**< acquires cancelled while they waited */
+  /** acquires that failed, by status (HRL_ECONNECT, HRL_EAUTH, ...) */
+  uint64_t failed[HRL_STATUS_COUNT_];
+  uint64_t waited; /**< acquires that queued (their first try refused) */
+  /** Acquires by how long they took: bucket k counts those that took at
+   *  most hrl_wait_bucket_ms(k) and more than bucket k-1's bound; bucket
+   *  HRL_WAIT_BUCKETS the longer ones. */
+  uint64_t wait_buckets[HRL_WAIT_BUCKETS + 1];
+  uint64_t wait_sum_us;     /**< their total time */
+  uint64_t released;        /**< releases confirmed by a quorum */
+  uint64_t handoffs;        /**< releases (and leaving waiters) that handed the
+                                 lock straight to the next waiter */
+  uint64_t dead_waiters;    /**< queue entries skipped: their waiter was gone */
+  uint64_t extended;        /**< extends of yours confirmed by a quorum */
+  uint64_t renewals;        /**< lease renewals confirmed by a quorum */
+  uint64_t renewals_failed; /**< lease renewals that failed (still valid) */
+  /** holds lost: leases (HRL_EVENT_LOST), and releases or extends that
+   *  found the key not ours any more (HRL_ENOTOWNED) */
+  uint64_t losses;
+  uint64_t inspections; /**< hrl_client_inspect and HRL_OP_INSPECT runs */
+  size_t masters;       /**< entries of master[] in use: N */
+  struct {
+    uint64_t unreachable; /**< rounds it failed: refused, reset, timed out */
+    uint64_t errors; /**< rounds it answered with an error (auth, permission,
+                          server, protocol) */
+  } master[HRL_MASTERS_MAX];
+} hrl_stats;
+
+/**
+ * A snapshot of client's counters. Each is read atomically (they are
+ * counted from every thread without a lock), so a snapshot taken while
+ * other threads work may be a few operations apart between counters.
+ */
+HRL_API void hrl_client_stats(const hrl_client *client, hrl_stats *out);
+
+/** The queue's first waiters an inspection lists per master. */
+#define HRL_INSPECT_WAITERS 16
+/** The characters of a token an inspection shows (its first ones). */
+#define HRL_SHORT_TOKEN 8
+
+/** A queued waiter, as one master has it. */
+typedef struct hrl_waiter_view {
+  char token[HRL_SHORT_TOKEN + 1]; /**< its first 8 characters */
+  int64_t age_ms;   /**< since it queued (the master's clock less the
+                         waiter's arrival: the two hosts' clocks differ) */
+  int64_t lease_ms; /**< how long its entry lives without a new try from
+                         it; <= 0: it is gone, and skipped */
+  char owner[HRL_OWNER_MAX + 1]; /**< its owner label, "" when none */
+} hrl_waiter_view;
+
+/** What one master has of a lock. */
+typedef struct hrl_master_view {
+  const char *label; /**< the master ("host:port", a path) */
+  /** HRL_OK: it answered; else why not (HRL_ECONNECT, ...), in error. */
+  hrl_status status;
+  char error[HRL_DETAIL_MAX];
+  bool present; /**< the lock key exists */
+  /** The first 8 characters of its value (a token), or "(<type>)" when
+   *  the key is not a string. */
+  char token[HRL_SHORT_TOKEN + 3];
+  int64_t pttl_ms;               /**< -1: the key has no TTL, -2: no key */
+  uint64_t fence;                /**< the name's fence counter, 0 when none */
+  char owner[HRL_OWNER_MAX + 1]; /**< the holder's label, "" when none */
+  uint64_t queued; /**< entries in the waiting queue (live or not) */
+  size_t listed;   /**< the first of them, in order, in waiters[] */
+  hrl_waiter_view waiters[HRL_INSPECT_WAITERS];
+} hrl_master_view;
+
+/** The quorum's view of a lock. */
+typedef enum hrl_verdict {
+  HRL_VERDICT_FREE,   /**< no token is on a quorum, nor could be */
+  HRL_VERDICT_HELD,   /**< one token is on a quorum of masters */
+  HRL_VERDICT_UNKNOWN /**< too few masters answered to tell */
+} hrl_verdict;
+
+/** A lock as its masters have it (hrl_client_inspect). */
+typedef struct hrl_inspection {
+  hrl_verdict verdict;
+  size_t masters;  /**< N */
+  size_t quorum;   /**< N/2 + 1 */
+  size_t answered; /**< masters that answered */
+  /** The token held on the most masters that answered (held: on a quorum
+   *  of them), its first 8 characters; "" when none. */
+  char token[HRL_SHORT_TOKEN + 3];
+  size_t holding;                /**< masters it is on */
+  char owner[HRL_OWNER_MAX + 1]; /**< its owner label, "" when none */
+  /** Held: how long it stays on a quorum at best, ms (the quorum-th
+   *  longest PTTL); -1 when its keys have no TTL; 0 when not held. */
+  int64_t valid_ms;
+  uint64_t fence;          /**< the highest fence counter of the masters */
+  hrl_master_view *master; /**< masters entries, in the client's order */
+} hrl_inspection;
+
+/** "free", "held", "unknown". */
+HRL_API const char *hrl_verdict_name(hrl_verdict verdict);
+
+/**
+ * Reads what every master has of the lock `name` (1 to HRL_NAME_MAX bytes,
+ * as for hrl_lock_new): its key, token, PTTL, fence counter and owner
+ * label, the waiting queue in order (HRL_INSPECT_WAITERS first entries),
+ * and the quorum's verdict. One read-only script per master, all at once
+ * (each within the client's timeout): no key is written, no lock taken,
+ * and a master down only leaves its entry unanswered. HRL_OK with *out
+ * set (free it with hrl_inspection_free) whatever the masters said, even
+ * when none answered (verdict UNKNOWN); HRL_EINVAL for a bad name,
+ * HRL_ENOMEM; detail (when not NULL) says why.
+ */
+HRL_API hrl_status hrl_client_inspect(hrl_client *client, const void *name,
+                                      size_t name_len, hrl_inspection **out,
+                                      char *detail, size_t detail_size);
+
+/** Frees an inspection; NULL is a no-op. */
+HRL_API void hrl_inspection_free(hrl_inspection *inspection);
 
 /** The clock validity is judged by, in microseconds: CLOCK_BOOTTIME, which
  *  keeps counting while the machine is suspended (as the TTLs on the

@@ -11,6 +11,7 @@
 -- "not owned", "connection failed: ..."); wrong arguments raise. The full
 -- reference is docs/LUA-API.md.
 local core = require "hiredlock.core"
+local events = require "hiredlock.events"
 
 local error, pcall, setmetatable, getmetatable, type, tostring, select, pairs =
   error, pcall, setmetatable, getmetatable, type, tostring, select, pairs
@@ -50,10 +51,40 @@ Lock.__index = Lock
 -- false), and for rediss:// masters ssl_ca_certs, ssl_ca_path,
 -- ssl_certfile, ssl_keyfile (paths), ssl_cert_reqs ("required", "optional"
 -- or "none") and ssl_check_hostname (true).
+-- owner (a label written beside each lock: see acquire) and slow_wait
+-- (seconds: a wait at least this long is reported, 1) too, and
+-- on_event(event), called with the client's events (hiredlock/events.lua,
+-- docs/OPERATING.md) after each of its calls; without it, nginx logs them.
 -- No connection is made until the first lock needs one.
+local live = setmetatable({}, { __mode = "k" }) -- clients, for prometheus()
+local made = 0
+
 function M.new(urls, opts)
+  local on_event
+  if type(opts) == "table" and opts.on_event ~= nil then
+    on_event = opts.on_event
+    local copy = {}
+    for k, v in pairs(opts) do
+      copy[k] = v
+    end
+    copy.on_event = nil
+    opts = copy
+  end
   local handle = core.new(urls, opts)
-  return setmetatable({ _handle = handle, _driver = M._driver }, Client)
+  if on_event ~= nil then
+    if type(on_event) ~= "function" then
+      error(("bad argument #2 to 'new' (on_event must be a function, got %s)")
+        :format(type(on_event)), 2)
+    end
+    events.handlers[handle] = on_event
+  end
+  -- core.new checked opts: fenced is nil or a boolean there.
+  local fenced = type(opts) == "table" and opts.fenced == true
+  local client = setmetatable({ _handle = handle, _driver = M._driver,
+    _fenced = fenced }, Client)
+  made = made + 1
+  live[client] = made
+  return client
 end
 
 --- client:acquire(name, opts) -> lock | nil, err
@@ -64,27 +95,81 @@ end
 -- fenced (take a fencing token: lock.fence, lock.fence_string). new()'s
 -- opts may set the defaults of auto_renew, max_hold and fenced.
 -- err: "timeout" when others held it until the deadline, or the
--- "connection failed: ..." (or "authentication failed: ...", ...) message
+-- "connection failed: ..." (or "authentication failed: ...", "permission
+-- denied: ...", ...) message
 -- when no quorum of masters answered.
 function Client:acquire(name, opts)
   local driver = self._driver
   local handle, err = driver.acquire(self._handle, name, opts)
+  events.deliver(self._handle)
   if not handle then
     return nil, err
   end
+  -- Whether it is fenced: acquire's option, else the client's default
+  -- (the core checked both: nil or a boolean).
+  local fenced = nil
+  if opts ~= nil then
+    fenced = opts.fenced
+  end
+  if fenced == nil then
+    fenced = self._fenced
+  end
+  -- A semaphore's permit: its number (1 to permits); nil otherwise (no
+  -- call into the core for any other lock).
+  local permit = nil
+  if opts ~= nil and opts.mode == "permit" then
+    permit = handle:permit()
+  end
+  if fenced then
+    -- A fenced lock's fence: a number (an integer in Lua 5.4; a double in
+    -- 5.1 and LuaJIT, exact up to 2^53) and the exact decimal string, the
+    -- one to send on (fenced_write, a header, SQL). Read now, while held:
+    -- the lock keeps them after the hold, the handle does not.
+    return setmetatable({
+      name = name,
+      token = handle:token(),
+      fence = handle:fence(),
+      fence_string = handle:fence_string(),
+      permit = permit,
+      _handle = handle,
+      _driver = driver,
+      _client = self._handle,
+    }, Lock)
+  end
+  -- A plain lock's fence and fence_string are nil: no call into the core
+  -- for them (a cycle's cost is mostly calls into the core).
   return setmetatable({
     name = name,
     token = handle:token(),
-    -- A fenced lock's fence: a number (an integer in Lua 5.4; a double in
-    -- 5.1 and LuaJIT, exact up to 2^53) and the exact decimal string, the
-    -- one to send on (fenced_write, a header, SQL). nil when not fenced.
-    fence = handle:fence(),
-    fence_string = handle:fence_string(),
-    -- A semaphore's permit: its number (1 to permits); nil otherwise.
-    permit = handle:permit(),
+    permit = permit,
     _handle = handle,
     _driver = driver,
+    _client = self._handle,
   }, Lock)
+end
+
+--- client:inspect(name) -> inspection | nil, err
+-- Who holds the lock name and who waits for it, as each master has it,
+-- and the quorum's view (docs/OPERATING.md): read only, no lock taken.
+-- inspection: name, state ("held", "free" or "unknown": too few masters
+-- answered), held, token (its first 8 characters), owner, validity
+-- (seconds it stays on a quorum at best), fence, quorum, answered,
+-- holding, and masters: per master, master, ok, error, present, token,
+-- ttl (seconds; -1: no TTL; nil: no key), fence, owner, queued and
+-- waiters (in order: token, age, lease, owner).
+function Client:inspect(name)
+  local inspection, err = self._driver.inspect(self._handle, name)
+  events.deliver(self._handle)
+  return inspection, err
+end
+
+--- client:stats() -> the client's counters since it was made
+-- (docs/OPERATING.md): acquired, busy, cancelled, failed (by reason),
+-- waited, wait_bounds, wait_buckets, wait_sum, released, handoffs,
+-- dead_waiters, extended, renewals, renewals_failed, losses, inspections,
+-- masters ({master, unreachable, errors}).
+function Client:stats()
+  return self._handle:stats()
 end
 
 local function callable(f)
@@ -262,6 +347,10 @@ end
 
 M.FENCED_WRITE_SCRIPT = core.FENCED_WRITE_SCRIPT
 
+M.prometheus = require("hiredlock.prometheus").renderer(function()
+  return live
+end)
+
 function Client:masters()
   return self._handle:masters()
 end
@@ -281,14 +370,18 @@ end
 -- lock was lost (no I/O). Transport failures keep it held so release can
 -- be retried; it expires with its TTL anyway.
 function Lock:release()
-  return self._driver.release(self._handle)
+  local ok, err = self._driver.release(self._handle)
+  events.deliver(self._client)
+  return ok, err
 end
 
 --- lock:extend([ttl]) -> true | nil, err
 -- Resets the TTL on the masters to ttl seconds (default: the lock's own
 -- TTL); the new TTL replaces what was left. "not owned" when it was lost.
 function Lock:extend(ttl)
-  return self._driver.extend(self._handle, ttl)
+  local ok, err = self._driver.extend(self._handle, ttl)
+  events.deliver(self._client)
+  return ok, err
 end
 
 --- lock:lost() -> true, reason | false

@@ -21,7 +21,9 @@ Exceptions: :class:`LockError` is the base of every runtime failure;
 a synchronized function cannot acquire in time; :class:`NotOwned` when
 ``release()``/``extend()`` find the lock no longer ours;
 :class:`ConnectionError` (also the built-in one) when no quorum of masters
-can be reached; :class:`LockLost` (a :class:`NotOwned`) when the hold of an
+can be reached (or the password is refused); :class:`PermissionDenied`
+(also a :class:`PermissionError`) when the masters' ACL refuses a command
+or key the lock needs; :class:`LockLost` (a :class:`NotOwned`) when the hold of an
 auto-renewed lock was lost; :class:`StaleFence` when :func:`fenced_write`
 refuses a write whose fence is older than one the resource has seen. Bad
 arguments raise :class:`TypeError` / :class:`ValueError` naming the argument.
@@ -45,6 +47,7 @@ Fencing::
                                "SET", "orders:42", "paid")
 """
 
+from . import _events  # noqa: F401  (the core's events to logging)
 from ._client import Client
 from ._core import (
     MASTERS_MAX,
@@ -55,11 +58,13 @@ from ._core import (
     LockLost,
     NotAcquired,
     NotOwned,
+    PermissionDenied,
     __version__,
 )
 from ._default import default_client, lock, set_default_client, synchronized
 from ._fencing import FENCED_WRITE_SCRIPT, StaleFence, fenced_write
 from ._holds import RWLock, Semaphore
+from ._inspect import Inspection, MasterState, Waiter
 from ._lock import Lock
 
 __all__ = [
@@ -69,14 +74,18 @@ __all__ = [
     "OPTIONS",
     "Client",
     "ConnectionError",
+    "Inspection",
     "Lock",
     "LockError",
     "LockLost",
+    "MasterState",
     "NotAcquired",
     "NotOwned",
     "RWLock",
     "Semaphore",
+    "PermissionDenied",
     "StaleFence",
+    "Waiter",
     "__version__",
     "default_client",
     "fenced_write",

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, TypeVar, Union
+from typing import Any, Callable, Optional, TypeVar
 
 from . import _core, _from_redis
 from ._holds import RWLock, SyncSemaphore
+from ._inspect import Inspection, Name
 from ._lock import Lock, synchronized_by
 
 F = TypeVar("F", bound=Callable[..., object])
-Name = Union[str, bytes]
 OnLost = Optional[Callable[[Lock], object]]
 
 DEFAULT_TTL: float = _core.OPTIONS["ttl"]  # the core's option table
@@ -85,6 +85,7 @@ class Client(_core.Client):
         fenced: bool | None = None,
         sync_replicas: int | None = None,
         sync_aof: bool | None = None,
+        owner: str | bool | None = None,
     ) -> Lock:
         """A :class:`Lock` on ``name`` (str or bytes), not yet held.
 
@@ -97,6 +98,9 @@ class Client(_core.Client):
         ``sync_replicas=N``: a master's vote for an acquire or extend counts
         only once N of its replicas have the write (``WAIT``), and with
         ``sync_aof=True`` once it is fsynced to the AOF (``WAITAOF``).
+        ``owner`` writes a label beside the lock with every acquire, shown
+        by :meth:`inspect` and ``hiredlock status`` (``True``: this host and
+        process id; ``"%h"`` and ``"%p"`` in a label are those too).
         ``None`` takes the client's defaults.
         """
         return Lock(
@@ -111,6 +115,7 @@ class Client(_core.Client):
             fenced=fenced,
             sync_replicas=sync_replicas,
             sync_aof=sync_aof,
+            owner=owner,
         )
 
     def rwlock(
@@ -126,6 +131,7 @@ class Client(_core.Client):
         fenced: bool | None = None,
         sync_replicas: int | None = None,
         sync_aof: bool | None = None,
+        owner: str | bool | None = None,
     ) -> RWLock[Lock]:
         """A read-write lock on ``name``: its ``read()`` and ``write()``
         make lock objects with these settings (those of :meth:`lock`), one
@@ -140,6 +146,7 @@ class Client(_core.Client):
             fenced=fenced,
             sync_replicas=sync_replicas,
             sync_aof=sync_aof,
+            owner=owner,
         )
         rw: RWLock[Lock] = RWLock(self._hold, name, settings)
         rw.write()  # check the settings now
@@ -159,6 +166,7 @@ class Client(_core.Client):
         fenced: bool | None = None,
         sync_replicas: int | None = None,
         sync_aof: bool | None = None,
+        owner: str | bool | None = None,
     ) -> SyncSemaphore:
         """A counting semaphore on ``name`` with ``permits`` permits (1 to
         100000): its ``acquire()`` returns a held permit, its ``permit()``
@@ -174,6 +182,7 @@ class Client(_core.Client):
             fenced=fenced,
             sync_replicas=sync_replicas,
             sync_aof=sync_aof,
+            owner=owner,
         )
         sem = SyncSemaphore(self._hold, name, permits, settings)
         sem.permit()  # check the settings now
@@ -181,6 +190,22 @@ class Client(_core.Client):
 
     def _hold(self, name: Name, **settings: Any) -> Lock:
         return Lock(self, name, **settings)
+    def inspect(self, name: Name) -> Inspection:  # type: ignore[override]
+        """Who holds the lock ``name`` and who waits for it, as each master
+        has it (its token, TTL, fence counter, owner label and waiting
+        queue in order), and the quorum's view: :class:`Inspection`. Read
+        only: no lock is taken and no key written. A master that does not
+        answer leaves its entry unanswered (``ok`` False) rather than
+        raising."""
+        return Inspection.from_dict(super().inspect(name))
+
+    def stats(self) -> dict[str, Any]:  # type: ignore[override]
+        """The client's counters since it was made (docs/OPERATING.md):
+        acquires by outcome (``acquired``, ``busy``, ``cancelled``,
+        ``failed`` by reason), how long they took (``wait_bounds``,
+        ``wait_buckets``, ``wait_sum``), ``handoffs``, ``renewals``,
+        ``losses`` and each master's ``unreachable`` and ``errors``."""
+        return super().stats()
 
     def synchronized(
         self,

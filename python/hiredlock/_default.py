@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import threading
 from typing import Callable, TypeVar
 
@@ -17,12 +18,24 @@ _lock = threading.Lock()
 _client: Client | None = None
 
 
+# A comma followed by a URL's scheme (RFC 3986: a letter, then letters,
+# digits, "+", "-" or ".") and "://": where the next URL of a list begins.
+_NEXT_URL = re.compile(r",(?=\s*[A-Za-z][A-Za-z0-9+.-]*://)")
+
+
+def split_urls(text: str) -> list[str]:
+    """The URLs of a comma-separated list, split only where a URL begins: a
+    comma inside a URL (the seeds of redis+cluster://a,b,c and
+    redis+sentinel://s1,s2/service, a password) stays in it."""
+    urls = (url.strip().strip(",").strip() for url in _NEXT_URL.split(text))
+    return [url for url in urls if url]
+
+
 def urls_from_env() -> list[str]:
     """The masters of a default client: HIREDLOCK_URLS, HIREDLOCK_URL, or
     the local default."""
     for var in ("HIREDLOCK_URLS", "HIREDLOCK_URL"):
-        value = os.environ.get(var, "")
-        urls = [url.strip() for url in value.split(",") if url.strip()]
+        urls = split_urls(os.environ.get(var, ""))
         if urls:
             return urls
     return [DEFAULT_URL]
@@ -31,7 +44,8 @@ def urls_from_env() -> list[str]:
 def default_client() -> Client:
     """The client :func:`lock` and :func:`synchronized` use.
 
-    Made on first use from ``HIREDLOCK_URLS`` (comma separated), else
+    Made on first use from ``HIREDLOCK_URLS`` (comma separated; a URL
+    listing several addresses, ``redis+cluster://a,b,c``, stays one), else
     ``HIREDLOCK_URL``, else ``redis://127.0.0.1:6379``.
     """
     global _client

@@ -3,6 +3,7 @@ older than the last fence the resource has seen (docs/SAFETY.md)."""
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Protocol, Union
 
 from . import _core
@@ -25,6 +26,26 @@ class StaleFence(LockError):
     __module__ = "hiredlock"
 
 
+def check_write(fence: object, command: tuple[Arg, ...]) -> None:
+    """The arguments every fenced_write checks before sending anything."""
+    if isinstance(fence, bool) or not isinstance(fence, int):
+        raise TypeError(
+            f"fence must be an int (a Lock's fence), not {type(fence).__name__}"
+        )
+    if not 1 <= fence <= FENCE_MAX:
+        raise ValueError(
+            f"invalid argument: fence must be from 1 to {FENCE_MAX}, got {fence}"
+        )
+    if not command:
+        raise TypeError("fenced_write() needs a command to run")
+
+
+def stale_fence(error: Exception) -> StaleFence | None:
+    """The store's STALEFENCE refusal as a StaleFence, or None."""
+    text = str(error)
+    return StaleFence(text) if text.startswith("STALEFENCE") else None
+
+
 def fenced_write(
     redis: _Evaluator,
     fence_key: str | bytes,
@@ -39,29 +60,34 @@ def fenced_write(
     nothing then.
 
     ``redis`` is a redis-py client, or anything with redis-py's
-    ``eval(script, numkeys, *keys_and_args)``. ``keys`` are the keys the
-    command touches, declared for Redis Cluster and ACLs (in Cluster they
-    must share ``fence_key``'s slot: use a hash tag)::
+    ``eval(script, numkeys, *keys_and_args)``; for ``redis.asyncio``
+    clients, ``await hiredlock.asyncio.fenced_write(...)`` (this one
+    refuses them with a TypeError). ``keys`` are the keys the command
+    touches, declared for Redis Cluster and ACLs (in Cluster they must
+    share ``fence_key``'s slot: use a hash tag)::
 
         hiredlock.fenced_write(r, "{order:42}:fence", lock.fence,
                                "HSET", "{order:42}", "state", "paid",
                                keys=["{order:42}"])
     """
-    if isinstance(fence, bool) or not isinstance(fence, int):
-        raise TypeError(
-            f"fence must be an int (a Lock's fence), not {type(fence).__name__}"
-        )
-    if not 1 <= fence <= FENCE_MAX:
-        raise ValueError(
-            f"invalid argument: fence must be from 1 to {FENCE_MAX}, got {fence}"
-        )
-    if not command:
-        raise TypeError("fenced_write() needs a command to run")
+    check_write(fence, command)
     try:
-        return redis.eval(
+        reply = redis.eval(
             FENCED_WRITE_SCRIPT, 1 + len(keys), fence_key, *keys, fence, *command
         )
     except Exception as e:
-        if str(e).startswith("STALEFENCE"):
-            raise StaleFence(str(e)) from None
+        stale = stale_fence(e)
+        if stale is not None:
+            raise stale from None
         raise
+    if inspect.isawaitable(reply):
+        # An asyncio client: the write would only run when awaited, and its
+        # STALEFENCE would never become a StaleFence. Nothing was sent.
+        close = getattr(reply, "close", None)
+        if close is not None:
+            close()
+        raise TypeError(
+            f"fenced_write() got an asyncio client ({type(redis).__name__}): "
+            "use await hiredlock.asyncio.fenced_write(...)"
+        )
+    return reply

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from types import TracebackType
 from typing import Callable, TypeVar
 
 from . import _core
-from ._core import NotAcquired, NotOwned
+from ._core import NotOwned
 
 
 class Lock(_core.Lock):
@@ -42,11 +43,9 @@ class Lock(_core.Lock):
     __module__ = "hiredlock"
     __slots__ = ()
 
-    def __enter__(self) -> Lock:
-        if not self.acquire(self.blocking, self.timeout):
-            wait = "one attempt" if not self.blocking else f"{self.timeout:g} s"
-            raise NotAcquired(f"timeout: lock {self.name!r} not acquired ({wait})")
-        return self
+    # __enter__ is the C one (_core.Lock.__enter__): acquire with the lock's
+    # timeout and blocking, NotAcquired when not held, and no instruction
+    # between the acquire and the block where a Ctrl-C could strand it.
 
     def __exit__(
         self,
@@ -108,9 +107,20 @@ F = TypeVar("F", bound=Callable[..., object])
 
 
 def synchronized_by(make_lock: Callable[[], Lock]) -> Callable[[F], F]:
-    """Decorator: every call of the function runs in ``with make_lock():``."""
+    """Decorator: every call of the function runs in ``with make_lock():``.
+    A coroutine function is refused: the call only makes the coroutine, so
+    the lock would be released before its body ever ran."""
 
     def decorate(func: F) -> F:
+        if inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func):
+            raise TypeError(
+                f"@synchronized cannot protect {_name_of(func)!r}, an async "
+                "function: the lock would be held only while the call makes "
+                "the coroutine, never while it runs; use "
+                "@hiredlock.asyncio.synchronized (or the synchronized of a "
+                "hiredlock.asyncio.Client)"
+            )
+
         @functools.wraps(func)
         def locked_call(*args: object, **kwargs: object) -> object:
             with make_lock():
@@ -119,6 +129,10 @@ def synchronized_by(make_lock: Callable[[], Lock]) -> Callable[[F], F]:
         return locked_call  # type: ignore[return-value]
 
     return decorate
+
+
+def _name_of(func: object) -> str:
+    return getattr(func, "__qualname__", None) or repr(func)
 
 
 def _note(exc: BaseException, text: str) -> None:

@@ -1,7 +1,7 @@
 # The C tests: unit tests without Redis, then real Redis from the fixtures.
 suite_summary='tests passed, [0-9]+ tests? failed out of'
+suite_seconds=145 # alone on 2 CPUs: the longest suites start first
 suite_run() {
-  quiet cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
-    quiet cmake --build build -j"$(nproc)" &&
-    ctest --test-dir build --output-on-failure
+  build_main &&
+    ctest --test-dir build --output-on-failure -j"$(ctest_jobs)"
 }

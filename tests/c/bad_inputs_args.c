@@ -104,6 +104,28 @@ static bad_outcome name_nul(void) {
 static bad_outcome name_utf8(void) {
   return stored("bad:\xff\xfe", 6);
 }
+/* A name whose key is another lock's sibling key: refused as a bad name. */
+static bad_outcome sibling_name(const char *name) {
+  hrl_options o = bad_fast();
+  o.key_prefix = "doc:";
+  o.key_prefix_len = 4;
+  const char *url = bad_ok_url();
+  hrl_client *c = NULL;
+  hrl_client_new(&url, 1, &o, &c, NULL, 0);
+  hrl_lock *lk = NULL;
+  char d[HRL_DETAIL_MAX] = "";
+  hrl_status s = hrl_lock_new(c, name, strlen(name), 5000, &lk, d, sizeof d);
+  bool consistent = (s == HRL_OK) == (lk != NULL);
+  hrl_lock_free(lk);
+  hrl_client_free(c);
+  return consistent ? bad_status(s, d) : bad_value("out set wrongly: %s", d);
+}
+static bad_outcome name_queue_key(void) {
+  return sibling_name("a{doc:a}:queue");
+}
+static bad_outcome name_fence_key(void) {
+  return sibling_name("b{doc:b}:fence");
+}
 static bad_outcome name_prefix(void) {
   hrl_options o = bad_fast();
   o.key_prefix = "pppppppppp";
@@ -134,19 +156,25 @@ static bad_outcome ttl_max(void) {
   return new_lock("x", 1, UINT32_MAX);
 }
 /* A lease whose max_hold is out of range, as a lock setting and as the
- * client's default for its locks. */
-static bad_outcome max_hold_lock(void) {
+ * client's default for its locks; one no round could hold a lock for. */
+static bad_outcome max_hold_ms(uint32_t max_hold) {
   hrl_client *c = bad_client_on(bad_ok_url());
   hrl_lock_options lo;
   hrl_lock_options_init(c, &lo);
   lo.auto_renew = true;
-  lo.max_hold_ms = 2147483648u;
+  lo.max_hold_ms = max_hold;
   hrl_lock *lk = NULL;
   char d[HRL_DETAIL_MAX] = "";
   hrl_status s = hrl_lock_new_with(c, "x", 1, &lo, &lk, d, sizeof d);
   hrl_lock_free(lk);
   hrl_client_free(c);
   return bad_status(s, d);
+}
+static bad_outcome max_hold_lock(void) {
+  return max_hold_ms(2147483648u);
+}
+static bad_outcome max_hold_tiny(void) {
+  return max_hold_ms(3);
 }
 static bad_outcome on_lost_plain(void) {
   hrl_client *c = bad_client_on(bad_ok_url());
@@ -346,6 +374,13 @@ const bad_row bad_rows_args[] = {
      BAD_OK},
     {"name", "name of 512 bytes + prefix of 10", name_prefix, HRL_OK, "",
      BAD_OK},
+    {"name", "name \"a{doc:a}:queue\", key_prefix \"doc:\" (a's queue key)",
+     name_queue_key, HRL_EINVAL,
+     "name must not make another lock's queue key (key_prefix + name is a "
+     "sibling key: docs/DESIGN.md, section 3)",
+     BAD_OK},
+    {"name", "name \"b{doc:b}:fence\", key_prefix \"doc:\" (b's counter)",
+     name_fence_key, HRL_EINVAL, "another lock's fence key", BAD_OK},
     {"name", "name \"a\\0b\" (embedded NUL)", name_nul, BAD_VALUE,
      "ok, key of 7 bytes stored=1", BAD_OK},
     {"name", "name \"\\xff\\xfe\" (invalid UTF-8)", name_utf8, BAD_VALUE,
@@ -359,6 +394,10 @@ const bad_row bad_rows_args[] = {
     {"ttl", "ttl_ms UINT32_MAX", ttl_max, HRL_EINVAL, "got 4294967295", BAD_OK},
     {"ttl", "max_hold_ms 2^31 (a lease)", max_hold_lock, HRL_EINVAL,
      "max_hold must be between 0 and 2147483647 ms, got 2147483648", BAD_OK},
+    {"ttl", "max_hold_ms 3 (below the smallest TTL)", max_hold_tiny, HRL_EINVAL,
+     "max_hold must be 0 (no cap) or at least the smallest TTL, 5 ms; got 3 "
+     "ms",
+     BAD_OK},
     {"ttl", "on_lost on a lock without auto_renew", on_lost_plain, HRL_EINVAL,
      "on_lost needs a lock made with auto_renew", BAD_OK},
     {"ttl", "extend(2^31)", ext_big, HRL_EINVAL, "got 2147483648", BAD_OK},

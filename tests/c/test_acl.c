@@ -72,11 +72,13 @@ static void test_the_documented_rules_are_enough(void) {
   hrl_lock_free(lk);
   hrl_client_free(c);
 
-  /* Outside the key pattern: refused, and said so. */
+  /* Outside the key pattern: a permission refusal (not an authentication
+   * failure: the password was fine), naming the command and key. */
   c = client_as(url, "other:");
   lk = check_lock(c, "acl");
-  CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_EAUTH);
+  CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_EPERM);
   CHECK_CONTAINS(hrl_lock_error(lk), "NOPERM");
+  CHECK_CONTAINS(hrl_lock_error(lk), "; refused: SET on 'other:acl'");
   hrl_lock_free(lk);
   hrl_client_free(c);
 
@@ -85,8 +87,10 @@ static void test_the_documented_rules_are_enough(void) {
   c = client_as(url, "locks:");
   lk = check_lock(c, "acl");
   CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
-  CHECK_STATUS(hrl_lock_extend(lk, 20000), HRL_EAUTH);
+  CHECK_STATUS(hrl_lock_extend(lk, 20000), HRL_EPERM);
   CHECK_CONTAINS(hrl_lock_error(lk), "can't run this command");
+  CHECK_CONTAINS(hrl_lock_error(lk),
+                 "; refused: the extend script on 'locks:acl'");
   CHECK_STATUS(hrl_lock_release(lk), HRL_OK);
   hrl_lock_free(lk);
   hrl_client_free(c);
@@ -115,7 +119,7 @@ static void test_a_cluster_needs_asking(void) {
   for (int i = 1; i <= 3; i++) { /* the same rules without +asking */
     freeReplyObject(fixture_cmd(&fx, i, "ACL SETUSER locker -asking"));
   }
-  CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_EAUTH);
+  CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_EPERM);
   CHECK_CONTAINS(hrl_lock_error(lk), "NOPERM");
   hrl_lock_free(lk);
   hrl_client_free(c);

@@ -199,6 +199,125 @@ static void test_ask_during_migration(fixture *fx) {
   hrl_client_free(other);
 }
 
+static hrl_lock *fenced_lock(hrl_client *c, const char *name) {
+  hrl_lock_options lo;
+  hrl_lock_options_init(c, &lo);
+  lo.fenced = true;
+  hrl_lock *lk = NULL;
+  CHECK_STATUS(hrl_lock_new_with(c, name, strlen(name), &lo, &lk, NULL, 0),
+               HRL_OK);
+  return lk;
+}
+
+/* A fenced acquire refused on the node the slot is leaving (the lock is
+ * held there) whose INCR is redirected (its counter migrated already):
+ * the pipeline is not sent again to the importing node, so no SET runs
+ * there; no key is left on two nodes, and the migration's MIGRATE of the
+ * rest does not fail with BUSYKEY. (Before: the key on both nodes.) */
+static void test_refused_fenced_acquire_leaves_no_stray_key(fixture *fx) {
+  hrl_client *c = client_on((const char *[]){fx->cluster_url}, 1);
+  hrl_client *other = client_on((const char *[]){fx->cluster_url}, 1);
+  const char *name = "cl:stray";
+  int from = 0;
+  int slot = slot_of(fx, name, &from);
+  int to = from % 3 + 1;
+  hrl_lock *holder = fenced_lock(c, name);
+  hrl_lock *rival = fenced_lock(other, name);
+  CHECK_STATUS(hrl_lock_acquire(holder, 0), HRL_OK);
+  size_t counter_len;
+  const char *counter = hrl_lock_fence_key(holder, &counter_len);
+  migrate(fx, slot, to, "begin");
+  redisReply *r = fixture_cmd(fx, from, "MIGRATE 127.0.0.1 %d %b 0 5000",
+                              fx->port[to - 1], counter, counter_len);
+  CHECK(r != NULL && r->type == REDIS_REPLY_STATUS);
+  freeReplyObject(r);
+  CHECK_STATUS(hrl_lock_acquire(rival, 0), HRL_ETIMEOUT); /* held */
+  CHECK_INT(has_key(fx, to, name), 0);
+  CHECK_INT(has_key(fx, from, name), 1);
+  CHECK_STATUS(hrl_lock_release(holder), HRL_OK);
+  CHECK_INT(has_key(fx, from, name) + has_key(fx, to, name), 0);
+  migrate(fx, slot, to, "keys"); /* fails on a key already there */
+  migrate(fx, slot, to, "end");
+  CHECK_STATUS(hrl_lock_acquire(rival, 0), HRL_OK);
+  CHECK(hrl_lock_fence(rival) > hrl_lock_fence(holder));
+  CHECK_STATUS(hrl_lock_release(rival), HRL_OK);
+  migrate(fx, slot, from, "all");
+  hrl_lock_free(holder);
+  hrl_lock_free(rival);
+  hrl_client_free(c);
+  hrl_client_free(other);
+}
+
+typedef struct later {
+  hrl_lock *lock; /* released at release_ms */
+  fixture *fx;    /* the migration ended at end_ms (0: not) */
+  int slot, to;
+  int release_ms, end_ms;
+} later;
+
+static void *do_later(void *arg) {
+  later *l = arg;
+  usleep((useconds_t)l->release_ms * 1000);
+  CHECK_STATUS(hrl_lock_release(l->lock), HRL_OK);
+  if (l->end_ms > 0) {
+    usleep((useconds_t)(l->end_ms - l->release_ms) * 1000);
+    migrate(l->fx, l->slot, l->to, "keys");
+    migrate(l->fx, l->slot, l->to, "end");
+  }
+  return NULL;
+}
+
+/* Waiters while the lock's slot is held half-way through a migration
+ * (begin: every key still on the old node): the queue's script cannot run
+ * there (TRYAGAIN, or ASK and then TRYAGAIN on the new node once the key
+ * is gone), so a waiter tries on the lock key alone, and takes it soon
+ * after the holder's release at 0.3 s (before: not until its 3 s were
+ * up, then false). A fenced waiter cannot be fenced while its key and
+ * counter are split: it waits for the migration's end at 1.5 s, then
+ * takes the lock with a greater fence (before: a server error at once). */
+static void test_waiting_through_a_migration(fixture *fx) {
+  for (int fenced = 0; fenced < 2; fenced++) {
+    hrl_client *c = client_on((const char *[]){fx->cluster_url}, 1);
+    hrl_client *other = client_on((const char *[]){fx->cluster_url}, 1);
+    const char *name = fenced ? "cl:wait-fenced" : "cl:wait";
+    int from = 0;
+    int slot = slot_of(fx, name, &from);
+    int to = from % 3 + 1;
+    hrl_lock *holder = fenced ? fenced_lock(c, name) : check_lock(c, name);
+    hrl_lock *waiter =
+        fenced ? fenced_lock(other, name) : check_lock(other, name);
+    CHECK_STATUS(hrl_lock_acquire(holder, 0), HRL_OK);
+    uint64_t first = hrl_lock_fence(holder);
+    migrate(fx, slot, to, "begin");
+    later l = {holder, fx, slot, to, 300, fenced ? 1500 : 0};
+    pthread_t t;
+    pthread_create(&t, NULL, do_later, &l);
+    int64_t t0 = hrl_now_us();
+    hrl_status st = hrl_lock_acquire(waiter, fenced ? 5000 : 3000);
+    int64_t took_ms = (hrl_now_us() - t0) / 1000;
+    pthread_join(t, NULL);
+    CHECK_STATUS(st, HRL_OK);
+    if (st != HRL_OK) {
+      fprintf(stderr, "%s waiter after %lld ms: %s\n",
+              fenced ? "fenced" : "plain", (long long)took_ms,
+              hrl_lock_error(waiter));
+    }
+    CHECK(took_ms >= 250);
+    CHECK(fenced ? took_ms >= 1400 : took_ms < 2500);
+    if (fenced) {
+      CHECK(hrl_lock_fence(waiter) > first);
+    }
+    CHECK_STATUS(hrl_lock_release(waiter), HRL_OK);
+    CHECK_INT(fixture_count_key(fx, name, strlen(name)), 0);
+    /* Undone (the slot back where it was), or moved back. */
+    migrate(fx, slot, from, fenced ? "all" : "end");
+    hrl_lock_free(holder);
+    hrl_lock_free(waiter);
+    hrl_client_free(c);
+    hrl_client_free(other);
+  }
+}
+
 typedef struct looper {
   const char *url;
   const char *name;
@@ -368,6 +487,8 @@ WITH_CLUSTER(test_moved_teaches_the_slot)
 WITH_CLUSTER(test_moved_after_migration)
 WITH_CLUSTER(test_ask_during_migration)
 WITH_CLUSTER(test_resharding_during_a_run)
+WITH_CLUSTER(test_refused_fenced_acquire_leaves_no_stray_key)
+WITH_CLUSTER(test_waiting_through_a_migration)
 WITH_CLUSTER(test_dead_seed)
 WITH_CLUSTER(test_one_member_of_a_quorum)
 
@@ -378,6 +499,10 @@ int main(void) {
   run_test("test_moved_after_migration", test_moved_after_migration_run);
   run_test("test_ask_during_migration", test_ask_during_migration_run);
   run_test("test_resharding_during_a_run", test_resharding_during_a_run_run);
+  run_test("test_refused_fenced_acquire_leaves_no_stray_key",
+           test_refused_fenced_acquire_leaves_no_stray_key_run);
+  run_test("test_waiting_through_a_migration",
+           test_waiting_through_a_migration_run);
   run_test("test_dead_seed", test_dead_seed_run);
   run_test("test_one_member_of_a_quorum", test_one_member_of_a_quorum_run);
   fixture_stop(&cluster);

@@ -74,8 +74,9 @@ static void test_refused_handshake_leaves_no_key(void) {
   redisReply *r = fixture_cmd(&fx, 1, "ACL SETUSER noset on >pw ~* +ping");
   freeReplyObject(r);
   snprintf(url, sizeof url, "redis://noset:pw@127.0.0.1:%d", fx.port[0]);
-  CHECK_STATUS(attempt(url, "hs:noperm", err, sizeof err), HRL_EAUTH);
+  CHECK_STATUS(attempt(url, "hs:noperm", err, sizeof err), HRL_EPERM);
   CHECK_CONTAINS(err, "NOPERM");
+  CHECK_CONTAINS(err, "; refused: SET on 'hs:noperm'");
   CHECK_INT(fixture_int(&fx, 1, "EXISTS hs:noperm"), 0);
 
   /* The right database still works, on a connection that is reused. */

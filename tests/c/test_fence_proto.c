@@ -242,12 +242,12 @@ static void test_fence_round_without_quorum(void) {
 }
 
 /* Masters that stop answering between the rounds: fewer than a quorum
- * answered in the end, so the call fails at once naming them. */
+ * answered in the end, so a call without a wait fails at once naming
+ * them. */
 static void test_fence_round_unreachable(void) {
   env e = fenced_env(3, 10000);
   hrl_step_info s;
-  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, HRL_WAIT_FOREVER, 0),
-               HRL_OK);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
   hrl_reply set[3] = {ok_reply(), ok_reply(), ok_reply()};
   hrl_reply incr[3] = {int_reply(2), int_reply(1), int_reply(1)};

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "api/api.h"
 #include "check.h"
 #include "proto/cluster.h"
 #include "proto/random.h"
@@ -266,6 +267,53 @@ static void test_url_messages_hide_passwords(void) {
   char shown[128];
   hrl_url_redact("redis://h:1/2", shown, sizeof shown);
   CHECK_STR(shown, "redis://h:1/2");
+  /* The parser's split: the last '@' of the authority. */
+  hrl_url_redact("redis://:p4ss@w0rdQ@h:1", shown, sizeof shown);
+  CHECK_STR(shown, "redis://:***@h:1");
+  /* An unescaped '/' in the password: the parser stops there (and fails
+   * on the port), the message hides everything up to the '@'. */
+  hrl_url_redact("redis://app:Tr0ub4dor/3xyz@h", shown, sizeof shown);
+  CHECK_STR(shown, "redis://app:***@h");
+  hrl_url_redact("redis+cluster://app:Tr0ub4dor/3xyz@a,b", shown, sizeof shown);
+  CHECK_STR(shown, "redis+cluster://app:***@a,b");
+  hrl_url_redact("redis://secret@h", shown, sizeof shown); /* no ':' */
+  CHECK_STR(shown, "redis://***@h");
+  /* A password holding any character a URL gives meaning to, in every
+   * scheme, with and without a user: whatever the parser makes of it,
+   * no part of it is in the message (550 URLs the parser refuses; 100 of
+   * them showed some of it before). */
+  static const char *const schemes[] = {"redis://", "rediss://", "unix://",
+                                        "redis+cluster://",
+                                        "redis+sentinel://"};
+  static const char *const tails[] = {"127.0.0.1:99999", "127.0.0.1:1/x/y",
+                                      "/tmp/s.sock?db=x", "a:1,b:2/svc/x",
+                                      "h?ssl_nope=1"};
+  const char *specials = "@/?#:,;%[] ";
+  int checked = 0;
+  for (size_t k = 0; k < sizeof schemes / sizeof schemes[0]; k++) {
+    for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++) {
+      for (const char *c = specials; *c != '\0'; c++) {
+        for (int user = 0; user < 2; user++) {
+          char url[256];
+          snprintf(url, sizeof url, "%s%s:Alpha%cBravo@%s", schemes[k],
+                   user ? "app" : "", *c, tails[t]);
+          if (parse(url, &ep, d) == HRL_OK) {
+            hrl_endpoint_clear(&ep);
+            continue;
+          }
+          hrl_url_redact(url, shown, sizeof shown);
+          if (strstr(d, "Alpha") != NULL || strstr(d, "Bravo") != NULL ||
+              strstr(shown, "Alpha") != NULL ||
+              strstr(shown, "Bravo") != NULL) {
+            fprintf(stderr, "%s: %s\n", url, d);
+            check_failures++;
+          }
+          checked++;
+        }
+      }
+    }
+  }
+  CHECK(checked > 400);
 }
 
 static hrl_status make_client(const char *const *urls, size_t n,
@@ -396,11 +444,12 @@ static int cmp_tokens(const void *a, const void *b) {
 
 static void test_tokens(void) {
   enum { N = 20000 };
+  const hrl_config os = {.entropy = hrl_os_entropy};
   char(*tokens)[HRL_TOKEN_LEN + 1] = malloc(N * sizeof *tokens);
   CHECK(tokens != NULL);
   int ones = 0;
   for (int i = 0; i < N; i++) {
-    CHECK_STATUS(hrl_token_new(tokens[i]), HRL_OK);
+    CHECK_STATUS(hrl_token_new(&os, tokens[i]), HRL_OK);
     for (const char *p = tokens[i]; *p; p++) {
       int v = *p <= '9' ? *p - '0' : *p - 'a' + 10;
       ones += __builtin_popcount((unsigned)v);
@@ -421,13 +470,66 @@ static void test_tokens(void) {
   free(tokens);
   uint32_t hit_low = 0, hit_high = 0;
   for (int i = 0; i < 2000; i++) {
-    uint32_t v = hrl_random_upto(10);
+    uint32_t v = hrl_random_upto(&os, 10);
     CHECK(v <= 10);
     hit_low |= v == 0;
     hit_high |= v == 10;
   }
   CHECK(hit_low && hit_high);
-  CHECK_INT(hrl_random_upto(0), 0);
+  CHECK_INT(hrl_random_upto(&os, 0), 0);
+}
+
+/* A fake entropy source: counts its calls, gives bytes 0, 1, 2, ... or
+ * fails. */
+typedef struct fake_entropy {
+  int calls;
+  bool fail;
+  unsigned char next;
+} fake_entropy;
+
+static hrl_status fake_bytes(void *ctx, void *buf, size_t n) {
+  fake_entropy *f = ctx;
+  f->calls++;
+  if (f->fail) {
+    return HRL_ESYSTEM;
+  }
+  for (size_t i = 0; i < n; i++) {
+    ((unsigned char *)buf)[i] = f->next++;
+  }
+  return HRL_OK;
+}
+
+/* The protocol's randomness is the client's entropy source, never a device
+ * of its own: tokens are its bytes in hex, and an acquire whose source
+ * fails says so and sends nothing. */
+static void test_entropy_is_the_clients(void) {
+  static const char *const one[] = {"redis://127.0.0.1:1"};
+  hrl_client *c = NULL;
+  CHECK_STATUS(hrl_client_new(one, 1, NULL, &c, NULL, 0), HRL_OK);
+  CHECK(c->cfg.entropy == hrl_pool_entropy);
+  fake_entropy f = {0, false, 0};
+  c->cfg.entropy = fake_bytes;
+  c->cfg.entropy_ctx = &f;
+  hrl_lock *lk = NULL;
+  CHECK_STATUS(hrl_lock_new(c, "res", 3, 1000, &lk, NULL, 0), HRL_OK);
+  int64_t now = hrl_now_us();
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(lk, HRL_OP_ACQUIRE, 0, now), HRL_OK);
+  CHECK_INT(hrl_proto_step(lk, now, &s), HRL_STEP_ROUND);
+  CHECK_INT(f.calls, 1);
+  size_t len;
+  const char *cmd = hrl_proto_command(lk, 0, &len);
+  CHECK(memmem(cmd, len, "000102030405060708090a0b0c0d0e0f", 32) != NULL);
+  hrl_proto_reply(lk, 0, &(hrl_reply){.type = HRL_REPLY_NIL});
+  CHECK_INT(hrl_proto_step(lk, now, &s), HRL_STEP_DONE);
+  f.fail = true;
+  CHECK_STATUS(hrl_proto_begin(lk, HRL_OP_ACQUIRE, 0, now), HRL_OK);
+  CHECK_INT(hrl_proto_step(lk, now, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ESYSTEM);
+  CHECK_STR(hrl_lock_error(lk), "the OS random generator failed");
+  CHECK_INT(f.calls, 2);
+  hrl_lock_free(lk);
+  hrl_client_free(c);
 }
 
 /* The smallest TTL a client accepts: one that leaves validity after a
@@ -475,5 +577,6 @@ int main(void) {
   RUN(test_lock_fields);
   RUN(test_seconds_conversion);
   RUN(test_tokens);
+  RUN(test_entropy_is_the_clients);
   return finish_tests("test_inputs");
 }

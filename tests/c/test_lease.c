@@ -283,6 +283,54 @@ static void test_max_hold_ends_renewal(void) {
   hrl_client_free(c);
 }
 
+/* The loss is known by the time the validity ends: no renewal round
+ * outlasts it (one begun 200 ms before would otherwise wait its whole
+ * 300 ms for the stopped masters, and the loss came 100 ms late, after
+ * the keys could have expired and been taken). */
+static void test_loss_known_by_validity_end(void) {
+  hrl_client *c = tolerant_client(); /* 500 ms, capped at 300 by the TTL */
+  hrl_lock *lk = lease(c, "lease:intime", 3000, 0);
+  seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
+  CHECK_STATUS(hrl_lock_on_lost(lk, on_lost, &s), HRL_OK);
+  CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
+  for (int node = 1; node <= 3; node++) {
+    CHECK(fixture_ctl(&fx, "pause", node, NULL));
+  }
+  int64_t until = hrl_now_us() + hrl_lock_validity_ms(lk) * 1000;
+  CHECK(wait_lost(&s, until, 5000) != -1);
+  int64_t late_ms = (s.at_us - until) / 1000;
+  printf("  lost %+lld ms after the validity ended\n", (long long)late_ms);
+  CHECK(late_ms <= 30);
+  for (int node = 1; node <= 3; node++) {
+    CHECK(fixture_ctl(&fx, "resume", node, NULL));
+  }
+  hrl_lock_free(lk);
+  hrl_client_free(c);
+}
+
+/* max_hold shorter than the TTL: the keys live no longer than max_hold,
+ * and the lease is lost then ("max_hold reached"), not a TTL later. */
+static void test_max_hold_shorter_than_ttl(void) {
+  hrl_client *c = tolerant_client();
+  hrl_lock *lk = lease(c, "lease:shortcap", 4000, 1000);
+  seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
+  CHECK_STATUS(hrl_lock_on_lost(lk, on_lost, &s), HRL_OK);
+  int64_t t0 = hrl_now_us();
+  CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
+  for (int node = 1; node <= N; node++) {
+    long long pttl = fixture_int(&fx, node, "PTTL %s", "lease:shortcap");
+    CHECK(pttl > 0 && pttl <= 1000);
+  }
+  CHECK(hrl_lock_validity_ms(lk) <= 1000);
+  int64_t took = wait_lost(&s, t0, 6000);
+  CHECK(took >= 900 && took <= 1000 + 400);
+  CHECK_STR(s.reason, "max_hold reached");
+  usleep(100 * 1000);
+  CHECK_INT(fixture_count_key(&fx, "lease:shortcap", 14), 0);
+  hrl_lock_free(lk);
+  hrl_client_free(c);
+}
+
 static void test_release_and_free_stop_renewal(void) {
   hrl_client *c = tolerant_client();
   hrl_lock *lk = lease(c, "lease:stop", 600, 0);
@@ -416,6 +464,8 @@ int main(void) {
   RUN(test_one_master_stopped_keeps_lease);
   RUN(test_quorum_lost_longer_than_validity);
   RUN(test_max_hold_ends_renewal);
+  RUN(test_loss_known_by_validity_end);
+  RUN(test_max_hold_shorter_than_ttl);
   RUN(test_release_and_free_stop_renewal);
   RUN(test_fork_keeps_renewers_apart);
   RUN(test_threads_share_the_renewer);

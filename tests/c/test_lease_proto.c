@@ -15,11 +15,23 @@ static const char *const three[] = {
 typedef struct env {
   hrl_client *c;
   hrl_lock *lk;
-  int64_t t; /* when the hold's acquire round started */
+  int64_t t;   /* when the hold's acquire round started */
+  uint32_t px; /* the TTL its SET asked for */
 } env;
 
+/* The PX of a SET command. */
+static uint32_t px_of(const char *cmd, size_t len) {
+  const char *px = memmem(cmd, len, "\r\nPX\r\n$", 7);
+  CHECK(px != NULL);
+  if (px == NULL) {
+    return 0;
+  }
+  px = memchr(px + 7, '\n', (size_t)(cmd + len - px - 7));
+  return (uint32_t)strtoul(px + 1, NULL, 10);
+}
+
 static env make_env(uint32_t ttl_ms, uint32_t max_hold_ms) {
-  env e = {NULL, NULL, 0};
+  env e = {NULL, NULL, 0, 0};
   CHECK_STATUS(hrl_client_new(three, 3, NULL, &e.c, NULL, 0), HRL_OK);
   hrl_lock_options lo;
   hrl_lock_options_init(e.c, &lo);
@@ -32,6 +44,9 @@ static env make_env(uint32_t ttl_ms, uint32_t max_hold_ms) {
   hrl_step_info s;
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, e.t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, e.t, &s), HRL_STEP_ROUND);
+  size_t len;
+  const char *cmd = hrl_proto_command(e.lk, 0, &len);
+  e.px = px_of(cmd, len);
   for (size_t i = 0; i < 3; i++) {
     hrl_proto_reply(
         e.lk, i, &(hrl_reply){.type = HRL_REPLY_STATUS, .str = "OK", .len = 2});
@@ -207,13 +222,119 @@ static void test_max_hold_caps_renewal(void) {
   CHECK_STATUS(hrl_lock_lost(e.lk, reason, sizeof reason), HRL_ELOST);
   CHECK_STR(reason, "max_hold reached");
   free_env(e);
+}
 
-  /* A max_hold shorter than the TTL never shortens the hold. */
-  e = make_env(3000, 2000);
+/* A max_hold shorter than the TTL: the acquire asks for max_hold (the
+ * hold could not end on time otherwise), renews nothing, and the lease is
+ * lost at its validity with "max_hold reached". */
+static void test_max_hold_shorter_than_ttl(void) {
+  env e = make_env(3000, 2000);
+  CHECK_INT(e.px, 2000);
+  CHECK_INT(hrl_lock_ttl_ms(e.lk), 3000); /* what it was made with */
+  int64_t until = e.t + (2000 - 22) * MS;
+  CHECK_INT(hrl_proto_renew_due(e.lk), until);
+  hrl_lock *twin = NULL;
   CHECK_INT(hrl_proto_renew_begin(e.lk, e.t + 1000 * MS, &twin),
             HRL_RENEW_WAIT);
+  CHECK_INT(hrl_proto_renew_begin(e.lk, until, &twin), HRL_RENEW_LOST);
+  char reason[HRL_DETAIL_MAX];
+  CHECK_STATUS(hrl_lock_lost(e.lk, reason, sizeof reason), HRL_ELOST);
+  CHECK_STR(reason, "max_hold reached");
+  free_env(e);
+  /* max_hold equal to the TTL: the same, a full TTL and no renewal. */
+  e = make_env(3000, 3000);
+  CHECK_INT(e.px, 3000);
   CHECK_INT(hrl_proto_renew_due(e.lk), e.t + (3000 - 32) * MS);
   free_env(e);
+  /* A max_hold no round could hold a lock for is refused up front, in
+   * every runtime's words (the core's option checks). */
+  hrl_client *c = NULL;
+  hrl_lock *lk = NULL;
+  CHECK_STATUS(hrl_client_new(three, 3, NULL, &c, NULL, 0), HRL_OK);
+  hrl_lock_options lo;
+  hrl_lock_options_init(c, &lo);
+  lo.auto_renew = true;
+  lo.max_hold_ms = 3;
+  char detail[HRL_DETAIL_MAX];
+  CHECK_STATUS(hrl_lock_new_with(c, "res", 3, &lo, &lk, detail, sizeof detail),
+               HRL_EINVAL);
+  CHECK_STR(detail, "max_hold must be 0 (no cap) or at least the smallest "
+                    "TTL, 5 ms; got 3 ms");
+  lo.max_hold_ms = 5;
+  CHECK_STATUS(hrl_lock_new_with(c, "res", 3, &lo, &lk, NULL, 0), HRL_OK);
+  hrl_lock_free(lk);
+  hrl_client_free(c);
+}
+
+/* The round timeout of the step the twin (or the lock) is at. */
+static uint32_t round_timeout(hrl_lock *lk, int64_t now_us) {
+  hrl_step_info s;
+  CHECK_INT(hrl_proto_step(lk, now_us, &s), HRL_STEP_ROUND);
+  return s.timeout_ms;
+}
+
+/* No extend round outlasts the validity it is meant to keep: a renewal
+ * (or the holder's extend) begun with 20 ms of it left waits 20 ms for
+ * the masters, not the per-master timeout (50 ms), so a loss is known by
+ * the time `validity` said, before another client can take the lock. */
+static void test_extend_rounds_end_with_the_validity(void) {
+  env e = make_env(3000, 0);
+  int64_t until = e.t + (3000 - 32) * MS;
+  hrl_lock *twin = NULL;
+  CHECK_INT(hrl_proto_renew_begin(e.lk, until - 20 * MS, &twin),
+            HRL_RENEW_ROUND);
+  CHECK_INT(round_timeout(twin, until - 20 * MS), 20);
+  /* Plenty left: the per-master timeout as before. */
+  free_env(e);
+  e = make_env(3000, 0);
+  until = e.t + (3000 - 32) * MS;
+  CHECK_INT(hrl_proto_renew_begin(e.lk, e.t + 1000 * MS, &twin),
+            HRL_RENEW_ROUND);
+  CHECK_INT(round_timeout(twin, e.t + 1000 * MS), 50);
+  free_env(e);
+  /* The holder's own extend, on a lease and on a plain lock. */
+  e = make_env(3000, 0);
+  until = e.t + (3000 - 32) * MS;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_EXTEND, 0, until - 7 * MS), HRL_OK);
+  CHECK_INT(round_timeout(e.lk, until - 7 * MS), 7);
+  free_env(e);
+  /* Less than a millisecond left: no round could end in time; the renewal
+   * waits for the expiry, which finds the lease lost. */
+  e = make_env(3000, 0);
+  until = e.t + (3000 - 32) * MS;
+  CHECK_INT(hrl_proto_renew_begin(e.lk, until - 500, &twin), HRL_RENEW_WAIT);
+  CHECK_INT(hrl_proto_renew_due(e.lk), until);
+  CHECK_INT(hrl_proto_renew_begin(e.lk, until, &twin), HRL_RENEW_LOST);
+  free_env(e);
+}
+
+static void test_plain_extend_capped_while_valid(void) {
+  hrl_client *c = NULL;
+  hrl_lock *lk = NULL;
+  CHECK_STATUS(hrl_client_new(three, 3, NULL, &c, NULL, 0), HRL_OK);
+  CHECK_STATUS(hrl_lock_new(c, "res", 3, 3000, &lk, NULL, 0), HRL_OK);
+  int64_t t = hrl_now_us();
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(lk, HRL_OP_ACQUIRE, 0, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(lk, t, &s), HRL_STEP_ROUND);
+  for (size_t i = 0; i < 3; i++) {
+    hrl_proto_reply(
+        lk, i, &(hrl_reply){.type = HRL_REPLY_STATUS, .str = "OK", .len = 2});
+  }
+  CHECK_INT(hrl_proto_step(lk, t, &s), HRL_STEP_DONE);
+  int64_t until = t + (3000 - 32) * MS;
+  CHECK_STATUS(hrl_proto_begin(lk, HRL_OP_EXTEND, 0, until - 12 * MS), HRL_OK);
+  CHECK_INT(round_timeout(lk, until - 12 * MS), 12);
+  for (size_t i = 0; i < 3; i++) {
+    hrl_proto_missed(lk, i, "timeout after 12 ms");
+  }
+  CHECK_INT(hrl_proto_step(lk, until - 0 * MS, &s), HRL_STEP_DONE);
+  /* Its validity gone (it is not held), a plain lock's extend still asks
+   * the masters with the usual timeout: nothing it says can come late. */
+  CHECK_STATUS(hrl_proto_begin(lk, HRL_OP_EXTEND, 0, until + 5 * MS), HRL_OK);
+  CHECK_INT(round_timeout(lk, until + 5 * MS), 50);
+  hrl_lock_free(lk);
+  hrl_client_free(c);
 }
 
 static void test_plain_lock_has_no_lease(void) {
@@ -238,6 +359,9 @@ int main(void) {
   RUN(test_renewal_confirmed_too_late_is_lost);
   RUN(test_hold_changed_meanwhile_is_discarded);
   RUN(test_max_hold_caps_renewal);
+  RUN(test_max_hold_shorter_than_ttl);
+  RUN(test_extend_rounds_end_with_the_validity);
+  RUN(test_plain_extend_capped_while_valid);
   RUN(test_plain_lock_has_no_lease);
   return finish_tests("test_lease_proto");
 }

@@ -141,6 +141,14 @@ static void test_handshake(void) {
   CHECK_INT(hrl_proto_handshake_reply(c, 0, 1, &baddb, msg, sizeof msg),
             HRL_NODE_SERVER);
   CHECK_STR(msg, "ERR DB index is out of range");
+  /* An ACL user that may not SELECT: a permission refusal, said to be
+   * SELECT's. */
+  hrl_reply noselect = error_reply(
+      "NOPERM this user has no permissions to run the 'select' command");
+  CHECK_INT(hrl_proto_handshake_reply(c, 0, 1, &noselect, msg, sizeof msg),
+            HRL_NODE_DENIED);
+  CHECK_STR(msg, "SELECT refused: NOPERM this user has no permissions to run "
+                 "the 'select' command");
   CHECK_INT(hrl_proto_handshake_reply(c, 2, 0, &baddb, msg, sizeof msg),
             HRL_NODE_SERVER);
   CHECK_INT(hrl_proto_handshake_reply(c, 3, 1, &ok, msg, sizeof msg),
@@ -219,11 +227,12 @@ static void test_acquire_validity_must_be_positive(void) {
   free_env(e);
 }
 
+/* Without a wait, too few answers fail the call at once, naming every
+ * master that did not answer (test_wait_proto.c: with one, it waits). */
 static void test_acquire_fails_fast_without_quorum(void) {
   env e = make_env(5, 10000, NULL);
   hrl_step_info s;
-  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, HRL_WAIT_FOREVER, 0),
-               HRL_OK);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
   reply_ok(e.lk, 0);
   reply_ok(e.lk, 1);
@@ -263,6 +272,21 @@ static void test_acquire_error_replies(void) {
   answer_all(e, 1, &noauth);
   CHECK_INT(hrl_proto_step(e.lk, 10, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_EAUTH);
+
+  /* A permission refusal is not an authentication failure: its own
+   * status, naming the command and key refused. */
+  hrl_reply noperm = error_reply("NOPERM this user has no permissions to "
+                                 "access one of the keys used as arguments");
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, 0, &s), HRL_STEP_ROUND);
+  answer_all(e, 1, &noperm);
+  CHECK_INT(hrl_proto_step(e.lk, 10, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_EPERM);
+  char shown[HRL_DETAIL_MAX + 64];
+  hrl_format_error(s.status, hrl_lock_error(e.lk), shown, sizeof shown);
+  CHECK_STR(shown, "permission denied: 0 of 1 masters answered (1 needed); "
+                   "127.0.0.1:1: NOPERM this user has no permissions to access "
+                   "one of the keys used as arguments; refused: SET on 'res'");
 
   hrl_reply weird = int_reply(7);
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, 0), HRL_OK);
@@ -451,11 +475,29 @@ static void test_round_settled(void) {
   e = make_env(5, 10000, NULL);
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, t), HRL_OK);
   CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
-  for (size_t i = 0; i < 5; i++) {
+  for (size_t i = 0; i < 2; i++) {
     hrl_proto_fail(e.lk, i, HRL_NODE_UNREACHABLE, "timeout");
   }
-  CHECK(!hrl_proto_settled(e.lk));
+  CHECK(!hrl_proto_settled(e.lk)); /* 3 still out could make a quorum */
+  hrl_proto_reply(e.lk, 2, &nil);
+  /* Decided the other way: the 2 still out can no longer make one, so a
+   * late master among them is not waited for either. */
+  CHECK(hrl_proto_settled(e.lk));
+  for (size_t i = 3; i < 5; i++) {
+    hrl_proto_fail(e.lk, i, HRL_NODE_UNREACHABLE, "timeout");
+  }
   CHECK_INT(hrl_proto_step(e.lk, t + 100, &s), HRL_STEP_ROUND); /* cleanup */
+  CHECK(hrl_proto_settled(e.lk));
+  free_env(e);
+
+  /* A release that more than n - quorum masters did not confirm. */
+  e = make_env(3, 10000, NULL);
+  hold(e, 3, t);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+  hrl_proto_reply(e.lk, 0, &(hrl_reply){.type = HRL_REPLY_INTEGER});
+  CHECK(!hrl_proto_settled(e.lk));
+  hrl_proto_fail(e.lk, 1, HRL_NODE_UNREACHABLE, "timeout");
   CHECK(hrl_proto_settled(e.lk));
   free_env(e);
 }

@@ -21,6 +21,7 @@ static void test_acquire_excludes_and_release_frees(void) {
   hrl_client *b = fixture_client(&fx, NULL);
   hrl_lock *la = new_lock(a, "single:basic", 10000);
   hrl_lock *lb = new_lock(b, "single:basic", 10000);
+  int64_t start = hrl_now_us();
   CHECK_STATUS(hrl_lock_acquire(la, 0), HRL_OK);
   CHECK(hrl_lock_held(la));
   char value[64];
@@ -28,8 +29,12 @@ static void test_acquire_excludes_and_release_frees(void) {
   CHECK_STR(value, hrl_lock_token(la));
   long long pttl = fixture_int(&fx, 1, "PTTL single:basic");
   CHECK(pttl > 9000 && pttl <= 10000);
+  /* ttl - elapsed - drift (1 % + 2 ms), with the time elapsed since the
+   * acquire began as this test measured it (valgrind on a loaded machine
+   * takes its time), read after the validity. */
   int64_t v = hrl_lock_validity_ms(la);
-  CHECK(v > 9800 && v <= 10000 - 102);
+  int64_t elapsed_ms = (hrl_now_us() - start) / 1000;
+  CHECK(v >= 10000 - 102 - elapsed_ms - 2 && v <= 10000 - 102);
 
   CHECK_STATUS(hrl_lock_acquire(lb, 0), HRL_ETIMEOUT);
   CHECK(!hrl_lock_held(lb));
@@ -135,13 +140,15 @@ static void test_extend_resets_ttl_and_expiry_is_final(void) {
   usleep(300 * 1000);
   long long before = fixture_int(&fx, 1, "PTTL single:extend");
   CHECK(before > 0 && before <= 700);
+  int64_t start = hrl_now_us();
   CHECK_STATUS(hrl_lock_extend(lk, 5000), HRL_OK);
   long long after = fixture_int(&fx, 1, "PTTL single:extend");
-  CHECK(after > 4800 && after <= 5000);
-  CHECK(hrl_lock_validity_ms(lk) > 4800);
+  CHECK(after > 4000 && after <= 5000);
+  int64_t v = hrl_lock_validity_ms(lk);
+  CHECK(v >= 5000 - 52 - (hrl_now_us() - start) / 1000 - 2);
   CHECK_INT(hrl_lock_ttl_ms(lk), 5000);
   CHECK_STATUS(hrl_lock_extend(lk, 0), HRL_OK); /* 0: the lock's ttl */
-  CHECK(fixture_int(&fx, 1, "PTTL single:extend") > 4800);
+  CHECK(fixture_int(&fx, 1, "PTTL single:extend") > 4000);
   CHECK_STATUS(hrl_lock_extend(lk, 200), HRL_OK); /* shorter also replaces */
   CHECK(fixture_int(&fx, 1, "PTTL single:extend") <= 200);
   usleep(400 * 1000);
@@ -236,6 +243,9 @@ static void test_unix_socket_and_database(void) {
   hrl_client_free(c);
 }
 
+/* A master out of reach: without a wait, the acquire fails at once and
+ * says why; with one, it keeps trying (a master may be restarting) and
+ * says the same at its deadline. */
 static void test_unreachable_port_fails_fast(void) {
   /* A port nobody listens on: the fixture's port + 1 after killing nothing
    * would be a guess, so use a port of a server we stop ourselves. */
@@ -245,13 +255,19 @@ static void test_unreachable_port_fails_fast(void) {
   hrl_client *c = fixture_client(&dead, NULL);
   hrl_lock *lk = new_lock(c, "single:dead", 5000);
   int64_t t0 = hrl_now_us();
-  CHECK_STATUS(hrl_lock_acquire(lk, HRL_WAIT_FOREVER), HRL_ECONNECT);
+  CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_ECONNECT);
   CHECK((hrl_now_us() - t0) / 1000 < 200);
   CHECK_CONTAINS(hrl_lock_error(lk), "0 of 1 masters answered (1 needed)");
   CHECK_CONTAINS(hrl_lock_error(lk), "connection refused");
   char msg[HRL_DETAIL_MAX + 32];
   hrl_format_error(HRL_ECONNECT, hrl_lock_error(lk), msg, sizeof msg);
   CHECK_CONTAINS(msg, "connection failed: 0 of 1 masters answered");
+  t0 = hrl_now_us();
+  CHECK_STATUS(hrl_lock_acquire(lk, 600), HRL_ECONNECT);
+  int64_t took_ms = (hrl_now_us() - t0) / 1000;
+  CHECK(took_ms >= 600 && took_ms < 600 + 400);
+  CHECK_CONTAINS(hrl_lock_error(lk), "0 of 1 masters answered (1 needed)");
+  CHECK_CONTAINS(hrl_lock_error(lk), "connection refused");
   hrl_lock_free(lk);
   hrl_client_free(c);
 

@@ -146,6 +146,50 @@ static void test_host_name(void) {
   fixture_stop(&fx);
 }
 
+/* Every TLS setting is per master: one master's opt-out of the host name
+ * check (its URL's ssl_check_hostname=false) leaves the other's check on,
+ * whichever of them connects first, and the other's opt-in does not force
+ * the check on the first. Both certificates name wrong.invalid only (one
+ * CA): a master whose check is on must be refused, with no key left. */
+static void test_settings_are_per_master(void) {
+  fixture fx;
+  fixture_start(&fx, 2, "--tls --tls-wrong-host");
+  hrl_options o = tolerant();
+  path ca = tls_file(&fx, "ca.crt");
+  o.ssl_ca_certs = ca.s;
+  char lax[512];
+  for (int lax_first = 1; lax_first >= 0; lax_first--) {
+    int lax_i = lax_first ? 0 : 1, strict_i = 1 - lax_i;
+    snprintf(lax, sizeof lax, "%s?ssl_check_hostname=false",
+             fx.tls_urls[lax_i]);
+    const char *urls[2];
+    urls[lax_i] = lax;
+    urls[strict_i] = fx.tls_urls[strict_i];
+    hrl_client *c = check_client(urls, 2, &o);
+    hrl_lock *lk = NULL;
+    CHECK_STATUS(hrl_lock_new(c, "tls:per-master", 14, 60000, &lk, NULL, 0),
+                 HRL_OK);
+    hrl_status st = hrl_lock_acquire(lk, 0);
+    CHECK_STATUS(st, HRL_ECONNECT); /* 1 of 2 answered */
+    if (st == HRL_OK) {
+      hrl_lock_release(lk);
+    }
+    char want[128];
+    snprintf(want, sizeof want,
+             "%s: TLS: certificate verify failed: "
+             "IP address mismatch",
+             hrl_client_master_label(c, (size_t)strict_i));
+    CHECK_CONTAINS(hrl_lock_error(lk), want);
+    snprintf(want, sizeof want,
+             "%s: ", hrl_client_master_label(c, (size_t)lax_i));
+    CHECK(strstr(hrl_lock_error(lk), want) == NULL); /* the lax one is fine */
+    CHECK_INT(fixture_count_key(&fx, "tls:per-master", 14), 0);
+    hrl_lock_free(lk);
+    hrl_client_free(c);
+  }
+  fixture_stop(&fx);
+}
+
 static void test_client_certificate(void) {
   fixture fx;
   fixture_start(&fx, 1, "--mtls");
@@ -367,6 +411,7 @@ int main(void) {
   RUN(test_url_overrides_options);
   RUN(test_server_certificate);
   RUN(test_host_name);
+  RUN(test_settings_are_per_master);
   RUN(test_client_certificate);
   RUN(test_wrong_ports_and_deadline);
   RUN(test_fork_keeps_the_parents_stream);

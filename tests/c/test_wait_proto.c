@@ -303,11 +303,12 @@ static void test_failing_masters_end_the_wait(void) {
   hrl_reply zero[3] = {int_reply(0), int_reply(0), int_reply(0)};
   answer(e, zero);
   CHECK_INT(hrl_proto_step(e.lk, t + 3000, &s), HRL_STEP_DONE);
-  CHECK_STATUS(s.status, HRL_EAUTH);
+  CHECK_STATUS(s.status, HRL_EPERM);
   CHECK_STR(hrl_lock_error(e.lk),
             "1 of 3 masters answered (2 needed); 127.0.0.1:2: connection "
             "refused; 127.0.0.1:3: NOPERM this user has no permissions to "
-            "access one of the channels");
+            "access one of the channels; refused: the queue script on 'res', "
+            "'res{res}:queue', 'res{res}:waiters'");
   hrl_counts cnt;
   hrl_lock_counts(e.lk, &cnt);
   CHECK_INT(cnt.refused, 1); /* the counts of the try, not of the leave */
@@ -426,23 +427,39 @@ static void test_an_unreachable_master_does_not_end_the_wait(void) {
   drop(e);
 }
 
-/* A cluster slot migrating under the queue's keys (TRYAGAIN): a try is
- * refused and waits; a release goes again as the plain compare-and-delete
- * on the lock key alone. */
-static void test_tryagain_waits_or_releases_plainly(void) {
+/* A cluster slot migrating under the queue's keys (TRYAGAIN): a try goes
+ * again in the same round as the plain try (the acquire's SET on the lock
+ * key alone), refused when the key is held (then the waiter waits for its
+ * cap) and taken when it is free; every try begins with the queue script
+ * again. A release goes again as the plain compare-and-delete on the lock
+ * key alone. */
+static void test_tryagain_tries_or_releases_plainly(void) {
   env e = make(1);
   int64_t t = 0;
   hrl_step_info s;
   refused(e, 5000, t);
   hrl_reply again = error_reply("TRYAGAIN Multiple keys request during "
                                 "rehashing of slot");
-  answer(e, &again);
-  CHECK_INT(hrl_proto_step(e.lk, t + 1100, &s), HRL_STEP_WAIT);
-  CHECK_INT(s.wait_ms, 1000); /* the cap: the holder's PTTL is unknown */
-  t += 1100 + 1000 * 1000;    /* microseconds */
-  CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
-  hrl_reply ok = status_reply("OK");
-  answer(e, &ok);
+  hrl_reply nil = nil_reply(), ok = status_reply("OK");
+  for (int k = 0; k < 2; k++) {
+    CHECK(SENDS(e, 0, HRL_QUEUE_SHA1));
+    size_t len;
+    CHECK(hrl_proto_command(e.lk, 0, &len) != NULL);
+    CHECK_INT(hrl_proto_reply(e.lk, 0, &again), HRL_NODE_RESEND);
+    CHECK(SENDS(e, 0, "*6\r\n$3\r\nSET\r\n$3\r\nres\r\n"));
+    CHECK(SENDS(e, 0, "$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n10000\r\n"));
+    CHECK(!SENDS(e, 0, "res{res}:queue"));
+    CHECK_INT(hrl_proto_command_replies(e.lk, 0), 1);
+    CHECK(hrl_proto_command(e.lk, 0, &len) != NULL);
+    CHECK_INT(hrl_proto_reply(e.lk, 0, k == 0 ? &nil : &ok),
+              k == 0 ? HRL_NODE_REFUSED : HRL_NODE_OK);
+    if (k == 0) {
+      CHECK_INT(hrl_proto_step(e.lk, t + 1100, &s), HRL_STEP_WAIT);
+      CHECK_INT(s.wait_ms, 1000); /* the cap: the holder's PTTL is unknown */
+      t += 1100 + 1000 * 1000;    /* microseconds */
+      CHECK_INT(hrl_proto_step(e.lk, t, &s), HRL_STEP_ROUND);
+    }
+  }
   CHECK_INT(hrl_proto_step(e.lk, t + 100, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_OK);
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t + 3000), HRL_OK);
@@ -531,7 +548,7 @@ int main(void) {
   RUN(test_failing_masters_end_the_wait);
   RUN(test_an_entry_left_behind_is_taken_up_again);
   RUN(test_an_unreachable_master_does_not_end_the_wait);
-  RUN(test_tryagain_waits_or_releases_plainly);
+  RUN(test_tryagain_tries_or_releases_plainly);
   RUN(test_a_set_that_won_too_few_is_claimed_by_the_try);
   RUN(test_queue_replies);
   return finish_tests("test_wait_proto");

@@ -5,7 +5,7 @@
 local fixture = require "helpers.fixture"
 local hiredlock = require "hiredlock"
 
-local QUEUE_SHA = "078d4354f9db9140a8f49fefd7cceef482dddc06"
+local QUEUE_SHA = "7aa1eb3169c36d6dfb2e6795639715c07b824e18"
 local EXTEND_SHA = "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10"
 
 describe("wire format", function()

@@ -37,7 +37,7 @@ describe("a refused handshake", function()
     { "a database out of range", "redis://127.0.0.1:%d/99",
       "^server error: .*DB index is out of range" },
     { "a user who may not SET", "redis://noset:pw@127.0.0.1:%d",
-      "^authentication failed: .*NOPERM" },
+      "^permission denied: .*NOPERM" },
   }) do
     it("leaves no key: " .. case[1], function()
       local client = hiredlock.new(case[2]:format(fx.ports[1]),

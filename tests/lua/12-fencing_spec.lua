@@ -180,6 +180,36 @@ describe("fenced locks", function()
       assert.equals(hiredlock.FENCED_WRITE_SCRIPT,
         require("hiredlock.core").FENCED_WRITE_SCRIPT)
     end)
+
+    it("accepts equal fences: one hold's, unless a failover lost increments", function()
+      -- docs/SAFETY.md, "Equal fences": with counters that keep every
+      -- increment only one hold has a fence; a failover that loses a
+      -- holder's SET loses its INCR too, and the next holder gets the
+      -- same fence: the store then accepts both (played by setting the
+      -- master back as the promoted replica would have it).
+      local red = assert(resp.connect(fx.ports[1]))
+      local c = hiredlock.new(fx.urls[1], { timeout = 0.5 })
+      local a = assert(c:acquire("lf:equal", { fenced = true, timeout = 0 }))
+      local fence = a.fence_string
+      assert.equals("OK", hiredlock.fenced_write(red, "eq:fence", fence, "SET", "eq", "A"))
+      assert.equals(2, hiredlock.fenced_write(red, "eq:fence", fence, "APPEND", "eq", "a"))
+      fx:cmd(1, "DEL", "lf:equal")
+      fx:cmd(1, "SET", a._handle:fence_key(), tostring(tonumber(fence) - 1))
+      local b = assert(c:acquire("lf:equal", { fenced = true, timeout = 0 }))
+      assert.equals(fence, b.fence_string)
+      assert.are_not.equal(a.token, b.token)
+      assert.equals(3, hiredlock.fenced_write(red, "eq:fence", b.fence_string, "APPEND", "eq", "B"))
+      assert.equals(4, hiredlock.fenced_write(red, "eq:fence", fence, "APPEND", "eq", "a"))
+      assert.equals("AaBa", red:call("GET", "eq"))
+      assert.is_true(b:release())
+      local d = assert(c:acquire("lf:equal", { fenced = true, timeout = 0 }))
+      assert.equals(tostring(tonumber(fence) + 1), d.fence_string)
+      assert.equals("OK", hiredlock.fenced_write(red, "eq:fence", d.fence_string, "SET", "eq", "D"))
+      local res, err = hiredlock.fenced_write(red, "eq:fence", fence, "SET", "eq", "A")
+      assert.is_nil(res)
+      assert.equals(("STALEFENCE fence %s is older than %s"):format(fence, d.fence_string), err)
+      assert.is_true(d:release())
+    end)
   end)
 
   -- Several processes, thousands of grants, masters stopped, resumed and

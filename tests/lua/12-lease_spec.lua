@@ -169,6 +169,51 @@ describe("auto_renew with the C driver", function()
     assert.equals(0, fx:count_key("l:cap"))
   end)
 
+  it("gets an answer to extend by the time its validity ends", function()
+    -- A plain lock, TTL 1 s (timeout 0.5 s, capped at 0.1 s), 3 of 5
+    -- masters stopped: an extend with 40 ms of validity left returns when
+    -- they are over, not a whole per-master timeout later.
+    local client = fx:client(TOLERANT)
+    local lock = assert(client:acquire("l:intime", { ttl = 1, timeout = 0 }))
+    for i = 1, 3 do
+      fx:ctl("pause", i)
+    end
+    while lock:validity() > 0.04 do
+      system.sleep(0.001)
+    end
+    local left = lock:validity()
+    local t0 = system.monotime()
+    local ok, err = lock:extend()
+    local took = system.monotime() - t0
+    for i = 1, 3 do
+      fx:ctl("resume", i)
+    end
+    assert.is_nil(ok)
+    assert.matches("^connection failed: 2 of 5 masters confirmed", err)
+    assert.is_true(took <= left + 0.015,
+      ("took %.1f ms with %.1f ms left"):format(took * 1000, left * 1000))
+  end)
+
+  it("ends the hold at a max_hold shorter than the TTL", function()
+    local client = fx:client(TOLERANT)
+    local t0 = system.monotime()
+    local lock = assert(client:acquire("l:shortcap",
+      lease_opts({ ttl = 4, max_hold = 1 })))
+    for i = 1, 5 do
+      local pttl = fx:cmd(i, "PTTL", "l:shortcap")
+      assert.is_true(pttl > 0 and pttl <= 1000, tostring(pttl))
+    end
+    assert.is_truthy(time_until(function() return lock:lost() end, 3))
+    local total = system.monotime() - t0
+    assert.is_true(total <= 1.3, tostring(total))
+    assert.same({ nil, "lost: max_hold reached" }, { lock:check() })
+    local ok, err = pcall(client.acquire, client, "l:tinycap",
+      lease_opts({ ttl = 4, max_hold = 0.003 }))
+    assert.is_false(ok)
+    assert.truthy(err:find("max_hold must be 0 (no cap) or at least the "
+      .. "smallest TTL, 5 ms; got 3 ms", 1, true), err)
+  end)
+
   it("stops renewing on release and on garbage collection", function()
     local client = fx:client(TOLERANT)
     local lock = assert(client:acquire("l:stop", lease_opts({ ttl = 0.6 })))
@@ -248,6 +293,21 @@ describe("auto_renew through the sans-I/O protocol", function()
     assert.is_nil(lock:renew_due())
     assert.equals("none", socket_driver.renew(lock))
     assert.same({ nil, "lost: not owned" }, { socket_driver.release(lock) })
+  end)
+
+  it("ends a renewal round when the validity does", function()
+    local handle = core.new(fx.urls, TOLERANT)
+    local lock = assert(socket_driver.acquire(handle, "l:cut",
+      lease_opts({ ttl = 3 })))
+    -- 20 ms before the validity ends: a round of 20 ms, not the 300 ms
+    -- (TTL / 10) the masters would be given otherwise.
+    local wait = lock:validity() - 0.02
+    system.sleep(wait)
+    local what, twin = lock:renew_begin()
+    assert.equals("round", what)
+    local step, timeout_ms = twin:step()
+    assert.equals("round", step)
+    assert.is_true(timeout_ms <= 20, tostring(timeout_ms))
   end)
 
   it("finds a lease lost when its validity ran out unrenewed", function()

@@ -7,6 +7,7 @@
 local fixture = require "helpers.fixture"
 local hiredlock = require "hiredlock"
 local socket_driver = require "helpers.socket_driver"
+local handoff = require "helpers.handoff"
 
 local TOLERANT = { connect_timeout = 1, timeout = 0.5, retry_delay = 0.01, retry_jitter = 0.005 }
 
@@ -56,6 +57,19 @@ describe("TLS, server certificate only", function()
     assert.is_true(lock:release())
   end)
 
+  it("hears a release's hand-off over TLS", function()
+    -- The subscriber connection shakes hands as the command connections do
+    -- (before: none over TLS, every hand-off waited for retry_delay).
+    local ca = fx:tls_file("ca.crt")
+    local opts = {}
+    for k, v in pairs(handoff.PATIENT) do
+      opts[k] = v
+    end
+    opts.ssl_ca_certs = ca
+    local took = assert(handoff.after_release(fx.tls_urls[1], "tls:handoff", opts, ca))
+    assert.is_true(took < 3, "took " .. took) -- woken: not the 20 s cap
+  end)
+
   it("verifies by default, against the system's CAs", function()
     refused(fx, hiredlock.new(fx.tls_urls[1], options()), "tls:default",
       "certificate verify failed: self-signed")
@@ -98,7 +112,7 @@ end)
 describe("TLS, a certificate for another host", function()
   local fx
   setup(function()
-    fx = fixture.start(1, "--tls --tls-wrong-host")
+    fx = fixture.start(2, "--tls --tls-wrong-host")
   end)
   teardown(function()
     fx:stop()
@@ -116,6 +130,25 @@ describe("TLS, a certificate for another host", function()
     assert.is_true(assert(c:acquire("tls:nocheck", { timeout = 0 })):release())
     c = hiredlock.new(fx.tls_urls[1] .. "?ssl_check_hostname=false", options({ ssl_ca_certs = ca }))
     assert.is_true(assert(c:acquire("tls:nocheck", { timeout = 0 })):release())
+  end)
+
+  it("keeps each master's settings its own, whichever connects first", function()
+    -- One master opts out of the host name check in its URL, the other
+    -- not: the other is still refused, and the first still taken.
+    local ca = fx:tls_file("ca.crt")
+    for lax = 1, 2 do
+      local urls = { fx.tls_urls[1], fx.tls_urls[2] }
+      urls[lax] = urls[lax] .. "?ssl_check_hostname=false"
+      local c = hiredlock.new(urls, options({ ssl_ca_certs = ca }))
+      local lock, err = c:acquire("tls:per-master", { timeout = 0 })
+      assert.is_nil(lock)
+      assert.matches("^connection failed: 1 of 2 masters answered", err)
+      local strict = c._handle:master_label(3 - lax)
+      assert.truthy(err:find(strict .. ": TLS: certificate verify failed: IP address mismatch",
+        1, true), err)
+      assert.falsy(err:find(c._handle:master_label(lax) .. ": ", 1, true), err)
+      assert.equals(0, fx:count_key("tls:per-master"))
+    end
   end)
 
   it("is taken with every check off (ssl_cert_reqs = none)", function()

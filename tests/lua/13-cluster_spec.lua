@@ -7,6 +7,7 @@
 local fixture = require "helpers.fixture"
 local hiredlock = require "hiredlock"
 local socket_driver = require "helpers.socket_driver"
+local system = require "system"
 
 local TOLERANT = { connect_timeout = 1, timeout = 0.5, retry_delay = 0.01, retry_jitter = 0.005 }
 
@@ -118,6 +119,80 @@ for _, driver in ipairs({ "hiredis", "luasocket" }) do
       assert.equals(0, fx:count_key(name))
       assert.is_true(assert(rival:acquire(name, { timeout = 0 })):release())
       fx:migrate(slot, from)
+    end)
+
+    it("sends no second SET when a refused fenced acquire's INCR is redirected", function()
+      -- The lock held on the node its slot leaves, the counter migrated
+      -- already: the SET is refused there, the INCR asked elsewhere, and
+      -- the pipeline must not go to the importing node (before: a key
+      -- there too, holding the lock for the rival's TTL).
+      local c, rival = client(), client()
+      local name = driver .. ":stray"
+      local slot, from = fx:slot(name)
+      local to = from % 3 + 1
+      local held = assert(c:acquire(name, { timeout = 0, fenced = true }))
+      fx:migrate(slot, to, "begin")
+      assert.equals("OK", fx:cmd(from, "MIGRATE", "127.0.0.1", tostring(fx.ports[to]),
+        held._handle:fence_key(), "0", "5000"))
+      assert.same({ nil, "timeout" }, { rival:acquire(name, { timeout = 0, fenced = true }) })
+      assert.is_false(has_key(fx, to, name))
+      assert.is_true(held:release())
+      assert.is_false(has_key(fx, to, name) or has_key(fx, from, name))
+      fx:migrate(slot, to, "keys")
+      fx:migrate(slot, to, "end")
+      local lock = assert(rival:acquire(name, { timeout = 0, fenced = true }))
+      assert.is_true(tonumber(lock.fence_string) > tonumber(held.fence_string))
+      assert.is_true(lock:release())
+      fx:migrate(slot, from)
+    end)
+
+    it("waits through a migration held half-way", function()
+      -- The holder's key expires 1 s after it was taken while its slot is
+      -- half moved (begin): the queue's script cannot run (ASK, then
+      -- TRYAGAIN), and a waiter takes the key on its own soon after
+      -- (before: nil, "timeout" after its 3 s).
+      local c, waiter = client(), client()
+      local name = driver .. ":wait"
+      local slot, from = fx:slot(name)
+      local to = from % 3 + 1
+      local t0 = system.monotime()
+      assert(c:acquire(name, { ttl = 1, timeout = 0 }))
+      fx:migrate(slot, to, "begin")
+      local ok, lock, err = pcall(waiter.acquire, waiter, name, { timeout = 3 })
+      local took = system.monotime() - t0
+      local released = ok and lock and lock:release()
+      fx:migrate(slot, from, "end") -- undone
+      assert(ok, lock)
+      assert.is_truthy(lock, err)
+      assert.is_true(took >= 0.9 and took < 2.5, tostring(took))
+      assert.is_true(released)
+      assert.equals(0, fx:count_key(name))
+      -- A fenced waiter is fenced once key and counter are on one node:
+      -- it waits for the migration's end, from 1.5 s on (before: a server
+      -- error at once).
+      name = driver .. ":wait-fenced"
+      slot, from = fx:slot(name)
+      to = from % 3 + 1
+      t0 = system.monotime()
+      local first = assert(c:acquire(name, { ttl = 1, timeout = 0, fenced = true }))
+      fx:migrate(slot, to, "begin")
+      local launcher, dir = fixture.launcher, fx.dir
+      os.execute(("(sleep 1.5; '%s' migrate '%s' %d %d keys; '%s' migrate '%s' %d %d end)"
+        .. " >/dev/null 2>&1 &"):format(launcher, dir, slot, to, launcher, dir, slot, to))
+      ok, lock, err = pcall(waiter.acquire, waiter, name, { timeout = 5, fenced = true })
+      took = system.monotime() - t0
+      for _ = 1, 200 do -- the migration's end, done in the background
+        if select(2, fx:slot(name)) == to then
+          break
+        end
+        os.execute("sleep 0.05")
+      end
+      fx:migrate(slot, from)
+      assert(ok, lock)
+      assert.is_truthy(lock, err)
+      assert.is_true(took >= 1.5, tostring(took))
+      assert.is_true(tonumber(lock.fence_string) > tonumber(first.fence_string))
+      assert.is_true(lock:release())
     end)
 
     it("is one member of a quorum", function()

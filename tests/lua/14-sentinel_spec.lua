@@ -4,10 +4,11 @@
 -- enough for a driver): the primary resolved, a failover (SENTINEL
 -- FAILOVER; the deposed primary answers READONLY once a replica, and the
 -- sentinels are asked again), a sentinel that is down, a service nobody
--- knows.
+-- knows, and a waiter hearing its hand-off (the C core's driver).
 local fixture = require "helpers.fixture"
 local hiredlock = require "hiredlock"
 local socket_driver = require "helpers.socket_driver"
+local handoff = require "helpers.handoff"
 
 local TOLERANT = { connect_timeout = 1, timeout = 0.5, retry_delay = 0.01, retry_jitter = 0.005 }
 
@@ -55,6 +56,21 @@ for _, driver in ipairs({ "hiredis", "luasocket" }) do
       assert.is_true(lock:release())
       assert.is_nil(fx:cmd(new, "GET", name))
     end)
+
+    if driver == "hiredis" then
+      it("hears a release's hand-off, also after a failover", function()
+        -- The subscriber asks a sentinel where the primary is, and again
+        -- once the deposed primary closed it (before: no subscriber).
+        for round = 1, 2 do
+          if round == 2 then
+            fx:failover(true)
+          end
+          local took = assert(handoff.after_release(fx.sentinel_url,
+            "st:handoff:" .. round, handoff.PATIENT))
+          assert.is_true(took < 3, "took " .. took) -- not the 20 s cap
+        end
+      end)
+    end
 
     it("asks the next sentinel, and names a service nobody knows", function()
       fx:ctl("kill", "s1")

@@ -1,7 +1,9 @@
 -- An ACL user allowed only what a lock needs (docs/DEPLOYMENTS.md, "ACL
 -- users"), through redis://user:password@...: the documented rules are
 -- enough for acquire, extend and release (EVAL after NOSCRIPT too); a key
--- outside the pattern is refused, as an authentication failure naming it.
+-- outside the pattern, or a command the rules leave out, is a permission
+-- refusal (not an authentication failure) naming the command and key, in
+-- the words of every runtime.
 local fixture = require "helpers.fixture"
 local hiredlock = require "hiredlock"
 
@@ -41,6 +43,19 @@ describe("an ACL user with only a lock's rights", function()
   it("is refused a key outside its pattern", function()
     local lock, err = client("other:"):acquire("acl", { timeout = 0 })
     assert.is_nil(lock)
-    assert.matches("^authentication failed: .*NOPERM", err)
+    assert.matches("^permission denied: 0 of 1 masters answered .*NOPERM", err)
+    assert.equals("; refused: SET on 'other:acl'",
+      err:sub(-#"; refused: SET on 'other:acl'"))
+  end)
+
+  it("is refused a command the rules leave out", function()
+    fx:cmd(1, "ACL", "SETUSER", "locker", "-pexpire")
+    local lock = assert(client("locks:"):acquire("acl2", { timeout = 0 }))
+    local ok, err = lock:extend(20)
+    fx:cmd(1, "ACL", "SETUSER", "locker", "+pexpire")
+    assert.is_nil(ok)
+    assert.matches("^permission denied: .*can't run this command", err)
+    assert.matches("; refused: the extend script on 'locks:acl2'$", err)
+    assert.is_true(lock:release())
   end)
 end)

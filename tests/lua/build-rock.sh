@@ -14,6 +14,11 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/lib.sh
 abi=${1:?usage: tests/lua/build-rock.sh 5.1|5.4}
+# One build of a tree at a time: suites run side by side
+# (scripts/run-tests.sh), and the second finds the tree fresh.
+mkdir -p build/locks
+exec 9>"build/locks/rock-$abi.lock"
+flock 9
 tree=$PWD/build/lua/$abi
 src=build/lua/src-$abi
 cflags="-O2 -fPIC -std=c11 -Wall -Wextra -Werror -Wshadow"

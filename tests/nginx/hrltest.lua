@@ -22,6 +22,11 @@ end
 local TOLERANT = { connect_timeout = 1, timeout = 0.5, retry_delay = 0.01,
   retry_jitter = 0.005 }
 
+-- Waiters that never poll: a try after 20 s at the latest without a
+-- hand-off.
+local PATIENT = { connect_timeout = 1, timeout = 0.5, retry_delay = 20,
+  retry_jitter = 0 }
+
 -- A copy of options with more.
 local function with(options, more)
   local out = {}
@@ -48,8 +53,19 @@ local CONFIGS = {
   -- the same, for waiters that never poll (a try after 20 s at the latest
   -- without a hand-off): a wait that ends sooner was woken
   patient3 = function()
-    return split(os.getenv("HRL_NGX_URLS3")), { connect_timeout = 1,
-      timeout = 0.5, retry_delay = 20, retry_jitter = 0 }
+    return split(os.getenv("HRL_NGX_URLS3")), PATIENT
+  end,
+  -- the first of them alone (a client of one master asks no INFO in its
+  -- handshake, so clients made per request share the keepalive pools)
+  patient1 = function()
+    return { split(os.getenv("HRL_NGX_URLS3"))[1] }, PATIENT
+  end,
+  -- TLS and a Sentinel-managed primary, patient likewise
+  tls_patient = function()
+    return { os.getenv("HRL_NGX_TLS") }, PATIENT
+  end,
+  sentinel_patient = function()
+    return { os.getenv("HRL_NGX_SENTINEL") }, PATIENT
   end,
   -- the same masters, database 1 (the pools must keep them apart)
   c3db1 = function()
@@ -156,11 +172,12 @@ local CONFIGS = {
 
 local clients = {}
 
---- The worker's client for a configuration name.
+--- The worker's client for a configuration name; "fresh:NAME", a new
+-- client for every call (a client made per request, inside the handler).
 function T.client(name)
   local c = clients[name]
   if not c then
-    local make = CONFIGS[name:gsub("^blocking:", "")]
+    local make = CONFIGS[name:gsub("^blocking:", ""):gsub("^fresh:", "")]
     if not make then
       return nil
     end
@@ -169,7 +186,9 @@ function T.client(name)
       -- The negative control: the C driver's blocking sockets inside nginx.
       c._driver = require "hiredlock.driver.hiredis"
     end
-    clients[name] = c
+    if not name:find("^fresh:") then
+      clients[name] = c
+    end
   end
   return c
 end
@@ -182,8 +201,8 @@ local heard = require("hiredlock.driver.listener").stats
 function T.publish_stats()
   if stats then
     ngx.shared.hrltest:set("stats:" .. ngx.worker.pid(),
-      ("%d %d %d %d %d"):format(stats.new, stats.reused, stats.rounds,
-        heard.subscribed, heard.handoffs))
+      ("%d %d %d %d %d %d"):format(stats.new, stats.reused, stats.rounds,
+        heard.subscribed, heard.handoffs, heard.feeds or -1))
   end
 end
 
@@ -201,16 +220,18 @@ local function reply(status, body, lock, elapsed)
     ngx.header["X-Token"] = lock.token
     -- masters that granted the acquire (counts of the last operation)
     ngx.header["X-Granted"] = lock.granted
+    ngx.header["X-Fence"] = lock.fence_string -- a fenced lock's
   end
   ngx.print(body)
 end
 
---- /lock?c=NAME&name=N&ttl=S&timeout=S&hold=S&keep=1&sync=N&aof=1
+--- /lock?c=NAME&name=N&ttl=S&timeout=S&hold=S&keep=1&fenced=1&sync=N&aof=1
 --        &mode=M&permits=P
--- Acquires, holds for `hold` seconds (ngx.sleep), then releases, unless
--- keep=1 leaves the lock to its TTL. 200 "ok" or 409 with the error.
--- mode read/write/permit (with permits): a hold of a read-write lock or
--- a semaphore; X-Permit says a permit's number.
+-- Acquires (fenced=1: a fenced lock, its fence in X-Fence), holds for
+-- `hold` seconds (ngx.sleep), then releases, unless keep=1 leaves the lock
+-- to its TTL. 200 "ok" or 409 with the error. mode read/write/permit (with
+-- permits): a hold of a read-write lock or a semaphore; X-Permit says a
+-- permit's number.
 function T.lock()
   local args = ngx.req.get_uri_args()
   local client = T.client(args.c or "c3")
@@ -218,6 +239,7 @@ function T.lock()
   local lock, err = client:acquire(args.name or "res", {
     ttl = arg_number(args.ttl) or 10,
     timeout = arg_number(args.timeout) or 0,
+    fenced = args.fenced == "1",
     sync_replicas = arg_number(args.sync),
     sync_aof = args.aof == "1" or nil,
     mode = args.mode,
@@ -288,14 +310,48 @@ function T.with()
   return reply(200, token)
 end
 
+-- A table as "path=value" lines, sorted: a.b=1, masters.1.ok=true.
+local function flatten(t, prefix, out)
+  for k, v in pairs(t) do
+    local key = prefix .. tostring(k)
+    if type(v) == "table" then
+      flatten(v, key .. ".", out)
+    else
+      out[#out + 1] = key .. "=" .. tostring(v)
+    end
+  end
+  return out
+end
+
+--- /inspect?c=NAME&name=N: client:inspect(name) as sorted "path=value"
+-- lines (the cosocket driver's inspection), or 500 and the error.
+function T.inspect()
+  local args = ngx.req.get_uri_args()
+  local ins, err = T.client(args.c or "c3"):inspect(args.name)
+  if not ins then
+    return reply(500, err)
+  end
+  local lines = flatten(ins, "", {})
+  table.sort(lines)
+  return reply(200, table.concat(lines, "\n"))
+end
+
+--- /idle?s=S: this worker's subscriber connections close after S seconds
+-- without waiters (hiredlock.driver.listener.IDLE_S); the worker's pid.
+function T.idle()
+  require("hiredlock.driver.listener").IDLE_S = tonumber(ngx.var.arg_s)
+  T.ping()
+end
+
 --- /ping: the worker's pid, at once.
 function T.ping()
   ngx.header["X-Pid"] = ngx.worker.pid()
   ngx.print(ngx.worker.pid())
 end
 
---- /stats: every worker's "pid new reused rounds subscribed handoffs", one a
--- line (subscribed: subscriptions made, handoffs: hand-offs heard).
+--- /stats: every worker's "pid new reused rounds subscribed handoffs
+-- feeds", one a line (subscribed: subscriptions made, handoffs: hand-offs
+-- heard, feeds: subscriber connections running now).
 function T.stats()
   local dict = ngx.shared.hrltest
   local lines = {}

@@ -11,6 +11,9 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import redis
+from pytest_redis import TOLERANT
+
+import hiredlock
 
 
 def unique(prefix: str) -> str:
@@ -106,6 +109,77 @@ def test_held_lock_follows_its_key(ngx, cluster3):
         cluster3.migrate(slot, to, "end")
         cluster3.migrate(slot, home)
     assert count(cluster3, name) == 0
+
+
+def test_refused_fenced_acquire_leaves_no_stray_key(ngx, cluster3):
+    # The lock held on the node its slot leaves (a Python holder), its
+    # counter migrated already: nginx's fenced acquire is refused there and
+    # its INCR asked elsewhere; the pipeline must not go to the importing
+    # node (before: a key there too, holding the lock for the TTL).
+    name = unique("ngx-cl")
+    slot, home = cluster3.slot(name)
+    to = home % 3 + 1
+    holder = hiredlock.Client(cluster3.cluster_url, **TOLERANT).lock(name, fenced=True)
+    assert holder.acquire(blocking=False)
+    first = holder.fence
+    try:
+        cluster3.migrate(slot, to, "begin")
+        assert cluster3.redis(home).execute_command(
+            "MIGRATE", "127.0.0.1", cluster3.ports[to - 1], holder.fence_key, 0, 5000
+        ) in (b"OK", "OK", True)
+        r = lock(ngx, name, fenced="1")
+        assert (r.status, r.body) == (409, "timeout")
+        assert not has_key(cluster3, to, name)
+        holder.release()
+        assert count(cluster3, name) == 0
+        cluster3.migrate(slot, to, "keys")
+        cluster3.migrate(slot, to, "end")
+        r = lock(ngx, name, fenced="1")
+        assert r.status == 200, r.body
+        assert int(r.headers["X-Fence"]) > first
+    finally:
+        cluster3.migrate(slot, home)
+    assert count(cluster3, name) == 0
+
+
+def test_waiting_through_a_migration(ngx, cluster3):
+    # The slot held half-way through a migration (begin) while a Python
+    # holder releases at 0.3 s: nginx's waiter takes the lock soon after, on
+    # the lock key alone (before: 409 "timeout" after its 3 s); a fenced
+    # one waits for the migration's end at 1.5 s (before: an error at once).
+    for fenced in ("0", "1"):
+        name = unique("ngx-cl")
+        slot, home = cluster3.slot(name)
+        to = home % 3 + 1
+        holder = hiredlock.Client(cluster3.cluster_url, **TOLERANT).lock(
+            name, fenced=fenced == "1"
+        )
+        assert holder.acquire(blocking=False)
+        first = holder.fence or 0
+        cluster3.migrate(slot, to, "begin")
+
+        def later(fenced=fenced, slot=slot, to=to, holder=holder) -> None:
+            time.sleep(0.3)
+            holder.release()
+            if fenced == "1":
+                time.sleep(1.2)
+                cluster3.migrate(slot, to, "keys")
+                cluster3.migrate(slot, to, "end")
+
+        thread = threading.Thread(target=later)
+        thread.start()
+        try:
+            r = lock(ngx, name, fenced=fenced, timeout="5" if fenced == "1" else "3")
+            assert r.status == 200, r.body
+            elapsed = float(r.headers["X-Elapsed"])
+            if fenced == "1":
+                assert elapsed >= 1.4 and int(r.headers["X-Fence"]) > first
+            else:
+                assert 0.25 <= elapsed < 2.5, elapsed
+        finally:
+            thread.join()
+            cluster3.migrate(slot, home, "all" if fenced == "1" else "end")
+        assert count(cluster3, name) == 0
 
 
 def test_counting_under_the_lock_while_resharding(ngx, cluster3, servers3):

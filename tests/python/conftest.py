@@ -11,12 +11,20 @@ sockets with redis-py, independently of the code under test.
 from __future__ import annotations
 
 import asyncio
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import uvloop
+
+# Ctrl-C is part of what these tests test (KeyboardInterrupt in this process
+# and in the Pythons they start). A process started in the background by a
+# non-interactive shell inherits SIGINT ignored, and Python then installs no
+# handler of its own, in itself or in its children: install it here, so the
+# children start with SIGINT at its default and Python's handler in them.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "fixtures"))

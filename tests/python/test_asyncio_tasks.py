@@ -47,6 +47,40 @@ async def test_a_cancelled_acquire_leaves_no_key(fresh5, name):
 
 
 @pytest.mark.asyncio
+async def test_a_cancel_around_a_hand_off_leaves_no_key(servers, name):
+    """An `async with` waiting for a holder, cancelled at points from just
+    before the holder's release to after the hand-off was claimed (the
+    listener's wait, the turn, the try round, the leave): whatever it got is
+    released before the CancelledError goes on, or the block ran and its
+    __aexit__ released it; no key is left either way (#24 item 3)."""
+    holder = hiredlock.Client(servers.urls, **TOLERANT).lock(name, ttl=30)
+    client = hla.Client(servers.urls, **{**TOLERANT, "retry_delay": 20.0})
+    outcomes = set()
+    for k in range(16):
+        assert holder.acquire(blocking=False)
+        lk = client.lock(name, ttl=30)
+
+        async def body(lk=lk) -> None:
+            async with lk:
+                await asyncio.sleep(0)
+
+        task = asyncio.create_task(body())
+        await asyncio.to_thread(servers.queued, name, 1)
+        holder.release()
+        await asyncio.sleep(0.0003 * k)
+        task.cancel()
+        try:
+            await task
+            outcomes.add("entered")
+        except asyncio.CancelledError:
+            outcomes.add("cancelled")
+        assert not lk.locked()
+        assert servers.count(name) == 0, k
+    print(f"outcomes: {sorted(outcomes)}")
+    await client.close()
+
+
+@pytest.mark.asyncio
 async def test_a_cancelled_body_still_releases(servers, name):
     client = hla.Client(servers.urls, **TOLERANT)
     entered = asyncio.Event()
@@ -112,12 +146,19 @@ async def test_the_loop_stays_responsive_while_a_master_is_stopped(fresh5, name)
     lateness.sort()
     worst = lateness[-1]
     p99 = lateness[int(len(lateness) * 0.99) - 1]
+    # A call that blocked the loop on the stopped master would hold it for
+    # the per-master timeout (0.2 s), once per worker's first round at
+    # least: ten ticks that late. A loaded machine delays a tick now and
+    # then, rarely that long, so more than two such ticks fail, not a
+    # fixed p99 (0.039 s at load 24 with nothing blocking).
+    blocked = sum(late >= 0.15 for late in lateness)
     print(
         "ticker lateness with a stopped master: "
-        f"p99 {p99 * 1e3:.1f} ms, max {worst * 1e3:.1f} ms"
+        f"p99 {p99 * 1e3:.1f} ms, max {worst * 1e3:.1f} ms, "
+        f"{blocked} ticks 150 ms late or more"
     )
     assert len(lateness) > 20
-    assert p99 < 0.02  # milliseconds: nothing blocks the loop
+    assert blocked <= 2, "the loop was blocked on the stopped master"
 
 
 @pytest.mark.asyncio

@@ -4,10 +4,12 @@ the C driver words it, leaving no key."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from pytest_redis import TOLERANT
+from redis_fixture import Servers
 
 import hiredlock
 import hiredlock.asyncio as hla
@@ -74,3 +76,95 @@ async def test_wrong_host_is_refused(tls_wrong_host, name):
     message = await refused(tls_wrong_host, client, name)
     assert "TLS: certificate verify failed: IP address mismatch" in message, message
     await client.close()
+
+
+@pytest.fixture(scope="module")
+def wrong_host2():
+    """Two TLS masters whose certificates name wrong.invalid only."""
+    s = Servers(2, "--tls", "--tls-wrong-host")
+    yield s
+    s.stop()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("lax_first", [True, False], ids=["lax-first", "lax-last"])
+async def test_tls_settings_are_per_master(wrong_host2, name, lax_first):
+    # As the sync client (test_tls.py): one master's opt-out of the host
+    # name check stays its own.
+    lax = 0 if lax_first else 1
+    urls = list(wrong_host2.tls_urls)
+    urls[lax] += "?ssl_check_hostname=false"
+    client = hla.Client(urls, ssl_ca_certs=ca(wrong_host2), **TOLERANT)
+    message = await refused(wrong_host2, client, name)
+    assert message.startswith("connection failed: 1 of 2 masters answered"), message
+    strict = client.masters[1 - lax]
+    want = f"{strict}: TLS: certificate verify failed: IP address mismatch"
+    assert want in message, message
+    assert f"{client.masters[lax]}: " not in message
+    await client.close()
+
+
+# A client certificate the server refuses: found during the handshake or
+# at the first read, as the C driver says either.
+HANDSHAKE_REFUSAL = (
+    r"TLS: (server closed the connection before any reply \(client "
+    r"certificate refused\?\)|tlsv13 alert certificate required|tlsv1 alert "
+    r"unknown ca)$"
+)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    "case",
+    [
+        "no client certificate",
+        "a certificate of another CA",
+        "a certificate without its key",
+        "a key that is not the certificate's",
+        "a key file that is not there",
+        "a certificate that is not PEM",
+        "a CA file that is not PEM",
+    ],
+)
+async def test_client_certificate_refusals_in_the_c_drivers_words(
+    mtls1, name, case, tmp_path
+):
+    d = Path(mtls1.tls_dir)
+    options = {
+        "no client certificate": {},
+        "a certificate of another CA": {
+            "ssl_certfile": d / "other-client.crt",
+            "ssl_keyfile": d / "other-client.key",
+        },
+        "a certificate without its key": {"ssl_certfile": d / "client.crt"},
+        "a key that is not the certificate's": {
+            "ssl_certfile": d / "client.crt",
+            "ssl_keyfile": d / "other-client.key",
+        },
+        "a key file that is not there": {
+            "ssl_certfile": d / "client.crt",
+            "ssl_keyfile": "/nonexistent/client.key",
+        },
+        "a certificate that is not PEM": {},
+        "a CA file that is not PEM": {"ssl_ca_certs": "/etc/hostname"},
+    }[case]
+    if case == "a certificate that is not PEM":
+        garbage = tmp_path / "garbage.pem"
+        garbage.write_text("not a certificate\n")
+        options = {"ssl_certfile": garbage}
+    options = {"ssl_ca_certs": d / "ca.crt", **options}
+    client = hla.Client(mtls1.tls_urls, **options, **TOLERANT)
+    message = await refused(mtls1, client, name)
+    await client.close()
+    sync = hiredlock.Client(mtls1.tls_urls, **options, **TOLERANT)
+    with pytest.raises(hiredlock.ConnectionError) as info:
+        sync.lock(name).acquire(blocking=False)
+    expected = str(info.value)
+    assert "operation not permitted" not in message
+    assert "Unknown error" not in message
+    if case in ("no client certificate", "a certificate of another CA"):
+        for text in (message, expected):
+            why = text.split(f"{client.masters[0]}: ", 1)[1]
+            assert re.match(HANDSHAKE_REFUSAL, why), text
+    else:
+        assert message == expected  # word for word

@@ -104,6 +104,80 @@ def test_ask_during_a_migration(cluster3, name):
         cluster3.migrate(slot, home)
 
 
+def test_refused_fenced_acquire_leaves_no_stray_key(cluster3, name):
+    # The lock held on the node the slot leaves, its counter migrated
+    # already: the rival's SET is refused there and its INCR redirected,
+    # and the pipeline must not go again to the importing node (before: the
+    # key on both nodes, holding the lock for the rival's TTL).
+    holder_c, rival_c = client(cluster3), client(cluster3)
+    slot, home = cluster3.slot(name)
+    to = home % 3 + 1
+    holder, rival = holder_c.lock(name, fenced=True), rival_c.lock(name, fenced=True)
+    assert holder.acquire(blocking=False)
+    first = holder.fence
+    try:
+        cluster3.migrate(slot, to, "begin")
+        assert cluster3.redis(home).execute_command(
+            "MIGRATE", "127.0.0.1", cluster3.ports[to - 1], holder.fence_key, 0, 5000
+        ) in (b"OK", "OK", True)
+        assert not rival.acquire(blocking=False)
+        assert not has_key(cluster3, to, name)
+        holder.release()
+        assert count(cluster3, name) == 0
+        cluster3.migrate(slot, to, "keys")
+        cluster3.migrate(slot, to, "end")
+        assert rival.acquire(blocking=False)
+        assert rival.fence > first
+        rival.release()
+    finally:
+        cluster3.migrate(slot, home)
+
+
+@pytest.mark.parametrize("fenced", [False, True], ids=["plain", "fenced"])
+def test_waiting_through_a_migration(cluster3, name, fenced):
+    # The slot held half-way through a migration (begin): the holder
+    # releases at 0.3 s; a waiter takes the lock soon after on the lock key
+    # alone (before: false after its 3 s). A fenced one waits for the end
+    # of the migration (at 1.5 s) to be fenced (before: a server error at
+    # once).
+    holder_c, waiter_c = client(cluster3), client(cluster3)
+    slot, home = cluster3.slot(name)
+    to = home % 3 + 1
+    holder = holder_c.lock(name, fenced=fenced)
+    waiter = waiter_c.lock(name, fenced=fenced)
+    assert holder.acquire(blocking=False)
+    first = holder.fence
+    cluster3.migrate(slot, to, "begin")
+    ended = False  # the migration's end began
+
+    def later() -> None:
+        nonlocal ended
+        time.sleep(0.3)
+        holder.release()
+        if fenced:
+            time.sleep(1.2)
+            ended = True  # from here on: its keys, then its end
+            cluster3.migrate(slot, to, "keys")
+            cluster3.migrate(slot, to, "end")
+
+    thread = threading.Thread(target=later)
+    thread.start()
+    try:
+        t0 = time.monotonic()
+        assert waiter.acquire(timeout=5 if fenced else 3)
+        took = time.monotonic() - t0
+        assert took >= 0.25
+        if fenced:
+            assert ended and took >= 1.4 and waiter.fence > first
+        else:
+            assert took < 2.5
+        waiter.release()
+        assert count(cluster3, name) == 0
+    finally:
+        thread.join()
+        cluster3.migrate(slot, home, "all" if fenced else "end")
+
+
 def test_resharding_during_a_run(cluster3, name):
     """Four threads contend for one name while its slot moves around the
     three nodes stage by stage: every call succeeds, the holds never

@@ -75,10 +75,12 @@ def test_the_fence_outlives_the_validity_until_release(servers1, name):
     """A holder paused past its TTL still has its fence to send: the store
     is what refuses it. The hold ends with the release."""
     client = hiredlock.Client(servers1.urls, **TOLERANT)
-    lk = client.lock(name, ttl=0.05, fenced=True)
+    # A TTL long enough for the first connect of a loaded machine (the
+    # acquire's round is bounded by the TTL it asks for), short to wait out.
+    lk = client.lock(name, ttl=0.5, fenced=True)
     assert lk.acquire()
     fence = lk.fence
-    time.sleep(0.1)
+    time.sleep(0.6)
     assert not lk.locked()
     assert lk.fence == fence
     with pytest.raises(hiredlock.NotOwned):
@@ -246,6 +248,76 @@ def test_fenced_write_refuses_an_older_fence(servers1, name):
     with pytest.raises(TypeError, match=r"needs a command"):
         hiredlock.fenced_write(store, fence_key, 5)
     assert hiredlock.FENCED_WRITE_SCRIPT == hiredlock._core.FENCED_WRITE_SCRIPT
+
+
+def test_equal_fences_are_one_holds_unless_a_failover_lost_increments(servers1, name):
+    """fenced_write's rule for equal fences (docs/SAFETY.md, "Equal
+    fences"): accepted, since with counters that keep every increment only
+    one hold has a given fence, and it may write several times. A failover
+    that loses a holder's SET loses the INCR sent with it; the next holder
+    is then given the same fence, and the store accepts both holders'
+    writes: that is the limit the docs state, played here by setting the
+    master back as the promoted replica would have it."""
+    master = servers1.redis(1)
+    store_key, fence_key = f"{name}:doc", f"{name}:doc:fence"
+    client = hiredlock.Client(servers1.urls, **TOLERANT)
+    a = client.lock(name, fenced=True)
+    assert a.acquire(blocking=False)
+    fence = a.fence
+    assert hiredlock.fenced_write(master, fence_key, fence, "SET", store_key, "A")
+    assert hiredlock.fenced_write(master, fence_key, fence, "APPEND", store_key, "a")
+    # The failover: the key and the increment are gone on the new primary.
+    master.delete(a.key)
+    master.set(a.fence_key, fence - 1)
+    b = client.lock(name, fenced=True)
+    assert b.acquire(blocking=False)
+    assert b.fence == fence  # the same fence for another holder
+    assert b.token != a.token
+    hiredlock.fenced_write(master, fence_key, b.fence, "APPEND", store_key, "B")
+    hiredlock.fenced_write(master, fence_key, fence, "APPEND", store_key, "a")
+    assert master.get(store_key) == b"AaBa"  # both accepted, interleaved
+    b.release()
+    # With the counter intact, the next holder's fence is greater, and the
+    # older holder is refused from its first write on.
+    c = client.lock(name, fenced=True)
+    assert c.acquire(blocking=False)
+    assert c.fence == fence + 1
+    hiredlock.fenced_write(master, fence_key, c.fence, "SET", store_key, "C")
+    with pytest.raises(hiredlock.StaleFence):
+        hiredlock.fenced_write(master, fence_key, fence, "SET", store_key, "A")
+    assert master.get(store_key) == b"C"
+    c.release()
+
+
+@pytest.mark.asyncio
+async def test_asyncio_fenced_write_refuses_an_older_fence(servers1, name):
+    """With a redis.asyncio client: awaited, and a stale fence is a
+    StaleFence, as in sync code."""
+    import redis.asyncio
+
+    import hiredlock.asyncio as hla
+
+    store = redis.asyncio.Redis(unix_socket_path=servers1.unix_paths[0])
+    key, fence_key = f"{name}:doc", f"{name}:doc:fence"
+    try:
+        assert await hla.fenced_write(store, fence_key, 5, "SET", key, "v") == b"OK"
+        assert await hla.fenced_write(store, fence_key, 5, "APPEND", key, "!") == 2
+        with pytest.raises(hiredlock.StaleFence) as stale:
+            await hla.fenced_write(store, fence_key, 4, "SET", key, "four")
+        assert str(stale.value) == "STALEFENCE fence 4 is older than 5"
+        assert hla.StaleFence is hiredlock.StaleFence
+        assert await store.get(key) == b"v!"
+        with pytest.raises(ValueError, match=r"^invalid argument: fence must be"):
+            await hla.fenced_write(store, fence_key, 0, "GET", key)
+        with pytest.raises(TypeError, match=r"^fence must be an int"):
+            await hla.fenced_write(store, fence_key, "5", "GET", key)
+        # The sync one refuses an asyncio client rather than hand back a
+        # coroutine that never runs (and whose StaleFence would never come).
+        with pytest.raises(TypeError, match=r"hiredlock\.asyncio\.fenced_write"):
+            hiredlock.fenced_write(store, fence_key, 4, "SET", key, "four")
+        assert await store.get(key) == b"v!"
+    finally:
+        await store.aclose()
 
 
 def test_a_paused_holders_write_is_refused(fresh5, name):

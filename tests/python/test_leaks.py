@@ -72,7 +72,7 @@ def test_objects_and_failures_leak_nothing(servers1):
                 lk.acquire(False, 1)
         dead = hiredlock.Client("redis://127.0.0.1:1")
         with pytest.raises(hiredlock.ConnectionError):
-            dead.lock("x").acquire()
+            dead.lock("x").acquire(blocking=False)
 
     for _ in range(20):
         churn()

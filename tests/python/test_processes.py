@@ -119,3 +119,40 @@ def test_fork_while_another_thread_waits_on_a_lock_object(servers, client, name)
     holder.release()
     assert waiting.acquire(blocking=False)
     waiting.release()
+
+
+def test_a_forked_child_never_repeats_a_parents_token(servers, client, name):
+    """Tokens come from a batch of CSPRNG bytes per client (the C core's
+    driver/entropy.c): a child forked while the parent's batch has bytes
+    left must draw its own, and never take a token the parent takes."""
+    lock = client.lock(name + ":parent")
+    parent = []
+
+    def draw(lk, into, k):
+        for _ in range(k):
+            assert lk.acquire(blocking=False)
+            into.append(lk.token)
+            lk.release()
+
+    draw(lock, parent, 3)  # a batch drawn, most of it left
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: any failure is its exit code
+        code = 1
+        try:
+            os.close(r)
+            mine = []
+            draw(client.lock(name + ":child"), mine, 100)
+            with os.fdopen(w, "w") as out:
+                out.write("\n".join(mine))
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    draw(lock, parent, 100)
+    with os.fdopen(r) as inp:
+        child = inp.read().split("\n")
+    assert child_exit_code(pid) == 0
+    assert len(child) == 100 and len(set(child)) == 100
+    assert len(set(parent)) == len(parent)
+    assert not set(child) & set(parent)

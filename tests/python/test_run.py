@@ -180,6 +180,17 @@ def test_max_hold_stops_the_command(servers5, name):
     assert "lost: max_hold reached" in err
 
 
+def test_max_hold_shorter_than_the_ttl_stops_the_command(servers5, name):
+    """--max-hold 1 with the default --ttl 30: stopped after 1 s, not 30."""
+    start = time.monotonic()
+    proc = hiredlock_run(servers5, "--max-hold", "1", name, "--", "sleep", "30")
+    code, _, err = finish(proc)
+    assert code == 75
+    assert time.monotonic() - start < 1 + 3
+    assert "lost: max_hold reached" in err
+    assert servers5.count(name) == 0
+
+
 def test_fence_env_passes_increasing_fences(servers5, name):
     show = [sys.executable, "-c", "import os; print(os.environ['FENCE'])"]
     fences = []

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from pytest_redis import TOLERANT
+from redis_fixture import Servers
 
 import hiredlock
 
@@ -102,6 +103,42 @@ def test_host_name_check_can_be_turned_off_alone(tls_wrong_host, name, where):
         name,
         "certificate verify failed",
     )
+
+
+@pytest.fixture(scope="module")
+def wrong_host2():
+    """Two TLS masters whose certificates name wrong.invalid only."""
+    s = Servers(2, "--tls", "--tls-wrong-host")
+    yield s
+    s.stop()
+
+
+def per_master_urls(servers, lax_first):
+    """One master opting out of the host name check in its URL, the other
+    not; the lax one first or second. Returns (urls, lax index)."""
+    lax = 0 if lax_first else 1
+    urls = list(servers.tls_urls)
+    urls[lax] += "?ssl_check_hostname=false"
+    return urls, lax
+
+
+@pytest.mark.parametrize("lax_first", [True, False], ids=["lax-first", "lax-last"])
+def test_tls_settings_are_per_master(wrong_host2, name, lax_first):
+    # Two masters of one CA: one master's opt-out must not switch off the
+    # other's host name check (nor its check switch on the first's),
+    # whichever connects first.
+    urls, lax = per_master_urls(wrong_host2, lax_first)
+    c = hiredlock.Client(urls, ssl_ca_certs=ca(wrong_host2), **TOLERANT)
+    lk = c.lock(name)
+    with pytest.raises(hiredlock.ConnectionError) as info:
+        lk.acquire(blocking=False)
+    message = str(info.value)
+    strict = c.masters[1 - lax]
+    assert message.startswith("connection failed: 1 of 2 masters answered"), message
+    want = f"{strict}: TLS: certificate verify failed: IP address mismatch"
+    assert want in message, message
+    assert f"{c.masters[lax]}: " not in message
+    assert wrong_host2.count(name) == 0
 
 
 def test_client_certificate(mtls1, name):

@@ -1,7 +1,9 @@
-"""Waiting from Python, sync and asyncio: a release wakes the waiter, waiters
-get the lock in arrival order, and every fallback (a holder that publishes
-nothing, one that crashed, a killed subscriber connection) ends the wait
-within the holder's TTL or the waiter's cap. Waiters are patient (their cap,
+"""Waiting from Python, sync and asyncio: a release wakes the waiter (also
+over TLS and through Sentinel, across a failover), waiters get the lock in
+arrival order, clients made per call are woken and leave no connection
+behind, and every fallback (a holder that publishes nothing, one that
+crashed, a killed subscriber connection) ends the wait within the holder's
+TTL or the waiter's cap. Waiters are patient (their cap,
 retry_delay, is 20 s) unless a test is about the cap: a wait that ends
 sooner was ended by a hand-off or the holder's TTL, never by polling.
 Timings are bounds with room for a loaded machine, not measurements."""
@@ -9,6 +11,7 @@ Timings are bounds with room for a loaded machine, not measurements."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 import time
 
@@ -217,3 +220,138 @@ async def test_asyncio_fallbacks_and_cancel(servers1, name):
     assert queue_keys(servers1, name) == []
     r.delete(name)
     await client.close()
+
+
+# --- TLS and Sentinel (issue 24, item 7) -------------------------------------
+
+
+def test_a_release_wakes_the_waiter_over_tls(tls1, name):
+    """A rediss:// master's subscriber shakes hands over TLS: the waiter
+    hears the hand-off (before: no subscriber, every hand-off waited for
+    the cap)."""
+    tls = {"ssl_ca_certs": f"{tls1.tls_dir}/ca.crt"}
+    holder = hiredlock.Client(tls1.tls_urls, **PATIENT, **tls).lock(name, ttl=30)
+    assert holder.acquire(blocking=False)
+    w = Waiter(tls1.tls_urls, name, **tls)
+    tls1.queued(name, 1)
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    holder.release()
+    w.join(25)
+    assert w.acquired
+    assert time.monotonic() - t0 < 3  # woken: not the 20 s cap
+
+
+@pytest.mark.asyncio
+async def test_asyncio_a_release_wakes_the_waiter_over_tls(tls1, name):
+    tls = {"ssl_ca_certs": f"{tls1.tls_dir}/ca.crt"}
+    client = hla.Client(tls1.tls_urls, **PATIENT, **tls)
+    holder = hiredlock.Client(tls1.tls_urls, **PATIENT, **tls).lock(name, ttl=30)
+    assert holder.acquire(blocking=False)
+    task = asyncio.create_task(client.lock(name, ttl=10).acquire(timeout=25))
+    await asyncio.to_thread(tls1.queued, name, 1)
+    await asyncio.sleep(0.3)
+    t0 = time.monotonic()
+    holder.release()
+    assert await asyncio.wait_for(task, 30)
+    assert time.monotonic() - t0 < 3
+    await client.close()
+
+
+def subscribed_on(servers, node: int, channel: bytes) -> bool:
+    """Whether channel has a subscriber on node (within 10 s)."""
+    for _ in range(1000):
+        if servers.redis(node).pubsub_numsub(channel)[0][1] >= 1:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_a_release_wakes_the_waiter_through_sentinel(sentinel2, name):
+    """A Sentinel-managed primary's subscriber asks a sentinel where the
+    primary is, and asks again after a failover (SENTINEL FAILOVER closes
+    the deposed primary's clients): the hand-off on the new primary is
+    heard too."""
+    url = sentinel2.sentinel_url
+    holder = hiredlock.Client(url, **PATIENT).lock(name, ttl=30)
+    for failover in (False, True):
+        assert holder.acquire(timeout=5)
+        w = Waiter(url, name)
+        primary = sentinel2.primary()
+        for _ in range(1000):
+            if sentinel2.redis(primary).zcard(f"{name}{{{name}}}:queue"):
+                break
+            time.sleep(0.005)
+        channel = w.lock.client._channel
+        assert subscribed_on(sentinel2, primary, channel)
+        if failover:
+            # The key and the queue on the replica first: SENTINEL FAILOVER
+            # does not wait for it, and a replica behind grants the waiter
+            # the lock on the promoted one (the holder's release then "not
+            # owned": Sentinel's caveat, not what this test is about).
+            assert sentinel2.redis(primary).execute_command("WAIT", 1, 10000) == 1
+            new = sentinel2.failover(demoted=True)
+            assert new != primary
+            assert subscribed_on(sentinel2, new, channel)
+        t0 = time.monotonic()
+        holder.release()
+        w.join(25)
+        assert w.acquired
+        assert time.monotonic() - t0 < 3  # woken: not the 20 s cap
+
+
+# --- clients made per call (issue 24, item 1) --------------------------------
+
+
+def pubsub_clients(servers) -> int:
+    return sum(1 for c in servers.redis(1).client_list() if "P" in c["flags"])
+
+
+def test_sync_clients_made_per_call_close_their_subscribers(servers1, name):
+    """A client made per call (threads of a web server): each waits and
+    hears its hand-off, and its subscriber connection goes with it."""
+    holder = hiredlock.Client(servers1.urls, **PATIENT).lock(name, ttl=30)
+    assert holder.acquire(blocking=False)
+    waiters = []
+    for k in range(20):
+        waiters.append(Waiter(servers1.urls, name, hold=0.002))
+        servers1.queued(name, k + 1)
+    t0 = time.monotonic()
+    holder.release()
+    for w in waiters:
+        w.join(25)
+    assert all(w.acquired for w in waiters)
+    assert time.monotonic() - t0 < 10  # each woken: no 20 s cap
+    del waiters, w
+    gc.collect()
+    for _ in range(500):
+        if pubsub_clients(servers1) == 0:
+            break
+        time.sleep(0.01)
+    assert pubsub_clients(servers1) == 0
+
+
+@pytest.mark.asyncio
+async def test_asyncio_clients_made_per_call_share_one_subscriber(servers1, name):
+    """Tasks that each make a client and never close it (a web handler):
+    every one is woken, and the event loop keeps one subscriber connection
+    per master for all of them (before: one per client, for good)."""
+
+    async def handler(name: str) -> None:
+        client = hla.Client(servers1.urls, **PATIENT)
+        async with client.lock(name, ttl=10, timeout=25):
+            await asyncio.sleep(0.002)
+
+    before = pubsub_clients(servers1)
+    for burst in range(3):
+        key = f"{name}:{burst}"
+        holder = hiredlock.Client(servers1.urls, **PATIENT).lock(key, ttl=30)
+        assert holder.acquire(blocking=False)
+        tasks = [asyncio.create_task(handler(key)) for _ in range(30)]
+        await asyncio.to_thread(servers1.queued, key, 30)
+        t0 = time.monotonic()
+        holder.release()
+        await asyncio.wait_for(asyncio.gather(*tasks), 40)
+        assert time.monotonic() - t0 < 15  # each woken: no 20 s cap
+        gc.collect()
+        assert pubsub_clients(servers1) - before <= 1

@@ -16,8 +16,7 @@ source scripts/lib.sh
 out=build/reliability
 progs=(bad_inputs canceller)
 
-quiet cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
-quiet cmake --build build -j"$(nproc)" --target "${progs[@]/#/rel_}"
+build_main "${progs[@]/#/rel_}"
 quiet scripts/pip-install.sh redis=redis
 for abi in 5.1 5.4; do
   quiet tests/lua/build-rock.sh "$abi"

@@ -14,6 +14,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from sim_section import sim_section
+
 
 def load(path: str):
     with open(path) as f:
@@ -519,6 +521,7 @@ def main() -> int:
     ]
     lines += bad_section(results)
     lines += ["## Fuzzing", "", *fuzz_section(results)]
+    lines += sim_section(results)
     lines += [NOTES]
     lines += [
         f"Generated on {platform.node() or 'this machine'} "

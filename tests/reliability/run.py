@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 import traceback
@@ -40,6 +41,12 @@ ALL = [1, 2, 3, 4, 5, 6, 7, 8, 9]
 
 
 def main() -> int:
+    # Case 7 interrupts Python workers with SIGINT: a run started in the
+    # background by a non-interactive shell inherits SIGINT ignored, and so
+    # would every worker (no KeyboardInterrupt, nothing interrupted). Python's
+    # handler here gives the workers SIGINT at its default, whatever this run
+    # inherited.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     ap = argparse.ArgumentParser()
     ap.add_argument("--full", action="store_true")
     ap.add_argument("--cases", default=",".join(map(str, ALL)))

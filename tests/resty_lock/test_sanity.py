@@ -45,19 +45,11 @@ GC = (
     "__gc deletes the key); hiredlock never does I/O in a finalizer, so the "
     "collected lock's key lives until its exptime and the next lock times out"
 )
-# Not by design: a bug of the cosocket driver's listener, which this block
-# (the only one that waits past a second) shows. Not strict: fixing it
-# turns these into passes.
-LISTENER_LOG = (
-    "BUG (reported): once a lock waited, the worker's subscriber reads time "
-    "out every second to look for a shutdown, and ngx_lua logs each timeout "
-    'at [error] ("lua tcp socket read timed out", lua_socket_log_errors)'
-)
 ALL = testnginx.CHECKS
 # (block index, 1-based in file order) -> (checks expected to fail, why,
 # strict)
 EXPECTED = {
-    1: [({"body"}, GC, True), ({"no_error_log"}, LISTENER_LOG, False)],
+    1: [({"body"}, GC, True)],
     4: [({"body"}, PINS_SUM.format("0.126 to 0.129 s"), False)],
     5: [({"body"}, PINS_SUM.format("0.14 to 0.15 s with step 0.01"), False)],
     6: [({"body"}, PINS_SUM.format("0.12 s with ratio 3"), False)],

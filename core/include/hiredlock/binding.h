@@ -25,6 +25,9 @@ typedef enum hrl_option_kind {
   HRL_OPTION_CHOICE,   /**< one of the option's choices, given by name
                             (ssl_cert_reqs); an enum in C, whose value is
                             the choice's index */
+  HRL_OPTION_LABEL,    /**< text (owner), or true for its default
+                            HRL_OWNER_HOST_PID; false or nil/None: none. A
+                            const char * in C, NULL for none */
   HRL_OPTION_COUNT     /**< a whole number (sync_replicas): an int in
                             Python, an integral number in Lua, a uint32_t
                             in C */
@@ -126,6 +129,54 @@ HRL_API hrl_status hrl_lock_permits_set(hrl_lock_options *lock_opts,
                                         size_t detail_size);
 
 /**
+ * Checks a lock option of kind HRL_OPTION_LABEL (owner) and stores it in
+ * lock_opts: text of len bytes (lock_opts then points to it: keep it alive
+ * until hrl_lock_new_with() copied it), or NULL for none. HRL_EINVAL with
+ * detail naming the option when the text is refused.
+ */
+HRL_API hrl_status hrl_lock_options_set_text(hrl_lock_options *lock_opts,
+                                             const hrl_option *opt,
+                                             const char *text, size_t len,
+                                             char *detail, size_t detail_size);
+
+/*
+ * Events for bindings, which cannot run their callbacks where the core
+ * reports them (in the renewer thread, under the client's mutex): the core
+ * keeps a client's events in a queue of its own, and the binding takes
+ * them where it may run code (after each call, in a thread of its own).
+ */
+
+/** An event kept in a client's queue: hrl_event with its strings in it. */
+typedef struct hrl_event_record {
+  hrl_event ev; /**< its pointers point into this record */
+  char name[HRL_NAME_MAX];
+  char master_label[256];
+  char detail[HRL_DETAIL_MAX];
+} hrl_event_record;
+
+/**
+ * Queues client's events, up to capacity (at least 1) of them; more are
+ * dropped and counted until some are taken. posted (may be NULL) is
+ * called with user_data after each event is queued, in the thread that
+ * reported it, with no mutex held: to wake the taker, no more. Replaces
+ * hrl_client_on_event's callback. HRL_ENOMEM.
+ */
+HRL_API hrl_status hrl_client_queue_events(hrl_client *client, size_t capacity,
+                                           void (*posted)(void *user_data),
+                                           void *user_data);
+
+/** Whether events are queued: one atomic read, for a binding's fast path. */
+HRL_API bool hrl_client_events_pending(const hrl_client *client);
+
+/**
+ * Takes up to max queued events, oldest first, into out (their pointers
+ * into out[k]); returns how many. *dropped (may be NULL) receives how many
+ * were dropped since the last take for want of room.
+ */
+HRL_API size_t hrl_client_take_events(hrl_client *client, hrl_event_record *out,
+                                      size_t max, uint64_t *dropped);
+
+/**
  * A lock's TTL given in seconds (to a new lock or an extend), as
  * milliseconds within what client accepts: [hrl_client_min_ttl_ms(),
  * HRL_TTL_MAX_MS]. The message names "ttl" and the smallest TTL accepted.
@@ -133,6 +184,18 @@ HRL_API hrl_status hrl_lock_permits_set(hrl_lock_options *lock_opts,
 HRL_API hrl_status hrl_client_ttl_seconds(const hrl_client *client,
                                           double seconds, int64_t *out_ms,
                                           char *detail, size_t detail_size);
+
+/**
+ * Loads master i's TLS settings (its CA file or directory, client
+ * certificate and key) as the built-in driver does at its first connect:
+ * true when they load or master i is not a rediss:// one, else false with
+ * msg in the built-in driver's words ("TLS: ssl_certfile (its key) /x:
+ * no start line"). For a binding's own driver (asyncio) that loads them
+ * with another library: it reports a bad setting in the same words as
+ * every other runtime. Loads the files anew each call; keeps nothing.
+ */
+HRL_API bool hrl_client_tls_check(const hrl_client *client, size_t i, char *msg,
+                                  size_t size);
 
 /**
  * Seconds (Python, Lua) to wire milliseconds for arguments that are not

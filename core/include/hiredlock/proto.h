@@ -45,9 +45,9 @@
  *   }
  *
  * One operation runs on a lock at a time, and the calls for one client's
- * locks must not run in two threads at once (the built-in driver holds the
- * client's mutex during a round): a round updates the client's record of
- * late masters.
+ * locks must not run in two threads at once (the built-in driver takes a
+ * turn at the client's connections for each step and round): a round
+ * updates the client's record of late masters.
  */
 #ifndef HIREDLOCK_PROTO_H
 #define HIREDLOCK_PROTO_H
@@ -61,7 +61,10 @@ extern "C" {
 typedef enum hrl_op_kind {
   HRL_OP_ACQUIRE,
   HRL_OP_RELEASE,
-  HRL_OP_EXTEND
+  HRL_OP_EXTEND,
+  /** Reads what each master has of the lock (read only, no lock taken):
+   *  hrl_lock_inspection() once DONE. */
+  HRL_OP_INSPECT
 } hrl_op_kind;
 
 typedef enum hrl_step {
@@ -82,7 +85,7 @@ typedef enum hrl_node_result {
   HRL_NODE_OK,          /**< acquired / released / extended */
   HRL_NODE_REFUSED,     /**< held by another token / not ours */
   HRL_NODE_UNREACHABLE, /**< connect failure, I/O error, timeout */
-  HRL_NODE_AUTH,        /**< AUTH refused, NOAUTH, NOPERM */
+  HRL_NODE_AUTH,        /**< AUTH refused, NOAUTH, WRONGPASS */
   HRL_NODE_SERVER,      /**< other error replies: READONLY, OOM, ... */
   HRL_NODE_PROTOCOL,    /**< a reply that makes no sense for the command */
   HRL_NODE_RESEND,      /**< hrl_proto_reply only: send the command again */
@@ -92,7 +95,10 @@ typedef enum hrl_node_result {
   /** hrl_proto_reply only: the command's bytes were a pipeline of several
    *  commands (an ASKING in front, a fenced acquire's SET and INCR): read
    *  one more reply. */
-  HRL_NODE_MORE
+  HRL_NODE_MORE,
+  /** the ACL user may not run the command, or not on its keys (NOPERM, or a
+   *  script's "can't run this command") */
+  HRL_NODE_DENIED
 } hrl_node_result;
 
 typedef enum hrl_reply_type {
@@ -129,6 +135,13 @@ typedef struct hrl_reply {
 HRL_API hrl_status hrl_proto_begin(hrl_lock *lock, hrl_op_kind op,
                                    int64_t arg_ms, int64_t now_us);
 
+/**
+ * The result of the last HRL_OP_INSPECT run on lock to DONE (what
+ * hrl_client_inspect() gives); NULL before. It lives until the next
+ * inspection of the lock begins or the lock is freed.
+ */
+HRL_API const hrl_inspection *hrl_lock_inspection(const hrl_lock *lock);
+
 /** Decides what comes next; see the driver loop above. */
 HRL_API hrl_step hrl_proto_step(hrl_lock *lock, int64_t now_us,
                                 hrl_step_info *info);
@@ -150,11 +163,13 @@ HRL_API int hrl_proto_command_replies(const hrl_lock *lock, size_t i);
 /**
  * Feeds master i's reply to the current round's command. Returns the
  * master's result, HRL_NODE_RESEND (NOSCRIPT: the script is sent again in
- * full with EVAL), HRL_NODE_REDIRECT (a cluster's MOVED or ASK: send the
- * command again to hrl_proto_target, which now names the node to ask), or
- * HRL_NODE_MORE (one more reply of the same command bytes is due: the OK
- * to an ASKING the command began with, or a fenced acquire's SET before
- * its INCR). Replies after a master's result are ignored.
+ * full with EVAL; a cluster's TRYAGAIN: the command is sent again in its
+ * plain form, on the lock key alone; either way the same node, and
+ * hrl_proto_command_replies replies), HRL_NODE_REDIRECT (a cluster's MOVED or
+ * ASK: send the command again to hrl_proto_target, which now names the node to
+ * ask), or HRL_NODE_MORE (one more reply of the same command bytes is due: the
+ * OK to an ASKING the command began with, or a fenced acquire's SET before its
+ * INCR). Replies after a master's result are ignored.
  */
 HRL_API hrl_node_result hrl_proto_reply(hrl_lock *lock, size_t i,
                                         const hrl_reply *reply);
@@ -205,11 +220,13 @@ HRL_API hrl_node_result hrl_proto_fail(hrl_lock *lock, size_t i,
 
 /**
  * True once the current round's outcome can no longer change: a quorum of
- * masters said OK (to an acquire, release or extend), or the round is the
- * release that cleans up after a failed attempt, whose replies decide
- * nothing. A driver may then stop waiting for masters it knows to be late
- * (they missed a deadline in an earlier round and have not answered since)
- * and report them with hrl_proto_fail; masters not known to be late should
+ * masters said OK (to an acquire, try, release or extend), or so many said
+ * something else (refused, failed, missed) that the masters still out
+ * could no longer make a quorum, or the round is one whose replies decide
+ * nothing (a failed attempt's cleanup, a waiter's step aside or leave). A
+ * driver may then stop waiting for masters it knows to be late (they
+ * missed a deadline in an earlier round and have not answered since) and
+ * report them with hrl_proto_missed; masters not known to be late should
  * still be waited for, so that a healthy round's counts stay exact.
  */
 HRL_API bool hrl_proto_settled(const hrl_lock *lock);
@@ -293,12 +310,13 @@ HRL_API const char *hrl_proto_handshake(const hrl_client *client, size_t i,
 
 /**
  * Checks reply number k (0-based) to master i's handshake: HRL_NODE_OK, or
- * HRL_NODE_AUTH / HRL_NODE_SERVER / HRL_NODE_PROTOCOL with a message written
- * to message (when not NULL). The reply to INFO records who the server is:
- * a master that is another master's server, or whose server started less
- * than restart_guard ago, is refused (HRL_NODE_SERVER, the message says
- * why), and the connection goes no further. The client's steps run one at
- * a time (see the top of this file), so this may update the client.
+ * HRL_NODE_AUTH / HRL_NODE_DENIED / HRL_NODE_SERVER / HRL_NODE_PROTOCOL with a
+ * message written to message (when not NULL). The reply to INFO records who
+ * the server is: a master that is another master's server, or whose server
+ * started less than restart_guard ago, is refused (HRL_NODE_SERVER, the
+ * message says why), and the connection goes no further. The client's steps
+ * run one at a time (see the top of this file), so this may update the
+ * client.
  */
 HRL_API hrl_node_result hrl_proto_handshake_reply(hrl_client *client, size_t i,
                                                   int k, const hrl_reply *reply,
@@ -312,7 +330,11 @@ HRL_API hrl_node_result hrl_proto_handshake_reply(hrl_client *client, size_t i,
  * kept) held here, so that a driver writes no rule of its own. A driver
  * keeps one stream per connection and, in each round:
  *
- *   bytes = hrl_stream_start(s, lock, i, new_connection, &len); write them;
+ *   data that came while no round was out: hrl_stream_drain(s, data, n)
+ *     (false: close the connection)
+ *   bytes = hrl_stream_start(s, lock, i, new_connection, &len); write them
+ *     (NULL: held back from a connection that owes too many replies;
+ *     master i is done for this round, keep the connection)
  *   on data: a = hrl_stream_feed(s, lock, i, data, n, &out, &out_len):
  *     HRL_STREAM_MORE   keep reading
  *     HRL_STREAM_SEND   write out, keep reading
@@ -345,10 +367,25 @@ HRL_API void hrl_stream_free(hrl_stream *stream);
  * Starts master i's part of the current round on this stream: the bytes to
  * write (*len their size). fresh: the connection is new (opened for this
  * round, or replacing one): its handshake goes first, alone, when the
- * master's URL asks for one.
+ * master's URL asks for one. NULL (*len 0) when no round is out, or when
+ * the connection owes so many replies (64) that the command is held back:
+ * master i then has its result already (unreachable, nothing sent; keep
+ * the connection, and pass what it receives meanwhile to
+ * hrl_stream_drain). Only a release (or a waiter's step aside or leave)
+ * of a lock whose token that master may hold still goes on it: it must
+ * follow that SET on the same connection.
  */
 HRL_API const char *hrl_stream_start(hrl_stream *stream, hrl_lock *lock,
                                      size_t i, bool fresh, size_t *len);
+
+/**
+ * Bytes that came on the connection while no round of ours was out on it
+ * (late replies to earlier rounds' commands): dropped as owed. Pass them
+ * here before hrl_stream_start, so that a connection whose master is back
+ * is used again. False when they hold more replies than were owed, or are
+ * not RESP: close the connection.
+ */
+HRL_API bool hrl_stream_drain(hrl_stream *stream, const char *data, size_t len);
 
 /** Feeds bytes read from the connection; see above for the actions. */
 HRL_API hrl_stream_action hrl_stream_feed(hrl_stream *stream, hrl_lock *lock,
@@ -373,27 +410,40 @@ HRL_API uint32_t hrl_stream_owed(const hrl_stream *stream);
 
 /*
  * A subscriber connection to master i: how a client hears the hand-offs of
- * its waiting locks. One per master per client (not per lock), subscribed
- * to the client's channel (hrl_client_channel); the queue script publishes
- * there the token a released lock was handed to, and the driver passes it
- * to the lock waiting with that token (hrl_proto_notified). A driver keeps
- * the connection open while the client lives (it opens it on the first
- * wait) and, on a new connection:
+ * its waiting locks. One per master (not per lock), subscribed to the
+ * client's channel (hrl_client_channel); the queue script publishes there
+ * the token a released lock was handed to, and the driver passes it to the
+ * lock waiting with that token (hrl_proto_notified). A driver keeps the
+ * connection open while it has waiters (it opens it on the first wait) and
+ * serves every client whose hrl_client_subscriber_key is the same with
+ * it (hrl_client_share_channel makes clients of one process share their
+ * channel). For each new connection:
  *
- *   s = hrl_subscriber_new(client, i); bytes = hrl_subscriber_start(s, &n);
- *   write them; on data:
+ *   s = hrl_subscriber_new(client, i);   (once)
+ *   hrl_subscriber_open(s, &where);      connect to where: host and port,
+ *                                        or path; TLS for a rediss://
+ *                                        master (hrl_master_info.tls)
+ *   bytes = hrl_subscriber_start(s, &n); write them; on data:
  *     for (n = hrl_subscriber_feed(s, data, len, &out, &out_len);
  *          n != HRL_NOTICE_MORE;
  *          n = hrl_subscriber_feed(s, NULL, 0, &out, &out_len)):
  *       HRL_NOTICE_SEND     write out (the SUBSCRIBE, after the handshake)
  *       HRL_NOTICE_READY    subscribed: hrl_proto_wake() every waiting lock
- *                           of the client (a hand-off may have been missed)
+ *                           it serves (a hand-off may have been missed)
  *       HRL_NOTICE_HANDOFF  out: the token (HRL_TOKEN_LEN bytes) a lock was
  *                           handed to by master i
- *       HRL_NOTICE_CLOSE    out: why; close (and reconnect later)
- *   on EOF or an error: close, reconnect later (with a new subscriber or
- *   hrl_subscriber_start again). Waits stay bounded without it (the
- *   holder's TTL, retry_delay), only slower.
+ *       HRL_NOTICE_CLOSE    out: why; close (and open again later)
+ *       HRL_NOTICE_REDIRECT out: where to; close and open again at once
+ *                           (a sentinel named the primary)
+ *   on EOF or an error: close, open again later. Waits stay bounded
+ *   without it (the holder's TTL, retry_delay), only slower.
+ *
+ * A Sentinel-managed primary's subscriber asks a sentinel where the
+ * primary is (hrl_subscriber_open names the sentinel, with handshake
+ * false, and hrl_subscriber_start is the question), then subscribes there;
+ * once that connection ends (a failover closes the deposed primary's
+ * clients), the next one asks a sentinel again, so it follows failovers.
+ * Unanswered sentinels are asked in turn.
  */
 typedef struct hrl_subscriber hrl_subscriber;
 
@@ -402,7 +452,8 @@ typedef enum hrl_notice {
   HRL_NOTICE_SEND,
   HRL_NOTICE_READY,
   HRL_NOTICE_HANDOFF,
-  HRL_NOTICE_CLOSE
+  HRL_NOTICE_CLOSE,
+  HRL_NOTICE_REDIRECT
 } hrl_notice;
 
 /** A subscriber for master i of client, or NULL (out of memory, no such
@@ -410,8 +461,15 @@ typedef enum hrl_notice {
 HRL_API hrl_subscriber *hrl_subscriber_new(hrl_client *client, size_t i);
 HRL_API void hrl_subscriber_free(hrl_subscriber *subscriber);
 
+/** A new connection begins: where it goes (host/port or path, the label
+ *  for messages; handshake false for a sentinel to ask). Call it before
+ *  every connection, also the ones that failed to connect (the next
+ *  sentinel is then asked). The strings live until the next call. */
+HRL_API void hrl_subscriber_open(hrl_subscriber *subscriber, hrl_target *out);
+
 /** The bytes a new connection writes first (the handshake alone when the
- *  master's URL asks for one, else the SUBSCRIBE); *len their size. */
+ *  master's URL asks for one, else the SUBSCRIBE; a sentinel's question);
+ *  *len their size. */
 HRL_API const char *hrl_subscriber_start(hrl_subscriber *subscriber,
                                          size_t *len);
 
@@ -424,6 +482,29 @@ HRL_API hrl_notice hrl_subscriber_feed(hrl_subscriber *subscriber,
 /** The channel client's waiters hear their hand-offs on (*len its size),
  *  made anew in a forked child; NULL when the OS random generator failed. */
 HRL_API const char *hrl_client_channel(hrl_client *client, size_t *len);
+
+/**
+ * Makes client's waiters hear their hand-offs on the channel of `from`
+ * (with client's own key prefix), so that one subscriber connection per
+ * master serves the waiters of both: for drivers whose subscribers outlive
+ * their clients (a client made per request). Call it before client's first
+ * wait (a wait in progress goes on hearing the channel it queued with, as
+ * long as the driver keeps that subscriber). True when they share it now;
+ * false when the OS random generator failed.
+ */
+HRL_API bool hrl_client_share_channel(hrl_client *client, hrl_client *from);
+
+/**
+ * What identifies master i's subscriber connection of client: where it
+ * goes, its TLS settings, its handshake and the channel. Clients whose keys
+ * are equal may share that connection (and its waiters learn their
+ * hand-offs from it). Writes up to size bytes of the key to buf (which
+ * may be NULL when size is 0) and returns its full length (0: no such
+ * master, or no channel). The key holds the handshake's credentials: keep
+ * it in memory, or hash it.
+ */
+HRL_API size_t hrl_client_subscriber_key(hrl_client *client, size_t i,
+                                         char *buf, size_t size);
 
 /*
  * Managed leases (hrl_lock_options.auto_renew) for drivers that run the
@@ -512,7 +593,10 @@ HRL_API hrl_status hrl_parser_feed(hrl_parser *parser, const char *buf,
 HRL_API int hrl_parser_next(hrl_parser *parser, hrl_reply *out);
 
 /** How to speak TLS to a rediss:// master: the client's ssl_* options,
- *  or its URL's where the URL gives them. Paths are NULL when unset. */
+ *  or its URL's where the URL gives them. Paths are NULL when unset. Each
+ *  master's own: a driver that shares TLS state between masters shares it
+ *  only between masters whose every field is equal (the built-in driver's
+ *  hrl_tls_ctx_fits compares them all: a new field goes there too). */
 typedef struct hrl_tls_settings {
   const char *ca_certs; /**< CA file; NULL with ca_path NULL: the system's */
   const char *ca_path;  /**< CA directory */

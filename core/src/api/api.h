@@ -50,15 +50,43 @@ typedef struct hrl_renewer {
 struct hrl_client {
   hrl_config cfg;
   hrl_pool pool;
-  pthread_mutex_t mu; /* held while a round uses the connections */
-  bool fork_prepared; /* mu is held by hrl_client_fork_prepare */
+  /* Whose turn it is at the connections (turns.c): taken while a step or
+   * a round uses them; urgent counts the holders' calls waiting for one,
+   * which go before any acquire. mu guards the three, for a few
+   * instructions at a time. */
+  pthread_mutex_t mu;
+  pthread_cond_t turn;
+  bool taken;
+  unsigned urgent;
+  bool fork_prepared; /* the turn (and mu) are held by the fork hooks */
   hrl_waitroom room;  /* never locked with mu held, nor mu with it */
   hrl_renewer renewer;
+  hrl_entropy_pool *entropy; /* cfg.entropy_ctx's: tokens' bytes in batches */
+  struct hrl_event_queue *events; /* ops.c: queued events, for bindings */
 };
 
+/* ops.c: frees the event queue (hrl_client_queue_events); in a forked
+ * child, makes its mutex anew. */
+void hrl_events_free(hrl_client *client);
+void hrl_events_after_fork(hrl_client *client);
+
 /* lock.c: runs lock's begun operation to its end with the built-in driver.
- * Steps and rounds hold the client's mutex; waits do not. */
+ * Steps and rounds take a turn at the client's connections; waits do
+ * not. */
 hrl_status hrl_api_run(hrl_lock *lock, hrl_cancel_fn cancel, void *user_data);
+
+/* turns.c: the client's turns (mu, turn, taken, urgent), none taken;
+ * HRL_ESYSTEM when a mutex or condition cannot be made. */
+hrl_status hrl_turns_init(hrl_client *client);
+void hrl_turns_clear(hrl_client *client);
+/* turns.c: in a forked child whose parent's threads may have held them
+ * (no fork hooks ran): made anew, none taken. */
+void hrl_turns_remake(hrl_client *client);
+/* turns.c: waits for a turn at the connections and takes it. urgent: a
+ * holder's call (release, extend, a renewal), which goes before every
+ * acquire waiting for one. */
+void hrl_turn_take(hrl_client *client, bool urgent);
+void hrl_turn_give(hrl_client *client);
 
 /* renewer.c: the client's renewer, not started yet. */
 hrl_status hrl_renewer_init(hrl_renewer *r);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "driver/tls.h"
 #include "hiredlock/binding.h"
 #include "proto/detail.h"
 
@@ -21,31 +22,35 @@ hrl_status hrl_client_new(const char *const *urls, size_t n_urls,
     opts = &defaults;
   }
   hrl_client *c = calloc(1, sizeof *c);
-  if (c == NULL) {
+  if (c == NULL || hrl_entropy_pool_new(&c->entropy) != HRL_OK) {
+    free(c);
     hrl_detailf(detail, detail_size, "out of memory");
     return HRL_ENOMEM;
   }
-  hrl_status st =
-      hrl_config_init(&c->cfg, urls, n_urls, opts, detail, detail_size);
+  hrl_status st = hrl_config_init(&c->cfg, urls, n_urls, opts, hrl_pool_entropy,
+                                  c->entropy, detail, detail_size);
   if (st != HRL_OK) {
+    hrl_entropy_pool_free(c->entropy);
     free(c);
     return st;
   }
   if (hrl_pool_init(&c->pool, &c->cfg) != HRL_OK ||
       hrl_waitroom_init(&c->room, c->cfg.n) != HRL_OK ||
-      pthread_mutex_init(&c->mu, NULL) != 0) {
+      hrl_turns_init(c) != HRL_OK) {
     hrl_waitroom_clear(&c->room);
     hrl_pool_clear(&c->pool);
     hrl_config_clear(&c->cfg);
+    hrl_entropy_pool_free(c->entropy);
     free(c);
     hrl_detailf(detail, detail_size, "out of memory");
     return HRL_ENOMEM;
   }
   if (hrl_renewer_init(&c->renewer) != HRL_OK) {
-    pthread_mutex_destroy(&c->mu);
+    hrl_turns_clear(c);
     hrl_waitroom_clear(&c->room);
     hrl_pool_clear(&c->pool);
     hrl_config_clear(&c->cfg);
+    hrl_entropy_pool_free(c->entropy);
     free(c);
     hrl_detailf(detail, detail_size, "out of memory");
     return HRL_ENOMEM;
@@ -59,10 +64,12 @@ void hrl_client_free(hrl_client *c) {
     return;
   }
   hrl_renewer_clear(c); /* first: its thread uses the connections */
+  hrl_events_free(c);
   hrl_waitroom_clear(&c->room);
   hrl_pool_clear(&c->pool);
-  pthread_mutex_destroy(&c->mu);
+  hrl_turns_clear(c);
   hrl_config_clear(&c->cfg);
+  hrl_entropy_pool_free(c->entropy);
   free(c);
 }
 
@@ -110,10 +117,23 @@ bool hrl_client_master_info(const hrl_client *c, size_t i,
   return true;
 }
 
+bool hrl_client_tls_check(const hrl_client *c, size_t i, char *msg,
+                          size_t size) {
+  if (i >= c->cfg.n || !c->cfg.masters[i].ep.tls) {
+    return true;
+  }
+  /* A context of its own, not the pool's: no round's mutex is taken. */
+  hrl_tls_ctx *ctx = hrl_tls_ctx_new(&c->cfg.masters[i].tls, msg, size);
+  hrl_tls_ctx_unref(ctx);
+  return ctx != NULL;
+}
+
 void hrl_client_fork_prepare(hrl_client *c) {
-  /* The client's mutex first: the renewer never waits for it while it
-   * holds its own, so taking both cannot deadlock. */
+  /* A turn at the connections (no round is half done), then its mutex,
+   * then the renewer's: the renewer never waits for a turn while it holds
+   * its own mutex, so taking them in this order cannot deadlock. */
   hrl_renewer_check_fork(c);
+  hrl_turn_take(c, true);
   pthread_mutex_lock(&c->mu);
   hrl_renewer_fork_prepare(c);
   c->fork_prepared = true;
@@ -126,6 +146,7 @@ void hrl_client_fork_parent(hrl_client *c) {
     c->fork_prepared = false;
     hrl_renewer_fork_parent(c);
     pthread_mutex_unlock(&c->mu);
+    hrl_turn_give(c);
   }
 }
 
@@ -136,14 +157,17 @@ void hrl_client_after_fork(hrl_client *c) {
    * ones are the only safe choice. Either way the parent's sockets are
    * closed here, never written to. */
   hrl_renewer_after_fork(c);
+  /* With the hooks, this thread holds the turn and its mutex; without,
+   * another thread may have: new ones are the only safe choice. Threads
+   * that waited for a turn are not here either way. */
   if (c->fork_prepared) {
     c->fork_prepared = false;
     pthread_mutex_unlock(&c->mu);
-  } else {
-    pthread_mutex_init(&c->mu, NULL);
   }
+  hrl_turns_remake(c);
   hrl_pool_after_fork(&c->pool);
   hrl_waitroom_after_fork(&c->room);
+  hrl_events_after_fork(c);
   /* The child hears its own hand-offs; failing that (no randomness), it
    * makes one on its first wait (hrl_config_channel). */
   hrl_config_make_channel(&c->cfg);
@@ -155,6 +179,15 @@ hrl_subscriber *hrl_subscriber_new(hrl_client *c, size_t i) {
 
 const char *hrl_client_channel(hrl_client *c, size_t *len) {
   return hrl_config_channel(&c->cfg, len);
+}
+
+bool hrl_client_share_channel(hrl_client *c, hrl_client *from) {
+  return c == from || hrl_config_share_channel(&c->cfg, &from->cfg);
+}
+
+size_t hrl_client_subscriber_key(hrl_client *c, size_t i, char *buf,
+                                 size_t size) {
+  return hrl_config_subscriber_key(&c->cfg, i, buf, size);
 }
 
 const char *hrl_proto_handshake(const hrl_client *c, size_t i, size_t *len,

@@ -54,31 +54,33 @@ void hrl_lock_free(hrl_lock *lk) {
 }
 
 /* Runs the begun operation to its end with the built-in driver. Steps and
- * rounds hold the client's mutex (a step that starts a round reads the
- * client's record of late masters, which rounds write); waits do not, so a
- * waiter never blocks the holder's release on a shared client. A waiting
- * acquire registers its token in the client's waitroom before the round
- * that queues it (with the mutex let go: the two are never held together),
- * and leaves it when done. */
+ * rounds take a turn at the client's connections (a step that starts a
+ * round reads the client's record of late masters, which rounds write);
+ * waits do not, so a waiter never blocks the holder's release on a shared
+ * client, and a holder's release or extend goes before waiting acquires'
+ * rounds (turns.c). A waiting acquire registers its token in the client's
+ * waitroom before the round that queues it (with its turn given back: the
+ * two are never held together), and leaves it when done. */
 hrl_status hrl_api_run(hrl_lock *lk, hrl_cancel_fn cancel, void *ud) {
   hrl_client *c = lk->client;
+  bool urgent = lk->op.kind != HRL_OP_ACQUIRE;
   hrl_waiter w;
   hrl_waiter *waiter = NULL;
   for (;;) {
     hrl_step_info s;
-    pthread_mutex_lock(&c->mu);
+    hrl_turn_take(c, urgent);
     hrl_step step = hrl_proto_step(lk, hrl_now_us(), &s);
     if (step == HRL_STEP_ROUND) {
       if (waiter == NULL && hrl_proto_waiter(lk) != NULL) {
-        pthread_mutex_unlock(&c->mu);
+        hrl_turn_give(c);
         if (hrl_waitroom_enter(&c->room, &w, hrl_proto_waiter(lk))) {
           waiter = &w; /* else it waits on its timers alone */
         }
-        pthread_mutex_lock(&c->mu);
+        hrl_turn_take(c, urgent);
       }
       hrl_driver_round(&c->pool, lk, s.timeout_ms);
     }
-    pthread_mutex_unlock(&c->mu);
+    hrl_turn_give(c);
     if (step == HRL_STEP_DONE) {
       if (waiter != NULL) {
         hrl_waitroom_leave(&c->room, waiter);

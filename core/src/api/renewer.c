@@ -272,7 +272,7 @@ static void forget_thread(hrl_client *c, bool remake) {
   hrl_renewer *r = &c->renewer;
   if (remake) {
     pthread_mutex_init(&r->mu, NULL);
-    pthread_mutex_init(&c->mu, NULL);
+    hrl_turns_remake(c);
   }
   init_cond(&r->wake);
   init_cond(&r->idle);

@@ -85,6 +85,14 @@ bool hrl_round_connect(hrl_round *r, size_t i, int64_t now_us) {
   hrl_conn *conn = conn_of(r, i);
   hrl_slot *s = &r->slots[i];
   s->reused = false;
+  if (conn->ctx != NULL && now_us >= conn->connect_deadline_us) {
+    /* A connect of an earlier round whose deadline passed while no round
+     * watched it (a client idle between calls): whether it failed or came
+     * up unseen, it is old news about a server that may be back. It begins
+     * again: failing it here failed this master in every later round, as
+     * nothing else ever replaced it. */
+    hrl_conn_close(conn);
+  }
   if (conn->ctx != NULL) {
     s->carried = true; /* not up yet: a connect of an earlier round */
     wait_connect(r, i, now_us);

@@ -56,6 +56,29 @@ typedef struct hrl_pool {
   volatile unsigned char *fork_canary;
 } hrl_pool;
 
+/* entropy.c: the kernel CSPRNG (getrandom(), else /dev/urandom) read
+ * anew (hrl_entropy_fn; ctx unused): all n bytes, or HRL_ESYSTEM. */
+hrl_status hrl_os_entropy(void *ctx, void *buf, size_t n);
+
+/* entropy.c: a client's pool of CSPRNG bytes, drawn a batch at a time and
+ * handed out once each, in a page a forked child finds empty
+ * (MADV_WIPEONFORK). */
+typedef struct hrl_entropy_pool hrl_entropy_pool;
+
+/* entropy.c: a new, empty pool; *out stays NULL where the kernel cannot
+ * wipe a page on fork (then hrl_pool_entropy reads anew for every
+ * request). HRL_ENOMEM when no page could be mapped. */
+hrl_status hrl_entropy_pool_new(hrl_entropy_pool **out);
+
+/* entropy.c: unmaps the pool (NULL: nothing). */
+void hrl_entropy_pool_free(hrl_entropy_pool *pool);
+
+/* entropy.c: a client's entropy source (hrl_entropy_fn, ctx: its pool or
+ * NULL): n bytes no one else got, from the pool (a new batch when it runs
+ * short) or, for requests larger than a quarter batch and without a pool,
+ * read anew. Safe from several threads at once. */
+hrl_status hrl_pool_entropy(void *ctx, void *buf, size_t n);
+
 /* conn.c: closed connections for cfg's masters; HRL_ENOMEM when out of
  * memory. */
 hrl_status hrl_pool_init(hrl_pool *pool, const hrl_config *cfg);

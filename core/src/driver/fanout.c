@@ -14,8 +14,15 @@
  * after a few hundred rounds: then each round would wait out the connect
  * timeout rather than the per-master timeout. Keeping the connection also
  * keeps a timed-out SET and the release that follows it in order on the
- * server. At most OWED_MAX replies are owed; past that, the connection is
- * closed after all, at the end of a release or extend round.
+ * server. Such a connection is never closed for owing too much: a server
+ * that wakes up to a closed connection drops what it has not run yet (its
+ * replies meet the reset), so the release behind a SET that did run would
+ * be lost, and the key left for its TTL. Instead, while a connection owes
+ * OWED_MAX replies or more (what came meanwhile is read first), nothing
+ * more is sent on it but the releases (and a waiter's step aside or
+ * leave) of a lock whose token that master may hold
+ * (hrl_round_must_reach): the master counts as unreachable in the round,
+ * with nothing of it left to run there.
  *
  * Such a master is marked late until it answers a command again. Once a
  * round's outcome is settled (a quorum said OK), the round does not wait
@@ -170,10 +177,36 @@ static hrl_conn *take_conn(round *r, size_t i) {
   return conn;
 }
 
+/* Whether master i's command is held back from its kept connection, which
+ * owes OWED_MAX replies or more even after reading what came meanwhile
+ * (see the top of this file); the master is then done for the round. A
+ * connection the drain found closed is not kept either. */
+static bool held_back(round *r, size_t i) {
+  hrl_conn *conn = r->slots[i].conn;
+  if (conn->ctx == NULL || conn->connecting || conn->owed < OWED_MAX) {
+    return false;
+  }
+  if (!hrl_round_drain(r, i) || conn->owed < OWED_MAX ||
+      hrl_round_must_reach(r->lock, i)) {
+    return false;
+  }
+  char msg[HRL_NODE_MSG_MAX];
+  hrl_detailf(msg, sizeof msg,
+              "not sent: %u replies owed since it stopped "
+              "answering",
+              (unsigned)conn->owed);
+  hrl_round_withhold(r->lock, i, msg);
+  r->slots[i].state = SLOT_DONE;
+  return true;
+}
+
 /* Starts master i's part of the round: a kept connection sends at once;
  * connect.c waits for or opens one otherwise (see hrl_round_connect). */
 static bool start(round *r, size_t i, int64_t now_us) {
   hrl_conn *conn = take_conn(r, i);
+  if (held_back(r, i)) {
+    return false;
+  }
   if (conn->ctx == NULL || conn->connecting) {
     return hrl_round_connect(r, i, now_us);
   }
@@ -191,6 +224,9 @@ void hrl_round_redirect(round *r, size_t i) {
   int64_t deadline = r->slots[i].deadline_us;
   uint32_t wait_ms = r->slots[i].wait_ms;
   hrl_conn *conn = take_conn(r, i);
+  if (held_back(r, i)) {
+    return;
+  }
   if (conn->ctx == NULL || conn->connecting) {
     hrl_round_connect(r, i, hrl_now_us());
     return;
@@ -204,18 +240,15 @@ void hrl_round_redirect(round *r, size_t i) {
 /* Whether the round can stop waiting for master i without closing its
  * connection: a connect still in progress carries over to later rounds; a
  * connection with whole commands out keeps them and owes their replies
- * (see the top of this file). Never closed in a round of an acquire
- * attempt: the release that follows a timed-out SET (or fenced script) must
- * go out on the same connection, behind it. */
+ * (see the top of this file): the release that follows a timed-out SET
+ * (or a try) must go out on the same connection, behind it. */
 static bool can_leave(const round *r, size_t i, int64_t now_us) {
   const slot *s = &r->slots[i];
   const hrl_conn *conn = s->conn;
   if (s->state == SLOT_CONNECTING || s->state == SLOT_HANDSHAKE) {
     return now_us < conn->connect_deadline_us;
   }
-  return s->state == SLOT_READING && s->handshake_left == 0 &&
-         (conn->owed + s->inflight <= OWED_MAX ||
-          hrl_round_of_attempt(r->lock));
+  return s->state == SLOT_READING && s->handshake_left == 0;
 }
 
 /* Stops waiting for master i in this round (can_leave said it may): the
@@ -294,13 +327,6 @@ static bool leave_late(round *r, size_t i, int64_t now_us) {
   if (can_leave(r, i, now_us)) {
     hrl_proto_missed(r->lock, i, "not waited for: late since an earlier round");
     leave(r, i);
-    return true;
-  }
-  if (s->state == SLOT_READING && s->handshake_left == 0) {
-    /* A release or extend went out whole, but the connection owes too
-     * much: close it now rather than wait the timeout out first. */
-    hrl_round_fail(r, i, HRL_NODE_UNREACHABLE,
-                   "not waited for: late since an earlier round (closed)");
     return true;
   }
   return false;

@@ -12,6 +12,14 @@
  * misses nothing. A connection that is not subscribed within
  * connect_timeout + timeout is given up the same way. TCP keepalive finds a
  * master whose host vanished without a word.
+ *
+ * A rediss:// master's subscriber shakes hands over TLS (tls.c, with a
+ * context of the listener's own: the command connections' is the round's,
+ * behind the client's mutex) before its first byte, as a round's
+ * connection does. Where each connection goes is the stream's word
+ * (hrl_subscriber_open): the master, or for a Sentinel-managed primary a
+ * sentinel to ask and then the primary it named (HRL_NOTICE_REDIRECT:
+ * there at once), again after every break, so failovers are followed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proto/detail.h"
+#include "tls.h"
 #include "waitroom.h"
 
 #define BACKOFF_FIRST_US 50000
@@ -35,6 +45,9 @@ typedef struct report {
 } report;
 
 static void drop(hrl_sub *s) {
+  hrl_tls_free(s->tls); /* no close_notify: nothing is written */
+  s->tls = NULL;
+  s->tls_want = 0;
   if (s->ctx != NULL) {
     redisFree(s->ctx); /* close() only: nothing reaches the server */
     s->ctx = NULL;
@@ -59,6 +72,8 @@ void hrl_listen_close(hrl_sub *subs, size_t n) {
     drop(&subs[i]);
     hrl_subscriber_free(subs[i].stream);
     subs[i].stream = NULL;
+    hrl_tls_ctx_unref(subs[i].tls_ctx);
+    subs[i].tls_ctx = NULL;
     subs[i].failures = 0;
     subs[i].retry_at_us = 0;
   }
@@ -66,21 +81,23 @@ void hrl_listen_close(hrl_sub *subs, size_t n) {
 
 static void open_sub(hrl_sub *s, hrl_client *client, const hrl_config *cfg,
                      size_t i, int64_t now_us) {
-  if (cfg->masters[i].ep.tls || cfg->masters[i].sentinel != NULL) {
-    /* No subscriber here yet: this driver's subscriber connections speak
-     * plain TCP, and a Sentinel-managed primary's address moves. Its
-     * waiters wait as the core says without hand-off messages, bounded
-     * by the holder's TTL and retry_delay (docs/DEPLOYMENTS.md). */
-    s->retry_at_us = INT64_MAX;
-    return;
-  }
   if (s->stream == NULL) {
     s->stream = hrl_subscriber_new(client, i);
   }
-  const hrl_endpoint *ep = &cfg->masters[i].ep;
-  redisContext *ctx = s->stream == NULL ? NULL
-                      : ep->is_unix     ? redisConnectUnixNonBlock(ep->path)
-                                    : redisConnectNonBlock(ep->host, ep->port);
+  const hrl_master_cfg *m = &cfg->masters[i];
+  if (s->stream != NULL && m->ep.tls && s->tls_ctx == NULL) {
+    char msg[HRL_NODE_MSG_MAX]; /* its certificates: tried again later */
+    s->tls_ctx = hrl_tls_ctx_new(&m->tls, msg, sizeof msg);
+    now_us = hrl_now_us(); /* loading CA files takes a while */
+  }
+  if (s->stream == NULL || (m->ep.tls && s->tls_ctx == NULL)) {
+    fail(s, now_us);
+    return;
+  }
+  hrl_target to;
+  hrl_subscriber_open(s->stream, &to); /* the master, a sentinel, ... */
+  redisContext *ctx = to.path != NULL ? redisConnectUnixNonBlock(to.path)
+                                      : redisConnectNonBlock(to.host, to.port);
   if (ctx == NULL || ctx->err != 0) {
     redisFree(ctx);
     fail(s, now_us);
@@ -92,9 +109,28 @@ static void open_sub(hrl_sub *s, hrl_client *client, const hrl_config *cfg,
   s->deadline_us = now_us + (int64_t)cfg->opts.connect_timeout_ms * 1000;
 }
 
+/* send() or TLS; a return below 0 with errno EAGAIN: wait for the socket. */
+static ssize_t sub_send(hrl_sub *s, const char *buf, size_t len) {
+  if (s->tls != NULL) {
+    ssize_t n = hrl_tls_send(s->tls, buf, len);
+    s->tls_want = n < 0 && errno == EAGAIN ? hrl_tls_want(s->tls) : 0;
+    return n;
+  }
+  return send(s->ctx->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+static ssize_t sub_recv(hrl_sub *s, char *buf, size_t len) {
+  if (s->tls != NULL) {
+    ssize_t n = hrl_tls_recv(s->tls, buf, len, MSG_DONTWAIT);
+    s->tls_want = n < 0 && errno == EAGAIN ? hrl_tls_want(s->tls) : 0;
+    return n;
+  }
+  return recv(s->ctx->fd, buf, len, MSG_DONTWAIT);
+}
+
 /* Writes what is left of the bytes to send. */
 static void flush(hrl_sub *s, int64_t now_us) {
-  ssize_t n = send(s->ctx->fd, s->out, s->out_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+  ssize_t n = sub_send(s, s->out, s->out_len);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
     return;
   }
@@ -125,6 +161,31 @@ static bool to_itself(int fd) {
   return itself;
 }
 
+/* Up (a TLS one has shaken hands): the stream's first bytes go out. */
+static void up(hrl_sub *s, const hrl_config *cfg, int64_t now_us) {
+  s->out = hrl_subscriber_start(s->stream, &s->out_len);
+  s->state = HRL_SUB_OPEN;
+  s->deadline_us =
+      now_us +
+      ((int64_t)cfg->opts.connect_timeout_ms + cfg->opts.timeout_ms) * 1000;
+  flush(s, now_us);
+}
+
+/* Steps a rediss:// master's TLS handshake (within the connect deadline). */
+static void shake(hrl_sub *s, const hrl_config *cfg, int64_t now_us) {
+  char msg[HRL_NODE_MSG_MAX];
+  short events = 0;
+  int done = hrl_tls_handshake(s->tls, &events, msg, sizeof msg);
+  if (done > 0) {
+    s->tls_want = 0;
+    up(s, cfg, now_us);
+  } else if (done == 0) {
+    s->tls_want = events;
+  } else {
+    fail(s, now_us); /* a certificate refused: never subscribed there */
+  }
+}
+
 static void connected(hrl_sub *s, const hrl_config *cfg, size_t i,
                       int64_t now_us) {
   int err = 0;
@@ -134,59 +195,80 @@ static void connected(hrl_sub *s, const hrl_config *cfg, size_t i,
     fail(s, now_us);
     return;
   }
-  if (!cfg->masters[i].ep.is_unix) {
+  const hrl_endpoint *ep = &cfg->masters[i].ep;
+  if (!ep->is_unix) {
     redisEnableKeepAlive(s->ctx);
   }
-  s->out = hrl_subscriber_start(s->stream, &s->out_len);
-  s->state = HRL_SUB_OPEN;
-  s->deadline_us =
-      now_us +
-      ((int64_t)cfg->opts.connect_timeout_ms + cfg->opts.timeout_ms) * 1000;
-  flush(s, now_us);
+  if (ep->tls) {
+    char msg[HRL_NODE_MSG_MAX];
+    s->tls = hrl_tls_new(s->tls_ctx, s->ctx->fd, ep->host, msg, sizeof msg);
+    if (s->tls == NULL) {
+      fail(s, now_us);
+      return;
+    }
+    s->state = HRL_SUB_HANDSHAKE;
+    shake(s, cfg, now_us);
+    return;
+  }
+  up(s, cfg, now_us);
+}
+
+/* Closes a connection whose stream named another server (a sentinel named
+ * the primary) and opens that one at once: not a failure. */
+static void redirect(hrl_sub *s, int64_t now_us) {
+  drop(s);
+  s->retry_at_us = now_us;
 }
 
 /* Reads what master i's subscriber connection sent and reports it. */
 static void readable(hrl_sub *s, size_t i, report *rep, int64_t now_us) {
   char buf[16 * 1024];
-  ssize_t got = recv(s->ctx->fd, buf, sizeof buf, MSG_DONTWAIT);
-  if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-    return;
-  }
-  if (got <= 0) {
-    fail(s, now_us);
-    return;
-  }
-  const char *out;
-  size_t out_len;
-  for (hrl_notice n =
-           hrl_subscriber_feed(s->stream, buf, (size_t)got, &out, &out_len);
-       n != HRL_NOTICE_MORE;
-       n = hrl_subscriber_feed(s->stream, NULL, 0, &out, &out_len)) {
-    switch (n) {
-    case HRL_NOTICE_SEND:
-      s->out = out;
-      s->out_len = out_len;
-      flush(s, now_us);
-      break;
-    case HRL_NOTICE_READY:
-      s->state = HRL_SUB_READY;
-      s->failures = 0;
-      rep->fn(rep->ud, i, NULL);
-      rep->told++;
-      break;
-    case HRL_NOTICE_HANDOFF:
-      rep->fn(rep->ud, i, out);
-      rep->told++;
-      break;
-    case HRL_NOTICE_CLOSE:
-    default:
+  do {
+    ssize_t got = sub_recv(s, buf, sizeof buf);
+    if (got < 0 &&
+        (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+      return;
+    }
+    if (got <= 0) {
       fail(s, now_us);
       return;
     }
-    if (s->ctx == NULL) {
-      return; /* a write failed */
+    const char *out;
+    size_t out_len;
+    for (hrl_notice n =
+             hrl_subscriber_feed(s->stream, buf, (size_t)got, &out, &out_len);
+         n != HRL_NOTICE_MORE;
+         n = hrl_subscriber_feed(s->stream, NULL, 0, &out, &out_len)) {
+      switch (n) {
+      case HRL_NOTICE_SEND:
+        s->out = out;
+        s->out_len = out_len;
+        flush(s, now_us);
+        break;
+      case HRL_NOTICE_READY:
+        s->state = HRL_SUB_READY;
+        s->failures = 0;
+        rep->fn(rep->ud, i, NULL);
+        rep->told++;
+        break;
+      case HRL_NOTICE_HANDOFF:
+        rep->fn(rep->ud, i, out);
+        rep->told++;
+        break;
+      case HRL_NOTICE_REDIRECT:
+        redirect(s, now_us);
+        return;
+      case HRL_NOTICE_CLOSE:
+      default:
+        fail(s, now_us);
+        return;
+      }
+      if (s->ctx == NULL) {
+        return; /* a write failed */
+      }
     }
-  }
+    /* TLS may hold decrypted bytes poll() cannot see. */
+  } while (s->tls != NULL && hrl_tls_pending(s->tls));
 }
 
 /* Opens the connections that are due and gives up those whose deadline
@@ -199,7 +281,8 @@ static int64_t tend(hrl_sub *subs, size_t n, hrl_client *client,
     if (s->state == HRL_SUB_DOWN && now_us >= s->retry_at_us) {
       open_sub(s, client, cfg, i, now_us);
     }
-    bool pending = s->state == HRL_SUB_CONNECTING || s->state == HRL_SUB_OPEN;
+    bool pending = s->state == HRL_SUB_CONNECTING ||
+                   s->state == HRL_SUB_HANDSHAKE || s->state == HRL_SUB_OPEN;
     if (pending && now_us >= s->deadline_us) {
       fail(s, now_us);
     }
@@ -239,9 +322,11 @@ void hrl_listen(hrl_sub *subs, size_t n, hrl_client *client,
         continue;
       }
       fds[nfds].fd = s->ctx->fd;
-      fds[nfds].events = s->state == HRL_SUB_CONNECTING ? POLLOUT
-                         : s->out_len > 0               ? POLLIN | POLLOUT
-                                                        : POLLIN;
+      bool to_write = s->out_len > 0 || s->tls_want == POLLOUT;
+      fds[nfds].events = s->state == HRL_SUB_CONNECTING  ? POLLOUT
+                         : s->state == HRL_SUB_HANDSHAKE ? s->tls_want
+                         : to_write                      ? POLLIN | POLLOUT
+                                                         : POLLIN;
       fds[nfds].revents = 0;
       which[nfds++] = i;
     }
@@ -265,10 +350,16 @@ void hrl_listen(hrl_sub *subs, size_t n, hrl_client *client,
         connected(s, cfg, which[k], now);
         continue;
       }
+      if (s->state == HRL_SUB_HANDSHAKE) {
+        shake(s, cfg, now);
+        continue;
+      }
       if ((fds[k].revents & POLLOUT) && s->out_len > 0) {
         flush(s, now);
       }
-      if (s->ctx != NULL && (fds[k].revents & ~POLLOUT)) {
+      /* TLS: a read may have waited for the socket to take a write. */
+      bool tls_read = s->tls != NULL && s->tls_want == POLLOUT;
+      if (s->ctx != NULL && ((fds[k].revents & ~POLLOUT) || tls_read)) {
         readable(s, which[k], &rep, now);
       }
     }

@@ -183,3 +183,36 @@ void hrl_round_readable(round *r, size_t i, int flags) {
     hrl_round_readable(r, i, MSG_DONTWAIT);
   }
 }
+
+bool hrl_round_drain(round *r, size_t i) {
+  hrl_conn *conn = conn_of(r, i);
+  char buf[16 * 1024];
+  for (;;) {
+    ssize_t n = conn_recv(conn, &r->slots[i], buf, sizeof buf, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+      if (conn->tls != NULL && hrl_tls_pending(conn->tls)) {
+        continue;
+      }
+      return true;
+    }
+    if (n <= 0 ||
+        redisReaderFeed(conn->ctx->reader, buf, (size_t)n) != REDIS_OK) {
+      hrl_conn_close(conn); /* closed meanwhile: nothing of ours waits */
+      return false;
+    }
+    for (;;) {
+      void *rep = NULL;
+      if (redisGetReply(conn->ctx, &rep) != REDIS_OK ||
+          (rep != NULL && conn->owed == 0)) {
+        freeReplyObject(rep); /* more than was owed: out of step */
+        hrl_conn_close(conn);
+        return false;
+      }
+      if (rep == NULL) {
+        break;
+      }
+      freeReplyObject(rep);
+      conn->owed--;
+    }
+  }
+}

@@ -105,6 +105,12 @@ void hrl_round_redirect(hrl_round *r, size_t i);
  * to the socket's SO_RCVTIMEO) and handles every complete reply in it. */
 void hrl_round_readable(hrl_round *r, size_t i, int flags);
 
+/* replies.c: reads, without waiting, the late replies master i's kept
+ * connection owes (no command of this round is out on it yet) and drops
+ * them; false when the connection broke or was out of step (it is closed:
+ * the round opens a new one). */
+bool hrl_round_drain(hrl_round *r, size_t i);
+
 /* fanout.c: a new connection to master i is up: its handshake (AUTH,
  * SELECT) goes, then the command. */
 void hrl_round_send_handshake(hrl_round *r, size_t i);

@@ -233,9 +233,14 @@ static bool same_path(const char *a, const char *b) {
   return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
+/* Every setting, the checks on the server (cert_reqs, check_hostname) as
+ * much as the files: a context shared by two masters applies its own
+ * settings to both, so one master's opt-out must never reach another. */
 bool hrl_tls_ctx_fits(const hrl_tls_ctx *ctx, const hrl_tls_settings *s) {
   const hrl_tls_settings *t = &ctx->settings;
-  return t->cert_reqs == s->cert_reqs && same_path(t->ca_certs, s->ca_certs) &&
+  return t->cert_reqs == s->cert_reqs &&
+         t->check_hostname == s->check_hostname &&
+         same_path(t->ca_certs, s->ca_certs) &&
          same_path(t->ca_path, s->ca_path) &&
          same_path(t->certfile, s->certfile) &&
          same_path(t->keyfile, s->keyfile);

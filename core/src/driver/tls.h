@@ -15,8 +15,8 @@
 #include "hiredlock/proto.h"
 
 /* A master's TLS settings made ready: CAs loaded, client certificate and
- * key checked. Reference-counted: masters with the same settings share
- * one. */
+ * key checked. Reference-counted: masters whose settings are all equal
+ * share one (it applies its settings to every connection made from it). */
 typedef struct hrl_tls_ctx hrl_tls_ctx;
 
 /* TLS on one connection. */
@@ -32,7 +32,8 @@ hrl_tls_ctx *hrl_tls_ctx_ref(hrl_tls_ctx *ctx);
 /* Drops a reference; NULL is a no-op. */
 void hrl_tls_ctx_unref(hrl_tls_ctx *ctx);
 
-/* Whether ctx was made for settings like s. */
+/* Whether ctx was made for settings equal to s in every field (masters
+ * share a context only then). */
 bool hrl_tls_ctx_fits(const hrl_tls_ctx *ctx, const hrl_tls_settings *s);
 
 /* TLS over the connected socket fd to host (sent as SNI when it is a name;

@@ -13,11 +13,14 @@
 #include "proto/state.h"
 
 struct redisContext;
+struct hrl_tls;
+struct hrl_tls_ctx;
 
 /* One subscriber connection (listen.c). */
 typedef enum hrl_sub_state {
   HRL_SUB_DOWN,       /* closed; opened again at retry_at_us */
   HRL_SUB_CONNECTING, /* connect in progress */
+  HRL_SUB_HANDSHAKE,  /* a rediss:// master's TLS handshake in progress */
   HRL_SUB_OPEN,       /* handshake / SUBSCRIBE sent, not confirmed yet */
   HRL_SUB_READY       /* subscribed: hand-offs arrive */
 } hrl_sub_state;
@@ -25,6 +28,9 @@ typedef enum hrl_sub_state {
 typedef struct hrl_sub {
   hrl_sub_state state;
   struct redisContext *ctx;
+  struct hrl_tls *tls;         /* a rediss:// master's, once connected */
+  struct hrl_tls_ctx *tls_ctx; /* made at its first connect */
+  short tls_want;              /* TLS waits for POLLIN or POLLOUT */
   hrl_subscriber *stream;
   pid_t owner_pid;
   int64_t deadline_us; /* CONNECTING, OPEN: give up at */

@@ -7,6 +7,7 @@
 
 #include "cluster.h"
 #include "detail.h"
+#include "mutant.h"
 #include "reply.h"
 #include "resp.h"
 #include "sentinel.h"
@@ -168,7 +169,8 @@ static hrl_status add_masters(hrl_config *cfg, const char *const *urls,
 }
 
 hrl_status hrl_config_init(hrl_config *cfg, const char *const *urls, size_t n,
-                           const hrl_options *opts, char *detail,
+                           const hrl_options *opts, hrl_entropy_fn entropy,
+                           void *entropy_ctx, char *detail,
                            size_t detail_size) {
   if (urls == NULL || n == 0 || n > HRL_MASTERS_MAX) {
     hrl_detailf(detail, detail_size, "urls must list 1 to %d masters, got %zu",
@@ -180,8 +182,10 @@ hrl_status hrl_config_init(hrl_config *cfg, const char *const *urls, size_t n,
     return st;
   }
   cfg->opts = *opts;
+  cfg->entropy = entropy;
+  cfg->entropy_ctx = entropy_ctx;
   cfg->n = n;
-  cfg->quorum = n / 2 + 1;
+  cfg->quorum = HRL_MUTANT(QUORUM_LOW) && n > 1 ? n / 2 : n / 2 + 1;
   cfg->min_ttl_ms = hrl_min_ttl_ms(cfg);
   cfg->lease_ms = hrl_lease_ms(opts);
   cfg->window_ms = hrl_window_ms(opts);
@@ -198,6 +202,11 @@ hrl_status hrl_config_init(hrl_config *cfg, const char *const *urls, size_t n,
   }
   cfg->prefix[opts->key_prefix_len] = '\0';
   cfg->opts.key_prefix = cfg->prefix;
+  if (hrl_observer_init(cfg) != HRL_OK) { /* observe.h */
+    hrl_config_clear(cfg);
+    hrl_detailf(detail, detail_size, "out of memory");
+    return HRL_ENOMEM;
+  }
   if (hrl_config_make_channel(cfg) != HRL_OK) {
     hrl_config_clear(cfg);
     hrl_detailf(detail, detail_size, "the OS random generator failed");
@@ -226,6 +235,7 @@ void hrl_config_clear(hrl_config *cfg) {
   for (size_t k = 0; k < 4; k++) {
     free(cfg->ssl_paths[k]);
   }
+  hrl_observer_clear(cfg);
   memset(cfg, 0, sizeof *cfg);
 }
 

@@ -269,6 +269,20 @@ static size_t granted_permit(const hrl_lock *lk, uint32_t p) {
   return count;
 }
 
+size_t hrl_hold_votes(const hrl_lock *lk) {
+  size_t best = 0;
+  for (size_t i = 0; i < lk->cfg->n; i++) {
+    const hrl_node *node = &lk->op.nodes[i];
+    if (lk->opts.mode != HRL_MODE_PERMIT) {
+      best += node->result == HRL_NODE_OK;
+    } else if (node->result == HRL_NODE_OK) {
+      size_t count = granted_permit(lk, node->permit);
+      best = count > best ? count : best;
+    }
+  }
+  return best;
+}
+
 void hrl_hold_settle(hrl_lock *lk) {
   if (lk->opts.mode != HRL_MODE_PERMIT) {
     return;

@@ -54,6 +54,7 @@ hrl_status hrl_lease_state_new(hrl_lock *lk, char *detail, size_t detail_size) {
     free(rn);
     return st;
   }
+  rn->twin->obs.renewal = true; /* its extends are counted as renewals */
   lk->renewal = rn;
   return HRL_OK;
 }
@@ -94,6 +95,7 @@ void hrl_lease_mark_lost(hrl_lock *lk, const char *reason) {
   lk->held = false;
   rn->lost = true;
   rn->hold_gen++;
+  hrl_observe_lost(lk, rn->lost_reason);
 }
 
 const char *hrl_lease_lost_reason(const hrl_lock *lk) {
@@ -103,6 +105,10 @@ const char *hrl_lease_lost_reason(const hrl_lock *lk) {
 void hrl_lease_held_since(hrl_lock *lk, int64_t start_us) {
   if (hrl_lease_is(lk)) {
     lk->renewal->hold_start_us = start_us;
+    /* Acquired with all max_hold allows (a max_hold of at most the TTL):
+     * no renewal can add to it, only the expiry is left to see. */
+    lk->renewal->renew_final =
+        lk->opts.max_hold_ms > 0 && lk->opts.max_hold_ms <= lk->op.ttl_ms;
   }
 }
 
@@ -220,6 +226,12 @@ hrl_renew hrl_proto_renew_begin(hrl_lock *lk, int64_t now_us,
   if (lk->renewal->renew_final || op_running(lk)) {
     return HRL_RENEW_WAIT; /* the holder's own call decides meanwhile */
   }
+  if (lk->valid_until_us - now_us < US_PER_MS) {
+    /* No round could be confirmed before the validity ends (a round is
+     * capped at it, and lasts at least 1 ms): see the expiry then. */
+    lk->renewal->retry_at_us = lk->valid_until_us;
+    return HRL_RENEW_WAIT;
+  }
   bool capped;
   uint32_t ttl_ms = renewal_ttl(lk, now_us, &capped);
   if (ttl_ms == 0) {
@@ -245,7 +257,7 @@ hrl_renew hrl_proto_renew_begin(hrl_lock *lk, int64_t now_us,
   return HRL_RENEW_ROUND;
 }
 
-hrl_status hrl_proto_renew_end(hrl_lock *lk, int64_t now_us) {
+hrl_status hrl_lease_renew_end(hrl_lock *lk, int64_t now_us) {
   if (!hrl_lease_is(lk)) {
     return HRL_ECANCELLED;
   }

@@ -29,6 +29,15 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
   if (st != HRL_OK) {
     return st;
   }
+  /* A lease acquires with min(ttl, max_hold) (redlock.c): a max_hold no
+   * round could hold a lock for is as useless as such a TTL. */
+  if (lo->max_hold_ms > 0 && lo->max_hold_ms < cfg->min_ttl_ms) {
+    hrl_detailf(detail, detail_size,
+                "max_hold must be 0 (no cap) or at least the smallest TTL, "
+                "%u ms; got %u ms",
+                (unsigned)cfg->min_ttl_ms, (unsigned)lo->max_hold_ms);
+    return HRL_EINVAL;
+  }
   /* Two allocations per lock: the handle, and one buffer for its
    * per-master round states, the key, its siblings (the queue's keys, a
    * fenced lock's counter key) and the command buffer (the EVAL form,
@@ -69,6 +78,19 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
   memcpy(lk->op.cmd - HRL_ASKING_LEN, HRL_ASKING, HRL_ASKING_LEN);
   memcpy(lk->key, cfg->prefix, prefix_len);
   memcpy(lk->key + prefix_len, name, name_len);
+  /* Rarely worth the look: a sibling holds a '{' and ends in a suffix. */
+  const char *sibling = memchr(lk->key, '{', key_len) != NULL
+                            ? hrl_sibling_key_of(lk->key, key_len)
+                            : NULL;
+  if (sibling != NULL) {
+    hrl_detailf(detail, detail_size,
+                "name must not make another lock's %s key (key_prefix + "
+                "name is a sibling key: docs/DESIGN.md, section 3)",
+                sibling + 1);
+    free(lk);
+    free(buf);
+    return HRL_EINVAL;
+  }
   if (lo->fenced) {
     lk->fence_key = lk->waiters + sibling_max;
     lk->fence_key_len =
@@ -87,6 +109,13 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
   lk->opts = *lo;
   lk->ttl_ms = ttl_ms;
   lk->op.phase = HRL_PHASE_IDLE;
+  if (lo->owner != NULL) {
+    st = hrl_lock_extra_init(lk, detail, detail_size); /* observe.h */
+    if (st != HRL_OK) {
+      hrl_lock_destroy(lk);
+      return st;
+    }
+  }
   if (lo->auto_renew) {
     /* A lease's state, and the twin its renewals run on (lease.c). */
     st = hrl_lease_state_new(lk, detail, detail_size);
@@ -104,6 +133,7 @@ void hrl_lock_destroy(hrl_lock *lk) {
     return;
   }
   hrl_lease_state_free(lk);
+  hrl_lock_extra_free(lk);
   free(lk->op.nodes); /* the buffer: see hrl_lock_create */
   if (lk->op.cmd_eval != NULL) {
     free(lk->op.cmd_eval - HRL_ASKING_LEN); /* round.c keeps ASKING room */

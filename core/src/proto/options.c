@@ -62,6 +62,15 @@ static const char *const cert_reqs_choices[] = {"none", "optional", "required",
     NULL)                                                                      \
   X("fenced", HRL_OPTION_FLAG, HRL_SCOPE_LOCK_DEFAULT, 0, 1, false, 0,         \
     LOCK_FIELD(fenced), "take a fencing token with every acquire", NULL)       \
+  X("owner", HRL_OPTION_LABEL, HRL_SCOPE_LOCK_DEFAULT, 1, HRL_OWNER_MAX,       \
+    false, 0, LOCK_FIELD(owner),                                               \
+    "a label written beside the lock with every acquire, shown by inspect "    \
+    "(true: host:pid; %h host, %p pid)",                                       \
+    NULL)                                                                      \
+  X("slow_wait", HRL_OPTION_DURATION, HRL_SCOPE_CLIENT, 0, MAX_MS, false,      \
+    1000, FIELD(slow_wait_ms),                                                 \
+    "report an acquire that waited at least this long (event slow_wait)",      \
+    NULL)                                                                      \
   X("sync_replicas", HRL_OPTION_COUNT, HRL_SCOPE_LOCK_DEFAULT, 0,              \
     SYNC_REPLICAS_MAX, false, 0, LOCK_FIELD(sync_replicas),                    \
     "a master's vote counts once this many of its replicas have the write "    \
@@ -178,6 +187,7 @@ static void store(void *base, size_t field, hrl_option_kind kind, double v) {
     *(int *)field_at(base, field) = (int)v;
     break;
   case HRL_OPTION_STRING:
+  case HRL_OPTION_LABEL:
     *(const char **)field_at(base, field) = NULL;
     break;
   case HRL_OPTION_BYTES:
@@ -268,10 +278,24 @@ static hrl_status checked_value(const hrl_option *opt, double number,
   case HRL_OPTION_BYTES:
   case HRL_OPTION_STRING:
   case HRL_OPTION_CHOICE:
+  case HRL_OPTION_LABEL:
     *out = number;
     break;
   }
   return st;
+}
+
+/* A label option's text (owner): NULL for none. */
+static hrl_status check_label(const char *text, size_t len, char *detail,
+                              size_t size) {
+  if (text == NULL) {
+    return HRL_OK;
+  }
+  if (strnlen(text, len + 1) != len) {
+    hrl_detailf(detail, size, "owner must not contain a NUL byte");
+    return HRL_EINVAL;
+  }
+  return hrl_owner_check(text, len, detail, size);
 }
 
 /* A string option's value: text of min to max bytes without a NUL. */
@@ -325,6 +349,11 @@ static hrl_status set_text(hrl_options *o, const hrl_option *opt, size_t field,
     if (st == HRL_OK) {
       *(const char **)field_at(o, field) = text;
     }
+  } else if (opt->kind == HRL_OPTION_LABEL) {
+    st = check_label(text, len, detail, size);
+    if (st == HRL_OK) {
+      *(const char **)field_at(o, field) = text;
+    }
   } else {
     int index = hrl_option_choice(opt, text, len);
     if (index < 0) {
@@ -348,7 +377,7 @@ hrl_status hrl_options_set(hrl_options *o, const hrl_option *opt, double number,
     return HRL_EINVAL;
   }
   if (opt->kind == HRL_OPTION_BYTES || opt->kind == HRL_OPTION_STRING ||
-      opt->kind == HRL_OPTION_CHOICE) {
+      opt->kind == HRL_OPTION_CHOICE || opt->kind == HRL_OPTION_LABEL) {
     return set_text(o, opt, field, bytes, len, detail, size);
   }
   double v = 0;
@@ -362,6 +391,11 @@ hrl_status hrl_options_set(hrl_options *o, const hrl_option *opt, double number,
 hrl_status hrl_lock_options_set(hrl_lock_options *lo, const hrl_option *opt,
                                 double number, char *detail, size_t size) {
   size_t field = field_of(opt);
+  if (field != NO_FIELD && opt->kind == HRL_OPTION_LABEL) {
+    hrl_detailf(detail, size, "%s takes text (hrl_lock_options_set_text)",
+                opt->name);
+    return HRL_EINVAL;
+  }
   if (field == NO_FIELD || !is_lock_option(opt) ||
       opt->kind == HRL_OPTION_BYTES || opt->kind == HRL_OPTION_STRING ||
       opt->kind == HRL_OPTION_CHOICE) {
@@ -373,6 +407,23 @@ hrl_status hrl_lock_options_set(hrl_lock_options *lo, const hrl_option *opt,
   hrl_status st = checked_value(opt, number, &v, detail, size);
   if (st == HRL_OK) {
     store(lo, field - offsetof(hrl_options, lock), opt->kind, v);
+  }
+  return st;
+}
+
+hrl_status hrl_lock_options_set_text(hrl_lock_options *lo,
+                                     const hrl_option *opt, const char *text,
+                                     size_t len, char *detail, size_t size) {
+  size_t field = field_of(opt);
+  if (field == NO_FIELD || !is_lock_option(opt) ||
+      opt->kind != HRL_OPTION_LABEL) {
+    hrl_detailf(detail, size, "%s is not a lock option taking text",
+                opt != NULL ? opt->name : "(null)");
+    return HRL_EINVAL;
+  }
+  hrl_status st = check_label(text, len, detail, size);
+  if (st == HRL_OK) {
+    *(const char **)field_at(lo, field - offsetof(hrl_options, lock)) = text;
   }
   return st;
 }
@@ -416,6 +467,12 @@ static hrl_status check_field(const hrl_option *opt, const void *base,
       return bad_choice(opt, got, detail, size);
     }
     return HRL_OK;
+  }
+  case HRL_OPTION_LABEL: {
+    const char *text = *(const char *const *)const_field_at(base, field);
+    return check_label(text,
+                       text != NULL ? strnlen(text, HRL_OWNER_MAX + 1) : 0,
+                       detail, size);
   }
   case HRL_OPTION_FLAG:
   case HRL_OPTION_BYTES:

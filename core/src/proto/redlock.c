@@ -36,12 +36,16 @@
 #include <string.h>
 
 #include "detail.h"
+#include "mutant.h"
 #include "random.h"
 #include "state.h"
 
 #define US_PER_MS 1000
 
 static int64_t drift_us(const hrl_config *c, uint32_t ttl_ms) {
+  if (HRL_MUTANT(NO_DRIFT)) {
+    return 0;
+  }
   return (int64_t)((double)ttl_ms * c->opts.drift_factor * US_PER_MS) +
          2 * US_PER_MS;
 }
@@ -53,6 +57,26 @@ uint32_t hrl_ttl_bound_timeout(const hrl_config *c, uint32_t ttl_ms) {
   return c->opts.timeout_ms < cap ? c->opts.timeout_ms : cap;
 }
 
+/* An extend round (a renewal's, or the holder's) ends when the validity it
+ * is meant to keep does: a confirmation that came later could not keep it
+ * (a lease is lost by then), and the loss must be known no later than
+ * `validity` said, before another client can take the lock (its keys live
+ * drift longer). At least 1 ms; a lock with no validity left (a plain
+ * lock: a lease is lost by then) asks with the usual timeout, as nothing
+ * it learns can come late. */
+static uint32_t extend_timeout(const hrl_lock *lk, uint32_t ttl_ms,
+                               int64_t now_us) {
+  uint32_t timeout = hrl_ttl_bound_timeout(lk->cfg, ttl_ms);
+  int64_t left_ms = (lk->valid_until_us - now_us) / US_PER_MS;
+  if (!lk->held || lk->valid_until_us <= now_us) {
+    return timeout;
+  }
+  if (left_ms < 1) {
+    left_ms = 1;
+  }
+  return left_ms < (int64_t)timeout ? (uint32_t)left_ms : timeout;
+}
+
 hrl_step hrl_op_finish(hrl_lock *lk, hrl_status status, hrl_step_info *info) {
   if (lk->cfg->same_server[0] != '\0' && lk->op.kind != HRL_OP_RELEASE &&
       status != HRL_OK) {
@@ -61,10 +85,15 @@ hrl_step hrl_op_finish(hrl_lock *lk, hrl_status status, hrl_step_info *info) {
     status = HRL_EINVAL;
     hrl_detailf(lk->detail, sizeof lk->detail, "%s", lk->cfg->same_server);
   }
-  if (lk->op.rejoined && status != HRL_OK) {
+  if (lk->op.rejoined && status != HRL_OK &&
+      lk->op.rejoin_until_us > lk->op.round_start_us) {
     /* An acquire that took up an entry left behind and failed before it
-     * could leave it (its first round): the next one takes it up. */
-    hrl_wait_keep(lk, lk->op.round_start_us);
+     * could leave it (its first round): the next one takes it up, until
+     * that entry's lease ends. Never later: this acquire did not queue, so
+     * nothing refreshed the entry, and a client that polls must not keep
+     * an old place in line for good (it would go ahead of waiters that
+     * came after it left). */
+    hrl_wait_keep(lk, lk->op.rejoin_until_us);
   }
   lk->op.rejoined = false;
   lk->op.phase = HRL_PHASE_DONE;
@@ -133,35 +162,6 @@ void hrl_round_record(hrl_lock *lk, hrl_tally t) {
   c->attempts = lk->op.attempts;
 }
 
-/* Too few masters gave a usable answer (acquire) or confirmed (release,
- * extend): the gravest cause, and every master that failed in the detail,
- * so the caller can see what to fix. `what` says what `count` masters did. */
-hrl_status hrl_unreachable_status(hrl_lock *lk, const hrl_node *nodes,
-                                  size_t count, const char *what) {
-  const hrl_config *c = lk->cfg;
-  bool auth = false, server = false, protocol = false;
-  for (size_t i = 0; i < c->n; i++) {
-    hrl_node_result r = nodes[i].result;
-    auth |= r == HRL_NODE_AUTH;
-    server |= r == HRL_NODE_SERVER;
-    protocol |= r == HRL_NODE_PROTOCOL;
-  }
-  hrl_detailf(lk->detail, sizeof lk->detail,
-              "%zu of %zu masters %s (%zu needed)", count, c->n, what,
-              c->quorum);
-  for (size_t i = 0; i < c->n; i++) {
-    hrl_node_result r = nodes[i].result;
-    if (r != HRL_NODE_OK && r != HRL_NODE_REFUSED) {
-      hrl_detail_append(lk->detail, sizeof lk->detail, "; %s: %s",
-                        c->masters[i].ep.label, nodes[i].msg);
-    }
-  }
-  return auth       ? HRL_EAUTH
-         : server   ? HRL_ESERVER
-         : protocol ? HRL_EPROTOCOL
-                    : HRL_ECONNECT;
-}
-
 static hrl_step fail_unreachable(hrl_lock *lk, const hrl_node *nodes,
                                  size_t count, const char *what,
                                  hrl_step_info *info) {
@@ -204,7 +204,7 @@ static hrl_step start_attempt(hrl_lock *lk, int64_t now_us,
                               hrl_step_info *info) {
   hrl_op *op = &lk->op;
   hrl_wait_rejoin(lk, now_us);
-  if (op->token[0] == '\0' && hrl_token_new(op->token) != HRL_OK) {
+  if (op->token[0] == '\0' && hrl_token_new(lk->cfg, op->token) != HRL_OK) {
     hrl_detailf(lk->detail, sizeof lk->detail,
                 "the OS random generator failed");
     return hrl_op_finish(lk, HRL_ESYSTEM, info);
@@ -241,15 +241,25 @@ static hrl_step end_attempt(hrl_lock *lk, bool may_hold, int64_t now_us,
   if (op->waiting) {
     return hrl_wait_not_won(lk, hrl_round_tally(lk), may_hold, now_us, info);
   }
-  /* Masters whose replicas lag (a failover under way, a replica
-   * restarting) are worth waiting for: the wait tries again, and says
-   * why at its deadline. */
-  if (count_answers(lk, op->nodes, true) >= c->quorum &&
-      now_us < op->deadline_us && c->same_server[0] == '\0') {
-    return hrl_wait_start(lk, now_us, info);
+  if (now_us < op->deadline_us && c->same_server[0] == '\0') {
+    /* Masters whose replicas lag (a failover under way, a replica
+     * restarting) are worth waiting for: the wait tries again, and says
+     * why at its deadline. */
+    if (count_answers(lk, op->nodes, true) >= c->quorum) {
+      return hrl_wait_start(lk, now_us, info);
+    }
+    /* Too few answers, for want of connections only (a master stalled,
+     * restarting, a connection reset): within the caller's wait, as a
+     * queued waiter would, try again until the deadline and report the
+     * error there. A refusal that lasts (authentication, another server
+     * or protocol error) fails now. */
+    if (!hrl_wait_lasting_failure(lk)) {
+      return hrl_wait_unanswered(lk, hrl_round_tally(lk), may_hold, now_us,
+                                 info);
+    }
   }
   memcpy(op->decided, op->nodes, c->n * sizeof *op->decided);
-  if (!may_hold) {
+  if (!may_hold || HRL_MUTANT(NO_CLEANUP)) {
     return decide_retry(lk, info);
   }
   op->phase = HRL_PHASE_CLEANUP;
@@ -277,7 +287,7 @@ static hrl_step fence_attempt(hrl_lock *lk, int64_t now_us,
     at_fence +=
         op->nodes[i].result == HRL_NODE_OK && op->nodes[i].counter == fence;
   }
-  if (at_fence >= c->quorum) {
+  if (at_fence >= c->quorum || HRL_MUTANT(NO_FENCE_ROUND)) {
     return grant(lk, fence, info);
   }
   int64_t left_ms = (op->attempt_until_us - now_us) / US_PER_MS;
@@ -301,7 +311,8 @@ bool hrl_attempt_granted(hrl_lock *lk, hrl_tally t, int64_t now_us,
   op->attempt_start_us = op->round_start_us;
   op->attempt_until_us = op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS -
                          drift_us(c, op->ttl_ms);
-  if (t.ok < c->quorum || op->attempt_until_us <= now_us ||
+  if (t.ok < c->quorum ||
+      (op->attempt_until_us <= now_us && !HRL_MUTANT(NO_VALIDITY)) ||
       c->same_server[0] != '\0') {
     return false;
   }
@@ -327,13 +338,15 @@ static hrl_step judge_attempt(hrl_lock *lk, int64_t now_us,
    * any other may (a timeout can hide a SET that was applied). A fenced
    * acquire's error may be its INCR's, after a SET that took (a counter
    * that is not a number, or at 2^63 - 1): there, only a refusal says our
-   * token is not there. */
-  bool may_hold = false;
+   * token is not there. A token taken up from a saved place in line is not
+   * fresh: a release may have handed the key to it, and that key refuses
+   * our SET (found by tests/sim, tests/sim/regress/rejoin-handoff.txt). */
+  bool may_hold = op->rejoined;
   for (size_t i = 0; i < c->n; i++) {
     hrl_node_result r = op->nodes[i].result;
     may_hold |= r == HRL_NODE_OK || r == HRL_NODE_UNREACHABLE ||
                 r == HRL_NODE_PROTOCOL || (fenced && r != HRL_NODE_REFUSED) ||
-                op->nodes[i].took;
+                (op->nodes[i].took && !HRL_MUTANT(UNACKED_UNTAKEN));
   }
   return end_attempt(lk, may_hold, now_us, info);
 }
@@ -430,7 +443,8 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
   hrl_round_record(lk, t);
   int64_t drift = drift_us(c, op->ttl_ms);
   int64_t new_until =
-      op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS - drift;
+      (HRL_MUTANT(EXTEND_FROM_END) ? now_us : op->round_start_us) +
+      (int64_t)op->ttl_ms * US_PER_MS - drift;
   if (hrl_lease_check_expiry(lk, now_us)) {
     /* A lease whose validity ran out during the round was lost then,
      * whatever the masters say now (see lease.c). */
@@ -461,8 +475,8 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
   return fail_unreachable(lk, op->nodes, t.ok, "confirmed", info);
 }
 
-hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
-                           int64_t now_us) {
+hrl_status hrl_redlock_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
+                             int64_t now_us) {
   hrl_op *op = &lk->op;
   if (op->phase != HRL_PHASE_IDLE && op->phase != HRL_PHASE_DONE) {
     hrl_detailf(lk->detail, sizeof lk->detail,
@@ -497,6 +511,7 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
     lk->fence = 0;
     lk->permit = 0;
     op->hint = 0;
+    lk->token_at = 0; /* a new token */
     lk->release_pending = false;
     lk->released = 0;
     lk->release_unsure = 0;
@@ -504,6 +519,11 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
     op->deadline_us =
         arg_ms == HRL_WAIT_FOREVER ? INT64_MAX : now_us + arg_ms * US_PER_MS;
     op->ttl_ms = lk->ttl_ms;
+    if (hrl_lease_is(lk) && lk->opts.max_hold_ms > 0 &&
+        lk->opts.max_hold_ms < op->ttl_ms) {
+      /* The keys must not outlive max_hold: ask for no more. */
+      op->ttl_ms = lk->opts.max_hold_ms;
+    }
     op->phase = HRL_PHASE_ATTEMPT;
     break;
   case HRL_OP_RELEASE:
@@ -551,9 +571,12 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
   return HRL_OK;
 }
 
-hrl_step hrl_proto_step(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
+hrl_step hrl_redlock_step(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
   hrl_op *op = &lk->op;
   memset(info, 0, sizeof *info);
+  if (hrl_proto_in_round(lk, 0)) {
+    hrl_round_note_token(lk); /* a round was out: judged below */
+  }
   switch (op->phase) {
   case HRL_PHASE_ATTEMPT:
     return start_attempt(lk, now_us, info);
@@ -568,7 +591,7 @@ hrl_step hrl_proto_step(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
     op->phase = HRL_PHASE_SCRIPTING;
     return hrl_round_step(
         lk, op->kind == HRL_OP_EXTEND ? HRL_ROUND_EXTEND : HRL_ROUND_RELEASE,
-        op->kind == HRL_OP_EXTEND ? hrl_ttl_bound_timeout(lk->cfg, op->ttl_ms)
+        op->kind == HRL_OP_EXTEND ? extend_timeout(lk, op->ttl_ms, now_us)
                                   : lk->cfg->opts.timeout_ms,
         now_us, info);
   case HRL_PHASE_SCRIPTING:

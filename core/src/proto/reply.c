@@ -1,7 +1,9 @@
 /* Reply meanings, one table for every transport:
  *   acquire  +OK -> ok          nil -> refused (someone holds the name)
- *   release, extend
- *            :1  -> ok          :0  -> refused (the key is not ours)
+ *   release  :1 + 2h + 4d -> ok (h: handed on to a waiter; d: gone waiters
+ *                                skipped)
+ *            :0  -> refused (the key is not ours)
+ *   extend   :1  -> ok          :0  -> refused (the key is not ours)
  *   fence    :1  -> ok          :0  -> refused (the key is not ours, or the
  *            counter is above the fence)
  *   try      +OK -> ok (held)   :n  -> refused, the key's PTTL is n ms
@@ -17,9 +19,9 @@
  *            its meaning ("unknown command": this server lacks WAITAOF)
  *   scripts  -NOSCRIPT -> send again with EVAL
  *            -WRONGTYPE -> refused (the key exists and is not a lock of ours)
- *   any      -NOAUTH / -WRONGPASS / -NOPERM -> auth, and so is a script's
- *            command the ACL user may not run (Redis 7.0 says "ERR The user
- *            executing the script can't run this command ...");
+ *   any      -NOAUTH / -WRONGPASS -> auth; -NOPERM -> denied, and so is a
+ *            script's command the ACL user may not run (Redis 7.0 says "ERR
+ *            The user executing the script can't run this command ...");
  *            other errors -> server
  *            anything else -> protocol error
  */
@@ -53,10 +55,12 @@ static bool contains(const hrl_reply *r, const char *word) {
 static hrl_node_result classify_error(const hrl_reply *r, char *message,
                                       size_t size) {
   hrl_detail_copy_text(message, size, r->str, r->len);
-  if (has_prefix(r, "NOAUTH") || has_prefix(r, "WRONGPASS") ||
-      has_prefix(r, "NOPERM") ||
-      (has_prefix(r, "ERR") && contains(r, "can't run this command"))) {
+  if (has_prefix(r, "NOAUTH") || has_prefix(r, "WRONGPASS")) {
     return HRL_NODE_AUTH;
+  }
+  if (has_prefix(r, "NOPERM") ||
+      (has_prefix(r, "ERR") && contains(r, "can't run this command"))) {
+    return HRL_NODE_DENIED; /* a lasting refusal, but not of the password */
   }
   return HRL_NODE_SERVER;
 }
@@ -154,6 +158,13 @@ static hrl_node_result script_answer(hrl_round_kind kind, const hrl_reply *r,
     return HRL_NODE_PENDING;
   case HRL_ROUND_ASIDE:
     return integer ? HRL_NODE_OK : HRL_NODE_PENDING;
+  case HRL_ROUND_RELEASE:
+    /* The queue script's release: 1 + 2 (it handed the key on) + 4 x the
+     * gone waiters it skipped, 0 when the key was not ours. */
+    if (integer && r->integer >= 0) {
+      return (r->integer & 1) ? HRL_NODE_OK : HRL_NODE_REFUSED;
+    }
+    return HRL_NODE_PENDING;
   default:
     if (integer && (r->integer == 0 || r->integer == 1)) {
       return r->integer == 1 ? HRL_NODE_OK : HRL_NODE_REFUSED;
@@ -223,7 +234,16 @@ hrl_node_result hrl_reply_classify_handshake(bool is_auth, const hrl_reply *r,
   /* Any AUTH refusal ("WRONGPASS ...", "ERR AUTH <password> called without
    * any password configured") is an authentication failure; a SELECT
    * refusal ("ERR DB index is out of range") is a server error, unless it
-   * is NOAUTH. */
+   * is NOAUTH, or NOPERM (said to be SELECT's: the round's command, which
+   * a permission refusal's detail names otherwise, was never sent). */
   hrl_node_result r2 = classify_error(r, message, size);
-  return is_auth ? HRL_NODE_AUTH : r2;
+  if (is_auth) {
+    return HRL_NODE_AUTH;
+  }
+  if (r2 == HRL_NODE_DENIED) {
+    char text[HRL_DETAIL_MAX];
+    hrl_detail_copy_text(text, sizeof text, r->str, r->len);
+    hrl_detailf(message, size, "%s %s", HRL_SELECT_REFUSED, text);
+  }
+  return r2;
 }

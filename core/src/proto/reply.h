@@ -10,6 +10,11 @@
 #include "hiredlock/proto.h"
 #include "resp.h"
 
+/* How a handshake's SELECT refused by the ACL (NOPERM) begins its
+ * message: the round's command was never sent, so a permission refusal's
+ * detail names SELECT instead of it. */
+#define HRL_SELECT_REFUSED "SELECT refused:"
+
 /* Whether r is an error whose code (its first word) is code. */
 bool hrl_reply_is_error(const hrl_reply *r, const char *code);
 

@@ -158,6 +158,11 @@ size_t hrl_resp_plain_release(char *buf, const hrl_command_args *a) {
   return n + put_arg(buf + n, a->token, HRL_TOKEN_LEN);
 }
 
+size_t hrl_resp_plain_try(char *buf, bool fenced, const hrl_command_args *a) {
+  size_t n = put_set(buf, a);
+  return fenced ? n + put_incr(buf + n, a) : n;
+}
+
 /* EVALSHA sha 2 key counter token fence */
 static size_t put_fence(char *buf, bool by_sha, const hrl_command_args *a) {
   size_t n = PUT_SCRIPT(buf, 7, by_sha, HRL_FENCE);

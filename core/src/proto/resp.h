@@ -57,6 +57,7 @@
   "end\n"                                                                      \
   "local c=redis.call(\"time\")\n"                                             \
   "local now=tonumber(c[1])*1000+math.floor(tonumber(c[2])/1000)\n"            \
+  "local dead,handed=0,0\n"                                                    \
   "local function drop(h) redis.call(\"zrem\",q,h) redis.call(\"hdel\",w,h) "  \
   "end\n"                                                                      \
   "local function head(skip)\n"                                                \
@@ -68,7 +69,7 @@
   "local e,x,ch=string.match(redis.call(\"hget\",w,h) or \"\",\"^(%d+) (%d+) " \
   "(.+)$\")\n"                                                                 \
   "if e and tonumber(e)>now then return h,x,ch end\n"                          \
-  "drop(h)\n"                                                                  \
+  "drop(h) dead=dead+1\n"                                                      \
   "end\n"                                                                      \
   "end\n"                                                                      \
   "end\n"                                                                      \
@@ -79,13 +80,13 @@
   "end\n"                                                                      \
   "local function pass()\n"                                                    \
   "local h,x,ch=head(t)\n"                                                     \
-  "if h then give(h,x,ch) else redis.call(\"del\",k) end\n"                    \
+  "if h then give(h,x,ch) handed=2 else redis.call(\"del\",k) end\n"           \
   "end\n"                                                                      \
   "if m==\"r\" then\n"                                                         \
   "drop(t)\n"                                                                  \
   "if redis.call(\"get\",k)~=t then return 0 end\n"                            \
   "pass()\n"                                                                   \
-  "return 1\n"                                                                 \
+  "return 1+handed+4*dead\n"                                                   \
   "end\n"                                                                      \
   "local "                                                                     \
   "ttl,lease,win=tonumber(ARGV[3]),tonumber(ARGV[5]),tonumber(ARGV[6])\n"      \
@@ -102,7 +103,7 @@
   "if m==\"a\" then\n"                                                         \
   "if v==t then pass() end\n"                                                  \
   "enqueue()\n"                                                                \
-  "return 0\n"                                                                 \
+  "return handed+4*dead\n"                                                     \
   "end\n"                                                                      \
   "if v==t then\n"                                                             \
   "drop(t)\n"                                                                  \
@@ -120,7 +121,7 @@
   "give(h,x,ch)\n"                                                             \
   "end\n"                                                                      \
   "return redis.call(\"pttl\",k)\n"
-#define HRL_QUEUE_SHA1 "078d4354f9db9140a8f49fefd7cceef482dddc06"
+#define HRL_QUEUE_SHA1 "7aa1eb3169c36d6dfb2e6795639715c07b824e18"
 
 /* A release on the lock key alone: compare-and-delete. Only where a Redis
  * Cluster's slot is migrating and the queue script's three keys are not
@@ -141,7 +142,8 @@ typedef enum hrl_round_kind {
   HRL_ROUND_EXTEND,         /* the extend script */
   HRL_ROUND_TRY,            /* the queue script, mode t: a waiter's try */
   HRL_ROUND_FENCED_TRY,     /* a try, then INCR counter: two replies */
-  HRL_ROUND_ASIDE           /* the queue script, mode a: a waiter steps aside */
+  HRL_ROUND_ASIDE,          /* the queue script, mode a: a waiter steps aside */
+  HRL_ROUND_INSPECT         /* the read-only inspect script (inspect.c) */
 } hrl_round_kind;
 
 /* The arguments of a lock command. */
@@ -178,6 +180,12 @@ typedef struct hrl_command_args {
 /* EVAL <plain release script> 1 key token into buf (room: the EVAL form's
  * capacity); returns its length. */
 size_t hrl_resp_plain_release(char *buf, const hrl_command_args *a);
+
+/* A waiter's plain try, on the lock key alone (a migrating cluster slot
+ * holds up the queue script): the acquire's SET key token NX PX ttl, and
+ * INCR counter behind it when fenced, into buf (room: the EVAL form's
+ * capacity); returns its length. */
+size_t hrl_resp_plain_try(char *buf, bool fenced, const hrl_command_args *a);
 
 /* Room needed for a command in EVALSHA form (the SET, the scripts by their
  * digest, and the INCR behind a fenced acquire or try) about a key of

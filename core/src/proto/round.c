@@ -17,6 +17,19 @@ static bool is_try(hrl_round_kind kind) {
          kind == HRL_ROUND_ASIDE;
 }
 
+/* The rounds in which a waiter tries to take the lock. */
+static bool takes(hrl_round_kind kind) {
+  return kind == HRL_ROUND_TRY || kind == HRL_ROUND_FENCED_TRY;
+}
+
+/* A hold's round that would take (its first attempt, a try: hold.c). It
+ * has no plain form: a hold's keys are the hash and its queue, and no one
+ * command may take a read, a write or a permit on the hash alone. */
+static bool hold_takes(const hrl_lock *lk) {
+  hrl_round_kind kind = lk->op.round_kind;
+  return hrl_lock_is_hold(lk) && (takes(kind) || kind == HRL_ROUND_SET);
+}
+
 /* The rounds that send the queue script (three keys), or a hold's script
  * with its queue's keys (hold.c): a migrating slot may split them. */
 static bool is_queue_round(const hrl_lock *lk, hrl_round_kind kind) {
@@ -67,6 +80,29 @@ static bool eval_buffers(hrl_lock *lk) {
   memcpy(buf + cap, HRL_ASKING, HRL_ASKING_LEN);
   op->cmd_eval = buf + HRL_ASKING_LEN;
   op->cmd_plain = buf + cap + HRL_ASKING_LEN;
+  return true;
+}
+
+/* The plain form of the round's command, for a migrating cluster slot
+ * (TRYAGAIN: the queue script's keys are not all on one node): the plain
+ * try on the lock key (and counter) alone, with the round's WAIT behind it
+ * as behind cmd, or the plain release (a release or step aside: never
+ * waits), built once per round. False when out of memory. */
+static bool plain_command(hrl_lock *lk) {
+  hrl_op *op = &lk->op;
+  if (!eval_buffers(lk)) {
+    return false;
+  }
+  if (op->cmd_plain_len == 0) {
+    hrl_command_args a = command_args(lk);
+    op->cmd_plain_len =
+        takes(op->round_kind)
+            ? hrl_resp_plain_try(op->cmd_plain,
+                                 op->round_kind == HRL_ROUND_FENCED_TRY, &a)
+            : hrl_resp_plain_release(op->cmd_plain, &a);
+    memcpy(op->cmd_plain + op->cmd_plain_len, op->cmd + op->cmd_len,
+           op->wait_len);
+  }
   return true;
 }
 
@@ -162,10 +198,11 @@ void hrl_round_start(hrl_lock *lk, hrl_round_kind kind, uint32_t timeout_ms,
   op->cmd_plain_len = 0;
   for (size_t i = 0; i < lk->cfg->n; i++) {
     op->nodes[i].result = HRL_NODE_PENDING;
+    op->nodes[i].kind = kind;
     op->nodes[i].eval_sent = false;
     op->nodes[i].sent = false;
     op->nodes[i].missed = false;
-    op->nodes[i].pttl = -1;
+    op->nodes[i].pttl = HRL_PTTL_UNKNOWN;
     op->nodes[i].replies = 0;
     op->nodes[i].resend = false;
     op->nodes[i].set = HRL_NODE_PENDING;
@@ -174,6 +211,7 @@ void hrl_round_start(hrl_lock *lk, hrl_round_kind kind, uint32_t timeout_ms,
     op->nodes[i].unacked = false;
     op->nodes[i].redirected = false;
     op->nodes[i].plain = false;
+    op->nodes[i].migrating = false;
     op->nodes[i].msg[0] = '\0';
     op->nodes[i].asking = false;
     op->nodes[i].asking_ack = false;
@@ -205,6 +243,46 @@ void hrl_round_start(hrl_lock *lk, hrl_round_kind kind, uint32_t timeout_ms,
   }
 }
 
+void hrl_round_note_token(hrl_lock *lk) {
+  const hrl_op *op = &lk->op;
+  hrl_round_kind k = op->round_kind;
+  bool sets = k == HRL_ROUND_SET || k == HRL_ROUND_FENCED_ACQUIRE ||
+              k == HRL_ROUND_TRY || k == HRL_ROUND_FENCED_TRY;
+  bool drops = k == HRL_ROUND_RELEASE || k == HRL_ROUND_ASIDE;
+  for (size_t i = 0; i < lk->cfg->n; i++) {
+    const hrl_node *node = &op->nodes[i];
+    uint64_t bit = (uint64_t)1 << i;
+    bool answered =
+        node->result == HRL_NODE_OK || node->result == HRL_NODE_REFUSED;
+    /* An error reply (auth, server) ran nothing; a reply out of step or
+     * none at all may hide a command that ran. */
+    bool unsure = node->sent && (node->result == HRL_NODE_PENDING ||
+                                 node->result == HRL_NODE_UNREACHABLE ||
+                                 node->result == HRL_NODE_PROTOCOL);
+    if (sets && (node->result == HRL_NODE_OK || unsure)) {
+      lk->token_at |= bit;
+    } else if (drops && answered) {
+      lk->token_at &= ~bit;
+    }
+  }
+}
+
+bool hrl_round_must_reach(const hrl_lock *lk, size_t i) {
+  hrl_round_kind k = lk->op.round_kind;
+  return i < lk->cfg->n && (k == HRL_ROUND_RELEASE || k == HRL_ROUND_ASIDE) &&
+         (lk->token_at & ((uint64_t)1 << i)) != 0;
+}
+
+void hrl_round_withhold(hrl_lock *lk, size_t i, const char *message) {
+  if (!hrl_proto_in_round(lk, i) ||
+      lk->op.nodes[i].result != HRL_NODE_PENDING) {
+    return;
+  }
+  hrl_node *node = &lk->op.nodes[i];
+  node->result = HRL_NODE_UNREACHABLE;
+  hrl_detail_copy_text(node->msg, sizeof node->msg, message, strlen(message));
+}
+
 bool hrl_round_of_attempt(const hrl_lock *lk) {
   hrl_round_kind k = lk->op.round_kind;
   return k == HRL_ROUND_SET || k == HRL_ROUND_FENCED_ACQUIRE ||
@@ -213,13 +291,14 @@ bool hrl_round_of_attempt(const hrl_lock *lk) {
 }
 
 /* The last reply of a pipeline (a fenced acquire's or try's INCR, a WAIT)
- * whose first reply was a redirect: the others were read and dropped (the INCR
- * ran nowhere, or at a node the slot is leaving: fences may skip numbers). A
- * MOVED (or a primary gone) sends the pipeline again to the new node. An ASK
- * (the slot is migrating) is not followed: ASKING covers one command, and the
- * counter may be on either node until the migration ends, so the master
- * fails this attempt and a later one, after the migration, gets the fence
- * from wherever the counter is then. */
+ * whose first reply was a redirect: the others were read and dropped (the
+ * INCR ran nowhere, or at a node the slot is leaving: fences may skip
+ * numbers). A MOVED (or a primary gone) sends the pipeline again to the new
+ * node. An ASK (the slot is migrating) is not followed: ASKING covers one
+ * command, and the counter may be on either node until the migration ends.
+ * The master refuses this attempt (the SET did not run): a waiter waits,
+ * and a try after the migration gets the fence from wherever the counter
+ * is then. */
 static hrl_node_result pipeline_redirect(hrl_lock *lk, size_t i) {
   hrl_node *node = &lk->op.nodes[i];
   node->redirected = false;
@@ -231,38 +310,57 @@ static hrl_node_result pipeline_redirect(hrl_lock *lk, size_t i) {
     hrl_detailf(node->msg, sizeof node->msg,
                 "slot %u is migrating: a fenced acquire waits for its end",
                 (unsigned)lk->slot);
-    node->result = HRL_NODE_SERVER;
+    node->pttl = HRL_PTTL_UNKNOWN;
+    node->migrating = true;
+    node->result = HRL_NODE_REFUSED;
     return node->result;
   }
   return HRL_NODE_REDIRECT;
 }
 
+/* A fenced acquire's (or try's) INCR redirected after its first command
+ * was answered on this node: the counter left between the two (a
+ * migration's MIGRATE, or its end). Not followed: the pipeline would go
+ * again to the other node, and its SET run there too (the key on two
+ * nodes, in the way of the migration). The counter is not read: a SET that
+ * took holds our key here without a fence (failed: its cleanup releases
+ * it), else the master answered as its SET did. */
+static hrl_node_result counter_redirected(hrl_lock *lk, hrl_node *node,
+                                          const hrl_reply *reply) {
+  hrl_detailf(node->msg, sizeof node->msg,
+              "slot %u is migrating: the counter moved (%.*s)",
+              (unsigned)lk->slot, (int)(reply->len < 60 ? reply->len : 60),
+              reply->str);
+  node->pttl = HRL_PTTL_UNKNOWN;
+  node->migrating = true;
+  node->result = node->set == HRL_NODE_OK ? HRL_NODE_SERVER : node->set;
+  return node->result;
+}
+
 /* A cluster node's TRYAGAIN: the slot is migrating and the queue script's
- * keys (lock, queue, waiters) are not all on this node. A try waits (it
- * is refused, the holder's PTTL unknown, and tries again later); a
- * release or step aside sends the plain release instead, on the lock key
- * alone, which the migration does not hold up. */
+ * keys (lock, queue, waiters) are not all on this node. The plain form
+ * goes again instead, on the lock key alone, which a migration does not
+ * hold up (one key follows ASK): a release or step aside as the plain
+ * release, a try as the plain try (SET NX PX: the waiter takes a free key,
+ * outside the queue, until the migration ends). */
 static hrl_node_result queue_tryagain(hrl_lock *lk, hrl_node *node) {
-  hrl_op *op = &lk->op;
-  if (op->round_kind == HRL_ROUND_TRY || op->round_kind == HRL_ROUND_SET) {
-    node->pttl = -1;
-    node->result = HRL_NODE_REFUSED;
+  if (node->plain || hold_takes(lk) || !plain_command(lk)) {
+    /* a try (a hold's first attempt too) waits for its next */
+    bool refuse = takes(lk->op.round_kind) || hold_takes(lk);
+    node->pttl = HRL_PTTL_UNKNOWN;
+    node->migrating = refuse;
+    node->result = refuse ? HRL_NODE_REFUSED : HRL_NODE_SERVER;
     return node->result;
-  }
-  if (node->plain || !eval_buffers(lk)) {
-    node->result = HRL_NODE_SERVER;
-    return node->result;
-  }
-  if (op->cmd_plain_len == 0) {
-    hrl_command_args a = command_args(lk);
-    op->cmd_plain_len = hrl_resp_plain_release(op->cmd_plain, &a);
   }
   node->plain = true;
   return HRL_NODE_RESEND;
 }
 
-hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
-                                const hrl_reply *reply) {
+static bool is_redirect(const hrl_reply *reply) {
+  return hrl_reply_is_error(reply, "MOVED") || hrl_reply_is_error(reply, "ASK");
+}
+
+hrl_node_result hrl_node_reply(hrl_lock *lk, size_t i, const hrl_reply *reply) {
   if (!hrl_proto_in_round(lk, i)) {
     return HRL_NODE_PROTOCOL;
   }
@@ -278,8 +376,12 @@ hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
     return ++node->replies < total ? HRL_NODE_MORE : pipeline_redirect(lk, i);
   }
   bool pipeline = total > 1;
+  /* A pipeline's later reply, after a first that was not a redirect: the
+   * first command ran on this node, so no redirect now may send the
+   * pipeline elsewhere (counter_redirected). */
+  bool after_answer = pipeline && node->replies >= 1;
   hrl_master_cfg *m = &lk->cfg->masters[i];
-  if (m->cluster != NULL || m->sentinel != NULL) {
+  if (m->sentinel != NULL || (m->cluster != NULL && !after_answer)) {
     bool to_sentinel =
         m->sentinel != NULL && hrl_sentinel_asks(m->sentinel, node->target);
     hrl_node_result c = m->cluster != NULL ? hrl_cluster_reply(lk, i, reply)
@@ -297,22 +399,38 @@ hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
     }
   }
   if (is_queue_round(lk, op->round_kind) && node->replies == 0 &&
+      !node->plain &&
       hrl_reply_is_error(reply, "TRYAGAIN")) {
     hrl_detailf(node->msg, sizeof node->msg, "slot %u is migrating (TRYAGAIN)",
                 (unsigned)lk->slot);
     if (!pipeline) {
       return queue_tryagain(lk, node);
     }
-    /* A fenced try: refused; the INCR's reply comes next. */
+    /* A fenced try, or a try with its WAIT behind: the INCR's (the
+     * WAIT's) reply comes next, then the plain try goes (SET and INCR: the
+     * counter read after the SET; the WAIT again behind); without memory
+     * for it, refused. A hold's take has no plain form: refused, it
+     * waits for the migration's end. */
     node->replies = 1;
-    node->pttl = -1;
+    node->pttl = HRL_PTTL_UNKNOWN;
     node->set = HRL_NODE_REFUSED;
+    node->plain = !hold_takes(lk) && plain_command(lk);
+    node->migrating = hold_takes(lk);
+    node->resend = node->plain;
     return HRL_NODE_MORE;
   }
   bool noscript = false;
   int k = pipeline ? node->replies++ : 0; /* which reply of the pipeline */
   if (k == 0) {
-    hrl_node_result r = hrl_hold_classify(lk, node, reply, &noscript);
+    /* A plain try's first reply is its SET's; a hold's replies are
+     * hold.c's to read. */
+    hrl_round_kind kind =
+        node->plain && takes(op->round_kind) ? HRL_ROUND_SET : op->round_kind;
+    hrl_node_result r =
+        hrl_lock_is_hold(lk)
+            ? hrl_hold_classify(lk, node, reply, &noscript)
+            : hrl_reply_classify(kind, reply, &noscript, &node->pttl,
+                                 node->msg, sizeof node->msg);
     if (pipeline) {
       node->set = r; /* the INCR's, then the WAIT's reply come next */
       node->took = r == HRL_NODE_OK;
@@ -326,6 +444,9 @@ hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
   } else if (k < total - 1 || !hrl_round_waits(lk, i)) {
     /* A fenced acquire's or try's INCR. */
     if (!node->resend) {
+      if (m->cluster != NULL && is_redirect(reply)) {
+        return counter_redirected(lk, node, reply);
+      }
       node->set = hrl_reply_counter(node->set, reply, &node->counter, node->msg,
                                     sizeof node->msg);
     }
@@ -344,13 +465,16 @@ hrl_node_result hrl_proto_reply(hrl_lock *lk, size_t i,
     return node->result;
   }
   if (pipeline) {
-    /* The script said NOSCRIPT, and what followed it in the pipeline ran
-     * before anything of ours was there (a fenced try's INCR, the WAIT):
-     * all of it goes again, the script in full (the counter must be read
-     * after the try). */
+    /* The script said NOSCRIPT (or TRYAGAIN), and what followed it in the
+     * pipeline ran before anything of ours was there (a fenced try's INCR,
+     * the WAIT): all of it goes again, the script in full (the counter
+     * must be read after the try), or after a TRYAGAIN the plain try. */
     node->replies = 0;
     node->resend = false;
     node->took = false;
+    if (node->plain) {
+      return HRL_NODE_RESEND;
+    }
   }
   if (node->eval_sent || !build_eval(lk)) {
     hrl_detailf(node->msg, sizeof node->msg,
@@ -374,19 +498,26 @@ bool hrl_proto_settled(const hrl_lock *lk) {
   case HRL_PHASE_FENCING:
   case HRL_PHASE_TRYING:
   case HRL_PHASE_SCRIPTING: {
-    size_t ok = 0;
+    /* Decided either way: a quorum said OK, or so many masters said
+     * something else (refused, failed, missed) that the masters still out
+     * could no longer make one. A refused try would otherwise wait out the
+     * per-master timeout for a master that stopped answering, on every try
+     * of every waiter, while it holds the client's connections. */
+    size_t pending = 0;
     for (size_t i = 0; i < lk->cfg->n; i++) {
-      ok += op->nodes[i].result == HRL_NODE_OK;
+      pending += op->nodes[i].result == HRL_NODE_PENDING;
     }
-    return ok >= lk->cfg->quorum;
+    /* A semaphore's votes count for one permit (hold.c). */
+    size_t ok = hrl_hold_votes(lk);
+    return ok >= lk->cfg->quorum || ok + pending < lk->cfg->quorum;
   }
   default:
     return false;
   }
 }
 
-hrl_node_result hrl_proto_fail(hrl_lock *lk, size_t i, hrl_node_result why,
-                               const char *message) {
+hrl_node_result hrl_node_fail(hrl_lock *lk, size_t i, hrl_node_result why,
+                              const char *message) {
   if (!hrl_proto_in_round(lk, i)) {
     return HRL_NODE_PROTOCOL;
   }
@@ -395,7 +526,8 @@ hrl_node_result hrl_proto_fail(hrl_lock *lk, size_t i, hrl_node_result why,
   }
   hrl_node *node = &lk->op.nodes[i];
   bool is_failure = why == HRL_NODE_UNREACHABLE || why == HRL_NODE_AUTH ||
-                    why == HRL_NODE_SERVER || why == HRL_NODE_PROTOCOL;
+                    why == HRL_NODE_DENIED || why == HRL_NODE_SERVER ||
+                    why == HRL_NODE_PROTOCOL;
   node->result = is_failure ? why : HRL_NODE_PROTOCOL;
   if (message == NULL) {
     message = "failed";
@@ -411,7 +543,7 @@ hrl_node_result hrl_proto_fail(hrl_lock *lk, size_t i, hrl_node_result why,
   return node->result;
 }
 
-void hrl_proto_missed(hrl_lock *lk, size_t i, const char *message) {
+void hrl_node_missed(hrl_lock *lk, size_t i, const char *message) {
   if (!hrl_proto_in_round(lk, i)) {
     return;
   }
@@ -420,7 +552,7 @@ void hrl_proto_missed(hrl_lock *lk, size_t i, const char *message) {
   if (hrl_round_runs_late(lk->op.round_kind)) {
     build_eval(lk); /* for hrl_proto_late_command (none without memory) */
   }
-  hrl_proto_fail(lk, i, HRL_NODE_UNREACHABLE, message);
+  hrl_node_fail(lk, i, HRL_NODE_UNREACHABLE, message);
 }
 
 bool hrl_proto_skippable(const hrl_lock *lk, size_t i) {

@@ -68,47 +68,70 @@ static hrl_node_result failed(hrl_sentinel *s, hrl_node *node,
   return ask_next(s, node);
 }
 
-/* A sentinel's answer: [host, port] of the primary, nil for a service it
- * does not know, or an error. */
-static hrl_node_result sentinel_answer(hrl_sentinel *s, hrl_node *node,
-                                       const hrl_reply *r) {
-  const char *label = s->nodes.at[node->target].label;
+bool hrl_sentinel_answer(const hrl_sentinel *s, size_t sentinel,
+                         const hrl_reply *r, const char **host,
+                         size_t *host_len, int *port, char *msg, size_t size) {
+  const char *label = s->nodes.at[sentinel].label;
   if (r->type == HRL_REPLY_ARRAY && r->elements == 2 &&
       r->element[0].type == HRL_REPLY_STRING &&
       r->element[1].type == HRL_REPLY_STRING) {
-    long port = 0;
-    const hrl_reply *p = &r->element[1];
-    for (size_t k = 0; k < p->len; k++) {
-      port = p->str[k] >= '0' && p->str[k] <= '9' && port < 65536
-                 ? port * 10 + (p->str[k] - '0')
-                 : 70000;
+    long p = 0;
+    const hrl_reply *digits = &r->element[1];
+    for (size_t k = 0; k < digits->len; k++) {
+      p = digits->str[k] >= '0' && digits->str[k] <= '9' && p < 65536
+              ? p * 10 + (digits->str[k] - '0')
+              : 70000;
     }
-    int k = port >= 1 && port <= 65535 && r->element[0].len > 0
-                ? hrl_nodes_add(&s->nodes, r->element[0].str, r->element[0].len,
-                                (int)port)
-                : -1;
-    if (k < 0) {
-      hrl_detailf(node->msg, sizeof node->msg,
+    if (p < 1 || p > 65535 || r->element[0].len == 0) {
+      hrl_detailf(msg, size,
                   "sentinel %s: a primary address that cannot be taken", label);
-      return failed(s, node, HRL_NODE_PROTOCOL);
+      return false;
     }
-    s->next = node->target; /* it answered: ask it first next time */
-    s->primary = k;
-    node->target = (uint16_t)k;
-    node->redirects++;
-    node->sent = false;
-    return HRL_NODE_REDIRECT;
+    *host = r->element[0].str;
+    *host_len = r->element[0].len;
+    *port = (int)p;
+    return true;
   }
   if (r->type == HRL_REPLY_ERROR) {
     char text[HRL_NODE_MSG_MAX];
     hrl_detail_copy_text(text, sizeof text, r->str, r->len);
-    hrl_detailf(node->msg, sizeof node->msg, "sentinel %s: %s", label, text);
+    hrl_detailf(msg, size, "sentinel %s: %s", label, text);
   } else {
-    hrl_detailf(node->msg, sizeof node->msg,
-                "sentinel %s: no primary known for service %s", label,
-                s->service);
+    hrl_detailf(msg, size, "sentinel %s: no primary known for service %s",
+                label, s->service);
   }
-  return failed(s, node, HRL_NODE_SERVER);
+  return false;
+}
+
+/* A sentinel's answer: the primary, or a failure that sends the question
+ * to the next sentinel. */
+static hrl_node_result sentinel_answer(hrl_sentinel *s, hrl_node *node,
+                                       const hrl_reply *r) {
+  const char *host;
+  size_t host_len;
+  int port;
+  if (!hrl_sentinel_answer(s, node->target, r, &host, &host_len, &port,
+                           node->msg, sizeof node->msg)) {
+    /* An address it named that cannot be taken is nonsense; anything else
+     * (an error, no primary) the sentinel's word. */
+    bool named = r->type == HRL_REPLY_ARRAY && r->elements == 2 &&
+                 r->element[0].type == HRL_REPLY_STRING &&
+                 r->element[1].type == HRL_REPLY_STRING;
+    return failed(s, node, named ? HRL_NODE_PROTOCOL : HRL_NODE_SERVER);
+  }
+  int k = hrl_nodes_add(&s->nodes, host, host_len, port);
+  if (k < 0) {
+    hrl_detailf(node->msg, sizeof node->msg,
+                "sentinel %s: a primary address that cannot be taken",
+                s->nodes.at[node->target].label);
+    return failed(s, node, HRL_NODE_PROTOCOL);
+  }
+  s->next = node->target; /* it answered: ask it first next time */
+  s->primary = k;
+  node->target = (uint16_t)k;
+  node->redirects++;
+  node->sent = false;
+  return HRL_NODE_REDIRECT;
 }
 
 hrl_node_result hrl_sentinel_reply(hrl_lock *lk, size_t i,

@@ -15,6 +15,8 @@
 
 #include "nodes.h"
 
+struct hrl_reply;
+
 typedef struct hrl_sentinel {
   /* The sentinels (entries 0 .. n_sentinels - 1), then every primary they
    * named, each once (a connection per entry in the drivers). */
@@ -35,5 +37,12 @@ void hrl_sentinel_free(hrl_sentinel *s);
 static inline bool hrl_sentinel_asks(const hrl_sentinel *s, size_t node) {
   return node < s->n_sentinels;
 }
+
+/* A sentinel's answer to the question (sentinel: the one asked): true with
+ * the primary's host (host_len bytes, in r) and port; else false with msg
+ * saying why, in the words of a round's failure. */
+bool hrl_sentinel_answer(const hrl_sentinel *s, size_t sentinel,
+                         const struct hrl_reply *r, const char **host,
+                         size_t *host_len, int *port, char *msg, size_t size);
 
 #endif

@@ -19,6 +19,11 @@
  *   - else (K has no tag but a '}', "a}b", "x{}y": no tag can be K) 14
  *     characters '0'/'1' whose CRC16 falls in K's slot, found by solving
  *     the CRC's linear equations (below), the same for every client.
+ *
+ * Two locks never share a sibling, and no lock may have a sibling as its
+ * key: hrl_sibling_key_of recognises one, and lock_state.c refuses the
+ * name that would make it (else "a{doc:a}:queue" with key_prefix "doc:"
+ * would be lock "a"'s queue).
  */
 #include "sibling_key.h"
 
@@ -28,9 +33,9 @@
 #define SLOT_MASK 0x3FFF /* 16384 slots: the low 14 bits of the CRC */
 #define SYNTH_LEN 14     /* characters of a synthesised tag */
 
-/* CRC16-XMODEM (polynomial 0x1021, initial value 0), Redis Cluster's. */
-static uint16_t crc16(const char *buf, size_t len) {
-  uint16_t crc = 0;
+/* CRC16-XMODEM (polynomial 0x1021, initial value 0), Redis Cluster's,
+ * continued from crc over len more bytes. */
+static uint16_t crc16_more(uint16_t crc, const char *buf, size_t len) {
   for (size_t i = 0; i < len; i++) {
     crc ^= (uint16_t)((uint16_t)(unsigned char)buf[i] << 8);
     for (int b = 0; b < 8; b++) {
@@ -38,6 +43,10 @@ static uint16_t crc16(const char *buf, size_t len) {
     }
   }
   return crc;
+}
+
+static uint16_t crc16(const char *buf, size_t len) {
+  return crc16_more(0, buf, len);
 }
 
 /* Finds key's hash tag; false when it has none. */
@@ -153,4 +162,59 @@ size_t hrl_sibling_key(const char *key, size_t len, const char *suffix,
   n += len - head;
   memcpy(out + n, suffix, suffix_len);
   return n + suffix_len;
+}
+
+/* Whether key, with its last suffix_len bytes a sibling suffix, is
+ * S(K0, suffix) for some K0. S's first '{' is the one S put there and its
+ * tag t runs to the first '}' after it, so K0 can only be what surrounds
+ * that "{t}": head (before it) and rest (after it, up to the suffix), and
+ * key is S(K0) exactly when K0's first '{' is where S put its own (rest is
+ * empty or begins with '{') and t is the tag S takes for K0. */
+static bool sibling_for(const char *key, size_t len, size_t suffix_len) {
+  size_t m = len - suffix_len;
+  const char *open = memchr(key, '{', m);
+  if (open == NULL) {
+    return false;
+  }
+  size_t head_len = (size_t)(open - key);
+  const char *close = memchr(open + 1, '}', m - head_len - 1);
+  if (close == NULL) {
+    return false;
+  }
+  const char *t = open + 1;
+  size_t t_len = (size_t)(close - t);
+  const char *rest = close + 1;
+  size_t rest_len = m - head_len - t_len - 2;
+  if (rest_len > 0 && rest[0] != '{') {
+    return false;
+  }
+  size_t from, tag_len;
+  if (hash_tag(rest, rest_len, &from, &tag_len)) { /* K0's tag is rest's */
+    return t_len == tag_len && memcmp(t, rest + from, tag_len) == 0;
+  }
+  if (memchr(key, '}', head_len) == NULL &&
+      memchr(rest, '}', rest_len) == NULL) { /* t is K0 itself */
+    return t_len == head_len + rest_len && memcmp(t, key, head_len) == 0 &&
+           memcmp(t + head_len, rest, rest_len) == 0;
+  }
+  if (t_len != SYNTH_LEN) {
+    return false;
+  }
+  char synth[SYNTH_LEN];
+  uint16_t crc = crc16_more(crc16(key, head_len), rest, rest_len);
+  synthesised_tag(crc & SLOT_MASK, synth);
+  return memcmp(t, synth, SYNTH_LEN) == 0;
+}
+
+const char *hrl_sibling_key_of(const char *key, size_t len) {
+  static const char *const suffixes[] = {HRL_QUEUE_SUFFIX, HRL_WAITERS_SUFFIX,
+                                         HRL_FENCE_SUFFIX};
+  for (size_t k = 0; k < sizeof suffixes / sizeof suffixes[0]; k++) {
+    size_t n = strlen(suffixes[k]);
+    if (len >= n + 2 && memcmp(key + len - n, suffixes[k], n) == 0 &&
+        sibling_for(key, len, n)) {
+      return suffixes[k];
+    }
+  }
+  return NULL;
 }

@@ -37,4 +37,10 @@ size_t hrl_sibling_key_len(const char *key, size_t len, size_t suffix_len);
 size_t hrl_sibling_key(const char *key, size_t len, const char *suffix,
                        size_t suffix_len, char *out);
 
+/* When key (len bytes) is a sibling of some lock key, the suffix it
+ * carries (HRL_QUEUE_SUFFIX, ...); else NULL. Such a key is refused as a
+ * lock's: as a lock it would be another lock's queue or counter (two locks
+ * never share a sibling only when no lock key is one). */
+const char *hrl_sibling_key_of(const char *key, size_t len);
+
 #endif

@@ -12,6 +12,7 @@
 
 #include "hiredlock.h"
 #include "hiredlock/proto.h"
+#include "observe.h"
 #include "resp.h"
 #include "url.h"
 
@@ -88,6 +89,13 @@ typedef struct hrl_rejoin {
   pid_t pid; /* the process that queued it: a forked child never takes it */
 } hrl_rejoin;
 
+/* Where a client's random bytes come from (its tokens, its channel, the
+ * jitter of its waits): fills all n bytes of buf, or fails with
+ * HRL_ESYSTEM. The driver gives it when the client is made (the built-in
+ * one: hrl_os_entropy, the kernel CSPRNG); the protocol reads no device
+ * itself. ctx is the driver's (hrl_config.entropy_ctx). */
+typedef hrl_status (*hrl_entropy_fn)(void *ctx, void *buf, size_t n);
+
 /* What a client was made with: validated options and parsed masters. */
 typedef struct hrl_config {
   hrl_options opts; /* key_prefix points into prefix below, the ssl_* paths
@@ -105,6 +113,8 @@ typedef struct hrl_config {
   uint32_t lease_ms;
   uint32_t window_ms;
   hrl_master_cfg *masters;
+  hrl_entropy_fn entropy;
+  void *entropy_ctx;
   /* Set once two masters turned out to be one server (the same run_id):
    * what every acquire and extend of the client then fails with. */
   char same_server[HRL_DETAIL_MAX];
@@ -116,16 +126,26 @@ typedef struct hrl_config {
   /* Entries left behind; steps of one client never run at once (every
    * driver runs them under the client's mutex or on one thread). */
   hrl_rejoin rejoin[HRL_REJOIN_SLOTS];
-  size_t rejoins; /* slots in use */
+  size_t rejoins;   /* slots in use */
+  hrl_observer obs; /* counters, events, masters down (observe.h) */
 } hrl_config;
+
+/* hrl_node.pttl: a key without a TTL (Redis's PTTL -1), and no PTTL read
+ * (not a try, an error, a migrating slot; Redis's -2 for a key gone). */
+#define HRL_PTTL_NONE (-1)
+#define HRL_PTTL_UNKNOWN (-2)
 
 /* A master's state in the current round. */
 typedef struct hrl_node {
   hrl_node_result result;
-  bool eval_sent; /* NOSCRIPT came back once: the full script was sent */
-  bool sent;      /* the driver took the command */
-  bool missed;    /* ... and it went unanswered: it may run there yet */
-  int64_t pttl;   /* a refused try: the holder's PTTL in ms (-1: unknown) */
+  hrl_round_kind kind; /* of the round its result is from (a message's) */
+  bool eval_sent;      /* NOSCRIPT came back once: the full script was sent */
+  bool sent;           /* the driver took the command */
+  bool missed;         /* ... and it went unanswered: it may run there yet */
+  /* A refused try: the key's PTTL in ms, as the queue script read it:
+   * HRL_PTTL_NONE when the key has no TTL (not a lock's key: every lock
+   * key expires), HRL_PTTL_UNKNOWN when nothing was read. */
+  int64_t pttl;
   /* A fenced acquire's (or try's) two replies: what its SET (try) said,
    * and the counter its INCR returned; resend: the try said NOSCRIPT, so
    * both go again in full once the INCR's reply is in; redirected: its
@@ -134,9 +154,13 @@ typedef struct hrl_node {
   uint8_t replies;
   bool resend;
   bool redirected;
-  /* A release or step aside answered TRYAGAIN (a migrating cluster slot):
-   * the plain release goes instead (hrl_resp_plain_release). */
+  /* The queue script answered TRYAGAIN (a migrating cluster slot): a
+   * release or step aside goes again as the plain release, a try as the
+   * plain try (round.c); migrating: the slot's migration kept this master
+   * from answering the round (its result says what it is, never a lasting
+   * refusal: a waiter goes on waiting). */
   bool plain;
+  bool migrating;
   hrl_node_result set;
   uint64_t counter;
   /* sync_replicas: the write took (its first reply said OK), and the WAIT
@@ -168,6 +192,9 @@ typedef enum hrl_phase {
   HRL_PHASE_WAITING, /* between tries: for a hand-off or a timer */
   HRL_PHASE_LEAVE,   /* next step sends the round that leaves the queue */
   HRL_PHASE_LEAVING, /* ... which is out; the result is decided */
+  /* An inspection (inspect.c): */
+  HRL_PHASE_INSPECT,    /* next step sends the read-only script */
+  HRL_PHASE_INSPECTING, /* ... which is out */
   HRL_PHASE_DONE
 } hrl_phase;
 
@@ -200,9 +227,23 @@ typedef struct hrl_op {
    * the acquire reports at its deadline unless a later try does better
    * (HRL_OK: nothing of the kind). */
   hrl_status unanswered;
+  /* Masters whose last try found the key held by someone else (refused
+   * with its PTTL, or a key without one): while more than n - quorum of
+   * them still hold it (and did not hand it to us since), a hand-off from
+   * a few masters cannot win, and the waiter stays parked until the
+   * retry time (the holder's expiry, or the cap). */
+  uint64_t held;
+  /* Masters whose last try found a key that never expires (no TTL, or not
+   * a string: WRONGTYPE): said at the deadline, since only its writer can
+   * free it. */
+  uint64_t no_ttl;
   /* Its token and arrival are those of an entry an earlier acquire left
-   * behind (hrl_wait_rejoin), not yet known to be gone. */
+   * behind (hrl_wait_rejoin), not yet known to be gone; that entry lives
+   * until rejoin_until_us at most (its lease from the leave that missed a
+   * master): an acquire that does not reach the queue puts it back with
+   * that time, never a later one. */
   bool rejoined;
+  int64_t rejoin_until_us;
   /* A semaphore's acquire: the permit its tries ask for (the one most
    * masters granted the last time; 0: any). */
   uint32_t hint;
@@ -215,8 +256,8 @@ typedef struct hrl_op {
   size_t cmd_len;
   char *cmd_eval; /* EVAL form, after NOSCRIPT; allocated on first use */
   size_t cmd_eval_len;
-  /* The plain release, after a cluster's TRYAGAIN (round.c); in the same
-   * allocation as cmd_eval. */
+  /* After a cluster's TRYAGAIN (round.c): the plain release, or in a
+   * try round the plain try; in the same allocation as cmd_eval. */
   char *cmd_plain;
   size_t cmd_plain_len;
   /* sync_replicas: the WAIT (or WAITAOF) written behind cmd and cmd_eval
@@ -258,6 +299,13 @@ struct hrl_lock {
   uint64_t release_unsure;
   uint64_t granted; /* bit i: master i holds (held) our token, as far as we
                        know: its OK to the acquire or the last extend */
+  /* Bit i: master i may hold a key with the token of the lock's acquire
+   * (the one running, or the hold it got): it said OK to a SET or try of
+   * that token, or got one and never answered. A release, step aside or
+   * leave it answered clears it. Such a master must get those rounds even
+   * where a driver holds commands back from a connection that owes too
+   * many replies (hrl_round_must_reach): there they go behind the SET. */
+  uint64_t token_at;
   int64_t valid_until_us;
   uint64_t fence;  /* the fence of the hold (fenced locks), while held */
   uint32_t permit; /* a semaphore's hold: its permit (hold.c) */
@@ -270,13 +318,16 @@ struct hrl_lock {
   struct hrl_renewal *renewal;
   struct hrl_lease *lease; /* the API layer's schedule entry; never read
                               here */
+  hrl_lock_obs obs;        /* what observe.c counts of it */
+  hrl_lock_extra *extra;   /* an owner label's, an inspection's state */
 };
 
 /* config.c: parses the URLs and checks the options into cfg (zeroed by the
- * caller); on failure cfg holds nothing to free and detail says why. */
+ * caller), whose random bytes come from entropy (with ctx); on failure cfg
+ * holds nothing to free and detail says why. */
 hrl_status hrl_config_init(hrl_config *cfg, const char *const *urls, size_t n,
-                           const hrl_options *opts, char *detail,
-                           size_t detail_size);
+                           const hrl_options *opts, hrl_entropy_fn entropy,
+                           void *entropy_ctx, char *detail, size_t detail_size);
 void hrl_config_clear(hrl_config *cfg);
 
 /* config.c: hrl_proto_handshake() and hrl_proto_handshake_reply() on the
@@ -333,7 +384,7 @@ static inline bool hrl_proto_in_round(const hrl_lock *lk, size_t i) {
          (ph == HRL_PHASE_ACQUIRING || ph == HRL_PHASE_FENCING ||
           ph == HRL_PHASE_CLEANUP || ph == HRL_PHASE_SCRIPTING ||
           ph == HRL_PHASE_TRYING || ph == HRL_PHASE_ASIDE ||
-          ph == HRL_PHASE_LEAVING);
+          ph == HRL_PHASE_LEAVING || ph == HRL_PHASE_INSPECTING);
 }
 
 /* Whether lock is a hold of a read-write lock or a semaphore (hold.c),
@@ -360,10 +411,32 @@ hrl_node_result hrl_hold_classify(hrl_lock *lock, hrl_node *node,
  * with the rest. No-op for any other lock. */
 void hrl_hold_settle(hrl_lock *lock);
 
+/* hold.c: the votes of the round out now that count for one outcome: the
+ * masters that said OK, or for a semaphore's those that granted the same
+ * permit (the most granted): a round is decided (hrl_proto_settled) when
+ * they make a quorum, or never can. */
+size_t hrl_hold_votes(const hrl_lock *lock);
+
 /* hold.c: the mode and permits of a lock's settings (the rest is the
  * option table's); of a client's defaults when for_client. */
 hrl_status hrl_hold_options_check(const hrl_lock_options *lo, bool for_client,
                                   char *detail, size_t detail_size);
+/* The protocol's own calls behind the public hrl_proto_* ones, which
+ * seam.c makes of them (adding owner labels, inspections, counters and
+ * events): redlock.c's begin and step, round.c's reply, fail and missed,
+ * target.c's command bytes, lease.c's end of a renewal. */
+hrl_status hrl_redlock_begin(hrl_lock *lock, hrl_op_kind op, int64_t arg_ms,
+                             int64_t now_us);
+hrl_step hrl_redlock_step(hrl_lock *lock, int64_t now_us, hrl_step_info *info);
+hrl_node_result hrl_node_reply(hrl_lock *lock, size_t i,
+                               const hrl_reply *reply);
+hrl_node_result hrl_node_fail(hrl_lock *lock, size_t i, hrl_node_result why,
+                              const char *message);
+void hrl_node_missed(hrl_lock *lock, size_t i, const char *message);
+const char *hrl_node_command(hrl_lock *lock, size_t i, size_t *len);
+int hrl_node_command_replies(const hrl_lock *lock, size_t i);
+const char *hrl_node_late_command(const hrl_lock *lock, size_t i, size_t *len);
+hrl_status hrl_lease_renew_end(hrl_lock *lock, int64_t now_us);
 
 /* redlock.c: ends an acquire that is sleeping between attempts. */
 void hrl_proto_cancel(hrl_lock *lock);
@@ -433,6 +506,20 @@ bool hrl_round_waits(const hrl_lock *lock, size_t i);
 /* round.c: the replies of master i's late command (hrl_proto_late_command:
  * the script alone, behind an ASKING after an ASK). */
 int hrl_round_late_replies(const hrl_lock *lock, size_t i);
+
+/* round.c: after a round, which masters may hold the token now
+ * (lock->token_at). */
+void hrl_round_note_token(hrl_lock *lock);
+
+/* round.c: whether the round's command must go to master i even on a
+ * connection that owes too many replies: a release, step aside or leave,
+ * and master i may hold our token (lock->token_at). */
+bool hrl_round_must_reach(const hrl_lock *lock, size_t i);
+
+/* round.c: the round's command is not sent to master i, whose connection
+ * owes too many replies (a driver's cap): it counts as unreachable, with
+ * that message, and nothing of the round can run there. */
+void hrl_round_withhold(hrl_lock *lock, size_t i, const char *message);
 
 /* round.c: whether the round out now belongs to an acquire attempt (its
  * SET, a waiter's try, or the fence round): a release may follow it on the
@@ -515,17 +602,38 @@ const char *hrl_config_channel(hrl_config *cfg, size_t *len);
  * (it is taken: no other acquire gets it); else an empty token. */
 void hrl_wait_rejoin(hrl_lock *lock, int64_t now_us);
 /* waiting.c: keeps lock->op's token and arrival for the next acquire of
- * the key on this client: its entry may be left on some master. */
-void hrl_wait_keep(hrl_lock *lock, int64_t now_us);
+ * the key on this client, until until_us: its entry may be left on some
+ * master until then (its lease). */
+void hrl_wait_keep(hrl_lock *lock, int64_t until_us);
+/* waiting.c: an acquire's first attempt got too few answers, only for want
+ * of connections (none refused it for good), with time left to wait: it
+ * waits in line as a waiter whose try got too few answers does (tries
+ * again after the cap, at least a per-master timeout later, and reports
+ * that error at its deadline unless a later try got a quorum of
+ * answers), stepping aside first when a master may hold its token. */
+hrl_step hrl_wait_unanswered(hrl_lock *lock, hrl_tally t, bool may_hold,
+                             int64_t now_us, hrl_step_info *info);
+/* waiting.c: whether a master's failure in the round will last (see
+ * there): a refused AUTH, a protocol error, a server error other than
+ * those of a server starting or failing over. */
+bool hrl_wait_lasting_failure(const hrl_lock *lock);
 
 /* waiting.c: the lease of a client's waiters' queue entries, and the
  * window of a hand-off made for one of them, from its options. */
 uint32_t hrl_lease_ms(const hrl_options *opts);
 uint32_t hrl_window_ms(const hrl_options *opts);
-/* waiting.c: makes this process's channel (HRL_ESYSTEM: no randomness). */
+/* waiting.c: makes this process's channel (HRL_ESYSTEM: no randomness);
+ * sets it from the HRL_TOKEN_LEN characters of id (another client's, when
+ * two share one subscriber). */
 hrl_status hrl_config_make_channel(hrl_config *cfg);
+void hrl_config_set_channel(hrl_config *cfg, const char *id);
 
 /* subscriber.c: hrl_subscriber_new() on the configuration. */
 hrl_subscriber *hrl_subscriber_create(hrl_config *cfg, size_t i);
+/* subscriber.c: hrl_client_share_channel() and
+ * hrl_client_subscriber_key() on the configurations. */
+bool hrl_config_share_channel(hrl_config *cfg, hrl_config *from);
+size_t hrl_config_subscriber_key(hrl_config *cfg, size_t i, char *buf,
+                                 size_t size);
 
 #endif

@@ -10,11 +10,15 @@
  *     was kept after a missed deadline) are read and dropped first, never
  *     taken as this round's answer.
  *   - NOSCRIPT: the command goes again with the full script.
- *   - A missed deadline keeps the connection when it can (its replies are
- *     then owed): never right after an acquire, whose release must follow
- *     on the same connection behind the SET; past OWED_MAX owed replies of
- *     a release or extend, it is closed instead. The full script goes
- *     behind an unanswered release or extend (hrl_proto_late_command).
+ *   - A missed deadline keeps the connection (its replies are then owed):
+ *     a release must follow an unanswered SET on the same connection, and
+ *     a server that wakes up to a closed connection drops what it has not
+ *     run yet (the release among it). The full script goes behind an
+ *     unanswered release or extend (hrl_proto_late_command).
+ *   - A connection that owes OWED_MAX replies or more gets no new command
+ *     but a release (or a waiter's step aside or leave) of a lock whose
+ *     token that master may hold: hrl_stream_start holds the others back,
+ *     and the master counts as unreachable in that round.
  *
  * The driver writes what start() and feed() hand it, feeds what it reads,
  * and tells the stream when a deadline passed (expire) or when the round
@@ -83,9 +87,35 @@ const char *hrl_stream_start(hrl_stream *s, hrl_lock *lk, size_t i, bool fresh,
       return hs;
     }
   }
+  if (s->owed >= OWED_MAX && !hrl_round_must_reach(lk, i)) {
+    char msg[HRL_NODE_MSG_MAX];
+    hrl_detailf(msg, sizeof msg,
+                "not sent: %u replies owed since it stopped answering",
+                (unsigned)s->owed);
+    hrl_round_withhold(lk, i, msg);
+    *len = 0;
+    return NULL;
+  }
   const char *cmd = hrl_proto_command(lk, i, len);
   s->inflight = cmd != NULL ? (uint32_t)hrl_proto_command_replies(lk, i) : 0;
   return cmd;
+}
+
+bool hrl_stream_drain(hrl_stream *s, const char *data, size_t len) {
+  if (len > 0 && hrl_parser_feed(s->parser, data, len) != HRL_OK) {
+    return false;
+  }
+  for (;;) {
+    hrl_reply r;
+    int got = hrl_parser_next(s->parser, &r);
+    if (got == 0) {
+      return true;
+    }
+    if (got < 0 || s->owed == 0) {
+      return false; /* malformed, or more than was owed: out of step */
+    }
+    s->owed--;
+  }
 }
 
 /* The command after the handshake, or again after NOSCRIPT. */
@@ -174,12 +204,7 @@ static hrl_stream_action leave(hrl_stream *s, const hrl_lock *lk, size_t i,
   if (s->handshake_left > 0) {
     return HRL_STREAM_CLOSE; /* the connection's state is unknown */
   }
-  uint32_t owed = s->owed + s->inflight +
-                  (late ? (uint32_t)hrl_round_late_replies(lk, i) : 0);
-  if (!hrl_round_of_attempt(lk) && owed > OWED_MAX) {
-    return HRL_STREAM_CLOSE;
-  }
-  s->owed = owed;
+  s->owed += s->inflight + (late ? (uint32_t)hrl_round_late_replies(lk, i) : 0);
   s->inflight = 0;
   return HRL_STREAM_DONE;
 }

@@ -8,15 +8,34 @@
  * reply; a push of another shape is ignored (it is not ours), a nested
  * array, a longer one or anything but an array closes the connection (a
  * waiter then falls back to its timers).
+ *
+ * A Sentinel-managed primary's subscriber asks a sentinel first (on a
+ * connection of its own, the question alone), then subscribes at the
+ * primary it named; the connection after one to the primary asks again,
+ * so a failover (Sentinel closes the deposed primary's clients) is
+ * followed. Its state is its own: the sentinels' addresses are read from
+ * the configuration (never changed once made), the primary is copied
+ * here, so a driver may run it beside the client's rounds.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "detail.h"
 #include "resp.h"
+#include "sentinel.h"
 #include "state.h"
 
 #define PUSH_ELEMENTS 3
+/* Longest host name a sentinel may name (DNS: 253). */
+#define HOST_MAX 255
+
+/* Where a Sentinel-managed primary's subscriber stands. */
+typedef enum sub_phase {
+  PHASE_START,      /* no connection yet, or the primary's ended: ask */
+  PHASE_ASK,        /* connected (or connecting) to sentinel `asking` */
+  PHASE_PRIMARY,    /* a sentinel named the primary: connect there next */
+  PHASE_ON_PRIMARY, /* connected (or connecting) to the primary */
+} sub_phase;
 
 typedef enum push_kind { PUSH_OTHER, PUSH_SUBSCRIBE, PUSH_MESSAGE } push_kind;
 
@@ -37,6 +56,14 @@ struct hrl_subscriber {
   bool has_token;
   char token[HRL_TOKEN_LEN];
   char message[HRL_NODE_MSG_MAX];
+  /* A Sentinel-managed primary's (NULL for any other master). */
+  const hrl_sentinel *sentinel;
+  sub_phase phase;
+  size_t asking; /* the sentinel asked in PHASE_ASK */
+  size_t next;   /* the sentinel to ask first: the last that answered */
+  char primary_host[HOST_MAX + 1];
+  int primary_port;
+  char primary_label[HRL_LABEL_MAX];
 };
 
 hrl_subscriber *hrl_subscriber_create(hrl_config *cfg, size_t i) {
@@ -61,6 +88,7 @@ hrl_subscriber *hrl_subscriber_create(hrl_config *cfg, size_t i) {
   }
   memcpy(s->channel, channel, len);
   s->channel_len = len;
+  s->sentinel = cfg->masters[i].sentinel;
   return s;
 }
 
@@ -72,8 +100,55 @@ void hrl_subscriber_free(hrl_subscriber *s) {
   }
 }
 
+/* A server of the sentinel's table (a sentinel) as the target. */
+static void sentinel_target(const hrl_sentinel *sn, size_t k, hrl_target *out) {
+  out->host = sn->nodes.at[k].host;
+  out->port = sn->nodes.at[k].port;
+  out->node = k;
+  out->label = sn->nodes.at[k].label;
+  out->handshake = false;
+}
+
+void hrl_subscriber_open(hrl_subscriber *s, hrl_target *out) {
+  memset(out, 0, sizeof *out);
+  out->handshake = true;
+  const hrl_sentinel *sn = s->sentinel;
+  if (sn == NULL) {
+    const hrl_endpoint *ep = &s->cfg->masters[s->i].ep;
+    out->host = ep->is_unix ? NULL : ep->host;
+    out->port = ep->is_unix ? 0 : ep->port;
+    out->path = ep->is_unix ? ep->path : NULL;
+    out->label = ep->label;
+    return;
+  }
+  switch (s->phase) {
+  case PHASE_PRIMARY:
+    s->phase = PHASE_ON_PRIMARY;
+    out->host = s->primary_host;
+    out->port = s->primary_port;
+    out->node = sn->n_sentinels; /* not a sentinel */
+    out->label = s->primary_label;
+    return;
+  case PHASE_ASK: /* the sentinel asked did not answer: the next one */
+    s->asking = (s->asking + 1) % sn->n_sentinels;
+    break;
+  case PHASE_START:
+  case PHASE_ON_PRIMARY: /* (the primary's connection ended: ask again) */
+  default:
+    s->phase = PHASE_ASK;
+    s->asking = s->next;
+    break;
+  }
+  sentinel_target(sn, s->asking, out);
+}
+
 const char *hrl_subscriber_start(hrl_subscriber *s, size_t *len) {
   hrl_parser_reset(s->parser);
+  s->handshake_left = s->handshake_total = 0;
+  if (s->sentinel != NULL && s->phase == PHASE_ASK) {
+    *len = s->sentinel->query_len; /* the question, no handshake */
+    return s->sentinel->query;
+  }
   int replies = 0;
   const char *hs = hrl_config_handshake_plain(s->cfg, s->i, len, &replies);
   s->handshake_left = s->handshake_total = replies;
@@ -155,9 +230,42 @@ static hrl_notice push_notice(hrl_subscriber *s, const char **out,
   return HRL_NOTICE_MORE;
 }
 
+/* A sentinel's answer: REDIRECT to the primary it named, or CLOSE (the
+ * next connection asks the next sentinel). */
+static hrl_notice answer(hrl_subscriber *s, const hrl_reply *r,
+                         const char **out, size_t *out_len) {
+  const char *host;
+  size_t host_len;
+  int port;
+  if (!hrl_sentinel_answer(s->sentinel, s->asking, r, &host, &host_len, &port,
+                           s->message, sizeof s->message)) {
+    return closing(s, s->message, out, out_len);
+  }
+  if (host_len > HOST_MAX || memchr(host, '\0', host_len) != NULL) {
+    hrl_detailf(s->message, sizeof s->message,
+                "sentinel %s: a primary address that cannot be taken",
+                s->sentinel->nodes.at[s->asking].label);
+    return closing(s, s->message, out, out_len);
+  }
+  memcpy(s->primary_host, host, host_len);
+  s->primary_host[host_len] = '\0';
+  s->primary_port = port;
+  bool v6 = memchr(host, ':', host_len) != NULL;
+  hrl_detailf(s->primary_label, sizeof s->primary_label, "%s%s%s:%d",
+              v6 ? "[" : "", s->primary_host, v6 ? "]" : "", port);
+  s->next = s->asking; /* it answered: ask it first next time */
+  s->phase = PHASE_PRIMARY;
+  *out = s->primary_label;
+  *out_len = strlen(s->primary_label);
+  return HRL_NOTICE_REDIRECT;
+}
+
 /* One reply of the stream. */
 static hrl_notice take(hrl_subscriber *s, const hrl_reply *r, const char **out,
                        size_t *out_len) {
+  if (s->sentinel != NULL && s->phase == PHASE_ASK) {
+    return answer(s, r, out, out_len);
+  }
   if (s->handshake_left > 0) {
     int k = s->handshake_total - s->handshake_left;
     if (hrl_config_handshake_reply(s->cfg, s->i, k, r, s->message,
@@ -212,4 +320,69 @@ hrl_notice hrl_subscriber_feed(hrl_subscriber *s, const char *data, size_t len,
       return n;
     }
   }
+}
+
+/* ------------------------------------------------ sharing a subscriber */
+
+bool hrl_config_share_channel(hrl_config *cfg, hrl_config *from) {
+  size_t from_len;
+  const char *channel = hrl_config_channel(from, &from_len);
+  if (channel == NULL) {
+    return false;
+  }
+  /* A wait in progress keeps the channel its queue entries name: its
+   * subscriber (made with it) stays subscribed there. */
+  hrl_config_set_channel(cfg, channel + from_len - HRL_TOKEN_LEN);
+  return true;
+}
+
+/* Appends len bytes of p and a NUL to the key (as far as size allows);
+ * returns the new length. */
+static size_t put(char *buf, size_t size, size_t at, const char *p,
+                  size_t len) {
+  for (size_t k = 0; k <= len; k++, at++) {
+    if (at < size) {
+      buf[at] = k < len && p != NULL ? p[k] : '\0';
+    }
+  }
+  return at;
+}
+
+static size_t put_str(char *buf, size_t size, size_t at, const char *p) {
+  return put(buf, size, at, p, p != NULL ? strlen(p) : 0);
+}
+
+size_t hrl_config_subscriber_key(hrl_config *cfg, size_t i, char *buf,
+                                 size_t size) {
+  size_t channel_len;
+  const char *channel =
+      i < cfg->n ? hrl_config_channel(cfg, &channel_len) : NULL;
+  if (channel == NULL) {
+    return 0;
+  }
+  const hrl_master_cfg *m = &cfg->masters[i];
+  const hrl_endpoint *ep = &m->ep;
+  size_t at = put(buf, size, 0, channel, channel_len);
+  at = put_str(buf, size, at, ep->is_unix ? ep->path : ep->host);
+  char number[32];
+  hrl_detailf(number, sizeof number, "%d %d", ep->port, (int)ep->n_seeds);
+  at = put_str(buf, size, at, number);
+  for (size_t k = 0; k < ep->n_seeds; k++) { /* a cluster's, a sentinel's */
+    at = put_str(buf, size, at, ep->seeds[k].label);
+  }
+  at = put_str(buf, size, at, ep->service);
+  if (ep->tls) {
+    const hrl_tls_settings *t = &m->tls;
+    hrl_detailf(number, sizeof number, "tls %d %d", (int)t->cert_reqs,
+                (int)t->check_hostname);
+    at = put_str(buf, size, at, number);
+    at = put_str(buf, size, at, t->ca_certs);
+    at = put_str(buf, size, at, t->ca_path);
+    at = put_str(buf, size, at, t->certfile);
+    at = put_str(buf, size, at, t->keyfile);
+  }
+  size_t hs_len = 0;
+  int replies = 0;
+  const char *hs = hrl_config_handshake_plain(cfg, i, &hs_len, &replies);
+  return put(buf, size, at, hs, hs != NULL ? hs_len : 0);
 }

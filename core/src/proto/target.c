@@ -59,7 +59,7 @@ static const char *own_bytes(hrl_lock *lk, size_t i, const char *cmd,
   return buf;
 }
 
-const char *hrl_proto_command(hrl_lock *lk, size_t i, size_t *len) {
+const char *hrl_node_command(hrl_lock *lk, size_t i, size_t *len) {
   if (!hrl_proto_in_round(lk, i)) {
     *len = 0;
     return NULL;
@@ -73,11 +73,14 @@ const char *hrl_proto_command(hrl_lock *lk, size_t i, size_t *len) {
   }
   node->sent = true;
   node->asking_ack = node->asking;
-  if (node->plain) { /* a release's: never waits */
-    return command_bytes(node, op->cmd_plain, op->cmd_plain_len, len);
-  }
-  const char *cmd = node->eval_sent ? op->cmd_eval : op->cmd;
-  size_t cmd_len = node->eval_sent ? op->cmd_eval_len : op->cmd_len;
+  /* The plain form after a TRYAGAIN (a release's never waits; a try's
+   * waits as its script would), else the script by digest or in full. */
+  const char *cmd = node->plain       ? op->cmd_plain
+                    : node->eval_sent ? op->cmd_eval
+                                      : op->cmd;
+  size_t cmd_len = node->plain       ? op->cmd_plain_len
+                   : node->eval_sent ? op->cmd_eval_len
+                                     : op->cmd_len;
   if (op->wait_len == 0 || !hrl_round_waits(lk, i)) {
     return command_bytes(node, cmd, cmd_len, len);
   }
@@ -95,7 +98,7 @@ const char *hrl_proto_command(hrl_lock *lk, size_t i, size_t *len) {
   return command_bytes(node, own, cmd_len + op->wait_len, len);
 }
 
-int hrl_proto_command_replies(const hrl_lock *lk, size_t i) {
+int hrl_node_command_replies(const hrl_lock *lk, size_t i) {
   if (!hrl_proto_in_round(lk, i)) {
     return 0;
   }
@@ -108,7 +111,7 @@ int hrl_proto_command_replies(const hrl_lock *lk, size_t i) {
          (lk->op.nodes[i].asking ? 1 : 0) + (hrl_round_waits(lk, i) ? 1 : 0);
 }
 
-const char *hrl_proto_late_command(const hrl_lock *lk, size_t i, size_t *len) {
+const char *hrl_node_late_command(const hrl_lock *lk, size_t i, size_t *len) {
   const hrl_op *op = &lk->op;
   if (!hrl_proto_in_round(lk, i) || !hrl_round_runs_late(op->round_kind) ||
       op->nodes[i].eval_sent || op->cmd_eval_len == 0 || to_sentinel(lk, i)) {

@@ -55,18 +55,38 @@ char *hrl_url_decode(const char *s, size_t n, bool *bad) {
   return out;
 }
 
+/* The last c in [p, end), or NULL. */
+static const char *last_of(const char *p, const char *end, char c) {
+  const char *at = NULL;
+  for (; p < end; p++) {
+    if (*p == c) {
+      at = p;
+    }
+  }
+  return at;
+}
+
 void hrl_url_redact(const char *url, char *out, size_t size) {
   const char *scheme_end = strstr(url, "://");
-  const char *auth_start = scheme_end != NULL ? scheme_end + 3 : url;
-  const char *at = strchr(auth_start, '@');
-  const char *slash = strchr(auth_start, '/');
-  const char *colon = strchr(auth_start, ':');
-  if (at == NULL || (slash != NULL && slash < at) || colon == NULL ||
-      colon > at) {
+  const char *auth = scheme_end != NULL ? scheme_end + 3 : url;
+  /* The parser's split (hrl_url_credentials): the authority ends at the
+   * first '/', '?' or '#', its credentials at its last '@'. */
+  const char *auth_end = auth + strcspn(auth, "/?#");
+  const char *at = last_of(auth, auth_end, '@');
+  /* An '@' past that: a password holding an unescaped '/', '?' or '#',
+   * which the parser cut short and fails on. Hidden up to that '@' too,
+   * whatever the URL meant (at worst a query's path is hidden with it). */
+  const char *later = last_of(auth_end, auth_end + strlen(auth_end), '@');
+  if (later != NULL) {
+    at = later;
+  }
+  if (at == NULL) {
     hrl_detailf(out, size, "%s", url);
     return;
   }
-  hrl_detailf(out, size, "%.*s***%s", (int)(colon + 1 - url), url, at);
+  const char *colon = memchr(auth, ':', (size_t)(at - auth));
+  const char *keep = colon != NULL ? colon + 1 : auth; /* the user name */
+  hrl_detailf(out, size, "%.*s***%s", (int)(keep - url), url, at);
 }
 
 hrl_status hrl_url_fail(const char *url, char *detail, size_t size,
@@ -99,12 +119,7 @@ bool hrl_url_number(const char *s, size_t n, long min, long max, long *out) {
 const char *hrl_url_credentials(const char *url, const char *p, const char *end,
                                 hrl_endpoint *ep, char *detail, size_t size,
                                 hrl_status *st) {
-  const char *at = NULL;
-  for (const char *q = p; q < end; q++) {
-    if (*q == '@') {
-      at = q;
-    }
-  }
+  const char *at = last_of(p, end, '@'); /* hrl_url_redact splits alike */
   if (at == NULL) {
     return p;
   }

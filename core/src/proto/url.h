@@ -71,7 +71,10 @@ void hrl_endpoint_clear(hrl_endpoint *ep);
 /* True when a and b name the same server (so they are not independent). */
 bool hrl_endpoint_same_server(const hrl_endpoint *a, const hrl_endpoint *b);
 
-/* The URL as given, with the password replaced by "***", for messages. */
+/* The URL as given, with the password replaced by "***", for messages:
+ * what the parser takes for one (after the first ':' up to the last '@'
+ * of the authority), or anything up to an '@' past the authority (a
+ * password with an unescaped '/', '?' or '#' the parser did not take). */
 void hrl_url_redact(const char *url, char *out, size_t size);
 
 /* url.c: a decimal in [min, max] from s[0..n) into *out. */

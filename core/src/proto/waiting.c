@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "detail.h"
+#include "mutant.h"
 #include "random.h"
 #include "state.h"
 
@@ -77,11 +78,7 @@ uint32_t hrl_window_ms(const hrl_options *o) {
   return window > HRL_TTL_MAX_MS ? HRL_TTL_MAX_MS : (uint32_t)window;
 }
 
-hrl_status hrl_config_make_channel(hrl_config *cfg) {
-  char id[HRL_TOKEN_LEN + 1];
-  if (hrl_token_new(id) != HRL_OK) {
-    return HRL_ESYSTEM;
-  }
+void hrl_config_set_channel(hrl_config *cfg, const char *id) {
   size_t prefix_len = cfg->opts.key_prefix_len;
   size_t infix_len = sizeof HRL_CHANNEL_INFIX - 1;
   memcpy(cfg->channel, cfg->prefix, prefix_len);
@@ -90,6 +87,14 @@ hrl_status hrl_config_make_channel(hrl_config *cfg) {
   cfg->channel_len = prefix_len + infix_len + HRL_TOKEN_LEN;
   cfg->channel[cfg->channel_len] = '\0';
   cfg->channel_pid = getpid();
+}
+
+hrl_status hrl_config_make_channel(hrl_config *cfg) {
+  char id[HRL_TOKEN_LEN + 1];
+  if (hrl_token_new(cfg, id) != HRL_OK) {
+    return HRL_ESYSTEM;
+  }
+  hrl_config_set_channel(cfg, id);
   return HRL_OK;
 }
 
@@ -131,15 +136,16 @@ static void remember_entry(hrl_lock *lk, hrl_tally t, int64_t now_us) {
   if (t.ok + t.refused == c->n) {
     return;
   }
-  hrl_wait_keep(lk, now_us);
+  /* The last try refreshed the entry's lease; the leave began after it. */
+  hrl_wait_keep(lk, now_us + (int64_t)c->lease_ms * US_PER_MS);
 }
 
-void hrl_wait_keep(hrl_lock *lk, int64_t now_us) {
+void hrl_wait_keep(hrl_lock *lk, int64_t until_us) {
   hrl_config *c = lk->cfg;
   hrl_rejoin *slot = &c->rejoin[0];
   for (size_t i = 0; i < HRL_REJOIN_SLOTS; i++) {
     hrl_rejoin *r = &c->rejoin[i];
-    if (r->key_hash == 0 || r->until_us <= now_us) {
+    if (r->key_hash == 0) {
       slot = r;
       break;
     }
@@ -149,7 +155,7 @@ void hrl_wait_keep(hrl_lock *lk, int64_t now_us) {
   slot->key_hash = key_hash(lk);
   memcpy(slot->token, lk->op.token, sizeof slot->token);
   slot->arrival_us = lk->op.arrival_us;
-  slot->until_us = now_us + (int64_t)c->lease_ms * US_PER_MS;
+  slot->until_us = until_us;
   slot->pid = getpid();
 }
 
@@ -173,10 +179,11 @@ void hrl_wait_rejoin(hrl_lock *lk, int64_t now_us) {
     if (lapsed || r->key_hash == h) {
       if (!lapsed) {
         /* Taken, so two acquires never carry one token. Its old place
-         * too: that entry may still be there. */
+         * too: that entry may still be there, until its lease ends. */
         memcpy(op->token, r->token, sizeof op->token);
         op->arrival_us = r->arrival_us;
         op->rejoined = true;
+        op->rejoin_until_us = r->until_us;
       }
       r->key_hash = 0;
       c->rejoins--;
@@ -215,7 +222,25 @@ hrl_step hrl_wait_start(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
   }
   lk->op.waiting = true;
   lk->op.unanswered = HRL_OK;
+  lk->op.held = 0;
+  lk->op.no_ttl = 0;
   return start_try(lk, now_us, info);
+}
+
+hrl_step hrl_wait_unanswered(hrl_lock *lk, hrl_tally t, bool hold,
+                             int64_t now_us, hrl_step_info *info) {
+  hrl_op *op = &lk->op;
+  if (op->arrival_us == 0) {
+    op->arrival_us = hrl_wall_us();
+  }
+  op->waiting = true;
+  op->unanswered = HRL_OK;
+  op->held = 0;
+  op->no_ttl = 0;
+  op->notified = 0;
+  op->notified_at_us = 0;
+  op->woken = false;
+  return hrl_wait_not_won(lk, t, hold, now_us, info);
 }
 
 /* retry_delay +/- retry_jitter, in microseconds. */
@@ -223,7 +248,7 @@ static int64_t cap_us(const hrl_config *c) {
   uint32_t jitter = c->opts.retry_jitter_ms;
   int64_t ms =
       (int64_t)c->opts.retry_delay_ms - jitter +
-      hrl_random_upto(jitter <= UINT32_MAX / 2 ? 2 * jitter : UINT32_MAX);
+      hrl_random_upto(c, jitter <= UINT32_MAX / 2 ? 2 * jitter : UINT32_MAX);
   return (ms > 0 ? ms : 0) * US_PER_MS;
 }
 
@@ -268,6 +293,41 @@ static void schedule_retry(hrl_lock *lk, int64_t now_us) {
   lk->op.retry_at_us = retry_at;
 }
 
+/* Which masters the try found held by someone else (op->held), and which
+ * of them hold a key that never expires (op->no_ttl: no TTL, or not a
+ * string at all), which the detail names: if the wait times out, no wait
+ * would have outlasted those, only what wrote them can free them (a plain
+ * SET over the lock's name, or a holder that took it without a TTL). */
+static void note_holders(hrl_lock *lk) {
+  const hrl_config *c = lk->cfg;
+  hrl_op *op = &lk->op;
+  op->held = 0;
+  op->no_ttl = 0;
+  lk->detail[0] = '\0';
+  for (size_t i = 0; i < c->n; i++) {
+    const hrl_node *node = &op->nodes[i];
+    if (node->result != HRL_NODE_REFUSED) {
+      continue;
+    }
+    bool never =
+        node->pttl == HRL_PTTL_NONE || strncmp(node->msg, "WRONGTYPE", 9) == 0;
+    if (node->pttl >= 0 || never) {
+      op->held |= (uint64_t)1 << i;
+    }
+    if (never) {
+      op->no_ttl |= (uint64_t)1 << i;
+      hrl_detail_append(
+          lk->detail, sizeof lk->detail, "%s%s: %s",
+          lk->detail[0] != '\0' ? "; " : "", c->masters[i].ep.label,
+          node->pttl == HRL_PTTL_NONE ? "the key has no TTL" : node->msg);
+    }
+  }
+  if (op->no_ttl != 0) {
+    hrl_detail_append(lk->detail, sizeof lk->detail,
+                      " (it never expires: only what wrote it can free it)");
+  }
+}
+
 /* Whether a master may hold our token after the try: it said OK (claimed
  * or set), or we cannot tell (no answer, nonsense; a fenced try's error may
  * be its INCR's, after a try that took). */
@@ -277,7 +337,7 @@ static bool may_hold(const hrl_lock *lk) {
     hrl_node_result r = lk->op.nodes[i].result;
     if (r == HRL_NODE_OK || r == HRL_NODE_UNREACHABLE ||
         r == HRL_NODE_PROTOCOL || (fenced && r != HRL_NODE_REFUSED) ||
-        lk->op.nodes[i].took) {
+        (lk->op.nodes[i].took && !HRL_MUTANT(UNACKED_UNTAKEN))) {
       return true;
     }
   }
@@ -305,20 +365,34 @@ static hrl_step step_aside(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
                         info);
 }
 
+/* Whether a TLS failure (the drivers' "TLS: ..." messages) will last: a
+ * certificate refused, a CA file missing, a handshake the server refuses.
+ * Not a server that closed the connection (it may be restarting), nor a
+ * handshake that timed out ("connect timeout ... (TLS handshake)"). */
+static bool tls_refusal(const hrl_node *node) {
+  static const char closed[] = "TLS: server closed the connection";
+  return node->result == HRL_NODE_UNREACHABLE &&
+         strncmp(node->msg, "TLS: ", 5) == 0 &&
+         strncmp(node->msg, closed, sizeof closed - 1) != 0;
+}
+
 /* Whether a master's failure in the try will last: a refused AUTH, a
- * protocol error, a server error other than those a server gives while it
- * starts or fails over (LOADING, BUSY, MASTERDOWN, CLUSTERDOWN), its
- * replicas lag (sync_replicas) or it is kept out since its restart
- * (restart_guard: "started 3 s ago ..."). */
-static bool lasting_failure(const hrl_lock *lk) {
+ * permission refused, a protocol error, a refused TLS handshake, a server
+ * error other than those a server gives while it starts or fails over
+ * (LOADING, BUSY, MASTERDOWN, CLUSTERDOWN), its replicas lag
+ * (sync_replicas), it is kept out since its restart (restart_guard:
+ * "started 3 s ago ...") or that a cluster slot's migration caused
+ * (round.c: migrating). */
+bool hrl_wait_lasting_failure(const hrl_lock *lk) {
   static const char *const passing[] = {"LOADING",     "BUSY",    "MASTERDOWN",
                                         "CLUSTERDOWN", "started", "restarted"};
   for (size_t i = 0; i < lk->cfg->n; i++) {
     const hrl_node *node = &lk->op.nodes[i];
-    if (node->result == HRL_NODE_AUTH || node->result == HRL_NODE_PROTOCOL) {
+    if (node->result == HRL_NODE_AUTH || node->result == HRL_NODE_DENIED ||
+        node->result == HRL_NODE_PROTOCOL || tls_refusal(node)) {
       return true;
     }
-    if (node->result != HRL_NODE_SERVER || node->unacked) {
+    if (node->result != HRL_NODE_SERVER || node->unacked || node->migrating) {
       continue;
     }
     bool passes = false;
@@ -351,13 +425,16 @@ hrl_step hrl_wait_not_won(hrl_lock *lk, hrl_tally t, bool hold, int64_t now_us,
      * keeps its entries and its place and tries again; leaving now could
      * not reach them either, and would leave dead entries behind that
      * every release is handed to. */
-    if (lasting_failure(lk) || now_us >= op->deadline_us) {
+    if (hrl_wait_lasting_failure(lk) || now_us >= op->deadline_us) {
       return leave(lk, st, now_us, info);
     }
     op->unanswered = st;
   } else if (op->unanswered != HRL_OK) {
     op->unanswered = HRL_OK;
     lk->detail[0] = '\0';
+  }
+  if (t.ok + t.refused >= c->quorum) {
+    note_holders(lk);
   }
   if (now_us >= op->deadline_us) {
     return leave(lk, HRL_ETIMEOUT, now_us, info);
@@ -369,7 +446,8 @@ hrl_step hrl_wait_not_won(hrl_lock *lk, hrl_tally t, bool hold, int64_t now_us,
     int64_t floor = now_us + (int64_t)c->opts.timeout_ms * US_PER_MS;
     op->retry_at_us = op->retry_at_us > floor ? op->retry_at_us : floor;
   }
-  return hold ? step_aside(lk, now_us, info) : wait_or_try(lk, now_us, info);
+  return hold && !HRL_MUTANT(NO_ASIDE) ? step_aside(lk, now_us, info)
+                                       : wait_or_try(lk, now_us, info);
 }
 
 static int popcount64(uint64_t v) {
@@ -393,7 +471,18 @@ static hrl_step wait_or_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
   }
   int64_t next =
       op->retry_at_us < op->deadline_us ? op->retry_at_us : op->deadline_us;
-  if (handed > 0) {
+  /* A hand-off from a master the last try found held by someone else:
+   * that holder let go there, and its release reaches the others at about
+   * the same time. A hand-off only from masters that were not held then
+   * (free, or ours) is another waiter passing on what it could not use (a
+   * holder missing on some masters leaves them to the waiters): while
+   * more than n - quorum masters are still held, it cannot make a quorum,
+   * and trying would only win it, pass it on again and wake the next,
+   * back and forth for the whole hold. Such a waiter stays parked until
+   * the holder's expiry, the cap, or a hand-off that may win. */
+  bool released = (op->notified & op->held) != 0;
+  size_t still_held = (size_t)popcount64(op->held & ~op->notified);
+  if (handed > 0 && (released || still_held <= c->n - c->quorum)) {
     /* The holder's release reaches every master at about the same time:
      * give the others their per-master deadline to say so too, rather
      * than try while they still hold it for the holder. */

@@ -4,13 +4,14 @@
 -- cleanup, the waiting queue and when to try again are the C core's (the
 -- sans-I/O protocol of hiredlock.core, see docs/LUA-API.md); this file only
 -- opens connections, moves bytes and waits. The waiting side (one
--- subscriber per worker and client, requests parked on semaphores) is
--- hiredlock/driver/listener.lua.
+-- subscriber per worker and master, whatever the number of clients,
+-- requests parked on semaphores) is hiredlock/driver/listener.lua.
 --
 -- The contract is the one of hiredlock/driver/hiredis.lua:
 --   acquire(client_handle, name, opts) -> lock_handle | nil, err
 --   release(lock_handle)               -> true | nil, err
 --   extend(lock_handle, ttl)           -> true | nil, err
+--   inspect(client_handle, name)       -> inspection | nil, err
 --
 -- A round goes to all N masters at once, one light thread
 -- (ngx.thread.spawn) per master after the first, each against its own
@@ -48,6 +49,7 @@
 -- blocking the worker. Where cosockets exist, argument errors raise as with
 -- the hiredis driver, with the documented messages.
 local core = require "hiredlock.core"
+local events = require "hiredlock.events"
 local listener = require "hiredlock.driver.listener"
 local conn = require "hiredlock.driver.cosocket_conn"
 
@@ -322,6 +324,7 @@ local function renew(client, lock)
     stats.renewals = stats.renewals + 1
     run(client, twin)
     lock:renew_end() -- the holder learns a loss from lock:lost() and co.
+    events.deliver(client) -- the renewal's, to on_event or the log
   elseif what == "wait" then
     sleep(HELD_BACK)
   end
@@ -423,6 +426,8 @@ function M.acquire(client, name, opts)
   if perr then
     return nil, perr
   end
+  -- Its waits hear on the worker's subscribers, whatever client it is.
+  listener.adopt(client)
   -- Argument errors raise from here with acquire's words (see proto.c).
   local lock, timeout = client:lock(name, opts)
   local begun, err = lock:begin("acquire", timeout)
@@ -464,6 +469,20 @@ function M.extend(lock, ttl)
     return nil, err
   end
   return run(lock:client(), lock)
+end
+
+function M.inspect(client, name)
+  local perr = phase_error()
+  if perr then
+    return nil, perr
+  end
+  local lock = client:lock(name) -- errors name 'acquire': see LUA-API.md
+  local ok, err = lock:begin("inspect")
+  if not ok then
+    return nil, err
+  end
+  run(client, lock)
+  return lock:inspection()
 end
 
 return M

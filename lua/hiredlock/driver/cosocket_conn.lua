@@ -114,6 +114,7 @@ function M.targets_of(client)
       handshake = handshake,
       replies = replies,
       connect_timeout_ms = info.connect_timeout_ms,
+      timeout_ms = info.timeout_ms,
       tls = tls,
       -- The handshake (AUTH, SELECT) and the TLS settings are the whole
       -- state of a connection: their digest keeps credentials out of the
@@ -129,7 +130,7 @@ function M.targets_of(client)
     else
       t.host, t.port = host_of(info.host), info.port
     end
-    t.sentinel = info.sentinel -- its address moves: no subscriber there
+    t.sentinel = info.sentinel
     if info.cluster or info.sentinel then
       t.digest = md5(handshake) .. (info.asks_server
         and (":client%d"):format(clients_made) or "")

@@ -9,6 +9,7 @@
 --   acquire(client_handle, name, opts) -> lock_handle | nil, err
 --   release(lock_handle)               -> true | nil, err
 --   extend(lock_handle, ttl)           -> true | nil, err
+--   inspect(client_handle, name)       -> inspection | nil, err
 -- Handles are hiredlock.core userdata; wrong arguments raise from the
 -- handles' methods with the user's function and argument named by the C
 -- entry point itself, runtime failures return nil, err.
@@ -24,6 +25,10 @@ end
 
 function M.extend(lock, ttl)
   return lock:extend(ttl)
+end
+
+function M.inspect(client, name)
+  return client:inspect(name)
 end
 
 return M

@@ -16,15 +16,28 @@ executor, nothing that blocks the event loop)::
         finally:
             await lk.release()
 
-Exceptions are :mod:`hiredlock`'s own.
+Exceptions are :mod:`hiredlock`'s own. Fencing with an asyncio store::
+
+    await hiredlock.asyncio.fenced_write(store, "orders:42:fence", lk.fence,
+                                         "SET", "orders:42", "paid")
 """
 
-from .._core import ConnectionError, LockError, LockLost, NotAcquired, NotOwned
+from .._core import (
+    ConnectionError,
+    LockError,
+    LockLost,
+    NotAcquired,
+    NotOwned,
+    PermissionDenied,
+)
+from .._fencing import FENCED_WRITE_SCRIPT, StaleFence
 from ._client import Client
-from ._default import default_client, lock
+from ._default import default_client, lock, synchronized
+from ._fencing import fenced_write
 from ._lock import Lock
 
 __all__ = [
+    "FENCED_WRITE_SCRIPT",
     "Client",
     "ConnectionError",
     "Lock",
@@ -32,6 +45,10 @@ __all__ = [
     "LockLost",
     "NotAcquired",
     "NotOwned",
+    "PermissionDenied",
+    "StaleFence",
     "default_client",
+    "fenced_write",
     "lock",
+    "synchronized",
 ]

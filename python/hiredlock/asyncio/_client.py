@@ -3,14 +3,16 @@ loop that first used them), and lock()."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Callable
 
 from .. import _core, _from_redis
 from .._client import DEFAULT_TTL, Name
 from .._holds import RWLock, Semaphore
-from ._driver import Driver
-from ._lock import Lock
+from .._inspect import Inspection
+from ._driver import Driver, Progress
+from ._lock import A, Lock, synchronized_by
 from ._renewer import Renewer
 
 
@@ -70,6 +72,45 @@ class Client:
         """A :class:`Lock` on ``name``, not yet held; the arguments are
         those of :meth:`hiredlock.Client.lock`."""
         return Lock(self, name, ttl, timeout=timeout, blocking=blocking, **options)
+
+    def synchronized(
+        self,
+        name: Name,
+        ttl: float = DEFAULT_TTL,
+        *,
+        timeout: float = -1,
+        blocking: bool = True,
+        **options: Any,
+    ) -> Callable[[A], A]:
+        """Decorator for an async function: every call's body runs under
+        the lock ``name`` (``async with``); the arguments are those of
+        :meth:`lock`. Raises :class:`hiredlock.NotAcquired` when a call
+        cannot acquire in time."""
+
+        def make() -> Lock:
+            return self.lock(name, ttl, timeout=timeout, blocking=blocking, **options)
+
+        make()  # check the arguments now, at decoration time
+        return synchronized_by(make)
+
+    async def inspect(self, name: Name) -> Inspection:
+        """Who holds the lock ``name`` and who waits for it, as
+        :meth:`hiredlock.Client.inspect` says it: the same read-only round,
+        run over this client's connections."""
+        core = _core.Lock(self._core, name)
+        core._begin_inspect()
+        progress = Progress()
+        try:
+            await self._driver.operate(core, progress)
+        finally:
+            self._core._flush_events()
+        if progress.cancelled:
+            raise asyncio.CancelledError
+        return Inspection.from_dict(core._inspection())
+
+    def stats(self) -> dict[str, Any]:
+        """The client's counters, as :meth:`hiredlock.Client.stats`."""
+        return self._core.stats()
 
     def rwlock(
         self,

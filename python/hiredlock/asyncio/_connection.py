@@ -16,6 +16,7 @@ import socket
 import struct
 
 from .. import _core
+from . import _tls
 
 MORE, SEND, DONE, CLOSE = (
     _core.STREAM_MORE,
@@ -64,12 +65,15 @@ class Connection(asyncio.Protocol):
         self.waiter: Outcome | None = None
         self.reused = False
         self.idle = bytearray()  # late replies that came between rounds
+        self.tls = False  # a rediss:// connection (set by the driver)
+        self.got_data = False  # anything came in on it
 
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
+        self.got_data = True
         if self.lock is None:
             self.idle += data  # owed replies: the stream drops them later
             return
@@ -82,9 +86,22 @@ class Connection(asyncio.Protocol):
         if self.reused and not self.stream.replied:
             self._end(STALE)  # closed by the server while idle: never ran
             return
-        why = os_message(exc) if exc is not None else "server closed the connection"
-        self.lock._fail(self.index, why)
+        self.lock._fail(self.index, self._lost_why(exc))
         self._end(CLOSED)
+
+    def _lost_why(self, exc: Exception | None) -> str:
+        """Why the connection was lost, in the C driver's words."""
+        if self.tls and not self.got_data and _ends_a_tls_handshake(exc):
+            # With TLS 1.3 the server checks our certificate after our side
+            # of the handshake is done; its refusal (the alert lost to the
+            # reset that follows) shows only here.
+            return (
+                "TLS: server closed the connection before any reply "
+                "(client certificate refused?)"
+            )
+        if exc is None:
+            return "server closed the connection"
+        return _tls.failure_message(exc) or os_message(exc)
 
     # the round's side
     @property
@@ -97,11 +114,21 @@ class Connection(asyncio.Protocol):
         self.lock, self.index = lock, i
         self.reused = not self.fresh
         self.waiter = waiter = Outcome()
-        self.transport.write(self.stream.start(lock, i, self.fresh))
-        self.fresh = False
-        if self.idle:  # owed replies that came while idle: dropped first
+        if self.idle and not self.fresh:
+            # Owed replies that came while idle: dropped first, so that a
+            # master that is back gets this round's command.
             early, self.idle = bytes(self.idle), bytearray()
-            self._feed(early)
+            if not self.stream.drain(early):
+                self.reused = False  # out of step: it never answers again
+                lock._fail(i, "reply out of step")
+                self._end(self.close())
+                return waiter
+        data = self.stream.start(lock, i, self.fresh)
+        self.fresh = False
+        if data is None:  # held back: the connection owes too much
+            self._end(KEPT)
+            return waiter
+        self.transport.write(data)
         return waiter
 
     def expire(self, timeout_ms: int) -> None:
@@ -168,3 +195,13 @@ def reset(transport: asyncio.BaseTransport) -> None:
                 socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
             )
     transport.abort()
+
+
+def _ends_a_tls_handshake(exc: Exception | None) -> bool:
+    """Whether exc is how a TLS peer's refusal shows once the handshake is
+    done on our side. Asked of TLS connections only, so ssl is imported
+    here: hiredlock imports on a Python built without it (the wheels'
+    promise; the packaging suite checks it with libssl hidden)."""
+    import ssl
+
+    return isinstance(exc, (type(None), ConnectionResetError, ssl.SSLEOFError))

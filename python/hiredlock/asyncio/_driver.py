@@ -4,7 +4,7 @@ master at once, each against its own deadline; a connection that missed a
 deadline is kept (its late replies are owed) when the protocol says it may;
 a connect still in progress carries over to the next round until the
 connect timeout; once a round is settled, masters known to be late are not
-waited for; a waiting acquire hears its hand-offs through the client's
+waited for; a waiting acquire hears its hand-offs through its event loop's
 subscriber connections (_listener.py). docs/DESIGN.md, section 2, lists
 these duties.
 """
@@ -37,8 +37,11 @@ class Master:
     progress that an earlier round gave up waiting for (each is taken by
     one later round, until its connect timeout)."""
 
-    def __init__(self, index: int, where: tuple, connect_timeout: float) -> None:
+    def __init__(
+        self, index: int, where: tuple, connect_timeout: float, core: _core.Client
+    ) -> None:
         self.index = index
+        self.core = core
         self.host, self.port, self.path, self.tls = where
         self.connect_timeout = connect_timeout
         self._ssl: ssl.SSLContext | None = None  # made at the first connect
@@ -59,7 +62,16 @@ class Master:
         if self.tls is None:
             return {}
         if self._ssl is None:
-            self._ssl = _tls.context(self.tls)
+            try:
+                self._ssl = _tls.context(self.tls)
+            except OSError:
+                # Said as the C driver says it (the ssl module's words are
+                # OpenSSL's last error, or its code read as an errno): the
+                # core loads the settings again, only on this failure.
+                why = self.core._tls_check(self.index)
+                if why is not None:
+                    raise _tls.TLSSetupError(why) from None
+                raise
         return {"ssl": self._ssl, "server_hostname": self.host}
 
     async def _open(self) -> Connection:
@@ -75,6 +87,7 @@ class Master:
             if connected_to_itself(transport):
                 reset(transport)
                 raise ConnectionRefusedError("connection refused (connected to itself)")
+            conn.tls = self.tls is not None
         return conn
 
     def _connect(self, now: float) -> tuple[asyncio.Task[Connection], float]:
@@ -176,14 +189,37 @@ class Driver:
         self, core_client: _core.Client, connect_timeout: float, timeout: float
     ) -> None:
         self.masters = [
-            Master(i, core_client._master_info(i), connect_timeout)
+            Master(i, core_client._master_info(i), connect_timeout, core_client)
             for i in range(len(core_client.masters))
         ]
         self.listener = Listener(core_client, self.masters, timeout)
         self._active = 0  # rounds running now
         self._queue: collections.deque[asyncio.Future[None]] = collections.deque()
+        # Holders' releases and extends (renewals too) waiting for a turn:
+        # they go before every acquire's round, as in the C driver, so a
+        # lease's renewal never queues behind a crowd of waiters' tries.
+        self._urgent: collections.deque[asyncio.Future[None]] = collections.deque()
+        # The event loop the connections belong to, from the first
+        # operation until close().
+        self._loop: asyncio.AbstractEventLoop | None = None
 
-    async def _turn(self, progress: Progress) -> None:
+    def bind(self) -> None:
+        """Checks that the running loop is the one the connections belong
+        to (binding the first): from another one, every round would wait
+        on transports whose loop is not running, and time out."""
+        loop = asyncio.get_running_loop()
+        if self._loop is None:
+            self._loop = loop
+        elif self._loop is not loop:
+            raise RuntimeError(
+                "hiredlock.asyncio.Client used from a second event loop: its "
+                "connections belong to the loop that first used it"
+                f"{' (closed now)' if self._loop.is_closed() else ''}; make a "
+                "Client per event loop (hiredlock.asyncio.lock() does), or await "
+                "client.close() in the first loop before using it in another"
+            )
+
+    async def _turn(self, progress: Progress, urgent: bool) -> None:
         """Waits for a turn to run a round (the usual case: one is free, no
         suspension). A cancellation meanwhile is noted and the wait goes on:
         the step after it may be a cleanup that must still run."""
@@ -191,8 +227,9 @@ class Driver:
             self._active += 1
             return
         loop = asyncio.get_running_loop()
+        queue = self._urgent if urgent else self._queue
         turn = loop.create_future()
-        self._queue.append(turn)
+        queue.append(turn)
         while True:
             try:
                 await turn
@@ -202,20 +239,23 @@ class Driver:
                 if turn.done() and not turn.cancelled():
                     return
                 turn = loop.create_future()
-                self._queue.appendleft(turn)
+                queue.appendleft(turn)
 
     def close(self) -> None:
         for m in self.masters:
             m.close()
         self.listener.close()
+        self._loop = None
 
     def _end_turn(self) -> None:
-        """Hands the turn to the first round waiting for one, if any."""
-        while self._queue:
-            turn = self._queue.popleft()
-            if not turn.done():
-                turn.set_result(None)
-                return
+        """Hands the turn to the first round waiting for one, if any (a
+        holder's first)."""
+        for queue in (self._urgent, self._queue):
+            while queue:
+                turn = queue.popleft()
+                if not turn.done():
+                    turn.set_result(None)
+                    return
         self._active -= 1
 
     async def round(
@@ -246,17 +286,22 @@ class Driver:
                 if conn is not None and lock._skippable(i):
                     conn.skip()
 
-    async def operate(self, lock: _core.Lock, progress: Progress) -> bool:
+    async def operate(
+        self, lock: _core.Lock, progress: Progress, urgent: bool = False
+    ) -> bool:
         """Steps the begun operation to its end: True when it succeeded
         (an acquire: the lock is held), False when an acquire timed out.
         Once the awaiting task is cancelled (noted in progress), it goes on
         to the next wait between tries, where it leaves the queue (one more
         round) and ends; a round always finishes. A waiting acquire's token
-        is registered with the listener before the round that queues it."""
+        is registered with the listener before the round that queues it.
+        urgent: a holder's release or extend (a renewal), whose rounds go
+        before acquires' when the turns are all taken."""
         waiter: Waiter | None = None
+        self.listener.adopt()  # before the round that may queue it
         try:
             while True:
-                await self._turn(progress)
+                await self._turn(progress, urgent)
                 try:
                     kind, value = lock._step()
                     if kind == "round":

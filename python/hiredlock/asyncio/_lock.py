@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import inspect
+from collections.abc import Awaitable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from .. import _core
-from .._core import LockError, NotAcquired
-from .._lock import exit_error
+from .._core import LockError
+from .._lock import _name_of, exit_error
 from ._driver import Progress
 
 if TYPE_CHECKING:
@@ -37,6 +40,7 @@ class Lock:
     """
 
     __slots__ = (
+        "__weakref__",  # the renewer keeps leases weakly
         "_busy",
         "_cancel_on_lost",
         "_client",
@@ -263,31 +267,33 @@ class Lock:
         awaiting it is cancelled, the operation still gets to a point that
         leaves nothing behind (a lock it got is released), and then the
         cancellation goes on."""
+        driver = self._client._driver
+        driver.bind()  # before the operation begins: nothing to undo
         if arg is _NO_ARG:
             begin()  # type: ignore[call-arg]
         else:
             begin(arg)
         progress = Progress()
-        driver = self._client._driver
         try:
-            ok = await driver.operate(self._core, progress)
+            ok = await driver.operate(self._core, progress, urgent=not acquiring)
         except LockError:
             if progress.cancelled:  # "cancelled" at the sleep: it was asked
                 raise asyncio.CancelledError from None
             raise
+        finally:
+            self._client._core._flush_events()  # to logging, if any
         if progress.cancelled:
             if acquiring and ok:
                 self._core._begin_release()
                 with contextlib.suppress(LockError):
-                    await driver.operate(self._core, Progress())
+                    await driver.operate(self._core, Progress(), urgent=True)
             raise asyncio.CancelledError
         return ok
 
     # async with
     async def __aenter__(self) -> Lock:
         if not await self.acquire(self.blocking, self.timeout):
-            wait = "one attempt" if not self.blocking else f"{self.timeout:g} s"
-            raise NotAcquired(f"timeout: lock {self.name!r} not acquired ({wait})")
+            raise self._core._not_acquired()  # the sync with's words
         return self
 
     async def __aexit__(
@@ -312,3 +318,28 @@ class Lock:
         elif self.mode != "lock":
             state = f"mode={self.mode} {state}"
         return f"<hiredlock.asyncio.Lock name={self.name!r} ttl={self.ttl:g} {state}>"
+
+
+A = TypeVar("A", bound=Callable[..., Awaitable[Any]])
+
+
+def synchronized_by(make_lock: Callable[[], Lock]) -> Callable[[A], A]:
+    """Decorator for an async function: every call's body runs in ``async
+    with make_lock():`` (the lock is made, and its client found, at each
+    call). A plain function is refused: use :func:`hiredlock.synchronized`."""
+
+    def decorate(func: A) -> A:
+        if not inspect.iscoroutinefunction(func):
+            raise TypeError(
+                "@hiredlock.asyncio.synchronized needs an async function, and "
+                f"{_name_of(func)!r} is not one; use @hiredlock.synchronized"
+            )
+
+        @functools.wraps(func)
+        async def locked_call(*args: Any, **kwargs: Any) -> Any:
+            async with make_lock():
+                return await func(*args, **kwargs)
+
+        return locked_call  # type: ignore[return-value]
+
+    return decorate

@@ -1,5 +1,7 @@
 """Managed leases for asyncio: one renewer task per client (not one per
-lock), sleeping until the next renewal is due. When a renewal is due, how
+lock), sleeping until the next renewal is due. It keeps its leases weakly,
+as the sync client's renewer does: a lease nobody refers to any more is
+not renewed (its keys expire with their TTL). When a renewal is due, how
 long a renewal may ask for (max_hold) and what its outcome means are the
 core's (hrl_proto_renew_*, as for every driver); the task only runs the
 renewal's extend on the lease's twin through the driver, and tells the
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 from typing import TYPE_CHECKING
 
 from .._core import LockError
@@ -25,7 +28,7 @@ class Renewer:
 
     def __init__(self, driver: Driver) -> None:
         self._driver = driver
-        self._leases: set[Lock] = set()
+        self._leases: weakref.WeakSet[Lock] = weakref.WeakSet()
         self._task: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
 
@@ -55,30 +58,39 @@ class Renewer:
     async def _run(self) -> None:
         assert self._wake is not None
         while self._leases:
-            soonest = None
-            for lock in list(self._leases):
-                due = lock._core._renew_in()
-                if due is None:  # released, or lost: nothing to renew
-                    self._leases.discard(lock)
-                elif due <= 0:
-                    await self._renew(lock)
-                    due = lock._core._renew_in()
-                if due is not None:
-                    soonest = due if soonest is None else min(soonest, due)
+            # A pass holds its leases only while it runs: never while the
+            # task sleeps, or the last one looked at would live on in it.
+            soonest = await self._renew_due()
             if soonest is None:
                 break
             self._wake.clear()
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), max(soonest, 0.0))
 
+    async def _renew_due(self) -> float | None:
+        """Renews the leases that are due; seconds until the next one is
+        (None: nothing left to renew)."""
+        soonest = None
+        for lock in list(self._leases):
+            due = lock._core._renew_in()
+            if due is None:  # released, or lost: nothing to renew
+                self._leases.discard(lock)
+            elif due <= 0:
+                await self._renew(lock)
+                due = lock._core._renew_in()
+            if due is not None:
+                soonest = due if soonest is None else min(soonest, due)
+        return soonest
+
     async def _renew(self, lock: Lock) -> None:
         kind, twin = lock._core._renew_begin()
         if kind == "round":
             with contextlib.suppress(LockError):
-                await self._driver.operate(twin, Progress())
+                await self._driver.operate(twin, Progress(), urgent=True)
             kind, why = lock._core._renew_end()
         else:
             why = twin
+        lock._client._core._flush_events()  # the renewal's, to logging
         if kind == "lost":
             self._leases.discard(lock)
             lock._lost(why)

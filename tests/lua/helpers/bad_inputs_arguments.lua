@@ -37,6 +37,14 @@ local R = {
     "none", id = "long_name" },
   { "name", "name of 257 x 'é' (514 bytes)",
     function(c) return c.client:acquire(("é"):rep(257)) end, "raises", "got 514", "none" },
+  { "name", 'name "a{doc:a}:queue", key_prefix "doc:" (a\'s queue key)', function()
+    return new("redis://127.0.0.1:1", { key_prefix = "doc:" }):acquire("a{doc:a}:queue")
+  end, "raises", "bad argument #1 to 'acquire' (name must not make another lock's queue "
+    .. "key (key_prefix + name is a sibling key: docs/DESIGN.md, section 3))", "none",
+    exact = true },
+  { "name", 'name "b{doc:b}:fence", key_prefix "doc:" (b\'s counter)', function()
+    return new("redis://127.0.0.1:1", { key_prefix = "doc:" }):acquire("b{doc:b}:fence")
+  end, "raises", "another lock's fence key", "none" },
   { "name", "name of 512 bytes is taken whole", function(c)
     local lock = assert(c.client:acquire(("n"):rep(512), { timeout = 0 }))
     return lock.name == ("n"):rep(512) and lock:release()
@@ -69,11 +77,11 @@ local R = {
   { "timeout", "option 'tll' = 10 (typo)",
     function(c) return c.client:acquire("bad", { tll = 10 }) end, "raises",
     "bad argument #2 to 'acquire' (unknown option 'tll' (known: ttl, auto_renew, max_hold, "
-      .. "fenced, sync_replicas, sync_aof, timeout, mode, permits))", "none",
+      .. "fenced, owner, sync_replicas, sync_aof, timeout, mode, permits))", "none",
     id = "unknown_option" },
   { "timeout", "option [1] (a number key)", function(c) return c.client:acquire(X, { 5 }) end,
     "raises", "(unknown option: a number key (known: ttl, auto_renew, max_hold, fenced, "
-      .. "sync_replicas, sync_aof, timeout, mode, permits))", "none" },
+      .. "owner, sync_replicas, sync_aof, timeout, mode, permits))", "none" },
   { "type", "option sync_replicas = 1.5",
     function(c) return c.client:acquire(X, { sync_replicas = 1.5 }) end, "raises",
     "bad argument #2 to 'acquire' (sync_replicas must be a whole number from 0 to 100, got 1.5)",
@@ -93,6 +101,10 @@ local R = {
   { "timeout", "option max_hold = -1",
     function(c) return c.client:acquire(X, { auto_renew = true, max_hold = -1 }) end,
     "raises", "bad argument #2 to 'acquire' (max_hold must be between 0.000 and", "none" },
+  { "timeout", "option max_hold = 0.003 (below the smallest TTL)",
+    function(c) return c.client:acquire(X, { auto_renew = true, max_hold = 0.003 }) end,
+    "raises", "max_hold must be 0 (no cap) or at least the smallest TTL, 5 ms; got 3 ms",
+    "none" },
   { "config", "new: max_hold = 'x'", function(c) return c.new(c.ok, { max_hold = "x" }) end,
     "raises", "max_hold must be a number of seconds, got string", "none" },
   { "timeout", "opts = 5", function(c) return c.client:acquire(X, 5) end, "raises",
@@ -109,7 +121,8 @@ local R = {
   { "config", "option 'prefix' (unknown)", function(c) return new(c.ok, { prefix = "a:" }) end,
     "raises", "bad argument #2 to 'new' (unknown option 'prefix' (known: connect_timeout, "
       .. "timeout, retry_delay, retry_jitter, drift_factor, key_prefix, auto_renew, "
-      .. "max_hold, fenced, sync_replicas, sync_aof, restart_guard, ssl_ca_certs, ssl_ca_path, "
+      .. "max_hold, fenced, owner, slow_wait, sync_replicas, sync_aof, restart_guard, "
+      .. "ssl_ca_certs, ssl_ca_path, "
       .. "ssl_certfile, ssl_keyfile, ssl_cert_reqs, ssl_check_hostname))", "none" },
   { "config", "option 'tiemout' (typo)", function(c) return c.new(c.ok, { tiemout = 1 }) end,
     "raises", "unknown option 'tiemout'", "none" },
@@ -145,6 +158,20 @@ local R = {
     local ok, err = pcall(new, "redis://:secret@127.0.0.1:99999")
     return not ok and err:find("secret", 1, true) == nil
   end, "returns", "true", "none" },
+  { "url", "no part of a password with '@' or '/' is in the message", function()
+    local shown = {}
+    for _, url in ipairs({ "redis://:p4ss@w0rdQ@127.0.0.1:99999",
+        "redis://app:Tr0ub4dor/3xyz@127.0.0.1", "redis+cluster://app:Tr0ub4dor/3xyz@a:1,b:2" }) do
+      local ok, err = pcall(new, url)
+      assert(not ok)
+      for _, part in ipairs({ "p4ss", "w0rdQ", "Tr0ub4dor", "3xyz" }) do
+        assert(not err:find(part, 1, true), err)
+      end
+      shown[#shown + 1] = err:match('url "([^"]*)"')
+    end
+    return table.concat(shown, " ")
+  end, "returns", "redis://:***@127.0.0.1:99999 redis://app:***@127.0.0.1 "
+    .. "redis+cluster://app:***@a:1,b:2", "none" },
   { "type", "urls = 5", function() return new(5) end, "raises", "urls", "none" },
   { "type", "urls = {5}", function() return new({ 5 }) end, "raises", "url", "none" },
   { "type", "urls = nil", function() return new() end, "raises", "got nil)", "none" },

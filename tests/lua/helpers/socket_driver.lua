@@ -173,6 +173,16 @@ function D.extend(lock, ttl)
   return run(lock:client(), lock)
 end
 
+function D.inspect(client, name)
+  local lock = client:lock(name)
+  local ok, err = lock:begin("inspect")
+  if not ok then
+    return nil, err
+  end
+  run(client, lock)
+  return lock:inspection()
+end
+
 --- Managed leases: what a driver's renewer does for one lock handle when
 -- its renewal is due (lock:renew_due()), once: the renewal runs on the
 -- lease's twin like any operation. Returns "renewed" | "lost", reason |

@@ -23,6 +23,13 @@ def name_stored(x, name):
     return f"acquired={ok}, key of {len(lk.key)} bytes stored={bool(there)}"
 
 
+def sibling_name(name):
+    """A lock whose key is another lock's sibling (key_prefix "doc:")."""
+    import hiredlock
+
+    return hiredlock.Client(NOWHERE, key_prefix="doc:").lock(name)
+
+
 def extend_unheld(ttl):
     return nowhere().lock("n").extend(ttl)
 
@@ -71,6 +78,13 @@ ROWS += [
      "returns", "acquired=True, key of 7 bytes stored=True", OK),
     ("name", "name b'\\xff\\xfe' (invalid UTF-8)",
      lambda x: name_stored(x, b"bad:\xff\xfe"), "returns", "acquired=True", OK),
+    ("name", 'name "a{doc:a}:queue", key_prefix "doc:" (a\'s queue key)',
+     lambda x: sibling_name("a{doc:a}:queue"), "ValueError",
+     "^invalid argument: name must not make another lock's queue key \\(key_prefix "
+     "\\+ name is a sibling key: docs/DESIGN\\.md, section 3\\)$", NONE),
+    ("name", 'name b"b{doc:b}:fence", key_prefix "doc:" (b\'s counter)',
+     lambda x: sibling_name(b"b{doc:b}:fence"), "ValueError",
+     "another lock's fence key", NONE),
     ("name", "name '\\ud800' (lone surrogate)", lambda x: x.lock("\ud800"),
      "UnicodeEncodeError", "surrogates not allowed", OK),
     ("name", "name '\\udcff' (lone surrogate)", lambda x: nowhere().lock("\udcff"),

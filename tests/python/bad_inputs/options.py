@@ -183,6 +183,10 @@ ROWS += [
     ("timeout", 'lock("n", max_hold=-1)',
      lambda x: nowhere().lock("n", auto_renew=True, max_hold=-1), "ValueError",
      INVALID + "max_hold must be between 0\\.000 and", NONE),
+    ("timeout", 'lock("n", max_hold=0.003)',
+     lambda x: nowhere().lock("n", auto_renew=True, max_hold=0.003), "ValueError",
+     INVALID + "max_hold must be 0 \\(no cap\\) or at least the smallest TTL, "
+     "5 ms; got 3 ms$", NONE),
     ("type", 'lock("n", on_lost=3)',
      lambda x: nowhere().lock("n", auto_renew=True, on_lost=3), "TypeError",
      "^on_lost must be callable or None, not int$", NONE),

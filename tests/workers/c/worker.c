@@ -23,6 +23,7 @@
  *   raw, fanK    the floor: raw hiredis round trips (floor.c)
  *   c-nK         hiredlock's C API on K masters, one lock object reused
  *   c-fenced-nK  the same with a fenced lock (hrl_lock_fence)
+ *   c-owner-nK   the same with an owner label (hrl_lock_options.owner)
  *   c-new-n1     hiredlock's C API, a new lock object per cycle
  *
  * Usage: hrl-worker URL1,URL2,... (redis://127.0.0.1:PORT only for the
@@ -47,6 +48,7 @@ typedef struct worker {
   hrl_client *clients[N_CLIENTS];
   hrl_lock *locks[N_CLIENTS];
   hrl_lock *fenced[N_CLIENTS]; /* the same names' fenced twins */
+  hrl_lock *owned[N_CLIENTS];  /* ... and labelled ones (owner) */
   hrl_lock **held;
   long n_held;
   hrl_client *lease_client; /* the leases' ("lease"), NULL otherwise */
@@ -149,6 +151,10 @@ static plan resolve(worker *w, const char *name) {
              client_index(k) >= 0 && (size_t)k <= w->n_urls) {
     p.kind = K_LOCK;
     p.lock = w->fenced[client_index(k)];
+  } else if (sscanf(name, "c-owner-n%d%c", &k, &tail) == 1 &&
+             client_index(k) >= 0 && (size_t)k <= w->n_urls) {
+    p.lock = w->owned[client_index(k)];
+    p.kind = p.lock != NULL ? K_LOCK : K_UNKNOWN;
   } else if (strcmp(name, "c-new-n1") == 0) {
     p.kind = K_NEW_LOCK;
   }
@@ -316,9 +322,10 @@ int main(int argc, char **argv) {
       continue;
     }
     char detail[HRL_DETAIL_MAX];
-    char name[32], fenced_name[32];
+    char name[32], fenced_name[32], owned_name[32];
     snprintf(name, sizeof name, "bench:c-n%zu", n);
     snprintf(fenced_name, sizeof fenced_name, "bench:c-fenced-n%zu", n);
+    snprintf(owned_name, sizeof owned_name, "bench:c-owner-n%zu", n);
     hrl_lock_options lo;
     /* Room for a stall of the one CPU every process is pinned to (as the
      * Python and Lua workers): these bound only late replies. */
@@ -339,6 +346,14 @@ int main(int argc, char **argv) {
                           &w.fenced[i], detail, sizeof detail) != HRL_OK) {
       die(detail);
     }
+#ifdef HRL_OWNER_HOST_PID /* an older core (bench/ab-worker.sh) has none */
+    lo.fenced = false;
+    lo.owner = HRL_OWNER_HOST_PID;
+    if (hrl_lock_new_with(w.clients[i], owned_name, strlen(owned_name), &lo,
+                          &w.owned[i], detail, sizeof detail) != HRL_OK) {
+      die(detail);
+    }
+#endif
   }
   hrl_options_init(&w.cancel_options);
   char line[1024], cmd[32], name[32];
@@ -380,6 +395,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < N_CLIENTS; i++) {
     hrl_lock_free(w.locks[i]);
     hrl_lock_free(w.fenced[i]);
+    hrl_lock_free(w.owned[i]);
     hrl_client_free(w.clients[i]);
   }
   for (size_t i = 0; i < w.n_urls; i++) {

@@ -42,23 +42,32 @@ def case8(out: str, full: bool) -> dict:
     dur = 60.0 if full else 12.0
     r = workload_run(run_dir, n=5, duration=dur, schedule=schedule, env_for=env_for)
     events = r["_events"]
-    jumps = {}
-    for wid in sorted({e["w"] for e in events}):
-        offs = [
-            e["wall"] - e["t0"] / 1e9
-            for e in events
-            if e["w"] == wid and e["ev"] == "acq"
-        ]
-        if not offs:
-            continue
-        base = offs[0]
-        levels = sorted({round((o - base) / 60) * 60 for o in offs})
-        jumps[wid] = levels
+    # t0 is CLOCK_MONOTONIC (never faked, one clock for every process), so
+    # wall - t0 is one constant for a real worker and that constant plus the
+    # faked offset for a faked one. Each acquire is judged on its own: a
+    # worker that won no acquire in some third of the run (the lock is
+    # contended; who wins is the scheduler's choice) proves nothing either
+    # way, so the jumps are required of the faked workers together, in the
+    # order they were made.
+    acqs = sorted((e for e in events if e["ev"] == "acq"), key=lambda e: e["t0"])
+    real_offs = sorted(
+        e["wall"] - e["t0"] / 1e9 for e in acqs if int(e["w"][1:3]) not in faked
+    )
+    if real_offs:
+        base = real_offs[len(real_offs) // 2]
+    else:
+        base = next((e["wall"] - e["t0"] / 1e9 for e in acqs), 0.0)
+    jumps: dict = {}
+    sequence: list = []
+    for e in acqs:
+        level = round((e["wall"] - e["t0"] / 1e9 - base) / 60) * 60
+        jumps.setdefault(e["w"], set()).add(level)
+        if int(e["w"][1:3]) in faked and (not sequence or sequence[-1] != level):
+            sequence.append(level)
+    jumps = {w: sorted(v) for w, v in jumps.items()}
     faked_ids = [w for w in jumps if int(w[1:3]) in faked]
     real_ids = [w for w in jumps if int(w[1:3]) not in faked]
-    saw = all(jumps[w] == [-3600, 0, 3600] for w in faked_ids) and len(
-        faked_ids
-    ) == len(faked)
+    saw = sequence == [0, 3600, -3600] and len(faked_ids) == len(faked)
     steady = all(jumps[w] == [0] for w in real_ids)
     res = clean(r)
     res["wall_offsets_s"] = jumps
@@ -74,6 +83,6 @@ def case8(out: str, full: bool) -> dict:
         "faked_workers_saw_jumps": saw,
         "faked_workers": faked_ids,
         "faked_acquired": sum(1 for e in faked_acq if e["ok"]),
-        "summary": f"faked workers' wall-clock levels: "
-        f"{sorted({tuple(jumps[w]) for w in faked_ids})}",
+        "summary": f"faked workers' wall-clock levels in turn: {sequence}, "
+        f"real workers' {sorted({tuple(jumps[w]) for w in real_ids})}",
     }

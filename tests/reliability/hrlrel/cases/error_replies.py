@@ -76,8 +76,9 @@ def case9(out: str, full: bool) -> dict:
     return {
         "case": 9,
         "title": "error replies (READONLY, OOM, NOSCRIPT) and paused masters",
-        "expected": "minority: no effect on safety; majority: acquires fail fast with "
-        "the reason, then recover after the heal; 0 overlaps, 0 lost",
+        "expected": "minority: no effect on safety; majority: acquires fail with the "
+        "reason (at once for a lasting refusal, at their deadline for a "
+        "pause), then recover after the heal; 0 overlaps, 0 lost",
         "as_expected": ok,
         "runs": {"n5": res},
         "summary": f"EVAL fallbacks after NOSCRIPT: {res['inspect']['eval']}; "

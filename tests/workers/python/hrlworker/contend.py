@@ -3,6 +3,7 @@ contention phase), with hiredlock or a Python peer.
 
     contend name=NAME [lib=hiredlock|redis-py|redis-lock|pottery]
             [hold_ms=2] [think_ms=2] [retry_delay=S] [retry_jitter=S]
+            [connect_timeout=S] [timeout=S]
 
 Answers {"ready": true} once connected, reads "go END" on stdin, then until
 END acquires (blocking), holds hold_ms, releases, thinks think_ms, again.
@@ -35,7 +36,8 @@ def make_lock(lib: str, urls: list[str], name: str, opts: dict[str, str]):
     if lib == "hiredlock":
         import hiredlock
 
-        client = hiredlock.Client(urls, **seconds(opts, "retry_delay", "retry_jitter"))
+        names = ("retry_delay", "retry_jitter", "connect_timeout", "timeout")
+        client = hiredlock.Client(urls, **seconds(opts, *names))
         lk = client.lock(name, ttl=TTL)
         return (lambda wait: lk.acquire(timeout=wait)), lk.release
     import redis

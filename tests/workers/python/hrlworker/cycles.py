@@ -43,13 +43,18 @@ def make_cases(urls: list[str]) -> dict:
             )
         return conns
 
-    def hiredlock_n(n, fenced=False):
+    def hiredlock_n(n, fenced=False, owner=None):
         import hiredlock
 
-        name = f"bench:py-{'fenced-' if fenced else ''}n{n}"
-        lk = hiredlock.Client(
+        kind = "fenced-" if fenced else "owner-" if owner else ""
+        name = f"bench:py-{kind}n{n}"
+        client = hiredlock.Client(
             urls[:n], connect_timeout=CONNECT_TIMEOUT, timeout=REPLY_TIMEOUT
-        ).lock(name, ttl=TTL, fenced=fenced)
+        )
+        # owner only when asked: an A/B build from before labels (bench
+        # --ab-python) has no such option.
+        labelled = {"owner": owner} if owner else {}
+        lk = client.lock(name, ttl=TTL, fenced=fenced, **labelled)
         return (lambda: lk.acquire(False)), lk.release
 
     def with_n1():
@@ -98,6 +103,7 @@ def make_cases(urls: list[str]) -> dict:
         if n <= len(urls):
             factories[f"py-n{n}"] = functools.partial(hiredlock_n, n)
             factories[f"py-fenced-n{n}"] = functools.partial(hiredlock_n, n, True)
+            factories[f"py-owner-n{n}"] = functools.partial(hiredlock_n, n, owner=True)
     for n in (1, 3, 5):
         if n <= len(urls):
             factories[f"pottery-n{n}"] = functools.partial(pottery_n, n)

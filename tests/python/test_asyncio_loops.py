@@ -1,0 +1,89 @@
+"""hiredlock.asyncio across event loops: the default client of a loop is
+closed with it (no file descriptors or "unclosed transport" left per
+asyncio.run), a lease nobody refers to any more stops being renewed (as a
+sync one does), and a Client used from a second event loop says so instead
+of timing out."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import time
+import warnings
+
+import pytest
+from pytest_redis import TOLERANT
+
+import hiredlock.asyncio as hla
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_the_default_client_is_closed_with_its_loop(servers1, name, monkeypatch):
+    monkeypatch.setenv("HIREDLOCK_URL", servers1.urls[0])
+    monkeypatch.delenv("HIREDLOCK_URLS", raising=False)
+
+    async def once() -> None:
+        async with hla.lock(name, 5, timeout=0):
+            pass
+
+    asyncio.run(once())  # the first run may open what stays (imports...)
+    gc.collect()
+    before = open_fds()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(20):
+            asyncio.run(once())
+        gc.collect()
+    assert open_fds() - before <= 1, f"{open_fds() - before} descriptors left"
+    unclosed = [str(w.message) for w in caught if "unclosed" in str(w.message)]
+    assert unclosed == []
+
+
+def test_a_dropped_lease_is_not_renewed(servers1, name):
+    async def main() -> None:
+        client = hla.Client(servers1.urls, **TOLERANT)
+        lk = client.lock(name, 0.6, auto_renew=True)
+        assert await lk.acquire(blocking=False)
+        del lk
+        gc.collect()
+        await asyncio.sleep(1.2)  # two TTLs: renewed, it would still be there
+        assert servers1.count(name) == 0
+        # A lease still referred to is renewed all along.
+        kept = client.lock(name, 0.6, auto_renew=True)
+        assert await kept.acquire(blocking=False)
+        await asyncio.sleep(1.2)
+        assert servers1.count(name) == 1 and kept.locked()
+        await kept.release()
+        await client.close()
+
+    asyncio.run(main())
+
+
+def test_a_client_from_a_second_loop_says_so(servers1, name):
+    client = hla.Client(servers1.urls, **TOLERANT)
+
+    async def use() -> None:
+        async with client.lock(name, 5, timeout=0):
+            pass
+
+    asyncio.run(use())
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"second event loop") as caught:
+        asyncio.run(use())
+    assert time.monotonic() - start < 0.05  # at once, not after a timeout
+    assert "close()" in str(caught.value)
+    assert servers1.count(name) == 0
+
+    # Closed in the first loop, it serves the next.
+    async def use_and_close() -> None:
+        await use()
+        await client.close()
+
+    other = hla.Client(servers1.urls, **TOLERANT)
+    client = other
+    asyncio.run(use_and_close())
+    asyncio.run(use_and_close())

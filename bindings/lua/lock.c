@@ -67,7 +67,8 @@ hrlua_lock *hrlua_check_lock_io(lua_State *L, int idx) {
 
 hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
                             const hrlua_arg *name_arg, const char *name,
-                            size_t len, const hrl_lock_options *lo) {
+                            size_t len, const hrl_lock_options *lo,
+                            hrl_lock_mode mode, uint32_t permits) {
   hrlua_client *c = hrlua_check_client(L, client_idx);
   hrlua_lock *lk = hrlua_newuserdata(L, sizeof *lk);
   lk->lock = NULL;
@@ -79,8 +80,8 @@ hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
   hrlua_getuservalue(L, client_idx);
   hrlua_setuservalue(L, self);
   char detail[HRL_DETAIL_MAX];
-  hrl_status st = hrl_lock_new_with(c->client, name, len, lo, &lk->lock, detail,
-                                    sizeof detail);
+  hrl_status st = hrl_lock_new_mode(c->client, name, len, lo, mode, permits,
+                                    &lk->lock, detail, sizeof detail);
   if (st == HRL_EINVAL) {
     /* The TTL was checked already: the name is what the core refused. */
     hrlua_argerror(L, name_arg, detail);
@@ -90,9 +91,10 @@ hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
   return lk;
 }
 
-/* The mode and permits options at arg into lo, with the core's words. */
-static void read_mode(lua_State *L, const hrlua_arg *arg,
-                      hrl_lock_options *lo) {
+/* The mode and permits options at arg into *mode and *permits, with the
+ * core's words. */
+static void read_mode(lua_State *L, const hrlua_arg *arg, hrl_lock_mode *mode,
+                      uint32_t *permits) {
   char detail[HRL_DETAIL_MAX];
   lua_getfield(L, arg->idx, "mode");
   if (!lua_isnil(L, -1)) {
@@ -102,8 +104,9 @@ static void read_mode(lua_State *L, const hrlua_arg *arg,
                                      luaL_typename(L, -1)));
     }
     size_t len;
-    const char *mode = lua_tolstring(L, -1, &len);
-    if (hrl_lock_mode_set(lo, mode, len, detail, sizeof detail) != HRL_OK) {
+    const char *text = lua_tolstring(L, -1, &len);
+    if (hrl_lock_mode_parse(text, len, mode, detail, sizeof detail) !=
+        HRL_OK) {
       hrlua_argerror(L, arg, detail);
     }
   }
@@ -115,13 +118,13 @@ static void read_mode(lua_State *L, const hrlua_arg *arg,
                      lua_pushfstring(L, "permits must be a number, got %s",
                                      luaL_typename(L, -1)));
     }
-    if (hrl_lock_permits_set(lo, (double)lua_tonumber(L, -1), detail,
-                             sizeof detail) != HRL_OK) {
+    if (hrl_lock_permits_parse((double)lua_tonumber(L, -1), permits, detail,
+                               sizeof detail) != HRL_OK) {
       hrlua_argerror(L, arg, detail);
     }
   }
   lua_pop(L, 1);
-  if (hrl_lock_mode_check(lo, detail, sizeof detail) != HRL_OK) {
+  if (hrl_lock_mode_check(*mode, *permits, detail, sizeof detail) != HRL_OK) {
     hrlua_argerror(L, arg, detail);
   }
 }
@@ -131,8 +134,11 @@ static void read_mode(lua_State *L, const hrlua_arg *arg,
  * wait (timeout). */
 static void read_acquire_options(lua_State *L, const hrlua_arg *arg,
                                  const hrl_client *client, hrl_lock_options *lo,
-                                 int64_t *wait_ms) {
+                                 int64_t *wait_ms, hrl_lock_mode *mode,
+                                 uint32_t *permits) {
   hrl_lock_options_init(client, lo);
+  *mode = HRL_MODE_LOCK;
+  *permits = 0;
   lo->ttl_ms = (uint32_t)hrl_option_find("ttl")->def;
   *wait_ms = HRLUA_DEFAULT_WAIT_MS;
   if (!hrlua_check_options(L, arg, hrlua_lock_option, wait_option)) {
@@ -166,7 +172,7 @@ static void read_acquire_options(lua_State *L, const hrlua_arg *arg,
     lua_pop(L, 1);
   }
   hrlua_opt_seconds(L, arg, "timeout", 0, HRL_TTL_MAX_MS, wait_ms);
-  read_mode(L, arg, lo);
+  read_mode(L, arg, mode, permits);
 }
 
 /* Checks client:acquire(name, opts)'s arguments (at stack 2 and 3, the
@@ -179,9 +185,12 @@ static hrlua_lock *new_lock_for_acquire(lua_State *L, int64_t *wait_ms) {
   hrlua_client *c = hrlua_check_client(L, 1);
   size_t len;
   const char *name = hrlua_check_name(L, &name_arg, &len);
-  read_acquire_options(L, &options_arg, c->client, &lo, wait_ms);
+  hrl_lock_mode mode;
+  uint32_t permits;
+  read_acquire_options(L, &options_arg, c->client, &lo, wait_ms, &mode,
+                       &permits);
   lua_settop(L, 3);
-  return hrlua_push_lock(L, 1, &name_arg, name, len, &lo);
+  return hrlua_push_lock(L, 1, &name_arg, name, len, &lo, mode, permits);
 }
 
 /* client:acquire(name, {ttl = 30, timeout = 5}) -> lock | nil, err.

@@ -88,9 +88,12 @@ static int parse_lock_options(PyObject *options, hrl_lock_options *lo) {
 }
 
 /* mode ("lock", "read", "write", "permit") and permits (an int, for a
- * permit alone) into lo, checked by the core. */
-static int parse_mode(PyObject *mode, PyObject *permits, hrl_lock_options *lo) {
+ * permit alone) into *mode_out and *permits_out, checked by the core. */
+static int parse_mode(PyObject *mode, PyObject *permits,
+                      hrl_lock_mode *mode_out, uint32_t *permits_out) {
   char detail[HRL_DETAIL_MAX];
+  *mode_out = HRL_MODE_LOCK;
+  *permits_out = 0;
   if (mode != NULL && mode != Py_None) {
     if (!PyUnicode_Check(mode)) {
       PyErr_Format(PyExc_TypeError, "mode must be str, not %.100s",
@@ -102,8 +105,8 @@ static int parse_mode(PyObject *mode, PyObject *permits, hrl_lock_options *lo) {
     if (text == NULL) {
       return -1;
     }
-    if (hrl_lock_mode_set(lo, text, (size_t)len, detail, sizeof detail) !=
-        HRL_OK) {
+    if (hrl_lock_mode_parse(text, (size_t)len, mode_out, detail,
+                            sizeof detail) != HRL_OK) {
       hrlpy_raise_invalid("%s", detail);
       return -1;
     }
@@ -119,10 +122,16 @@ static int parse_mode(PyObject *mode, PyObject *permits, hrl_lock_options *lo) {
       PyErr_Clear();
       n = -1.0; /* too large for a double: out of range all the same */
     }
-    if (hrl_lock_permits_set(lo, n, detail, sizeof detail) != HRL_OK) {
+    if (hrl_lock_permits_parse(n, permits_out, detail, sizeof detail) !=
+        HRL_OK) {
       hrlpy_raise_invalid("%s", detail);
       return -1;
     }
+  }
+  if (hrl_lock_mode_check(*mode_out, *permits_out, detail, sizeof detail) !=
+      HRL_OK) {
+    hrlpy_raise_invalid("%s", detail);
+    return -1;
   }
   return 0;
 }
@@ -133,6 +142,8 @@ static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
                            "on_lost", "mode", "permits", NULL};
   PyObject *client, *name, *ttl = NULL, *timeout = NULL, *on_lost = Py_None;
   PyObject *mode = NULL, *permits = NULL;
+  hrl_lock_mode lock_mode;
+  uint32_t lock_permits;
   int blocking = 1;
   if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|O$OpOOO:Lock", kwlist,
                                    &client, &name, &ttl, &timeout, &blocking,
@@ -171,7 +182,7 @@ static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
   }
   if (hrlpy_wait_ms(timeout, blocking, &wait_ms) < 0 ||
       parse_lock_options(options, &lo) < 0 ||
-      parse_mode(mode, permits, &lo) < 0) {
+      parse_mode(mode, permits, &lock_mode, &lock_permits) < 0) {
     return NULL;
   }
   if (on_lost != Py_None && !lo.auto_renew) {
@@ -189,8 +200,9 @@ static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
     return NULL;
   }
   char detail[HRL_DETAIL_MAX];
-  hrl_status rc = hrl_lock_new_with(core_client, data, (size_t)len, &lo,
-                                    &self->lock, detail, sizeof detail);
+  hrl_status rc =
+      hrl_lock_new_mode(core_client, data, (size_t)len, &lo, lock_mode,
+                        lock_permits, &self->lock, detail, sizeof detail);
   if (rc != HRL_OK) {
     Py_DECREF(self);
     return hrlpy_raise_status(st, rc, detail);
@@ -198,8 +210,8 @@ static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
   self->client = (hrlpy_client *)Py_NewRef(client);
   self->name = Py_NewRef(name);
   self->ttl_ms = lo.ttl_ms;
-  self->mode = lo.mode;
-  self->permits = lo.permits;
+  self->mode = lock_mode;
+  self->permits = lock_permits;
   if (on_lost != Py_None) {
     self->on_lost = Py_NewRef(on_lost);
     hrlpy_lock_watch(self);

@@ -111,11 +111,16 @@ HRL_API char *hrl_format_error(hrl_status status, const char *detail, char *buf,
 typedef struct hrl_client hrl_client;
 typedef struct hrl_lock hrl_lock;
 
-/** What a lock object holds on its name (hrl_lock_options.mode). One name
- *  is one of these kinds: a mutex, a read-write lock, or a semaphore; a
- *  hold of another kind on it is refused while it is held (its key is a
- *  string or a hash). docs/SAFETY.md says what each promises, also with N
- *  masters. */
+/** What a lock object holds on its name, fixed when it is made:
+ *  hrl_lock_new_with() makes the mutex's, hrl_rwlock_new() a read's or the
+ *  write's, hrl_permit_new() a permit's. One name is one of these kinds at
+ *  a time: a mutex, a read-write lock, or a semaphore; while one holds it,
+ *  an acquire of another kind fails with HRL_EINVAL ("'jobs' is a
+ *  semaphore on 127.0.0.1:6379, not a read-write lock (a name is one kind
+ *  of lock)"), in every runtime. docs/SAFETY.md says what each promises,
+ *  also with N masters. Not a field of hrl_lock_options, whose layout
+ *  stays that of earlier releases (a caller built against them keeps
+ *  working). */
 typedef enum hrl_lock_mode {
   /** The name's mutex (SET NX): the default. */
   HRL_MODE_LOCK,
@@ -133,7 +138,11 @@ typedef enum hrl_lock_mode {
 #define HRL_PERMITS_MAX 100000
 
 /** A lock's settings. Start from hrl_lock_options_init(), which gives the
- *  client's defaults (hrl_options.lock), and change what you need. */
+ *  client's defaults (hrl_options.lock), and change what you need. Its
+ *  layout (and hrl_options', which holds one) only grows at the end, and
+ *  not at all within a major version: what a lock holds (a read, a write,
+ *  a permit) is an argument of its constructor instead (hrl_rwlock_new,
+ *  hrl_permit_new). */
 typedef struct hrl_lock_options {
   /** How long the lock lives on the masters. Default 30000; at least
    *  hrl_client_min_ttl_ms(). */
@@ -184,17 +193,6 @@ typedef struct hrl_lock_options {
    *  Valkey >= 8 with appendonly on; a server that cannot refuses the
    *  vote with an error saying so. Default false. */
   bool sync_aof;
-  /** What the object holds: the name's mutex (HRL_MODE_LOCK, the default),
-   *  a read or the write of its read-write lock, or a permit of its
-   *  semaphore. Every option above applies to each alike (a read's or a
-   *  permit's own TTL, lease, fence). Set per lock, never a client's
-   *  default (hrl_options.lock.mode must stay HRL_MODE_LOCK). */
-  hrl_lock_mode mode;
-  /** HRL_MODE_PERMIT: the semaphore's permits, 1 to HRL_PERMITS_MAX (0 for
-   *  any other mode). A permit is granted while fewer than this many are
-   *  held; holders that ask with another count keep what they hold
-   *  (docs/SAFETY.md, "Changing permits"). */
-  uint32_t permits;
 } hrl_lock_options;
 
 /** How a rediss:// master's certificate is checked (ssl_cert_reqs). */
@@ -379,8 +377,8 @@ HRL_API hrl_status hrl_lock_new_with(hrl_client *client, const void *name,
 
 /**
  * A lock object for a read (mode HRL_MODE_READ) or the write
- * (HRL_MODE_WRITE) of the read-write lock `name`: hrl_lock_new_with() with
- * opts (NULL: the client's defaults) and that mode. Each object is one
+ * (HRL_MODE_WRITE) of the read-write lock `name`: as hrl_lock_new_with()
+ * with opts (NULL: the client's defaults), holding that instead. Each object is one
  * hold with its own token and TTL: make one per reader.
  */
 HRL_API hrl_status hrl_rwlock_new(hrl_client *client, const void *name,
@@ -390,9 +388,11 @@ HRL_API hrl_status hrl_rwlock_new(hrl_client *client, const void *name,
 
 /**
  * A lock object for a permit of the counting semaphore `name` with
- * `permits` permits (1 to HRL_PERMITS_MAX): hrl_lock_new_with() with opts
- * (NULL: the client's defaults), mode HRL_MODE_PERMIT and that count.
- * Acquiring it takes a permit; make one object per permit held at once.
+ * `permits` permits (1 to HRL_PERMITS_MAX): as hrl_lock_new_with() with
+ * opts (NULL: the client's defaults). Acquiring it takes a permit; make one
+ * object per permit held at once. A permit is granted while fewer than
+ * `permits` are held; holders that asked with another count keep what
+ * they hold (docs/SAFETY.md, "Changing permits").
  */
 HRL_API hrl_status hrl_permit_new(hrl_client *client, const void *name,
                                   size_t name_len, uint32_t permits,

@@ -373,32 +373,35 @@ static void test_bad_settings(void) {
   CHECK_STR(detail, "a read-write lock's mode is read or write, not permit");
   hrl_lock_options lo;
   hrl_lock_options_init(c, &lo);
-  lo.permits = 3;
-  CHECK_STATUS(hrl_lock_new_with(c, "x", 1, &lo, &lk, detail, sizeof detail),
+  CHECK_STATUS(hrl_lock_new_mode(c, "x", 1, &lo, HRL_MODE_LOCK, 3, &lk, detail,
+                                 sizeof detail),
                HRL_EINVAL);
   CHECK_STR(detail,
             "permits is for a semaphore's permit (mode permit), not mode lock");
-  CHECK_STATUS(hrl_lock_mode_check(&lo, detail, sizeof detail), HRL_EINVAL);
+  CHECK(lk == NULL);
+  CHECK_STATUS(hrl_lock_mode_check(HRL_MODE_LOCK, 3, detail, sizeof detail),
+               HRL_EINVAL);
   CHECK_STR(detail,
             "permits is for a semaphore's permit (mode permit), not mode lock");
-  CHECK_STATUS(hrl_lock_mode_set(&lo, "permit", 6, detail, sizeof detail),
+  hrl_lock_mode mode = HRL_MODE_LOCK;
+  CHECK_STATUS(hrl_lock_mode_parse("permit", 6, &mode, detail, sizeof detail),
                HRL_OK);
-  CHECK_STATUS(hrl_lock_mode_check(&lo, detail, sizeof detail), HRL_OK);
-  CHECK_STATUS(hrl_lock_mode_set(&lo, "shared", 6, detail, sizeof detail),
+  CHECK_INT(mode, HRL_MODE_PERMIT);
+  CHECK_STATUS(hrl_lock_mode_check(mode, 3, detail, sizeof detail), HRL_OK);
+  CHECK_STATUS(hrl_lock_mode_check((hrl_lock_mode)7, 0, detail, sizeof detail),
+               HRL_EINVAL);
+  CHECK_STR(detail, "mode must be one of lock, read, write, permit, got 7");
+  CHECK_STATUS(hrl_lock_mode_parse("shared", 6, &mode, detail, sizeof detail),
                HRL_EINVAL);
   CHECK_STR(detail,
             "mode must be one of lock, read, write, permit, got 'shared'");
-  CHECK_STATUS(hrl_lock_permits_set(&lo, 2.5, detail, sizeof detail),
+  uint32_t permits = 0;
+  CHECK_STATUS(hrl_lock_permits_parse(2.5, &permits, detail, sizeof detail),
                HRL_EINVAL);
   CHECK_STR(detail, "permits must be a whole number from 1 to 100000, got 2.5");
-  hrl_options o;
-  hrl_options_init(&o);
-  o.lock.mode = HRL_MODE_READ;
-  hrl_client *bad = NULL;
-  CHECK_STATUS(hrl_client_new(fx.urls, 1, &o, &bad, detail, sizeof detail),
-               HRL_EINVAL);
-  CHECK_STR(detail,
-            "mode and permits are set per lock, not as a client's default");
+  CHECK_STATUS(hrl_lock_permits_parse(4, &permits, detail, sizeof detail),
+               HRL_OK);
+  CHECK_INT(permits, 4);
   /* One name, one kind: a mutex on a read-write lock's key is refused. */
   hrl_lock *r = rw(c, "rw:kind", HRL_MODE_READ, 30000, false);
   hrl_lock *m = NULL;

@@ -105,13 +105,13 @@ int main(void) {
       hrl_lock_options lo;
       hrl_lock_options_init(client, &lo);
       lo.ttl_ms = (uint32_t)(atof(d) * 1000 + 0.5);
-      lo.permits = (uint32_t)atoi(b);
+      hrl_lock_mode mode = HRL_MODE_LOCK;
       char detail[HRL_DETAIL_MAX] = "";
       hrl_status st =
-          hrl_lock_mode_set(&lo, a, strlen(a), detail, sizeof detail);
+          hrl_lock_mode_parse(a, strlen(a), &mode, detail, sizeof detail);
       if (st == HRL_OK) {
-        st = hrl_lock_new_with(client, c, len, &lo, &lock, detail,
-                               sizeof detail);
+        st = hrl_lock_new_mode(client, c, len, &lo, mode, (uint32_t)atoi(b),
+                               &lock, detail, sizeof detail);
       }
       if (st == HRL_OK) {
         st = hrl_lock_acquire(lock, (int64_t)(atof(e) * 1000 + 0.5));

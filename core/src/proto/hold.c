@@ -39,11 +39,12 @@ const char *hrl_lock_mode_name(hrl_lock_mode mode) {
   return (unsigned)mode < MODES ? mode_names[mode] : "?";
 }
 
-hrl_status hrl_lock_mode_set(hrl_lock_options *lo, const char *name, size_t len,
-                             char *detail, size_t detail_size) {
+hrl_status hrl_lock_mode_parse(const char *name, size_t len,
+                               hrl_lock_mode *out, char *detail,
+                               size_t detail_size) {
   for (size_t m = 0; name != NULL && m < MODES; m++) {
     if (strlen(mode_names[m]) == len && memcmp(mode_names[m], name, len) == 0) {
-      lo->mode = (hrl_lock_mode)m;
+      *out = (hrl_lock_mode)m;
       return HRL_OK;
     }
   }
@@ -60,47 +61,46 @@ static hrl_status bad_permits(double permits, char *detail, size_t size) {
   return HRL_EINVAL;
 }
 
-hrl_status hrl_lock_permits_set(hrl_lock_options *lo, double permits,
-                                char *detail, size_t detail_size) {
+hrl_status hrl_lock_permits_parse(double permits, uint32_t *out, char *detail,
+                                  size_t detail_size) {
   if (!(permits >= 1 && permits <= HRL_PERMITS_MAX) ||
       permits != (double)(uint32_t)permits) {
     return bad_permits(permits, detail, detail_size);
   }
-  lo->permits = (uint32_t)permits;
+  *out = (uint32_t)permits;
   return HRL_OK;
 }
 
-hrl_status hrl_hold_options_check(const hrl_lock_options *lo, bool for_client,
-                                  char *detail, size_t size) {
-  if ((unsigned)lo->mode >= MODES) {
+hrl_status hrl_lock_mode_check(hrl_lock_mode mode, uint32_t permits,
+                               char *detail, size_t size) {
+  if ((unsigned)mode >= MODES) {
     hrl_detailf(detail, size,
                 "mode must be one of lock, read, write, permit, got %d",
-                (int)lo->mode);
+                (int)mode);
     return HRL_EINVAL;
   }
-  if (for_client && (lo->mode != HRL_MODE_LOCK || lo->permits != 0)) {
-    hrl_detailf(detail, size,
-                "mode and permits are set per lock, not as a client's "
-                "default");
-    return HRL_EINVAL;
+  if (mode == HRL_MODE_PERMIT &&
+      (permits < 1 || permits > HRL_PERMITS_MAX)) {
+    return bad_permits(permits, detail, size);
   }
-  if (lo->mode == HRL_MODE_PERMIT &&
-      (lo->permits < 1 || lo->permits > HRL_PERMITS_MAX)) {
-    return bad_permits(lo->permits, detail, size);
-  }
-  if (lo->mode != HRL_MODE_PERMIT && lo->permits != 0) {
+  if (mode != HRL_MODE_PERMIT && permits != 0) {
     hrl_detailf(detail, size,
                 "permits is for a semaphore's permit (mode permit), not "
                 "mode %s",
-                hrl_lock_mode_name(lo->mode));
+                hrl_lock_mode_name(mode));
     return HRL_EINVAL;
   }
   return HRL_OK;
 }
 
-hrl_status hrl_lock_mode_check(const hrl_lock_options *lo, char *detail,
-                               size_t detail_size) {
-  return hrl_hold_options_check(lo, false, detail, detail_size);
+void hrl_hold_set(hrl_lock *lk, hrl_lock_mode mode, uint32_t permits) {
+  lk->mode = mode;
+  lk->permits = permits;
+  if (lk->renewal != NULL) {
+    /* the twin renews this hold: its extend is the hold's script */
+    lk->renewal->twin->mode = mode;
+    lk->renewal->twin->permits = permits;
+  }
 }
 
 /* The hold's script: its head (argc, EVALSHA digest or EVAL text). */
@@ -228,7 +228,7 @@ static hrl_node_result grant_of(const hrl_lock *lk, hrl_node *node,
   bool permit_ok = false;
   if (r->elements == 2 && r->element[0].type == HRL_REPLY_INTEGER) {
     long long p = r->element[0].integer;
-    permit_ok = lk->opts.mode == HRL_MODE_PERMIT
+    permit_ok = lk->mode == HRL_MODE_PERMIT
                     ? p >= 1 && p <= (long long)HRL_PERMITS_MAX
                     : p == 0;
   }
@@ -236,7 +236,7 @@ static hrl_node_result grant_of(const hrl_lock *lk, hrl_node *node,
       (lk->fence_key != NULL && counter == 0)) {
     hrl_detailf(
         node->msg, sizeof node->msg, "unexpected reply to the %s script",
-        lk->opts.mode == HRL_MODE_PERMIT ? "semaphore" : "read-write lock");
+        lk->mode == HRL_MODE_PERMIT ? "semaphore" : "read-write lock");
     return HRL_NODE_PROTOCOL;
   }
   node->permit = (uint32_t)r->element[0].integer;
@@ -273,7 +273,7 @@ size_t hrl_hold_votes(const hrl_lock *lk) {
   size_t best = 0;
   for (size_t i = 0; i < lk->cfg->n; i++) {
     const hrl_node *node = &lk->op.nodes[i];
-    if (lk->opts.mode != HRL_MODE_PERMIT) {
+    if (lk->mode != HRL_MODE_PERMIT) {
       best += node->result == HRL_NODE_OK;
     } else if (node->result == HRL_NODE_OK) {
       size_t count = granted_permit(lk, node->permit);
@@ -284,7 +284,7 @@ size_t hrl_hold_votes(const hrl_lock *lk) {
 }
 
 void hrl_hold_settle(hrl_lock *lk) {
-  if (lk->opts.mode != HRL_MODE_PERMIT) {
+  if (lk->mode != HRL_MODE_PERMIT) {
     return;
   }
   hrl_op *op = &lk->op;

@@ -482,10 +482,6 @@ static hrl_status check_field(const hrl_option *opt, const void *base,
 }
 
 hrl_status hrl_options_check(const hrl_options *o, char *detail, size_t size) {
-  hrl_status hold = hrl_hold_options_check(&o->lock, true, detail, size);
-  if (hold != HRL_OK) {
-    return hold;
-  }
   for (size_t i = 0; i < OPTION_COUNT; i++) {
     if (fields[i] == NO_FIELD || table[i].scope == HRL_SCOPE_LOCK) {
       continue; /* a lock-only option's default is the table's */
@@ -503,10 +499,6 @@ hrl_status hrl_options_check(const hrl_options *o, char *detail, size_t size) {
 
 hrl_status hrl_lock_options_check(const hrl_lock_options *lo, char *detail,
                                   size_t size) {
-  hrl_status hold = hrl_hold_options_check(lo, false, detail, size);
-  if (hold != HRL_OK) {
-    return hold;
-  }
   for (size_t i = 0; i < OPTION_COUNT; i++) {
     if (fields[i] == NO_FIELD || !is_lock_option(&table[i]) ||
         strcmp(table[i].name, "ttl") == 0) {

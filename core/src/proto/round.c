@@ -44,7 +44,7 @@ static hrl_command_args command_args(hrl_lock *lk) {
       lk->waiters_len, lk->fence_key, lk->fence_key_len, op->token,
       op->round_kind == HRL_ROUND_FENCE ? op->fence : op->ttl_ms,
       op->arrival_us, lk->cfg->lease_ms, lk->cfg->window_ms, NULL, 0,
-      lk->opts.mode, lk->opts.permits,
+      lk->mode, lk->permits,
       /* a hold's extend and fence round name the permit
        * it holds, its tries the one it would rather get */
       op->round_kind == HRL_ROUND_EXTEND || op->round_kind == HRL_ROUND_FENCE

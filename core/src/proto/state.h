@@ -309,6 +309,10 @@ struct hrl_lock {
   int64_t valid_until_us;
   uint64_t fence;  /* the fence of the hold (fenced locks), while held */
   uint32_t permit; /* a semaphore's hold: its permit (hold.c) */
+  /* What it holds (hold.c): the mutex (HRL_MODE_LOCK, zero), a read, the
+   * write, or a permit of a semaphore of `permits`; set once, when made. */
+  hrl_lock_mode mode;
+  uint32_t permits;
   char token[HRL_TOKEN_LEN + 1];
   char detail[HRL_DETAIL_MAX];
   hrl_op op;
@@ -390,7 +394,7 @@ static inline bool hrl_proto_in_round(const hrl_lock *lk, size_t i) {
 /* Whether lock is a hold of a read-write lock or a semaphore (hold.c),
  * whose rounds send its scripts, not the mutex's. */
 static inline bool hrl_lock_is_hold(const hrl_lock *lk) {
-  return lk->opts.mode != HRL_MODE_LOCK;
+  return lk->mode != HRL_MODE_LOCK;
 }
 
 /* Whether lock's acquire and tries pipeline an INCR of its fence counter
@@ -417,10 +421,9 @@ void hrl_hold_settle(hrl_lock *lock);
  * they make a quorum, or never can. */
 size_t hrl_hold_votes(const hrl_lock *lock);
 
-/* hold.c: the mode and permits of a lock's settings (the rest is the
- * option table's); of a client's defaults when for_client. */
-hrl_status hrl_hold_options_check(const hrl_lock_options *lo, bool for_client,
-                                  char *detail, size_t detail_size);
+/* hold.c: makes lock (just created, idle) a hold of that mode (checked:
+ * hrl_lock_mode_check), its lease's twin too. */
+void hrl_hold_set(hrl_lock *lock, hrl_lock_mode mode, uint32_t permits);
 /* The protocol's own calls behind the public hrl_proto_* ones, which
  * seam.c makes of them (adding owner labels, inspections, counters and
  * events): redlock.c's begin and step, round.c's reply, fail and missed,

@@ -402,17 +402,88 @@ static void test_bad_settings(void) {
   CHECK_STATUS(hrl_lock_permits_parse(4, &permits, detail, sizeof detail),
                HRL_OK);
   CHECK_INT(permits, 4);
-  /* One name, one kind: a mutex on a read-write lock's key is refused. */
-  hrl_lock *r = rw(c, "rw:kind", HRL_MODE_READ, 30000, false);
+  hrl_client_free(c);
+}
+
+/* An acquire of lk refused because its name is a lock of another kind:
+ * HRL_EINVAL at once, whatever its wait, with the core's words. */
+static void check_kind_refused(hrl_lock *lk, int64_t wait_ms, const char *name,
+                               const char *held, const char *asked) {
+  int64_t t0 = hrl_now_us();
+  CHECK_STATUS(hrl_lock_acquire(lk, wait_ms), HRL_EINVAL);
+  CHECK(ms_since(t0) < wait_ms || wait_ms == 0); /* did not wait it out */
+  char want[HRL_DETAIL_MAX];
+  snprintf(want, sizeof want,
+           "'%s' is a %s on 127.0.0.1:%d, not a %s (a name is one kind of "
+           "lock)",
+           name, held, fx.port[0], asked);
+  CHECK_STR(hrl_lock_error(lk), want);
+  char msg[HRL_DETAIL_MAX + 64];
+  CHECK_CONTAINS(hrl_format_error(HRL_EINVAL, hrl_lock_error(lk), msg,
+                                  sizeof msg),
+                 "invalid argument: '");
+  CHECK(!hrl_lock_held(lk));
+}
+
+/* One name is one kind of lock at a time: while a mutex, a read-write lock
+ * or a semaphore holds it, the others' acquires fail with HRL_EINVAL
+ * (a mutex's without a wait is refused as for any holder: SET NX alone),
+ * and nothing of theirs is left behind. */
+static void test_one_name_is_one_kind(void) {
+  hrl_client *c = patient(&fx);
+  hrl_lock *r = rw(c, "kind:a", HRL_MODE_READ, 30000, false);
+  hrl_lock *w = rw(c, "kind:a", HRL_MODE_WRITE, 30000, false);
+  hrl_lock *p = permit(c, "kind:a", 3, 30000);
   hrl_lock *m = NULL;
-  CHECK_STATUS(hrl_lock_new(c, "rw:kind", 7, 30000, &m, NULL, 0), HRL_OK);
+  CHECK_STATUS(hrl_lock_new(c, "kind:a", 6, 30000, &m, NULL, 0), HRL_OK);
+  /* A read holds it. */
   CHECK_STATUS(hrl_lock_acquire(r, 0), HRL_OK);
   CHECK_STATUS(hrl_lock_acquire(m, 0), HRL_ETIMEOUT);
+  check_kind_refused(m, 5000, "kind:a", "read-write lock", "lock");
+  check_kind_refused(p, 0, "kind:a", "read-write lock", "semaphore");
+  check_kind_refused(p, 5000, "kind:a", "read-write lock", "semaphore");
+  CHECK_INT(fixture_int(&fx, 1, "HLEN kind:a"), 1); /* the read alone */
+  CHECK_INT(fixture_int(&fx, 1, "EXISTS kind:a{kind:a}:queue"), 0);
   CHECK_STATUS(hrl_lock_release(r), HRL_OK);
+  /* The mutex holds it. */
   CHECK_STATUS(hrl_lock_acquire(m, 0), HRL_OK);
-  CHECK_STATUS(hrl_lock_acquire(r, 0), HRL_ETIMEOUT);
+  check_kind_refused(r, 0, "kind:a", "lock", "read-write lock");
+  check_kind_refused(w, 5000, "kind:a", "lock", "read-write lock");
+  check_kind_refused(p, 0, "kind:a", "lock", "semaphore");
   CHECK_STATUS(hrl_lock_release(m), HRL_OK);
+  /* A permit holds it. */
+  CHECK_STATUS(hrl_lock_acquire(p, 0), HRL_OK);
+  check_kind_refused(r, 0, "kind:a", "semaphore", "read-write lock");
+  check_kind_refused(w, 5000, "kind:a", "semaphore", "read-write lock");
+  CHECK_STATUS(hrl_lock_acquire(m, 0), HRL_ETIMEOUT);
+  check_kind_refused(m, 5000, "kind:a", "semaphore", "lock");
+  CHECK_INT(fixture_int(&fx, 1, "HLEN kind:a"), 1); /* the permit alone */
+  CHECK_STATUS(hrl_lock_release(p), HRL_OK);
+  /* Free again: any kind takes it. */
+  CHECK_STATUS(hrl_lock_acquire(w, 0), HRL_OK);
+  CHECK_STATUS(hrl_lock_release(w), HRL_OK);
+  CHECK_INT(fixture_int(&fx, 1, "EXISTS kind:a"), 0);
+  /* A waiter of another kind first in line (no holder): a read's entry,
+   * as its try writes it, refuses a permit. */
+  redisReply *t = fixture_cmd(&fx, 1, "TIME");
+  CHECK(t != NULL && t->type == REDIS_REPLY_ARRAY && t->elements == 2);
+  long long now_ms = atoll(t->element[0]->str) * 1000 +
+                     atoll(t->element[1]->str) / 1000;
+  freeReplyObject(t);
+  freeReplyObject(fixture_cmd(&fx, 1, "ZADD kind:q{kind:q}:queue 1 %s",
+                              "0123456789abcdef0123456789abcdef"));
+  freeReplyObject(fixture_cmd(
+      &fx, 1, "HSET kind:q{kind:q}:waiters %s %lld 1000 r ch",
+      "0123456789abcdef0123456789abcdef", now_ms + 60000));
+  hrl_lock *pq = permit(c, "kind:q", 3, 30000);
+  check_kind_refused(pq, 0, "kind:q", "read-write lock", "semaphore");
+  CHECK_INT(fixture_int(&fx, 1, "EXISTS kind:q"), 0);
+  freeReplyObject(
+      fixture_cmd(&fx, 1, "DEL kind:q{kind:q}:queue kind:q{kind:q}:waiters"));
+  hrl_lock_free(pq);
   hrl_lock_free(r);
+  hrl_lock_free(w);
+  hrl_lock_free(p);
   hrl_lock_free(m);
   hrl_client_free(c);
 }
@@ -428,6 +499,7 @@ int main(void) {
   RUN(test_permit_waiters_in_arrival_order);
   RUN(test_changing_permits_while_in_use);
   RUN(test_bad_settings);
+  RUN(test_one_name_is_one_kind);
   fixture_stop(&fx);
   return finish_tests("test_rwsem");
 }

@@ -17,7 +17,7 @@ from conftest import RUNTIMES
 
 PAIRS = list(itertools.permutations(RUNTIMES, 2))
 TOKEN = re.compile(r"^[0-9a-f]{32}$")
-QUEUE_SHA = "7aa1eb3169c36d6dfb2e6795639715c07b824e18"
+QUEUE_SHA = "3b1efc26290eb32e50d55719291fa24ee15ff195"
 EXTEND_SHA = "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10"
 FENCE_SHA = "9c38fba8e96eb3c37a8add861f63fed33fe29963"
 
@@ -266,8 +266,8 @@ def hold_of(answer: str) -> tuple[str, int]:
     return token, int(permit)
 
 
-RW_SHA = "de8e58e25c92ea75e9fd75b9be2fb931e47d03a0"
-SEM_SHA = "2920af1a983d6e5fef2f1b4045c1a248dcfb2859"
+RW_SHA = "a6dab9793c988e855009d68407ecfbdb407d92f9"
+SEM_SHA = "1313f93bc3dca45e0a8405cbe21b71fef31220dd"
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)

@@ -4,6 +4,7 @@
 -- through the sans-I/O seam (the luasocket driver, as the cosocket driver
 -- runs it), on one and five masters.
 local fixture = require "helpers.fixture"
+local socket = require "socket"
 local socket_driver = require "helpers.socket_driver"
 
 local TOLERANT = { timeout = 0.5, connect_timeout = 1, retry_delay = 0.01,
@@ -53,6 +54,44 @@ describe("read-write locks and semaphores", function()
           assert.is_nil((rw:read({ timeout = 0 })))
           assert.is_true(w:release())
           assert.equals(0, fx:cmd(1, "EXISTS", "lrw:a"))
+        end)
+
+        it("keep one kind per name (" .. driver .. ")", function()
+          local c = client()
+          local rw, sem = c:rwlock("lkind:a"), c:semaphore("lkind:a", 3)
+          -- An acquire of another kind: nil and the core's words, at once
+          -- (well within the 5 s some of them may wait).
+          local function refused(acquire, held, asked)
+            local t0 = socket.gettime()
+            local lock, err = acquire()
+            assert.is_true(socket.gettime() - t0 < 4)
+            assert.is_nil(lock)
+            assert.equals(("invalid argument: 'lkind:a' is a %s on 127.0.0.1:%d,"
+              .. " not a %s (a name is one kind of lock)"):format(held,
+              fx.ports[1], asked), err)
+          end
+          local function mutex(timeout)
+            return function() return c:acquire("lkind:a", { timeout = timeout }) end
+          end
+          local function hold(obj, method, timeout)
+            return function() return obj[method](obj, { timeout = timeout }) end
+          end
+          local r = assert(rw:read({ timeout = 0 }))
+          local m, err = c:acquire("lkind:a", { timeout = 0 })
+          assert.is_nil(m)
+          assert.equals("timeout", err) -- SET NX alone: as for any holder
+          refused(mutex(5), "read-write lock", "lock")
+          refused(hold(sem, "acquire", 0), "read-write lock", "semaphore")
+          assert.is_true(r:release())
+          m = assert(c:acquire("lkind:a", { timeout = 0 }))
+          refused(hold(rw, "write", 5), "lock", "read-write lock")
+          refused(hold(sem, "acquire", 0), "lock", "semaphore")
+          assert.is_true(m:release())
+          local p = assert(sem:acquire({ timeout = 0 }))
+          refused(hold(rw, "read", 0), "semaphore", "read-write lock")
+          refused(mutex(5), "semaphore", "lock")
+          assert.is_true(p:release())
+          assert.equals(0, fx:cmd(1, "EXISTS", "lkind:a"))
         end)
 
         it("count and number permits (" .. driver .. ")", function()

@@ -131,6 +131,45 @@ def test_bad_arguments(client, name):
         client.rwlock(name, ttl=-1)
 
 
+def kind_refused(lock, held, asked, **wait):
+    """lock's acquire fails at once with the core's words: its name is a
+    lock of another kind (the same text C and Lua give)."""
+    master = lock.client.masters[0]
+    t0 = time.monotonic()
+    with pytest.raises(ValueError) as caught:
+        lock.acquire(**wait)
+    assert time.monotonic() - t0 < 4  # not the 5 s wait
+    name = lock.name if isinstance(lock.name, str) else lock.name.decode()
+    assert str(caught.value) == (
+        f"invalid argument: '{name}' is a {held} on {master}, not a {asked}"
+        " (a name is one kind of lock)"
+    )
+    assert not lock.locked()
+
+
+def test_one_name_is_one_kind(servers, client, name):
+    rw, sem = client.rwlock(name), client.semaphore(name, 3)
+    r, w, p, m = rw.read(), rw.write(), sem.permit(), client.lock(name)
+    assert r.acquire(blocking=False)
+    assert not m.acquire(blocking=False)  # SET NX alone: refused, as busy
+    kind_refused(m, "read-write lock", "lock", timeout=5)
+    kind_refused(p, "read-write lock", "semaphore", blocking=False)
+    kind_refused(p, "read-write lock", "semaphore", timeout=5)
+    r.release()
+    assert m.acquire(blocking=False)
+    kind_refused(r, "lock", "read-write lock", blocking=False)
+    kind_refused(w, "lock", "read-write lock", timeout=5)
+    kind_refused(p, "lock", "semaphore", blocking=False)
+    m.release()
+    assert p.acquire(blocking=False)
+    kind_refused(w, "semaphore", "read-write lock", timeout=5)
+    kind_refused(m, "semaphore", "lock", timeout=5)
+    p.release()
+    with w:
+        pass
+    assert servers.count(name) == 0
+
+
 # Holds two reads of every "...rw" name given and two permits (of 2) of
 # every other, as leases of a 2 s TTL, until it is killed.
 HOLD_ALL = """

@@ -322,3 +322,58 @@ void hrl_hold_settle(hrl_lock *lk) {
     op->hint = best;
   }
 }
+
+/* A kind's words: the script's ("lock", "rwlock", "semaphore") or a
+ * lock's mode. */
+static const char *kind_words(const char *kind, size_t len) {
+  if (len == 6 && memcmp(kind, "rwlock", 6) == 0) {
+    return "read-write lock";
+  }
+  if (len == 9 && memcmp(kind, "semaphore", 9) == 0) {
+    return "semaphore";
+  }
+  return len == 4 && memcmp(kind, "lock", 4) == 0 ? "lock" : NULL;
+}
+
+static const char *mode_kind(hrl_lock_mode mode) {
+  switch (mode) {
+  case HRL_MODE_READ:
+  case HRL_MODE_WRITE:
+    return "read-write lock";
+  case HRL_MODE_PERMIT:
+    return "semaphore";
+  default:
+    return "lock";
+  }
+}
+
+#define KIND_PREFIX "HRLKIND "
+
+bool hrl_kind_refused(hrl_lock *lk, const hrl_node *nodes) {
+  for (size_t i = 0; i < lk->cfg->n; i++) {
+    const hrl_node *node = &nodes[i];
+    size_t plen = sizeof KIND_PREFIX - 1;
+    if (node->result != HRL_NODE_SERVER ||
+        strncmp(node->msg, KIND_PREFIX, plen) != 0) {
+      continue;
+    }
+    const char *held = kind_words(node->msg + plen, strlen(node->msg + plen));
+    if (held == NULL) {
+      continue; /* not ours: a server error like any other */
+    }
+    /* The name as given (control bytes as '?', a long one cut short). */
+    char name[64];
+    size_t len = lk->key_len - lk->prefix_len, n = 0;
+    for (; n < len && n + 1 < sizeof name; n++) {
+      unsigned char ch = (unsigned char)lk->key[lk->prefix_len + n];
+      name[n] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+    }
+    name[n] = '\0';
+    hrl_detailf(lk->detail, sizeof lk->detail,
+                "'%s%s' is a %s on %s, not a %s (a name is one kind of lock)",
+                name, n < len ? "..." : "", held, lk->cfg->masters[i].ep.label,
+                mode_kind(lk->mode));
+    return true;
+  }
+  return false;
+}

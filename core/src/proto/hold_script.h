@@ -31,7 +31,15 @@
  * n and t answer {permit, fence} when granted (permit 0 for a read-write
  * lock; fence the counter as text: incremented for a write or a permit,
  * read for a read, "0" unfenced) and otherwise the milliseconds until the
- * holds in the way expire (-1: none in the way but the queue).
+ * holds in the way expire (-2: none in the way but the queue; never -1,
+ * which says a key without a TTL to the waiting code, waiting.c).
+ * A hold of another kind on k (a mutex's string: "lock", a semaphore's
+ * permits or a read-write lock's reads and write) refuses n, t and a with
+ * the error "HRLKIND <its kind>" before changing anything but expired
+ * holders and lapsed entries (hold.c words it); so does a live waiter of
+ * another kind first in its queue: holders and waiters are all of one
+ * kind, a name is one kind of lock at a time. r, e and f answer 0 on a
+ * mutex's string.
  * A read fits when no write is held; a write when nothing is; a permit
  * while fewer holds than the class (the asker's permits) are held, and
  * takes the slot it asks for when free, else the lowest free one. */
@@ -43,6 +51,12 @@
   "local tm=redis.call(\"time\")\n"                                            \
   "local now=tonumber(tm[1])*1000+math.floor(tonumber(tm[2])/1000)\n"          \
   "local cls,exp,n={},{},0\n"                                                  \
+  "local ty=redis.call(\"type\",k).ok\n"                                        \
+  "if ty==\"string\" then\n"                                                    \
+  "if m==\"n\" or m==\"t\" or m==\"a\" then return "                             \
+  "redis.error_reply(\"HRLKIND lock\") end\n"                                   \
+  "return 0\n"                                                                  \
+  "end\n"                                                                       \
   "local raw=redis.call(\"hgetall\",k)\n"                                      \
   "for i=1,#raw,2 do\n"                                                        \
   "local x,e=string.match(raw[i+1],\"^(%S+) (%d+)$\")\n"                       \
@@ -69,6 +83,8 @@
   "end\n"
 
 #define HRL_RW_RULES                                                           \
+  "local other=\"semaphore\"\n"                                                 \
+  "local function mine(x) return x==\"r\" or x==\"w\" end\n"                    \
   "local function can(a)\n"                                                    \
   "if a==\"w\" then return n==0 end\n"                                         \
   "for _,x in pairs(cls) do if x==\"w\" then return false end end\n"           \
@@ -76,13 +92,15 @@
   "end\n"                                                                      \
   "local function pick(h,a) return a end\n"                                    \
   "local function hint(a)\n"                                                   \
-  "local top=-1\n"                                                             \
+  "local top=-2\n"                                                             \
   "for h,x in pairs(cls) do if a==\"w\" or x==\"w\" then "                     \
   "top=math.max(top,exp[h]-now) end end\n"                                     \
   "return top\n"                                                               \
   "end\n"
 
 #define HRL_SEM_RULES                                                          \
+  "local other=\"rwlock\"\n"                                                    \
+  "local function mine(x) return string.match(x,\"^%d+$\")~=nil end\n"         \
   "local function can(a) return n<tonumber(a) end\n"                           \
   "local function pick(h,a)\n"                                                 \
   "local used={}\n"                                                            \
@@ -94,13 +112,27 @@
   "end end\n"                                                                  \
   "end\n"                                                                      \
   "local function hint(a)\n"                                                   \
-  "if n<tonumber(a) then return -1 end\n"                                      \
+  "if n<tonumber(a) then return -2 end\n"                                      \
   "local low\n"                                                                \
   "for _,e in pairs(exp) do if not low or e<low then low=e end end\n"          \
   "return low-now\n"                                                           \
   "end\n"
 
 #define HRL_HOLD_TAIL                                                          \
+  "if m==\"n\" or m==\"t\" or m==\"a\" then\n"                                  \
+  "for _,x in pairs(cls) do if not mine(x) then return "                       \
+  "redis.error_reply(\"HRLKIND \"..other) end end\n"                            \
+  "while true do\n"                                                             \
+  "local h=redis.call(\"zrange\",q,0,0)[1]\n"                                   \
+  "if not h then break end\n"                                                   \
+  "local x,a=entry(h)\n"                                                        \
+  "if x then\n"                                                                 \
+  "if h~=t and not mine(a) then return "                                       \
+  "redis.error_reply(\"HRLKIND \"..other) end\n"                                \
+  "break\n"                                                                     \
+  "end\n"                                                                       \
+  "end\n"                                                                       \
+  "end\n"                                                                       \
   "local function fill(me,skip)\n"                                             \
   "local i=0\n"                                                                \
   "while true do\n"                                                            \
@@ -183,8 +215,8 @@
   "return hint(a)\n"
 
 #define HRL_RW_SCRIPT HRL_HOLD_HEAD HRL_RW_RULES HRL_HOLD_TAIL
-#define HRL_RW_SHA1 "de8e58e25c92ea75e9fd75b9be2fb931e47d03a0"
+#define HRL_RW_SHA1 "a6dab9793c988e855009d68407ecfbdb407d92f9"
 #define HRL_SEM_SCRIPT HRL_HOLD_HEAD HRL_SEM_RULES HRL_HOLD_TAIL
-#define HRL_SEM_SHA1 "2920af1a983d6e5fef2f1b4045c1a248dcfb2859"
+#define HRL_SEM_SHA1 "1313f93bc3dca45e0a8405cbe21b71fef31220dd"
 
 #endif

@@ -48,7 +48,10 @@
  *     +OK when the token holds the key now, else the key's PTTL.
  *   a (same arguments): a waiter steps aside after a try that won too few
  *     masters: a key holding its token goes to the next live waiter (or
- *     is deleted), and the token stays queued. 0. */
+ *     is deleted), and the token stays queued. 0.
+ * t and a on a key that is a hash (a read-write lock's or a semaphore's,
+ * hold_script.h) change nothing and answer the error "HRLKIND rwlock" or
+ * "HRLKIND semaphore": a name is one kind of lock at a time. */
 #define HRL_QUEUE_SCRIPT                                                       \
   "local k,q,w,m,t=KEYS[1],KEYS[2],KEYS[3],ARGV[1],ARGV[2]\n"                  \
   "if m==\"r\" and redis.call(\"exists\",q)==0 then\n"                         \
@@ -99,6 +102,11 @@
   "redis.call(\"pexpire\",w,lease)\n"                                          \
   "end\n"                                                                      \
   "end\n"                                                                      \
+  "if redis.call(\"type\",k).ok==\"hash\" then\n"                               \
+  "local f=redis.call(\"hgetall\",k)[2] or \"\"\n"                              \
+  "return redis.error_reply(\"HRLKIND \"..(string.match(f,\"^%d\") and "       \
+  "\"semaphore\" or \"rwlock\"))\n"                                              \
+  "end\n"                                                                       \
   "local v=redis.call(\"get\",k)\n"                                            \
   "if m==\"a\" then\n"                                                         \
   "if v==t then pass() end\n"                                                  \
@@ -121,7 +129,7 @@
   "give(h,x,ch)\n"                                                             \
   "end\n"                                                                      \
   "return redis.call(\"pttl\",k)\n"
-#define HRL_QUEUE_SHA1 "7aa1eb3169c36d6dfb2e6795639715c07b824e18"
+#define HRL_QUEUE_SHA1 "3b1efc26290eb32e50d55719291fa24ee15ff195"
 
 /* A release on the lock key alone: compare-and-delete. Only where a Redis
  * Cluster's slot is migrating and the queue script's three keys are not

@@ -421,6 +421,11 @@ void hrl_hold_settle(hrl_lock *lock);
  * they make a quorum, or never can. */
 size_t hrl_hold_votes(const hrl_lock *lock);
 
+/* hold.c: whether a master of nodes (a round's) refused the lock because
+ * its name is a lock of another kind (the scripts' HRLKIND error): the
+ * lock's detail then says so, for HRL_EINVAL. */
+bool hrl_kind_refused(hrl_lock *lock, const hrl_node *nodes);
+
 /* hold.c: makes lock (just created, idle) a hold of that mode (checked:
  * hrl_lock_mode_check), its lease's twin too. */
 void hrl_hold_set(hrl_lock *lock, hrl_lock_mode mode, uint32_t permits);

@@ -152,7 +152,7 @@ def test_one_name_is_one_kind(servers, client, name):
     r, w, p, m = rw.read(), rw.write(), sem.permit(), client.lock(name)
     assert r.acquire(blocking=False)
     assert not m.acquire(blocking=False)  # SET NX alone: refused, as busy
-    kind_refused(m, "read-write lock", "lock", timeout=5)
+    kind_refused(m, "read-write lock or semaphore", "lock", timeout=5)
     kind_refused(p, "read-write lock", "semaphore", blocking=False)
     kind_refused(p, "read-write lock", "semaphore", timeout=5)
     r.release()
@@ -163,7 +163,7 @@ def test_one_name_is_one_kind(servers, client, name):
     m.release()
     assert p.acquire(blocking=False)
     kind_refused(w, "semaphore", "read-write lock", timeout=5)
-    kind_refused(m, "semaphore", "lock", timeout=5)
+    kind_refused(m, "read-write lock or semaphore", "lock", timeout=5)
     p.release()
     with w:
         pass

@@ -323,14 +323,17 @@ void hrl_hold_settle(hrl_lock *lk) {
   }
 }
 
-/* A kind's words: the script's ("lock", "rwlock", "semaphore") or a
- * lock's mode. */
+/* A kind's words: the scripts' ("lock", "rwlock", "semaphore"; the queue
+ * script's "hold": a hash) or a lock's mode. */
 static const char *kind_words(const char *kind, size_t len) {
   if (len == 6 && memcmp(kind, "rwlock", 6) == 0) {
     return "read-write lock";
   }
   if (len == 9 && memcmp(kind, "semaphore", 9) == 0) {
     return "semaphore";
+  }
+  if (len == 4 && memcmp(kind, "hold", 4) == 0) {
+    return "read-write lock or semaphore"; /* the queue script's words */
   }
   return len == 4 && memcmp(kind, "lock", 4) == 0 ? "lock" : NULL;
 }

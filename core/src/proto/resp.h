@@ -50,8 +50,9 @@
  *     masters: a key holding its token goes to the next live waiter (or
  *     is deleted), and the token stays queued. 0.
  * t and a on a key that is a hash (a read-write lock's or a semaphore's,
- * hold_script.h) change nothing and answer the error "HRLKIND rwlock" or
- * "HRLKIND semaphore": a name is one kind of lock at a time. */
+ * hold_script.h) change nothing and answer the error "HRLKIND hold" (a
+ * name is one kind of lock at a time); on another type, GET's WRONGTYPE.
+ * Told apart by GET's and HGET's errors: a lock user's ACL has no TYPE. */
 #define HRL_QUEUE_SCRIPT                                                       \
   "local k,q,w,m,t=KEYS[1],KEYS[2],KEYS[3],ARGV[1],ARGV[2]\n"                  \
   "if m==\"r\" and redis.call(\"exists\",q)==0 then\n"                         \
@@ -102,12 +103,13 @@
   "redis.call(\"pexpire\",w,lease)\n"                                          \
   "end\n"                                                                      \
   "end\n"                                                                      \
-  "if redis.call(\"type\",k).ok==\"hash\" then\n"                               \
-  "local f=redis.call(\"hgetall\",k)[2] or \"\"\n"                              \
-  "return redis.error_reply(\"HRLKIND \"..(string.match(f,\"^%d\") and "       \
-  "\"semaphore\" or \"rwlock\"))\n"                                              \
+  "local v=redis.pcall(\"get\",k)\n"                                           \
+  "if type(v)==\"table\" then\n"                                                \
+  "if type(redis.pcall(\"hget\",k,\"-\"))~=\"table\" then\n"                       \
+  "return redis.error_reply(\"HRLKIND hold\")\n"                                 \
   "end\n"                                                                       \
-  "local v=redis.call(\"get\",k)\n"                                            \
+  "return v\n"                                                                  \
+  "end\n"                                                                       \
   "if m==\"a\" then\n"                                                         \
   "if v==t then pass() end\n"                                                  \
   "enqueue()\n"                                                                \
@@ -129,7 +131,7 @@
   "give(h,x,ch)\n"                                                             \
   "end\n"                                                                      \
   "return redis.call(\"pttl\",k)\n"
-#define HRL_QUEUE_SHA1 "3b1efc26290eb32e50d55719291fa24ee15ff195"
+#define HRL_QUEUE_SHA1 "a08c6f9a63bf7efa81d43f4600b22e8a0b5cd4c8"
 
 /* A release on the lock key alone: compare-and-delete. Only where a Redis
  * Cluster's slot is migrating and the queue script's three keys are not

@@ -155,8 +155,90 @@ static void test_nonsense_grants_are_protocol_errors(void) {
   hrl_client_free(c);
 }
 
+/* Masters 1 and 2 grant different permits, master 3 has not answered:
+ * two OKs are no quorum for one permit, so the round is not settled (a
+ * late master 3 is still waited for: its grant may make either permit's
+ * quorum). Before hrl_hold_votes it counted OKs of any permit and settled,
+ * and the attempt lost master 3's vote. */
+static void test_a_round_settles_on_one_permits_votes(void) {
+  hrl_client *c = NULL;
+  CHECK_STATUS(hrl_client_new(three, 3, NULL, &c, NULL, 0), HRL_OK);
+  hrl_lock *lk = permit_lock(c, 2);
+  int64_t t = hrl_now_us();
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(lk, HRL_OP_ACQUIRE, 0, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(lk, t, &s), HRL_STEP_ROUND);
+  hrl_reply one = grant(0, 1, "0"), two = grant(1, 2, "0");
+  size_t len;
+  for (size_t i = 0; i < 3; i++) {
+    CHECK(hrl_proto_command(lk, i, &len) != NULL);
+  }
+  hrl_proto_reply(lk, 0, &one);
+  hrl_proto_reply(lk, 1, &two);
+  CHECK(!hrl_proto_settled(lk));
+  hrl_reply again = grant(2, 2, "0");
+  hrl_proto_reply(lk, 2, &again);
+  CHECK(hrl_proto_settled(lk));
+  CHECK_INT(hrl_proto_step(lk, t + 1000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK);
+  CHECK_INT(hrl_lock_permit(lk), 2);
+  hrl_lock_free(lk);
+  hrl_client_free(c);
+}
+
+/* The scripts' HRLKIND error: the name is a lock of another kind. The
+ * acquire ends at once, whatever its wait, with HRL_EINVAL and the core's
+ * words; a mutex's waiting try is told so by the queue script. */
+static void test_a_name_of_another_kind_is_einval(void) {
+  hrl_client *c = NULL;
+  CHECK_STATUS(hrl_client_new(three, 1, NULL, &c, NULL, 0), HRL_OK);
+  hrl_lock *lk = permit_lock(c, 2);
+  int64_t t = hrl_now_us();
+  hrl_step_info s;
+  CHECK_STATUS(hrl_proto_begin(lk, HRL_OP_ACQUIRE, 5000, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(lk, t, &s), HRL_STEP_ROUND);
+  size_t len;
+  CHECK(hrl_proto_command(lk, 0, &len) != NULL);
+  hrl_reply kind = error_reply("HRLKIND lock");
+  hrl_proto_reply(lk, 0, &kind);
+  CHECK_INT(hrl_proto_step(lk, t + 1000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_EINVAL);
+  CHECK_STR(hrl_lock_error(lk), "'res' is a lock on 127.0.0.1:1, not a "
+                                "semaphore (a name is one kind of lock)");
+  hrl_lock_free(lk);
+
+  hrl_lock *m = NULL;
+  CHECK_STATUS(hrl_lock_new(c, "res", 3, 30000, &m, NULL, 0), HRL_OK);
+  CHECK_STATUS(hrl_proto_begin(m, HRL_OP_ACQUIRE, 5000, t), HRL_OK);
+  CHECK_INT(hrl_proto_step(m, t, &s), HRL_STEP_ROUND);
+  CHECK(hrl_proto_command(m, 0, &len) != NULL);
+  hrl_reply taken = nil_reply(); /* SET NX: held */
+  hrl_proto_reply(m, 0, &taken);
+  CHECK_INT(hrl_proto_step(m, t + 1000, &s), HRL_STEP_ROUND); /* the try */
+  CHECK(hrl_proto_command(m, 0, &len) != NULL);
+  hrl_reply hold = error_reply("HRLKIND hold");
+  hrl_proto_reply(m, 0, &hold);
+  int64_t at = t + 2000;
+  hrl_step step = hrl_proto_step(m, at, &s);
+  if (step == HRL_STEP_ROUND) { /* the leave */
+    CHECK(hrl_proto_command(m, 0, &len) != NULL);
+    hrl_reply zero = int_reply(0);
+    hrl_proto_reply(m, 0, &zero);
+    step = hrl_proto_step(m, at + 1000, &s);
+  }
+  CHECK_INT(step, HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_EINVAL);
+  CHECK_STR(hrl_lock_error(m),
+            "'res' is a read-write lock or semaphore on 127.0.0.1:1, not a "
+            "lock (a name is one kind of lock)");
+  hrl_lock_free(m);
+  hrl_client_free(c);
+}
+
 int main(void) {
   RUN(test_command_bytes);
+  RUN(test_a_round_settles_on_one_permits_votes);
+  RUN(test_a_name_of_another_kind_is_einval);
   RUN(test_a_semaphore_settles_on_the_permit_most_granted);
   RUN(test_nonsense_grants_are_protocol_errors);
   return finish_tests("test_hold_proto");

@@ -3,8 +3,7 @@ import builtins
 import os
 import ssl
 from collections.abc import Callable, Sequence
-from typing import Literal
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 _L = TypeVar("_L", bound=Lock)
 

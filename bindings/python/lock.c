@@ -142,8 +142,8 @@ static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
                            "on_lost", "mode", "permits", NULL};
   PyObject *client, *name, *ttl = NULL, *timeout = NULL, *on_lost = Py_None;
   PyObject *mode = NULL, *permits = NULL;
-  hrl_lock_mode lock_mode;
-  uint32_t lock_permits;
+  hrl_lock_mode lock_mode = HRL_MODE_LOCK;
+  uint32_t lock_permits = 0;
   int blocking = 1;
   if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|O$OpOOO:Lock", kwlist,
                                    &client, &name, &ttl, &timeout, &blocking,

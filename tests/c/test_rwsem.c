@@ -474,9 +474,10 @@ static void test_one_name_is_one_kind(void) {
   freeReplyObject(t);
   freeReplyObject(fixture_cmd(&fx, 1, "ZADD kind:q{kind:q}:queue 1 %s",
                               "0123456789abcdef0123456789abcdef"));
-  freeReplyObject(fixture_cmd(
-      &fx, 1, "HSET kind:q{kind:q}:waiters %s %lld 1000 r ch",
-      "0123456789abcdef0123456789abcdef", now_ms + 60000));
+  char entry[64]; /* "<expiry> <window> <class> <channel>": one argument */
+  snprintf(entry, sizeof entry, "%lld 1000 r ch", now_ms + 60000);
+  freeReplyObject(fixture_cmd(&fx, 1, "HSET kind:q{kind:q}:waiters %s %s",
+                              "0123456789abcdef0123456789abcdef", entry));
   hrl_lock *pq = permit(c, "kind:q", 3, 30000);
   check_kind_refused(pq, 0, "kind:q", "read-write lock", "semaphore");
   CHECK_INT(fixture_int(&fx, 1, "EXISTS kind:q"), 0);

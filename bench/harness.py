@@ -76,8 +76,8 @@ from hrlbench.paused import paused_phase
 from hrlbench.pool import AB_PYTHON, AB_WORKER, Workers
 from hrlbench.profile import profile_phase
 from hrlbench.redis_benchmark import RedisBenchmark
-from hrlbench.stampede import stampede_phase
 from hrlbench.rwsem import rwsem_phase
+from hrlbench.stampede import stampede_phase
 
 sys.path.insert(0, str(REPO / "tests" / "fixtures"))
 

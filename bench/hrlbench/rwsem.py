@@ -228,7 +228,6 @@ def rwsem_phase(args, urls: list[str]) -> dict:
         f"{rw['writer_wait_p99_ms']:.1f} ms"
     )
     for u in out["permits"]:
-        log(f"rwsem: permits used {u['case']}: {u['used'] * 100:.1f} % (target >= 90 %)")
+        used = u["used"] * 100
+        log(f"rwsem: permits used {u['case']}: {used:.1f} % (target >= 90 %)")
     return out
-
-

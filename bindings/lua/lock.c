@@ -105,8 +105,7 @@ static void read_mode(lua_State *L, const hrlua_arg *arg, hrl_lock_mode *mode,
     }
     size_t len;
     const char *text = lua_tolstring(L, -1, &len);
-    if (hrl_lock_mode_parse(text, len, mode, detail, sizeof detail) !=
-        HRL_OK) {
+    if (hrl_lock_mode_parse(text, len, mode, detail, sizeof detail) != HRL_OK) {
       hrlua_argerror(L, arg, detail);
     }
   }

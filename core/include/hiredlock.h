@@ -378,8 +378,8 @@ HRL_API hrl_status hrl_lock_new_with(hrl_client *client, const void *name,
 /**
  * A lock object for a read (mode HRL_MODE_READ) or the write
  * (HRL_MODE_WRITE) of the read-write lock `name`: as hrl_lock_new_with()
- * with opts (NULL: the client's defaults), holding that instead. Each object is one
- * hold with its own token and TTL: make one per reader.
+ * with opts (NULL: the client's defaults), holding that instead. Each object is
+ * one hold with its own token and TTL: make one per reader.
  */
 HRL_API hrl_status hrl_rwlock_new(hrl_client *client, const void *name,
                                   size_t name_len, hrl_lock_mode mode,

@@ -190,6 +190,7 @@ class Client(_core.Client):
 
     def _hold(self, name: Name, **settings: Any) -> Lock:
         return Lock(self, name, **settings)
+
     def inspect(self, name: Name) -> Inspection:  # type: ignore[override]
         """Who holds the lock ``name`` and who waits for it, as each master
         has it (its token, TTL, fence counter, owner label and waiting

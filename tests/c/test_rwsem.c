@@ -419,9 +419,9 @@ static void check_kind_refused(hrl_lock *lk, int64_t wait_ms, const char *name,
            name, held, fx.port[0], asked);
   CHECK_STR(hrl_lock_error(lk), want);
   char msg[HRL_DETAIL_MAX + 64];
-  CHECK_CONTAINS(hrl_format_error(HRL_EINVAL, hrl_lock_error(lk), msg,
-                                  sizeof msg),
-                 "invalid argument: '");
+  CHECK_CONTAINS(
+      hrl_format_error(HRL_EINVAL, hrl_lock_error(lk), msg, sizeof msg),
+      "invalid argument: '");
   CHECK(!hrl_lock_held(lk));
 }
 
@@ -439,8 +439,7 @@ static void test_one_name_is_one_kind(void) {
   /* A read holds it. */
   CHECK_STATUS(hrl_lock_acquire(r, 0), HRL_OK);
   CHECK_STATUS(hrl_lock_acquire(m, 0), HRL_ETIMEOUT);
-  check_kind_refused(m, 5000, "kind:a", "read-write lock or semaphore",
-                     "lock");
+  check_kind_refused(m, 5000, "kind:a", "read-write lock or semaphore", "lock");
   check_kind_refused(p, 0, "kind:a", "read-write lock", "semaphore");
   check_kind_refused(p, 5000, "kind:a", "read-write lock", "semaphore");
   CHECK_INT(fixture_int(&fx, 1, "HLEN kind:a"), 1); /* the read alone */
@@ -457,8 +456,7 @@ static void test_one_name_is_one_kind(void) {
   check_kind_refused(r, 0, "kind:a", "semaphore", "read-write lock");
   check_kind_refused(w, 5000, "kind:a", "semaphore", "read-write lock");
   CHECK_STATUS(hrl_lock_acquire(m, 0), HRL_ETIMEOUT);
-  check_kind_refused(m, 5000, "kind:a", "read-write lock or semaphore",
-                     "lock");
+  check_kind_refused(m, 5000, "kind:a", "read-write lock or semaphore", "lock");
   CHECK_INT(fixture_int(&fx, 1, "HLEN kind:a"), 1); /* the permit alone */
   CHECK_STATUS(hrl_lock_release(p), HRL_OK);
   /* Free again: any kind takes it. */
@@ -469,8 +467,8 @@ static void test_one_name_is_one_kind(void) {
    * as its try writes it, refuses a permit. */
   redisReply *t = fixture_cmd(&fx, 1, "TIME");
   CHECK(t != NULL && t->type == REDIS_REPLY_ARRAY && t->elements == 2);
-  long long now_ms = atoll(t->element[0]->str) * 1000 +
-                     atoll(t->element[1]->str) / 1000;
+  long long now_ms =
+      atoll(t->element[0]->str) * 1000 + atoll(t->element[1]->str) / 1000;
   freeReplyObject(t);
   freeReplyObject(fixture_cmd(&fx, 1, "ZADD kind:q{kind:q}:queue 1 %s",
                               "0123456789abcdef0123456789abcdef"));

@@ -39,9 +39,8 @@ const char *hrl_lock_mode_name(hrl_lock_mode mode) {
   return (unsigned)mode < MODES ? mode_names[mode] : "?";
 }
 
-hrl_status hrl_lock_mode_parse(const char *name, size_t len,
-                               hrl_lock_mode *out, char *detail,
-                               size_t detail_size) {
+hrl_status hrl_lock_mode_parse(const char *name, size_t len, hrl_lock_mode *out,
+                               char *detail, size_t detail_size) {
   for (size_t m = 0; name != NULL && m < MODES; m++) {
     if (strlen(mode_names[m]) == len && memcmp(mode_names[m], name, len) == 0) {
       *out = (hrl_lock_mode)m;
@@ -79,8 +78,7 @@ hrl_status hrl_lock_mode_check(hrl_lock_mode mode, uint32_t permits,
                 (int)mode);
     return HRL_EINVAL;
   }
-  if (mode == HRL_MODE_PERMIT &&
-      (permits < 1 || permits > HRL_PERMITS_MAX)) {
+  if (mode == HRL_MODE_PERMIT && (permits < 1 || permits > HRL_PERMITS_MAX)) {
     return bad_permits(permits, detail, size);
   }
   if (mode != HRL_MODE_PERMIT && permits != 0) {
@@ -234,9 +232,9 @@ static hrl_node_result grant_of(const hrl_lock *lk, hrl_node *node,
   }
   if (!permit_ok || !parse_counter(&r->element[1], &counter) ||
       (lk->fence_key != NULL && counter == 0)) {
-    hrl_detailf(
-        node->msg, sizeof node->msg, "unexpected reply to the %s script",
-        lk->mode == HRL_MODE_PERMIT ? "semaphore" : "read-write lock");
+    hrl_detailf(node->msg, sizeof node->msg,
+                "unexpected reply to the %s script",
+                lk->mode == HRL_MODE_PERMIT ? "semaphore" : "read-write lock");
     return HRL_NODE_PROTOCOL;
   }
   node->permit = (uint32_t)r->element[0].integer;

@@ -51,12 +51,12 @@
   "local tm=redis.call(\"time\")\n"                                            \
   "local now=tonumber(tm[1])*1000+math.floor(tonumber(tm[2])/1000)\n"          \
   "local cls,exp,n={},{},0\n"                                                  \
-  "local ty=redis.call(\"type\",k).ok\n"                                        \
-  "if ty==\"string\" then\n"                                                    \
-  "if m==\"n\" or m==\"t\" or m==\"a\" then return "                             \
-  "redis.error_reply(\"HRLKIND lock\") end\n"                                   \
-  "return 0\n"                                                                  \
-  "end\n"                                                                       \
+  "local ty=redis.call(\"type\",k).ok\n"                                       \
+  "if ty==\"string\" then\n"                                                   \
+  "if m==\"n\" or m==\"t\" or m==\"a\" then return "                           \
+  "redis.error_reply(\"HRLKIND lock\") end\n"                                  \
+  "return 0\n"                                                                 \
+  "end\n"                                                                      \
   "local raw=redis.call(\"hgetall\",k)\n"                                      \
   "for i=1,#raw,2 do\n"                                                        \
   "local x,e=string.match(raw[i+1],\"^(%S+) (%d+)$\")\n"                       \
@@ -83,8 +83,8 @@
   "end\n"
 
 #define HRL_RW_RULES                                                           \
-  "local other=\"semaphore\"\n"                                                 \
-  "local function mine(x) return x==\"r\" or x==\"w\" end\n"                    \
+  "local other=\"semaphore\"\n"                                                \
+  "local function mine(x) return x==\"r\" or x==\"w\" end\n"                   \
   "local function can(a)\n"                                                    \
   "if a==\"w\" then return n==0 end\n"                                         \
   "for _,x in pairs(cls) do if x==\"w\" then return false end end\n"           \
@@ -99,7 +99,7 @@
   "end\n"
 
 #define HRL_SEM_RULES                                                          \
-  "local other=\"rwlock\"\n"                                                    \
+  "local other=\"rwlock\"\n"                                                   \
   "local function mine(x) return string.match(x,\"^%d+$\")~=nil end\n"         \
   "local function can(a) return n<tonumber(a) end\n"                           \
   "local function pick(h,a)\n"                                                 \
@@ -119,20 +119,20 @@
   "end\n"
 
 #define HRL_HOLD_TAIL                                                          \
-  "if m==\"n\" or m==\"t\" or m==\"a\" then\n"                                  \
+  "if m==\"n\" or m==\"t\" or m==\"a\" then\n"                                 \
   "for _,x in pairs(cls) do if not mine(x) then return "                       \
-  "redis.error_reply(\"HRLKIND \"..other) end end\n"                            \
-  "while true do\n"                                                             \
-  "local h=redis.call(\"zrange\",q,0,0)[1]\n"                                   \
-  "if not h then break end\n"                                                   \
-  "local x,a=entry(h)\n"                                                        \
-  "if x then\n"                                                                 \
+  "redis.error_reply(\"HRLKIND \"..other) end end\n"                           \
+  "while true do\n"                                                            \
+  "local h=redis.call(\"zrange\",q,0,0)[1]\n"                                  \
+  "if not h then break end\n"                                                  \
+  "local x,a=entry(h)\n"                                                       \
+  "if x then\n"                                                                \
   "if h~=t and not mine(a) then return "                                       \
-  "redis.error_reply(\"HRLKIND \"..other) end\n"                                \
-  "break\n"                                                                     \
-  "end\n"                                                                       \
-  "end\n"                                                                       \
-  "end\n"                                                                       \
+  "redis.error_reply(\"HRLKIND \"..other) end\n"                               \
+  "break\n"                                                                    \
+  "end\n"                                                                      \
+  "end\n"                                                                      \
+  "end\n"                                                                      \
   "local function fill(me,skip)\n"                                             \
   "local i=0\n"                                                                \
   "while true do\n"                                                            \

@@ -104,12 +104,12 @@
   "end\n"                                                                      \
   "end\n"                                                                      \
   "local v=redis.pcall(\"get\",k)\n"                                           \
-  "if type(v)==\"table\" then\n"                                                \
-  "if type(redis.pcall(\"hget\",k,\"-\"))~=\"table\" then\n"                       \
-  "return redis.error_reply(\"HRLKIND hold\")\n"                                 \
-  "end\n"                                                                       \
-  "return v\n"                                                                  \
-  "end\n"                                                                       \
+  "if type(v)==\"table\" then\n"                                               \
+  "if type(redis.pcall(\"hget\",k,\"-\"))~=\"table\" then\n"                   \
+  "return redis.error_reply(\"HRLKIND hold\")\n"                               \
+  "end\n"                                                                      \
+  "return v\n"                                                                 \
+  "end\n"                                                                      \
   "if m==\"a\" then\n"                                                         \
   "if v==t then pass() end\n"                                                  \
   "enqueue()\n"                                                                \

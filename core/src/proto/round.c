@@ -43,8 +43,8 @@ static hrl_command_args command_args(hrl_lock *lk) {
       lk->key, lk->key_len, lk->queue, lk->queue_len, lk->waiters,
       lk->waiters_len, lk->fence_key, lk->fence_key_len, op->token,
       op->round_kind == HRL_ROUND_FENCE ? op->fence : op->ttl_ms,
-      op->arrival_us, lk->cfg->lease_ms, lk->cfg->window_ms, NULL, 0,
-      lk->mode, lk->permits,
+      op->arrival_us, lk->cfg->lease_ms, lk->cfg->window_ms, NULL, 0, lk->mode,
+      lk->permits,
       /* a hold's extend and fence round name the permit
        * it holds, its tries the one it would rather get */
       op->round_kind == HRL_ROUND_EXTEND || op->round_kind == HRL_ROUND_FENCE
@@ -399,8 +399,7 @@ hrl_node_result hrl_node_reply(hrl_lock *lk, size_t i, const hrl_reply *reply) {
     }
   }
   if (is_queue_round(lk, op->round_kind) && node->replies == 0 &&
-      !node->plain &&
-      hrl_reply_is_error(reply, "TRYAGAIN")) {
+      !node->plain && hrl_reply_is_error(reply, "TRYAGAIN")) {
     hrl_detailf(node->msg, sizeof node->msg, "slot %u is migrating (TRYAGAIN)",
                 (unsigned)lk->slot);
     if (!pipeline) {
@@ -429,8 +428,8 @@ hrl_node_result hrl_node_reply(hrl_lock *lk, size_t i, const hrl_reply *reply) {
     hrl_node_result r =
         hrl_lock_is_hold(lk)
             ? hrl_hold_classify(lk, node, reply, &noscript)
-            : hrl_reply_classify(kind, reply, &noscript, &node->pttl,
-                                 node->msg, sizeof node->msg);
+            : hrl_reply_classify(kind, reply, &noscript, &node->pttl, node->msg,
+                                 sizeof node->msg);
     if (pipeline) {
       node->set = r; /* the INCR's, then the WAIT's reply come next */
       node->took = r == HRL_NODE_OK;

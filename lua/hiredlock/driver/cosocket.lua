@@ -18,11 +18,11 @@
 -- deadline: connect_timeout to connect, then the round's timeout for the
 -- replies. A connection comes from a keepalive pool whose name holds the
 -- master, its database and a digest of the handshake (credentials), so two
--- clients share connections only when they are interchangeable. A new
--- connection sends the handshake (AUTH/SELECT/INFO) alone, before the
--- command. The bytes of a round on a connection are the core's stream's
--- (core.stream: owed replies dropped first, NOSCRIPT resends, the full
--- script behind a late release).
+-- clients share connections only when they are interchangeable (clients
+-- made per request too: see identify). A new connection sends the
+-- handshake (AUTH/SELECT/INFO) alone, before the command. The bytes of a
+-- round on a connection are the core's stream's (core.stream: owed replies
+-- dropped first, NOSCRIPT resends, the full script behind a late release).
 -- A connection that failed or got a reply out of step is closed; one whose
 -- reply is late is kept, owing it, for the next round of the same lock
 -- (see kept), never pooled while it owes (a late reply must not answer
@@ -112,11 +112,15 @@ local function failed(lock, i, why, message)
   return lock:fail(i, why, message) == "redirect" and "retarget" or "close"
 end
 
--- A new connection's handshake (AUTH, SELECT, INFO), alone: the command
--- goes only after every reply said OK, so that a refused AUTH or SELECT
--- cannot let it run as the default user or in database 0 and leave a key
--- there. nil when it went through, else converse's outcome after
--- reporting the failure to the protocol.
+-- The answers a connection's handshake got, per keepalive pool, as the
+-- worker heard them last: { kind, value, kind, value, ... }. See identify.
+local answers = conn.answers
+
+-- A connection's handshake (AUTH, SELECT, INFO), alone: the command goes
+-- only after every reply said OK, so that a refused AUTH or SELECT cannot
+-- let it run as the default user or in database 0 and leave a key there.
+-- nil when it went through, else converse's outcome after reporting the
+-- failure to the protocol. What the server said is kept for the pool.
 local function handshake(client, lock, i, t, c, deadline, timeout_ms)
   local sock = c.sock
   local ok, err = send(sock, t.handshake, deadline, timeout_ms)
@@ -124,6 +128,7 @@ local function handshake(client, lock, i, t, c, deadline, timeout_ms)
     return c.reused and "stale" or failed(lock, i, "unreachable", err)
   end
   local parser = core.parser()
+  local heard = {}
   for k = 1, t.replies do
     local kind, value, rerr, timed_out = read_reply(sock, parser, deadline,
       timeout_ms)
@@ -140,8 +145,53 @@ local function handshake(client, lock, i, t, c, deadline, timeout_ms)
     if result ~= "ok" then
       return failed(lock, i, result, message)
     end
+    heard[2 * k - 1], heard[2 * k] = kind, value
   end
+  answers[t.opts.pool] = heard
+  t.heard = heard
   return nil
+end
+
+-- The handshake's answers the worker kept for a pool, told to client as
+-- if its connection had heard them; false when one is refused (the
+-- uptime kept may be that of a younger server than now: ask again).
+local function replay(client, i, t, heard)
+  for k = 1, t.replies do
+    if client:handshake_reply(i, k, heard[2 * k - 1], heard[2 * k]) ~= "ok"
+    then
+      return false
+    end
+  end
+  return true
+end
+
+-- Whether the client knows who is behind a connection to t before its
+-- command goes there. A new connection shakes hands. A pooled one was
+-- checked when it was new, by whichever client opened it: clients with
+-- the same masters and credentials share the worker's pools, also those
+-- made per request. A client that asks who the server is (several
+-- masters, restart_guard: INFO in its handshake) and has not heard the
+-- answer the worker keeps for that pool yet replays it (a pool's live
+-- connections all reach the server process that answered: a restart ends
+-- them), so its check of one server under two names sees every master;
+-- without a kept answer, or when the replay is refused, it shakes hands
+-- again on the pooled connection (AUTH and SELECT again change nothing),
+-- and that answer stands. nil, or converse's outcome.
+local function identify(client, lock, i, t, c, deadline, timeout_ms)
+  if t.replies == 0 then
+    return nil
+  end
+  if not c.fresh then
+    local heard = answers[t.opts.pool]
+    if not t.asks or (heard and t.heard == heard) then
+      return nil
+    end
+    if heard and replay(client, i, t, heard) then
+      t.heard = heard
+      return nil
+    end
+  end
+  return handshake(client, lock, i, t, c, deadline, timeout_ms)
 end
 
 -- A connection the stream held a command back from (it owes too many
@@ -179,11 +229,9 @@ end
 -- went out: close it, try the one lock:target says).
 local function converse(client, lock, i, t, c, nodes, timeout_ms)
   local deadline = now() + timeout_ms / 1000
-  if c.fresh and t.replies > 0 then
-    local outcome = handshake(client, lock, i, t, c, deadline, timeout_ms)
-    if outcome then
-      return outcome
-    end
+  local outcome = identify(client, lock, i, t, c, deadline, timeout_ms)
+  if outcome then
+    return outcome
   end
   local sock, stream = c.sock, c.stream
   local bytes = stream:start(lock, i)

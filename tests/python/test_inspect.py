@@ -283,7 +283,5 @@ async def test_asyncio_client_lists_the_same_holds(servers3, name):
         p = await sem.acquire()
         ins = await client.inspect(name)
         assert (ins.kind, ins.held) == ("semaphore", True)
-        assert [(h.token, h.hold) for h in ins.holds] == [
-            (p.token[:8], str(p.permit))
-        ]
+        assert [(h.token, h.hold) for h in ins.holds] == [(p.token[:8], str(p.permit))]
         await p.release()

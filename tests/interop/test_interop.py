@@ -17,7 +17,7 @@ from conftest import RUNTIMES
 
 PAIRS = list(itertools.permutations(RUNTIMES, 2))
 TOKEN = re.compile(r"^[0-9a-f]{32}$")
-QUEUE_SHA = "7aa1eb3169c36d6dfb2e6795639715c07b824e18"
+QUEUE_SHA = "b2d558bffe701fc259c9f2594a53e6620c80007e"
 EXTEND_SHA = "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10"
 FENCE_SHA = "9c38fba8e96eb3c37a8add861f63fed33fe29963"
 

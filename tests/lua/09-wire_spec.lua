@@ -5,7 +5,7 @@
 local fixture = require "helpers.fixture"
 local hiredlock = require "hiredlock"
 
-local QUEUE_SHA = "7aa1eb3169c36d6dfb2e6795639715c07b824e18"
+local QUEUE_SHA = "b2d558bffe701fc259c9f2594a53e6620c80007e"
 local EXTEND_SHA = "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10"
 
 describe("wire format", function()
@@ -102,13 +102,14 @@ describe("wire format", function()
       os.execute("sleep 0.01")
     end
     -- token -> arrival (wall clock, microseconds); token -> "expiry window
-    -- channel" (the master's milliseconds; min(ttl, window); the channel).
+    -- channel\tttl" (the master's milliseconds; min(ttl, window); the
+    -- channel; the waiter's ttl: it takes a hand-off without a claim).
     assert.equals(2, #entries)
     local token = entries[1]
     assert.matches("^[0-9a-f]+$", token)
     assert.is_true(math.abs(tonumber(entries[2]) / 1e6 - os.time()) < 60)
     local info = fx:cmd(1, "HGET", waiters, token)
-    assert.matches("^%d+ 400 app:hiredlock:wake:[0-9a-f]+$", info)
+    assert.matches("^%d+ 400 app:hiredlock:wake:[0-9a-f]+\t%d+$", info)
     assert.is_true(holder:release())
     assert.equals(token, waiter:read("*a"))
     waiter:close()

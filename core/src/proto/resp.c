@@ -8,9 +8,10 @@
 /* Framing of one argument: "$<len>\r\n" and "\r\n", at most 16 bytes. */
 #define FRAMING 16
 /* Most arguments of a command (a try: EVALSHA sha 3 k q w t token ttl
- * arrival lease window channel, and INCR counter behind a fenced one), and
+ * arrival lease window channel handed, and INCR counter behind a fenced
+ * one), and
  * the longest number in one (a 64-bit value). */
-#define ARGS_MAX 15
+#define ARGS_MAX 16
 #define NUMBER_MAX 20
 
 static size_t capacity(size_t key_len, size_t sibling_len, size_t channel_len,
@@ -163,11 +164,11 @@ static size_t put_fence(char *buf, bool by_sha, const hrl_command_args *a) {
 }
 
 /* EVALSHA sha 3 key queue waiters mode token
- *   [ttl arrival lease window channel] */
+ *   [ttl arrival lease window channel handed] */
 static size_t put_queue(char *buf, const char *mode, bool by_sha,
                         const hrl_command_args *a) {
   bool waiter = mode[0] != 'r';
-  size_t n = PUT_SCRIPT(buf, waiter ? 13 : 8, by_sha, HRL_QUEUE);
+  size_t n = PUT_SCRIPT(buf, waiter ? 14 : 8, by_sha, HRL_QUEUE);
   n += PUT_LITERAL(buf + n, "3");
   n += put_arg(buf + n, a->key, a->key_len);
   n += put_arg(buf + n, a->queue, a->queue_len);
@@ -180,6 +181,7 @@ static size_t put_queue(char *buf, const char *mode, bool by_sha,
     n += put_number(buf + n, a->lease_ms);
     n += put_number(buf + n, a->window_ms);
     n += put_arg(buf + n, a->channel, a->channel_len);
+    n += put_arg(buf + n, a->handed_ttl ? "1" : "0", 1);
   }
   return n;
 }

@@ -44,9 +44,11 @@ static hrl_command_args command_args(hrl_lock *lk) {
                         lk->cfg->lease_ms,
                         lk->cfg->window_ms,
                         NULL,
-                        0};
+                        0,
+                        false};
   if (is_try(op->round_kind)) {
     a.channel = hrl_config_channel(lk->cfg, &a.channel_len);
+    a.handed_ttl = hrl_wait_handed_ttl(lk);
   }
   return a;
 }

@@ -54,7 +54,7 @@ static const mutant_def mutants[] = {
     {"handoff-at-last-try", HRL_MUTANT_HANDOFF_AT_LAST_TRY, MODEL_MUTANT_NONE,
      "a hand-off taken without a claim is dated from the last refusal, "
      "not the first queue round",
-     false},
+     true},
     {"handoff-px-window", 0, MODEL_HANDOFF_PX_WINDOW,
      "the queue script hands a listening waiter the window, not its ttl", true},
 };

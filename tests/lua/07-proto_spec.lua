@@ -6,7 +6,7 @@ local core = require "hiredlock.core"
 local fixture = require "helpers.fixture"
 local socket_driver = require "helpers.socket_driver"
 
-local QUEUE_SHA = "b2d558bffe701fc259c9f2594a53e6620c80007e"
+local QUEUE_SHA = "355d797da61ba015dee7563c90be63c1a738b4c3"
 local URLS = { "redis://127.0.0.1:1", "redis://127.0.0.1:2", "redis://127.0.0.1:3" }
 
 local function raises(text, fn, ...)

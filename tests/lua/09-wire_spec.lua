@@ -5,7 +5,7 @@
 local fixture = require "helpers.fixture"
 local hiredlock = require "hiredlock"
 
-local QUEUE_SHA = "b2d558bffe701fc259c9f2594a53e6620c80007e"
+local QUEUE_SHA = "355d797da61ba015dee7563c90be63c1a738b4c3"
 local EXTEND_SHA = "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10"
 
 describe("wire format", function()

@@ -409,7 +409,7 @@ static const struct script {
   script_fn fn;
 } scripts[] = {
     {HRL_QUEUE_SHA1, HRL_QUEUE_SCRIPT,
-     "b2d558bffe701fc259c9f2594a53e6620c80007e", queue_script},
+     "355d797da61ba015dee7563c90be63c1a738b4c3", queue_script},
     {HRL_EXTEND_SHA1, HRL_EXTEND_SCRIPT,
      "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10", extend_script},
     {HRL_FENCE_SHA1, HRL_FENCE_SCRIPT,

@@ -220,7 +220,7 @@ static hrl_step start_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
   /* A fenced lock's try reads the counter behind it (INCR): a try that
    * wins is fenced as the first attempt would have been (redlock.c). */
   return hrl_round_step(
-      lk, lk->fence_key != NULL ? HRL_ROUND_FENCED_TRY : HRL_ROUND_TRY,
+      lk, hrl_fence_pipelined(lk) ? HRL_ROUND_FENCED_TRY : HRL_ROUND_TRY,
       hrl_ttl_bound_timeout(lk->cfg, op->ttl_ms), now_us, info);
 }
 
@@ -375,6 +375,7 @@ static void note_refusals(hrl_lock *lk) {
 }
 
 static hrl_step judge_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
+  hrl_hold_settle(lk); /* a semaphore's: one permit */
   hrl_tally t = hrl_round_tally(lk);
   note_refusals(lk);
   hrl_round_record(lk, t);
@@ -494,13 +495,16 @@ static int popcount64(uint64_t v) {
 
 bool hrl_wait_handed_ttl(const hrl_lock *lk) {
   const hrl_config *c = lk->cfg;
-  /* Not a fenced lock (its fence comes from the try's INCR); not where a
+  /* A mutex only: a read-write lock's or a semaphore's hold runs this
+   * state machine with its own scripts (hold.c), whose hand-offs keep the
+   * window and publish whoever listens. Not a fenced lock (its fence
+   * comes from the try's INCR); not where a
    * grant must wait for replicas (the hand-off's SET did not), nor while
    * restarted masters are kept out (the try's connection is what sees a
    * restart); not on a cluster, whose nodes hear the hand-offs made on
    * other nodes (a subscriber is on one of them: PUBSUB NUMSUB there
    * would say none, and every hand-off would wait for the cap). */
-  if (lk->fence_key != NULL || c->clusters > 0 ||
+  if (hrl_lock_is_hold(lk) || lk->fence_key != NULL || c->clusters > 0 ||
       c->opts.restart_guard_ms > 0 || lk->opts.sync_aof) {
     return false;
   }

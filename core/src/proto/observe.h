@@ -35,9 +35,9 @@ typedef struct hrl_lock_obs {
    * and coming back are dated by it, to within a round, since a reply or
    * a failure comes without one (the protocol reads no clock itself). */
   int64_t now_us;
-  bool renewal;     /* the lock is a lease's twin: its extends renew */
-  bool handed;      /* its release round handed the lock to a waiter */
-  uint32_t dead;    /* ... skipping this many gone waiters */
+  bool renewal;  /* the lock is a lease's twin: its extends renew */
+  bool handed;   /* its release round handed the lock to a waiter */
+  uint32_t dead; /* ... skipping this many gone waiters */
 } hrl_lock_obs;
 
 struct hrl_config;

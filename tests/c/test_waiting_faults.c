@@ -54,7 +54,11 @@ static void test_a_paused_master_does_not_starve_the_holder(void) {
   enum { THREADS = 12, TIMEOUT_MS = 50 /* the default */ };
   fixture fx;
   fixture_start(&fx, 5, NULL);
-  hrl_client *c = fixture_client(&fx, NULL);
+  hrl_options o; /* the default 50 ms per master; time for a first
+                    connect under valgrind, which is not what is tested */
+  hrl_options_init(&o);
+  o.connect_timeout_ms = 1000;
+  hrl_client *c = fixture_client(&fx, &o);
   hrl_lock_options lo;
   hrl_lock_options_init(c, &lo);
   lo.ttl_ms = 1000;
@@ -65,7 +69,7 @@ static void test_a_paused_master_does_not_starve_the_holder(void) {
   CHECK_STATUS(hrl_lock_acquire(lease, 0), HRL_OK);
   hrl_lock *held = new_lock(c, "wf:held", 10000);
   CHECK_STATUS(hrl_lock_acquire(held, 0), HRL_OK);
-  hrl_client *lone = fixture_client(&fx, NULL);
+  hrl_client *lone = fixture_client(&fx, &o);
   hrl_lock *alone = new_lock(lone, "wf:alone", 10000);
   CHECK_STATUS(hrl_lock_acquire(alone, 0), HRL_OK);
   atomic_bool stop = false;

@@ -3,18 +3,20 @@
  *   client:acquire(name, opts)        -> lock handle | nil, err
  *   client:lock(name, opts)           -> lock handle (not held), timeout
  *   client:acquire_on(name, opts, spare)
- *     -> lock handle, token [, fence, fence_string, lease]
- *      | nil, err [, the handle that holds nothing]
+ *     -> lock handle, token [, queued [, fence, fence_string, lease]]
+ *      | nil, err [, the handle, holding nothing]
  *
  * acquire_on is the facade's client:acquire (lua/hiredlock/init.lua): the
  * same checks and words as acquire, but it takes spare (a handle of this
  * client that holds nothing, from an earlier hold of the same name; nil
  * when none) instead of making a new handle when spare was made with the
- * same settings, and returns what the facade's lock object keeps, so a
- * cycle makes no handle and no further call. A handle made per acquire
- * costs as much as the rest of the cycle (two allocations, a finalizer);
- * the core takes a handle again and again with a fresh token each time
- * (lock:acquire()), which is all a reused handle does. */
+ * same settings, and returns what the facade's lock object keeps and
+ * whether the client has events queued (true; nil or false when not), so
+ * a cycle makes no handle and no further call (lock:release_on is its
+ * release). A handle made per acquire costs as much as the rest of the
+ * cycle (two allocations, a finalizer); the core takes a handle again and
+ * again with a fresh token each time (lock:acquire()), which is all a
+ * reused handle does. */
 #include <stdio.h>
 #include <string.h>
 
@@ -56,6 +58,35 @@ hrl_status hrlua_acquire(lua_State *L, hrl_lock *lock, int64_t wait_ms) {
   return st;
 }
 
+/* The ttl option, whose bounds are the client's (hrl_client_ttl_seconds). */
+static const hrl_option *ttl_option(void) {
+  size_t count;
+  const hrl_option *table = hrl_options_table(&count);
+  for (size_t i = 0; i < count; i++) {
+    if (table[i].name[0] == 't' && strcmp(table[i].name, "ttl") == 0) {
+      return &table[i];
+    }
+  }
+  return NULL;
+}
+
+/* The option named key (len bytes) in the core's table, or NULL:
+ * hrl_option_find, with a look at the first byte before each comparison
+ * (this runs for every key of every acquire's options). */
+static const hrl_option *find_option(const char *key, size_t len) {
+  if (strlen(key) != len) {
+    return NULL; /* an embedded NUL: no option's name */
+  }
+  size_t count;
+  const hrl_option *table = hrl_options_table(&count);
+  for (size_t i = 0; i < count; i++) {
+    if (table[i].name[0] == key[0] && strcmp(table[i].name, key) == 0) {
+      return &table[i];
+    }
+  }
+  return NULL;
+}
+
 /* One option of the table at the top of the stack (key at -2, value at -1)
  * into lo or *wait_ms, without raising: false when the key is not one
  * acquire takes or its value is refused. */
@@ -66,16 +97,14 @@ static bool take_option(lua_State *L, const hrl_client *client,
   }
   size_t len;
   const char *key = lua_tolstring(L, -2, &len);
-  if (strlen(key) != len) {
-    return false;
-  }
-  const hrl_option *opt = hrl_option_find(key);
+  const hrl_option *opt = find_option(key, len);
   int type = lua_type(L, -1);
   char detail[HRL_DETAIL_MAX];
   int64_t ms = 0;
   if (opt == NULL || !hrlua_lock_option(opt)) {
     /* The wait: hrlua_check_seconds's rule, as the careful reading. */
-    return strcmp(key, wait_option[0]) == 0 && type == LUA_TNUMBER &&
+    return len == strlen(wait_option[0]) && strcmp(key, wait_option[0]) == 0 &&
+           type == LUA_TNUMBER &&
            hrl_seconds_to_ms(key, (double)lua_tonumber(L, -1), 0,
                              HRL_TTL_MAX_MS, wait_ms, detail,
                              sizeof detail) == HRL_OK;
@@ -83,7 +112,7 @@ static bool take_option(lua_State *L, const hrl_client *client,
   if (!hrlua_option_type_ok(opt, type)) {
     return false;
   }
-  if (strcmp(opt->name, "ttl") == 0) {
+  if (opt == ttl_option()) {
     if (hrl_client_ttl_seconds(client, (double)lua_tonumber(L, -1), &ms, detail,
                                sizeof detail) != HRL_OK) {
       return false;
@@ -138,7 +167,7 @@ static void read_acquire_options(lua_State *L, const hrlua_arg *arg,
                                  const hrl_client *client, hrl_lock_options *lo,
                                  int64_t *wait_ms) {
   hrl_lock_options_init(client, lo);
-  lo->ttl_ms = (uint32_t)hrl_option_find("ttl")->def;
+  lo->ttl_ms = (uint32_t)ttl_option()->def;
   *wait_ms = HRLUA_DEFAULT_WAIT_MS;
   if (lua_isnoneornil(L, arg->idx)) {
     return;
@@ -149,7 +178,7 @@ static void read_acquire_options(lua_State *L, const hrlua_arg *arg,
   }
   /* The careful reading, from the defaults again. */
   hrl_lock_options_init(client, lo);
-  lo->ttl_ms = (uint32_t)hrl_option_find("ttl")->def;
+  lo->ttl_ms = (uint32_t)ttl_option()->def;
   *wait_ms = HRLUA_DEFAULT_WAIT_MS;
   hrlua_check_options(L, arg, hrlua_lock_option, wait_option);
   size_t count;
@@ -284,9 +313,15 @@ static int client_acquire_on(lua_State *L) {
     return n + 1;
   }
   lua_pushstring(L, hrl_lock_token(lk->lock));
+  bool queued = hrl_client_events_pending(a.client->client);
   if (!a.lo.fenced && !a.lo.auto_renew) {
-    return 2;
+    if (!queued) {
+      return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 3;
   }
+  lua_pushboolean(L, queued);
   /* A fence is read now, while held: the handle forgets it after. */
   uint64_t fence = hrl_lock_fence(lk->lock);
   if (fence == 0) {
@@ -299,7 +334,7 @@ static int client_acquire_on(lua_State *L) {
     lua_pushstring(L, digits);
   }
   lua_pushboolean(L, a.lo.auto_renew);
-  return 5;
+  return 6;
 }
 
 void hrlua_open_acquire(lua_State *L) {

@@ -173,12 +173,13 @@ function Client:acquire(name, opts)
   end
   local chandle, spares = self._handle, self._spares
   local spare = spares[name]
-  -- handle, token, fence, fence_string, lease | nil, err, unheld handle
-  local handle, token, fence, fence_string, lease =
+  -- handle, token [, queued [, fence, fence_string, lease]]
+  --   | nil, err [, the handle, holding nothing]
+  local handle, token, queued, fence, fence_string, lease =
     chandle:acquire_on(name, opts, spare)
   if not handle then
-    if fence ~= nil then -- the handle that failed, for the next try
-      spares[name] = fence
+    if queued ~= nil then -- the handle that failed, for the next try
+      spares[name] = queued
     end
     deliver(chandle)
     return nil, token
@@ -186,7 +187,13 @@ function Client:acquire(name, opts)
   if handle == spare then
     spares[name] = nil
   end
-  deliver(chandle)
+  if queued then -- events of the client's to hand to on_event
+    deliver(chandle)
+  end
+  if fence == nil and not lease then
+    return setmetatable({ name = name, token = token, _handle = handle,
+      _client = self }, Lock)
+  end
   return new_lock(self, name, handle, token, fence, fence_string, lease)
 end
 
@@ -362,32 +369,34 @@ end
 function Lock:release()
   local client, handle = self._client, self._handle
   local driver = client._driver
-  local ok, err
-  if driver == BLOCKING then
-    ok, err = handle:release()
-    if ok and not self._lease then
-      -- The hold is over and this object can start no other (it has no
-      -- acquire): its handle goes back to the client for the next acquire
-      -- of the name, and the object keeps a handle that never held
-      -- anything, which answers all it is asked from now on as its own
-      -- would (release and extend: "not held"; held: false; validity: 0;
-      -- lost: false), with no way to reach the next hold.
-      local husk = client._husk
-      if husk == nil then
-        husk = client._handle:lock(handle:name(), { ttl = handle:ttl(),
-          auto_renew = false })
-        client._husk = husk
-      end
-      self._handle = husk
-      local name = self.name -- a field the caller may have changed
-      if type(name) == "string" then
-        client._spares[name] = handle
-      end
-    end
-  else
-    ok, err = driver.release(handle)
+  if driver ~= BLOCKING then
+    local ok, err = driver.release(handle)
+    deliver(client._handle)
+    return ok, err
   end
-  deliver(client._handle)
+  local ok, err, queued = handle:release_on()
+  if ok and not self._lease then
+    -- The hold is over and this object can start no other (it has no
+    -- acquire): its handle goes back to the client for the next acquire
+    -- of the name, and the object keeps a handle that never held
+    -- anything, which answers all it is asked from now on as its own
+    -- would (release and extend: "not held"; held: false; validity: 0;
+    -- lost: false), with no way to reach the next hold.
+    local husk = client._husk
+    if husk == nil then
+      husk = client._handle:lock(handle:name(), { ttl = handle:ttl(),
+        auto_renew = false })
+      client._husk = husk
+    end
+    self._handle = husk
+    local name = self.name -- a field the caller may have changed
+    if name ~= nil and name == name then -- nil and NaN are no keys
+      client._spares[name] = handle
+    end
+  end
+  if queued then -- events of the client's to hand to on_event
+    deliver(client._handle)
+  end
   return ok, err
 end
 

@@ -53,6 +53,11 @@ typedef struct hrlua_lock {
   bool borrowed;
 } hrlua_lock;
 
+/* The registry keys of the client and lock metatables (their addresses;
+ * see hrlua_newmetatable), defined in client.c and lock.c. */
+extern const char hrlua_client_key;
+extern const char hrlua_lock_key;
+
 /* client.c: the live client handle at idx; raises when it is not one or was
  * finalized. */
 hrlua_client *hrlua_check_client(lua_State *L, int idx);
@@ -160,7 +165,8 @@ void hrlua_check_reply(lua_State *L, int arg, hrl_reply *out, hrl_reply *elems);
  * module table is on top of the stack. */
 void hrlua_open_client(lua_State *L);
 void hrlua_open_lock(lua_State *L);
-/* acquire.c: client:acquire, client:lock and client:acquire_on. */
+/* acquire.c: client:acquire, client:lock and client:acquire_on (also
+ * core.acquire_on). */
 void hrlua_open_acquire(lua_State *L);
 void hrlua_open_proto(lua_State *L);
 void hrlua_open_parser(lua_State *L);

@@ -11,8 +11,10 @@
 
 #include "hrlua.h"
 
+const char hrlua_lock_key = 'l';
+
 hrlua_lock *hrlua_check_lock(lua_State *L, int idx) {
-  hrlua_lock *lk = luaL_checkudata(L, idx, HRLUA_LOCK_MT);
+  hrlua_lock *lk = hrlua_checkudata(L, idx, HRLUA_LOCK_MT, &hrlua_lock_key);
   if (lk->lock == NULL) {
     luaL_argerror(L, idx, "the lock was closed (finalized)");
   }
@@ -278,10 +280,13 @@ void hrlua_open_lock(lua_State *L) {
                                      {"lost", lock_lost},
                                      {"check", lock_check},
                                      {NULL, NULL}};
-  luaL_newmetatable(L, HRLUA_LOCK_MT);
+  hrlua_newmetatable(L, HRLUA_LOCK_MT, &hrlua_lock_key);
   hrlua_setfuncs(L, meta, 0);
   lua_newtable(L);
   hrlua_setfuncs(L, methods, 0);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
+  /* core.release_on(lock): the method as a function (see acquire.c). */
+  lua_pushcfunction(L, lock_release_on);
+  lua_setfield(L, -2, "release_on");
 }

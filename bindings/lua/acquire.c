@@ -22,8 +22,10 @@
 
 #include "hrlua.h"
 
-/* Acquire's options: the lock options of the core's table, and the wait. */
-static const char *const wait_option[] = {"timeout", NULL};
+/* Acquire's options: the lock options of the core's table, the wait, and
+ * what the lock holds (mode "lock", "read", "write" or "permit"; permits,
+ * a permit's semaphore's). */
+static const char *const wait_option[] = {"timeout", "mode", "permits", NULL};
 
 /* Ctrl-C in the standalone interpreters (lua, luajit) installs a hook from
  * the signal handler, to raise "interrupted!" at the next instruction: on
@@ -160,12 +162,54 @@ static bool read_options_fast(lua_State *L, int idx, const hrl_client *client,
   return true;
 }
 
+/* The mode and permits options at arg into *mode and *permits, with the
+ * core's words. */
+static void read_mode(lua_State *L, const hrlua_arg *arg, hrl_lock_mode *mode,
+                      uint32_t *permits) {
+  char detail[HRL_DETAIL_MAX];
+  lua_getfield(L, arg->idx, "mode");
+  if (!lua_isnil(L, -1)) {
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      hrlua_argerror(L, arg,
+                     lua_pushfstring(L, "mode must be a string, got %s",
+                                     luaL_typename(L, -1)));
+    }
+    size_t len;
+    const char *text = lua_tolstring(L, -1, &len);
+    if (hrl_lock_mode_parse(text, len, mode, detail, sizeof detail) != HRL_OK) {
+      hrlua_argerror(L, arg, detail);
+    }
+  }
+  lua_pop(L, 1);
+  lua_getfield(L, arg->idx, "permits");
+  if (!lua_isnil(L, -1)) {
+    if (lua_type(L, -1) != LUA_TNUMBER) {
+      hrlua_argerror(L, arg,
+                     lua_pushfstring(L, "permits must be a number, got %s",
+                                     luaL_typename(L, -1)));
+    }
+    if (hrl_lock_permits_parse((double)lua_tonumber(L, -1), permits, detail,
+                               sizeof detail) != HRL_OK) {
+      hrlua_argerror(L, arg, detail);
+    }
+  }
+  lua_pop(L, 1);
+  if (hrl_lock_mode_check(*mode, *permits, detail, sizeof detail) != HRL_OK) {
+    hrlua_argerror(L, arg, detail);
+  }
+}
+
 /* Reads the acquire options at arg, for a lock of client: the lock options
- * of the core's table (ttl checked against the client's bounds) and the
- * wait (timeout). Raises on anything wrong, naming arg. */
+ * of the core's table (ttl checked against the client's bounds), the wait
+ * (timeout) and what the lock holds (mode, permits). Raises on anything
+ * wrong, naming arg. The one-pass reading takes no mode or permits: a
+ * table with them is read the careful way. */
 static void read_acquire_options(lua_State *L, const hrlua_arg *arg,
                                  const hrl_client *client, hrl_lock_options *lo,
-                                 int64_t *wait_ms) {
+                                 int64_t *wait_ms, hrl_lock_mode *mode,
+                                 uint32_t *permits) {
+  *mode = HRL_MODE_LOCK;
+  *permits = 0;
   hrl_lock_options_init(client, lo);
   lo->ttl_ms = (uint32_t)ttl_option()->def;
   *wait_ms = HRLUA_DEFAULT_WAIT_MS;
@@ -209,6 +253,7 @@ static void read_acquire_options(lua_State *L, const hrlua_arg *arg,
     lua_pop(L, 1);
   }
   hrlua_opt_seconds(L, arg, "timeout", 0, HRL_TTL_MAX_MS, wait_ms);
+  read_mode(L, arg, mode, permits);
 }
 
 static const hrlua_arg name_arg = {2, "acquire", 1};
@@ -223,12 +268,15 @@ typedef struct acquire_args {
   size_t len;
   hrl_lock_options lo;
   int64_t wait_ms;
+  hrl_lock_mode mode;
+  uint32_t permits;
 } acquire_args;
 
 static void check_acquire_args(lua_State *L, acquire_args *a) {
   a->client = hrlua_check_client(L, 1);
   a->name = hrlua_check_name(L, &name_arg, &a->len);
-  read_acquire_options(L, &options_arg, a->client->client, &a->lo, &a->wait_ms);
+  read_acquire_options(L, &options_arg, a->client->client, &a->lo, &a->wait_ms,
+                       &a->mode, &a->permits);
 }
 
 /* client:acquire(name, {ttl = 30, timeout = 5}) -> lock | nil, err.
@@ -237,7 +285,8 @@ static int client_acquire(lua_State *L) {
   acquire_args a;
   check_acquire_args(L, &a);
   lua_settop(L, 3);
-  hrlua_lock *lk = hrlua_push_lock(L, 1, &name_arg, a.name, a.len, &a.lo);
+  hrlua_lock *lk =
+      hrlua_push_lock(L, 1, &name_arg, a.name, a.len, &a.lo, a.mode, a.permits);
   hrl_status st = hrlua_acquire(L, lk->lock, a.wait_ms);
   if (st != HRL_OK) {
     return hrlua_push_status(L, st, hrl_lock_error(lk->lock));
@@ -252,7 +301,7 @@ static int client_lock(lua_State *L) {
   acquire_args a;
   check_acquire_args(L, &a);
   lua_settop(L, 3);
-  hrlua_push_lock(L, 1, &name_arg, a.name, a.len, &a.lo);
+  hrlua_push_lock(L, 1, &name_arg, a.name, a.len, &a.lo, a.mode, a.permits);
   lua_pushnumber(L, (lua_Number)a.wait_ms / 1000.0);
   return 2;
 }
@@ -264,12 +313,14 @@ static bool same_owner(const char *a, const char *b) {
 
 /* Whether the spare handle sp can take this acquire in place of a new
  * handle: made by this client for the same name with the same settings
- * (its TTL too, which an extend with a TTL changes), not a lease (whose
- * renewer may still hold it), and holding nothing. Every field of
+ * (its TTL too, which an extend with a TTL changes), a plain lock (not a
+ * read, write or permit, nor a lease, whose renewer may still hold it),
+ * and holding nothing. Every field of
  * hrl_lock_options is compared: a new one must be added here. */
 static bool fits(const hrlua_lock *sp, const acquire_args *a) {
   if (sp->lock == NULL || sp->owner != a->client || sp->borrowed ||
-      a->lo.auto_renew) {
+      a->lo.auto_renew || sp->mode != HRL_MODE_LOCK ||
+      a->mode != HRL_MODE_LOCK) {
     return false;
   }
   size_t len;
@@ -300,7 +351,8 @@ static int client_acquire_on(lua_State *L) {
     }
   }
   if (lk == NULL) {
-    lk = hrlua_push_lock(L, 1, &name_arg, a.name, a.len, &a.lo);
+    lk = hrlua_push_lock(L, 1, &name_arg, a.name, a.len, &a.lo, a.mode,
+                         a.permits);
   }
   int self = lua_gettop(L);
   hrl_status st = hrlua_acquire(L, lk->lock, a.wait_ms);

@@ -15,6 +15,7 @@
 #define HRLUA_LOCK_MT "hiredlock.core.lock"
 #define HRLUA_PARSER_MT "hiredlock.core.parser"
 #define HRLUA_SUBSCRIBER_MT "hiredlock.core.subscriber"
+#define HRLUA_STREAM_MT "hiredlock.core.stream"
 
 /* How long client:acquire() keeps trying by default: Lua's convention
  * (lua-resty-lock's), where Python's acquire() waits until acquired. The
@@ -51,6 +52,9 @@ typedef struct hrlua_lock {
   /* A lease's renewal twin (proto.c, renew_begin): the lock belongs to the
    * lease's own handle, which this one keeps alive; never freed here. */
   bool borrowed;
+  /* What it holds: a plain lock (HRL_MODE_LOCK), the only kind the
+   * facade's acquire_on takes again as a spare (acquire.c). */
+  hrl_lock_mode mode;
 } hrlua_lock;
 
 /* The registry keys of the client and lock metatables (their addresses;
@@ -71,10 +75,12 @@ hrlua_lock *hrlua_check_lock(lua_State *L, int idx);
 hrlua_lock *hrlua_check_lock_io(lua_State *L, int idx);
 
 /* lock.c: pushes a new lock handle for name on the client handle at
- * client_idx; errors about the name point at name_arg. */
+ * client_idx, holding what mode says (permits: a permit's semaphore's;
+ * checked already); errors about the name point at name_arg. */
 hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
                             const hrlua_arg *name_arg, const char *name,
-                            size_t len, const hrl_lock_options *lo);
+                            size_t len, const hrl_lock_options *lo,
+                            hrl_lock_mode mode, uint32_t permits);
 
 /* acquire.c: acquires lock with the blocking driver, waiting up to wait_ms;
  * an interrupt (Ctrl-C) of the standalone interpreter cancels the wait,
@@ -171,6 +177,7 @@ void hrlua_open_acquire(lua_State *L);
 void hrlua_open_proto(lua_State *L);
 void hrlua_open_parser(lua_State *L);
 void hrlua_open_subscriber(lua_State *L);
+void hrlua_open_stream(lua_State *L);
 /* ops.c: inspect, stats and events on the handles (after client and
  * lock), and a new client's event queue. */
 void hrlua_open_ops(lua_State *L);

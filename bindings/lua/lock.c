@@ -31,20 +31,22 @@ hrlua_lock *hrlua_check_lock_io(lua_State *L, int idx) {
 
 hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
                             const hrlua_arg *name_arg, const char *name,
-                            size_t len, const hrl_lock_options *lo) {
+                            size_t len, const hrl_lock_options *lo,
+                            hrl_lock_mode mode, uint32_t permits) {
   hrlua_client *c = hrlua_check_client(L, client_idx);
   hrlua_lock *lk = hrlua_newuserdata(L, sizeof *lk);
   lk->lock = NULL;
   lk->owner = c;
   lk->borrowed = false;
+  lk->mode = mode;
   luaL_getmetatable(L, HRLUA_LOCK_MT);
   lua_setmetatable(L, -2);
   int self = lua_gettop(L);
   hrlua_getuservalue(L, client_idx);
   hrlua_setuservalue(L, self);
   char detail[HRL_DETAIL_MAX];
-  hrl_status st = hrl_lock_new_with(c->client, name, len, lo, &lk->lock, detail,
-                                    sizeof detail);
+  hrl_status st = hrl_lock_new_mode(c->client, name, len, lo, mode, permits,
+                                    &lk->lock, detail, sizeof detail);
   if (st == HRL_EINVAL) {
     /* The TTL was checked already: the name is what the core refused. */
     hrlua_argerror(L, name_arg, detail);
@@ -138,6 +140,17 @@ static int lock_fence_string(lua_State *L) {
   char digits[24];
   snprintf(digits, sizeof digits, "%llu", (unsigned long long)fence);
   lua_pushstring(L, digits);
+  return 1;
+}
+
+/* A held permit's number (1 to its semaphore's permits), nil otherwise. */
+static int lock_permit(lua_State *L) {
+  uint32_t permit = hrl_lock_permit(hrlua_check_lock(L, 1)->lock);
+  if (permit == 0) {
+    lua_pushnil(L);
+  } else {
+    lua_pushinteger(L, (lua_Integer)permit);
+  }
   return 1;
 }
 
@@ -272,6 +285,7 @@ void hrlua_open_lock(lua_State *L) {
                                      {"fence", lock_fence},
                                      {"fence_string", lock_fence_string},
                                      {"fence_key", lock_fence_key},
+                                     {"permit", lock_permit},
                                      {"name", lock_name},
                                      {"key", lock_key},
                                      {"ttl", lock_ttl},

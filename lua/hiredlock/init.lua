@@ -108,19 +108,19 @@ function M.new(urls, opts)
 end
 
 -- The lock object: one table per acquisition. name, token (and a fenced
--- lock's fence, fence_string) are plain fields, read while held and kept
+-- lock's fence, fence_string, a permit's number) are plain fields, read while held and kept
 -- after; _handle is the core lock handle, _client the client (its driver,
 -- handle and spares); _lease marks an auto-renewed lock, whose handle is
 -- never reused (the renewer may still be on it).
 local function new_lock(client, name, handle, token, fence, fence_string,
-                        lease)
-  if fence == nil and not lease then
+                        lease, permit)
+  if fence == nil and not lease and permit == nil then
     return setmetatable({ name = name, token = token, _handle = handle,
       _client = client }, Lock)
   end
   return setmetatable({ name = name, token = token, fence = fence,
-    fence_string = fence_string, _handle = handle, _client = client,
-    _lease = lease }, Lock)
+    fence_string = fence_string, permit = permit, _handle = handle,
+    _client = client, _lease = lease }, Lock)
 end
 
 -- acquire through a driver table: a new handle per acquisition.
@@ -145,17 +145,24 @@ local function acquire_through(client, driver, name, opts)
   if lease == nil then
     lease = client._auto_renew
   end
+  -- A semaphore's permit: its number (1 to permits); nil otherwise (no
+  -- call into the core for any other lock).
+  local permit = nil
+  if opts ~= nil and opts.mode == "permit" then
+    permit = handle:permit()
+  end
   if fenced then
     -- A fenced lock's fence: a number (an integer in Lua 5.4; a double in
     -- 5.1 and LuaJIT, exact up to 2^53) and the exact decimal string, the
     -- one to send on (fenced_write, a header, SQL). Read now, while held:
     -- the lock keeps them after the hold, the handle does not.
     return new_lock(client, name, handle, handle:token(), handle:fence(),
-      handle:fence_string(), lease)
+      handle:fence_string(), lease, permit)
   end
   -- A plain lock's fence and fence_string are nil: no call into the core
   -- for them (a cycle's cost is mostly calls into the core).
-  return new_lock(client, name, handle, handle:token(), nil, nil, lease)
+  return new_lock(client, name, handle, handle:token(), nil, nil, lease,
+    permit)
 end
 
 --- client:acquire(name, opts) -> lock | nil, err
@@ -193,11 +200,18 @@ function Client:acquire(name, opts)
   if queued then -- events of the client's to hand to on_event
     deliver(chandle)
   end
-  if fence == nil and not lease then
+  -- A semaphore's permit: its number (1 to permits); nil otherwise (no
+  -- call into the core for any other lock).
+  local permit = nil
+  if opts ~= nil and opts.mode == "permit" then
+    permit = handle:permit()
+  end
+  if fence == nil and not lease and permit == nil then
     return setmetatable({ name = name, token = token, _handle = handle,
       _client = self }, Lock)
   end
-  return new_lock(self, name, handle, token, fence, fence_string, lease)
+  return new_lock(self, name, handle, token, fence, fence_string, lease,
+    permit)
 end
 
 --- client:inspect(name) -> inspection | nil, err
@@ -272,6 +286,58 @@ function Client:with(name, opts, fn, ...)
     return nil, err
   end
   return finish(lock, pcall(fn, lock, ...))
+end
+
+-- A copy of opts (a table or nil) with mode and permits set; anything else
+-- as it is, for acquire to refuse.
+local function with_mode(opts, mode, permits)
+  if opts ~= nil and type(opts) ~= "table" then
+    return opts
+  end
+  local copy = {}
+  for k, v in pairs(opts or {}) do
+    copy[k] = v
+  end
+  copy.mode, copy.permits = mode, permits
+  return copy
+end
+
+local RWLock = {}
+RWLock.__index = RWLock
+
+local Semaphore = {}
+Semaphore.__index = Semaphore
+
+--- client:rwlock(name) -> rwlock
+-- A read-write lock: rwlock:read(opts) and rwlock:write(opts) are
+-- client:acquire(name, opts) for a read (many at once) or the write (alone)
+-- of name; each returns a lock (its own token and TTL) or nil, err. A
+-- waiting write stops new reads; waiters are served in arrival order
+-- (docs/SAFETY.md). client:acquire(name, {mode = "read"}) is the same.
+function Client:rwlock(name)
+  return setmetatable({ client = self, name = name }, RWLock)
+end
+
+function RWLock:read(opts)
+  return self.client:acquire(self.name, with_mode(opts, "read"))
+end
+
+function RWLock:write(opts)
+  return self.client:acquire(self.name, with_mode(opts, "write"))
+end
+
+--- client:semaphore(name, permits) -> semaphore
+-- A counting semaphore: semaphore:acquire(opts) is client:acquire(name,
+-- opts) for one of its permits (at most `permits` held at once), returning
+-- a lock whose .permit is its number, or nil, err.
+function Client:semaphore(name, permits)
+  return setmetatable({ client = self, name = name, permits = permits },
+    Semaphore)
+end
+
+function Semaphore:acquire(opts)
+  return self.client:acquire(self.name,
+    with_mode(opts, "permit", self.permits))
 end
 
 local FENCE_MAX = "9223372036854775807" -- 2^63 - 1

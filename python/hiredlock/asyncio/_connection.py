@@ -64,7 +64,10 @@ class Connection(asyncio.Protocol):
         self.index = 0
         self.waiter: Outcome | None = None
         self.reused = False
-        self.idle = bytearray()  # late replies that came between rounds
+        # The lock whose commands this idle connection owes replies to: it
+        # serves that lock's next round only (Master.take), so what the
+        # lock sends next runs behind them on the master, in order.
+        self.owner: _core.Lock | None = None
         self.tls = False  # a rediss:// connection (set by the driver)
         self.got_data = False  # anything came in on it
 
@@ -75,9 +78,19 @@ class Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self.got_data = True
         if self.lock is None:
-            self.idle += data  # owed replies: the stream drops them later
+            self._drain(data)
             return
         self._feed(data)
+
+    def _drain(self, data: bytes) -> None:
+        """Late replies that came while no round was out: dropped as owed.
+        Once none is owed, what its last lock sent has all run, and any
+        lock may have the connection; more than was owed: out of step, it
+        is closed (the next round takes another)."""
+        if self.fresh or not self.stream.drain(data):
+            self.close()
+        elif self.owner is not None and not self.stream.owed:
+            self.owner = None
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.transport = None
@@ -113,16 +126,8 @@ class Connection(asyncio.Protocol):
         assert self.transport is not None
         self.lock, self.index = lock, i
         self.reused = not self.fresh
+        self.owner = None
         self.waiter = waiter = Outcome()
-        if self.idle and not self.fresh:
-            # Owed replies that came while idle: dropped first, so that a
-            # master that is back gets this round's command.
-            early, self.idle = bytes(self.idle), bytearray()
-            if not self.stream.drain(early):
-                self.reused = False  # out of step: it never answers again
-                lock._fail(i, "reply out of step")
-                self._end(self.close())
-                return waiter
         data = self.stream.start(lock, i, self.fresh)
         self.fresh = False
         if data is None:  # held back: the connection owes too much

@@ -35,7 +35,18 @@ if TYPE_CHECKING:  # ssl only at the first rediss:// connect (_tls.py)
 class Master:
     """One master: where it is, its idle connections, and connects still in
     progress that an earlier round gave up waiting for (each is taken by
-    one later round, until its connect timeout)."""
+    one later round, until its connect timeout).
+
+    An idle connection that owes replies to a lock's commands (a round
+    missed its deadline on it) serves that lock's next round only, as the
+    C driver's one connection per master does: what the lock sends next
+    then runs behind them. Given to any lock, a waiter's late step aside
+    could run after its own next try, made on a faster connection, and
+    hand the key it just won to another waiter: two holders (tests/sim,
+    regress/known-shared-pool-reorder.txt). The connection is any lock's
+    again once the replies came, or once that lock's operation ended (its
+    late commands and the ones of a later operation carry other tokens or
+    cannot take a key)."""
 
     def __init__(
         self, index: int, where: tuple, connect_timeout: float, core: _core.Client
@@ -46,6 +57,7 @@ class Master:
         self.connect_timeout = connect_timeout
         self._ssl: ssl.SSLContext | None = None  # made at the first connect
         self.idle: list[Connection] = []
+        self.reserved = False  # an idle connection may have an owner
         self.connecting: list[tuple[asyncio.Task[Connection], float]] = []
 
     def close(self) -> None:
@@ -100,16 +112,49 @@ class Master:
         task = asyncio.get_running_loop().create_task(self._open())
         return task, now + self.connect_timeout
 
+    def take(self, lock: _core.Lock) -> Connection | None:
+        """The idle connection for lock's round: the one owing replies to
+        lock's commands, else the newest owing none to another lock's."""
+        idle = self.idle
+        if any(not conn.usable for conn in idle):
+            idle[:] = [conn for conn in idle if conn.usable]
+        pick = -1
+        for k in range(len(idle) - 1, -1, -1):
+            owner = idle[k].owner
+            if owner is lock:
+                pick = k
+                break
+            if owner is None and pick < 0:
+                pick = k
+        return idle.pop(pick) if pick >= 0 else None
+
+    def put(self, conn: Connection, lock: _core.Lock) -> None:
+        """Back to the pool after lock's round, reserved for lock's next
+        round while it owes replies to lock's commands."""
+        if conn.stream.owed:
+            conn.owner = lock
+            self.reserved = True
+        self.idle.append(conn)
+
+    def release(self, lock: _core.Lock) -> None:
+        """lock's operation ended: its connections are any lock's again."""
+        reserved = False
+        for conn in self.idle:
+            if conn.owner is lock:
+                conn.owner = None
+            elif conn.owner is not None:
+                reserved = True
+        self.reserved = reserved
+
     async def _connection(
         self, lock: _core.Lock, deadline: float, timeout_ms: int, progress: Progress
     ) -> Connection | None:
-        """A connection for this round: an idle one, or one being opened
-        (waited for until the round's deadline, or the connect's own if
-        that comes first). None when the protocol was told why not."""
-        while self.idle:
-            conn = self.idle.pop()
-            if conn.usable:
-                return conn
+        """A connection for this round: an idle one (take()), or one being
+        opened (waited for until the round's deadline, or the connect's own
+        if that comes first). None when the protocol was told why not."""
+        conn = self.take(lock)
+        if conn is not None:
+            return conn
         loop = asyncio.get_running_loop()
         task, connect_deadline = self._connect(loop.time())
         until = min(deadline, connect_deadline)
@@ -146,8 +191,8 @@ class Master:
         loop = asyncio.get_running_loop()
         for _ in range(2):  # a second time only after a stale connection
             idle = self.idle
-            if idle and idle[-1].usable:  # the usual case, without a coroutine
-                conn = idle.pop()
+            if idle and not self.reserved and idle[-1].usable:
+                conn = idle.pop()  # the usual case, without a coroutine
             else:
                 conn = await self._connection(lock, deadline, timeout_ms, progress)
                 if conn is None:
@@ -166,7 +211,7 @@ class Master:
                 if serving is not None:
                     serving[self.index] = None
             if outcome == KEPT:
-                self.idle.append(conn)
+                self.put(conn, lock)
                 return
             conn.close()
             if outcome == CLOSED:
@@ -326,6 +371,9 @@ class Driver:
         finally:
             if waiter is not None:
                 self.listener.leave(waiter)
+            for m in self.masters:
+                if m.reserved:
+                    m.release(lock)
 
 
 class Progress:

@@ -22,7 +22,7 @@ from pytest_redis import TOLERANT
 import hiredlock
 import hiredlock.asyncio as hla
 
-LINE = re.compile(rb'^\+\d+\.\d+ \[\d+ ([^\]]+)\] (.*)$')
+LINE = re.compile(rb"^\+\d+\.\d+ \[\d+ ([^\]]+)\] (.*)$")
 
 
 class Monitor:

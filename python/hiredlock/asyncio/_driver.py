@@ -65,7 +65,10 @@ class Master:
             conn.close()
         self.idle.clear()
         for task, _ in self.connecting:
-            task.cancel()
+            if not task.done():
+                task.cancel()
+            elif not task.cancelled() and task.exception() is None:
+                task.result().close()
         self.connecting.clear()
 
     def tls_options(self) -> dict[str, Any]:
@@ -102,15 +105,23 @@ class Master:
             conn.tls = self.tls is not None
         return conn
 
-    def _connect(self, now: float) -> tuple[asyncio.Task[Connection], float]:
-        """A connect of an earlier round still in progress, or a new one."""
+    def _connect(self, now: float) -> tuple[asyncio.Task[Connection], float, bool]:
+        """A connect of an earlier round still in progress (carried: True),
+        or a new one. As in the C driver (connect.c), one whose deadline
+        passed or that failed while no round watched it is old news about
+        a server that may be back: it is dropped, and a new one begins."""
         while self.connecting:
             task, until = self.connecting.pop()
-            if until > now:
-                return task, until
-            task.cancel()
+            if not task.done():
+                if until > now:
+                    return task, until, True
+                task.cancel()
+            elif not task.cancelled() and task.exception() is None:
+                if until > now:
+                    return task, until, True
+                task.result().close()  # up, unseen, too late: not leaked
         task = asyncio.get_running_loop().create_task(self._open())
-        return task, now + self.connect_timeout
+        return task, now + self.connect_timeout, False
 
     def take(self, lock: _core.Lock) -> Connection | None:
         """The idle connection for lock's round: the one owing replies to
@@ -156,27 +167,38 @@ class Master:
         if conn is not None:
             return conn
         loop = asyncio.get_running_loop()
-        task, connect_deadline = self._connect(loop.time())
-        until = min(deadline, connect_deadline)
-        while not task.done() and loop.time() < until:
-            try:
-                await asyncio.wait({task}, timeout=max(0.0, until - loop.time()))
-            except asyncio.CancelledError:
-                progress.cancel()  # the round still ends as rounds do
-        if not task.done():
-            if loop.time() >= connect_deadline:
-                task.cancel()
-                ms = round(self.connect_timeout * 1000)
-                lock._missed(self.index, f"connect timeout after {ms} ms")
-            else:  # a later round may take it over
-                self.connecting.append((task, connect_deadline))
-                lock._missed(self.index, f"timeout after {timeout_ms} ms (connecting)")
-            return None
-        err = task.exception()
-        if err is not None:
+        task, connect_deadline, carried = self._connect(loop.time())
+        while True:
+            until = min(deadline, connect_deadline)
+            while not task.done() and loop.time() < until:
+                try:
+                    await asyncio.wait({task}, timeout=max(0.0, until - loop.time()))
+                except asyncio.CancelledError:
+                    progress.cancel()  # the round still ends as rounds do
+            if not task.done():
+                if loop.time() >= connect_deadline:
+                    task.cancel()
+                    ms = round(self.connect_timeout * 1000)
+                    lock._missed(self.index, f"connect timeout after {ms} ms")
+                else:  # a later round may take it over
+                    self.connecting.append((task, connect_deadline))
+                    lock._missed(
+                        self.index, f"timeout after {timeout_ms} ms (connecting)"
+                    )
+                return None
+            err = task.exception()
+            if err is None:
+                return task.result()
+            if carried:
+                # A connect of an earlier round that failed: old news about
+                # a server that may be back (restarted meanwhile), so begun
+                # again once, as the C driver does (hrl_round_replace_stale).
+                carried = False
+                task = loop.create_task(self._open())
+                connect_deadline = loop.time() + self.connect_timeout
+                continue
             lock._fail(self.index, _tls.failure_message(err) or os_message(err))
             return None
-        return task.result()
 
     async def exchange(
         self,

@@ -210,7 +210,6 @@ class Master:
     ) -> None:
         """Master i's part of a round, from connection to keep or close.
         serving[i] holds the connection while it waits (for skipping)."""
-        loop = asyncio.get_running_loop()
         for _ in range(2):  # a second time only after a stale connection
             idle = self.idle
             if idle and not self.reserved and idle[-1].usable:
@@ -219,17 +218,15 @@ class Master:
                 conn = await self._connection(lock, deadline, timeout_ms, progress)
                 if conn is None:
                     return
-            waiter = conn.start(lock, self.index)
+            waiter = conn.start(lock, self.index, deadline, timeout_ms)
             if serving is not None:
                 serving[self.index] = conn
-            timer = loop.call_at(deadline, conn.expire, timeout_ms)
             try:
                 outcome = await waiter
             except asyncio.CancelledError:
                 progress.cancel()  # thrown in once the outcome was in
                 outcome = waiter.result()
             finally:
-                timer.cancel()
                 if serving is not None:
                     serving[self.index] = None
             if outcome == KEPT:
@@ -287,12 +284,10 @@ class Driver:
             )
 
     async def _turn(self, progress: Progress, urgent: bool) -> None:
-        """Waits for a turn to run a round (the usual case: one is free, no
-        suspension). A cancellation meanwhile is noted and the wait goes on:
-        the step after it may be a cleanup that must still run."""
-        if self._active < ROUNDS_AT_ONCE:
-            self._active += 1
-            return
+        """Waits for a turn to run a round (operate() takes a free one
+        without calling this). A cancellation meanwhile is noted and the
+        wait goes on: the step after it may be a cleanup that must still
+        run."""
         loop = asyncio.get_running_loop()
         queue = self._urgent if urgent else self._queue
         turn = loop.create_future()
@@ -317,6 +312,9 @@ class Driver:
     def _end_turn(self) -> None:
         """Hands the turn to the first round waiting for one, if any (a
         holder's first)."""
+        if not self._urgent and not self._queue:
+            self._active -= 1
+            return
         for queue in (self._urgent, self._queue):
             while queue:
                 turn = queue.popleft()
@@ -328,14 +326,11 @@ class Driver:
     async def round(
         self, lock: _core.Lock, timeout_ms: int, progress: Progress
     ) -> None:
-        """One round on every master at once. A cancellation of the task
+        """One round on every master at once (N > 1). A cancellation of the task
         running it is noted in progress and the round goes on: each master
         ends within its deadline."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_ms / 1000
-        if len(self.masters) == 1:
-            await self.masters[0].exchange(lock, deadline, timeout_ms, progress)
-            return
         serving: list[Connection | None] = [None] * len(self.masters)
         pending = {
             loop.create_task(m.exchange(lock, deadline, timeout_ms, progress, serving))
@@ -366,15 +361,24 @@ class Driver:
         before acquires' when the turns are all taken."""
         waiter: Waiter | None = None
         self.listener.adopt()  # before the round that may queue it
+        single = self.masters[0] if len(self.masters) == 1 else None
         try:
             while True:
-                await self._turn(progress, urgent)
+                if self._active < ROUNDS_AT_ONCE:  # the usual case: one free
+                    self._active += 1
+                else:
+                    await self._turn(progress, urgent)
                 try:
                     kind, value = lock._step()
                     if kind == "round":
                         if waiter is None and lock._waiter() is not None:
                             waiter = self.listener.enter(lock._waiter())
-                        await self.round(lock, value, progress)
+                        if single is not None:  # no layer for one master
+                            loop = asyncio.get_running_loop()
+                            deadline = loop.time() + value / 1000
+                            await single.exchange(lock, deadline, value, progress)
+                        else:
+                            await self.round(lock, value, progress)
                         continue
                 finally:
                     self._end_turn()

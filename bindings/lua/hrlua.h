@@ -15,6 +15,7 @@
 #define HRLUA_LOCK_MT "hiredlock.core.lock"
 #define HRLUA_PARSER_MT "hiredlock.core.parser"
 #define HRLUA_SUBSCRIBER_MT "hiredlock.core.subscriber"
+#define HRLUA_STREAM_MT "hiredlock.core.stream"
 
 /* How long client:acquire() keeps trying by default: Lua's convention
  * (lua-resty-lock's), where Python's acquire() waits until acquired. The
@@ -153,6 +154,7 @@ void hrlua_open_lock(lua_State *L);
 void hrlua_open_proto(lua_State *L);
 void hrlua_open_parser(lua_State *L);
 void hrlua_open_subscriber(lua_State *L);
+void hrlua_open_stream(lua_State *L);
 /* ops.c: inspect, stats and events on the handles (after client and
  * lock), and a new client's event queue. */
 void hrlua_open_ops(lua_State *L);

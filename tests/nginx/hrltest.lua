@@ -60,6 +60,12 @@ local CONFIGS = {
   patient1 = function()
     return { split(os.getenv("HRL_NGX_URLS3"))[1] }, PATIENT
   end,
+  -- the first of them, 0.1 s per master and a try every 50 ms: a master
+  -- paused for a few tenths of a second makes several rounds late
+  quick1 = function()
+    return { split(os.getenv("HRL_NGX_URLS3"))[1] }, { connect_timeout = 1,
+      timeout = 0.1, retry_delay = 0.05, retry_jitter = 0.01 }
+  end,
   -- TLS and a Sentinel-managed primary, patient likewise
   tls_patient = function()
     return { os.getenv("HRL_NGX_TLS") }, PATIENT
@@ -201,8 +207,8 @@ local heard = require("hiredlock.driver.listener").stats
 function T.publish_stats()
   if stats then
     ngx.shared.hrltest:set("stats:" .. ngx.worker.pid(),
-      ("%d %d %d %d %d %d"):format(stats.new, stats.reused, stats.rounds,
-        heard.subscribed, heard.handoffs, heard.feeds or -1))
+      ("%d %d %d %d %d %d %d"):format(stats.new, stats.reused, stats.rounds,
+        heard.subscribed, heard.handoffs, heard.feeds or -1, stats.kept or -1))
   end
 end
 
@@ -342,8 +348,9 @@ function T.ping()
 end
 
 --- /stats: every worker's "pid new reused rounds subscribed handoffs
--- feeds", one a line (subscribed: subscriptions made, handoffs: hand-offs
--- heard, feeds: subscriber connections running now).
+-- feeds kept", one a line (subscribed: subscriptions made, handoffs:
+-- hand-offs heard, feeds: subscriber connections running now, kept:
+-- connections a lock took up again for the late replies they owed).
 function T.stats()
   local dict = ngx.shared.hrltest
   local lines = {}

@@ -284,10 +284,13 @@ class Driver:
             )
 
     async def _turn(self, progress: Progress, urgent: bool) -> None:
-        """Waits for a turn to run a round (operate() takes a free one
-        without calling this). A cancellation meanwhile is noted and the
-        wait goes on: the step after it may be a cleanup that must still
-        run."""
+        """Waits for a turn to run a round (none when one is free; operate()
+        takes a free one without calling this). A cancellation meanwhile is
+        noted and the wait goes on: the step after it may be a cleanup that
+        must still run."""
+        if self._active < ROUNDS_AT_ONCE:
+            self._active += 1
+            return
         loop = asyncio.get_running_loop()
         queue = self._urgent if urgent else self._queue
         turn = loop.create_future()

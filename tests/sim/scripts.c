@@ -347,6 +347,7 @@ static void fence_script(world *w, master *m, const sim_args *a, int keys,
   const char *t = a->argv[6];
   size_t tl = a->len[6];
   if (cl == tl && memcmp(cv, t, tl) == 0) {
+    check_counter(w, m, c);
     reply_int(w, out, 1);
     return;
   }
@@ -361,6 +362,7 @@ static void fence_script(world *w, master *m, const sim_args *a, int keys,
   memcpy(c->str, t, tl);
   c->str_len = tl;
   c->expire_ms = -1;
+  check_counter(w, m, c);
   reply_int(w, out, 1);
 }
 
@@ -373,7 +375,7 @@ static const struct script {
   script_fn fn;
 } scripts[] = {
     {HRL_QUEUE_SHA1, HRL_QUEUE_SCRIPT,
-     "7aa1eb3169c36d6dfb2e6795639715c07b824e18", queue_script},
+     "a08c6f9a63bf7efa81d43f4600b22e8a0b5cd4c8", queue_script},
     {HRL_EXTEND_SHA1, HRL_EXTEND_SCRIPT,
      "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10", extend_script},
     {HRL_FENCE_SHA1, HRL_FENCE_SCRIPT,

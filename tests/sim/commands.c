@@ -260,6 +260,7 @@ static void cmd_incr(world *w, master *m, conn *c, const sim_args *a,
   }
   v++;
   k->str_len = decimal(k->str, v);
+  check_counter(w, m, k);
   reply_int(w, out, v);
 }
 
@@ -294,6 +295,18 @@ void master_publish(world *w, master *m, const char *ch, size_t ch_len,
   if (count_out != NULL) {
     reply_int(w, count_out, count);
   }
+}
+
+long long master_numsub(const world *w, const master *m, const char *ch,
+                        size_t ch_len) {
+  long long count = 0;
+  for (int i = 0; i < w->nconns; i++) {
+    const conn *s = &w->conns[i];
+    count += s->master == m->id && s->accepted && s->epoch == m->epoch &&
+             s->subscribed && s->channel_len == ch_len &&
+             memcmp(s->channel, ch, ch_len) == 0;
+  }
+  return count;
 }
 
 static void cmd_publish(world *w, master *m, conn *c, const sim_args *a,

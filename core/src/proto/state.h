@@ -142,10 +142,6 @@ typedef struct hrl_node {
   bool eval_sent;      /* NOSCRIPT came back once: the full script was sent */
   bool sent;           /* the driver took the command */
   bool missed;         /* ... and it went unanswered: it may run there yet */
-  /* A refused try: the key's PTTL in ms, as the queue script read it:
-   * HRL_PTTL_NONE when the key has no TTL (not a lock's key: every lock
-   * key expires), HRL_PTTL_UNKNOWN when nothing was read. */
-  int64_t pttl;
   /* A fenced acquire's (or try's) two replies: what its SET (try) said,
    * and the counter its INCR returned; resend: the try said NOSCRIPT, so
    * both go again in full once the INCR's reply is in; redirected: its
@@ -163,6 +159,10 @@ typedef struct hrl_node {
   bool migrating;
   hrl_node_result set;
   uint64_t counter;
+  /* A refused try: the key's PTTL in ms, as the queue script read it:
+   * HRL_PTTL_NONE when the key has no TTL (not a lock's key: every lock
+   * key expires), HRL_PTTL_UNKNOWN when nothing was read. */
+  int64_t pttl;
   /* sync_replicas: the write took (its first reply said OK), and the WAIT
    * behind it said too few replicas have it (took and unacked: the vote
    * does not count, and the master may hold our token). */
@@ -215,16 +215,23 @@ typedef struct hrl_op {
   uint32_t attempts;
   /* A waiting acquire (waiting.c): */
   bool waiting;            /* it has (or may have) a queue entry */
+  bool woken;              /* try again at once (a subscriber came up) */
+  hrl_status leave_status; /* LEAVE, LEAVING: the result after the round */
   int64_t arrival_us;      /* wall clock at begin: its place in the queues */
   int64_t retry_at_us;     /* the next try without a hand-off (PTTL, cap) */
   uint64_t notified;       /* masters that handed it the lock since the try */
   int64_t notified_at_us;  /* when the first of them was seen */
-  bool woken;              /* try again at once (a subscriber came up) */
-  hrl_status leave_status; /* LEAVE, LEAVING: the result after the round */
   /* The last try got too few answers, only for want of connections: what
    * the acquire reports at its deadline unless a later try does better
    * (HRL_OK: nothing of the kind). */
   hrl_status unanswered;
+  /* Its token and arrival are those of an entry an earlier acquire left
+   * behind (hrl_wait_rejoin), not yet known to be gone; that entry lives
+   * until rejoin_until_us at most (its lease from the leave that missed a
+   * master): an acquire that does not reach the queue puts it back with
+   * that time, never a later one. */
+  bool rejoined;
+  int64_t rejoin_until_us;
   /* Masters whose last try found the key held by someone else (refused
    * with its PTTL, or a key without one): while more than n - quorum of
    * them still hold it (and did not hand it to us since), a hand-off from
@@ -235,58 +242,57 @@ typedef struct hrl_op {
    * a string: WRONGTYPE): said at the deadline, since only its writer can
    * free it. */
   uint64_t no_ttl;
-  /* Its token and arrival are those of an entry an earlier acquire left
-   * behind (hrl_wait_rejoin), not yet known to be gone; that entry lives
-   * until rejoin_until_us at most (its lease from the leave that missed a
-   * master): an acquire that does not reach the queue puts it back with
-   * that time, never a later one. */
-  bool rejoined;
-  int64_t rejoin_until_us;
   char token[HRL_TOKEN_LEN + 1]; /* the token this round carries */
-  hrl_node *nodes;               /* n entries: the round out now */
+  hrl_counts counts;
+  hrl_node *nodes; /* n entries: the round out now */
   /* n entries: the attempt being judged (its cleanup round is out), or the
    * first round of a fenced attempt while its fence round is out */
   hrl_node *decided;
-  char *cmd; /* EVALSHA or SET form */
-  size_t cmd_len;
+  char *cmd;      /* EVALSHA or SET form */
   char *cmd_eval; /* EVAL form, after NOSCRIPT; allocated on first use */
-  size_t cmd_eval_len;
   /* After a cluster's TRYAGAIN (round.c): the plain release, or in a
    * try round the plain try; in the same allocation as cmd_eval. */
   char *cmd_plain;
-  size_t cmd_plain_len;
+  /* Their lengths (a few kB at most: resp.c's capacities), 32 bits like
+   * the key's (hrl_lock). */
+  uint32_t cmd_len;
+  uint32_t cmd_eval_len;
+  uint32_t cmd_plain_len;
   /* sync_replicas: the WAIT (or WAITAOF) written behind cmd and cmd_eval
    * (wait_len bytes, 0: none), for the masters that wait for wait_replicas
    * replicas; one whose URL asks for another count gets its bytes in
    * own[i] (n buffers, allocated on first use). wait_ms: WAIT's timeout,
    * within the round's per-master deadline. */
-  size_t wait_len;
+  uint32_t wait_len;
   uint32_t wait_replicas;
   uint32_t wait_ms;
   char **own;
-  hrl_counts counts;
 } hrl_op;
 
 struct hrl_lock {
   hrl_config *cfg;
   hrl_client *client; /* the owner, for the API layer; never read here */
   char *key;          /* prefix + name */
-  size_t key_len;
-  uint16_t slot; /* the key's cluster hash slot */
-  size_t prefix_len;
-  char *queue; /* the waiting queue's keys (sibling_key.c) */
-  size_t queue_len;
+  char *queue;        /* the waiting queue's keys (sibling_key.c) */
   char *waiters;
-  size_t waiters_len;
   char *fence_key; /* a fenced lock's counter (fence_key.c), else NULL */
-  size_t fence_key_len;
-  hrl_lock_options opts; /* as made; opts.ttl_ms is the TTL it was made with */
+  /* Their lengths (a key is at most HRL_PREFIX_MAX + HRL_NAME_MAX bytes,
+   * a sibling key a few times that): 32 bits, so that the lock object
+   * stays within glibc's per-thread cache (lock_state.c). */
+  uint32_t key_len;
+  uint32_t prefix_len;
+  uint32_t queue_len;
+  uint32_t waiters_len;
+  uint32_t fence_key_len;
   uint32_t ttl_ms;       /* the TTL now (extend may change it) */
+  hrl_lock_options opts; /* as made; opts.ttl_ms is the TTL it was made with */
   bool held;
   /* A release that reached fewer than a quorum: the hold is over, but a
    * retry of the release may finish it; released has a bit for each master
    * that confirmed (deleted our key) in an earlier call. */
   bool release_pending;
+  uint16_t slot; /* the key's cluster hash slot */
+  bool may_wait; /* hrl_round_may_wait, as made */
   uint64_t released;
   /* Masters that got that release but never answered: it may still run
    * there (a stopped master wakes up), so a "no key" from them later is
@@ -462,6 +468,10 @@ void hrl_round_start(hrl_lock *lock, hrl_round_kind kind, uint32_t timeout_ms,
  * try, the fence round), when sync_replicas or sync_aof asks. */
 uint32_t hrl_round_wait_replicas(const hrl_lock *lock, size_t i);
 bool hrl_round_waits(const hrl_lock *lock, size_t i);
+/* round.c: whether any round of a lock made with lo on cfg's masters may
+ * wait (its sync_aof, its sync_replicas or a master's URL's): its command
+ * buffer then needs room for the WAIT (lock_state.c). */
+bool hrl_round_may_wait(const hrl_config *cfg, const hrl_lock_options *lo);
 
 /* round.c: the replies of master i's late command (hrl_proto_late_command:
  * the script alone, behind an ASKING after an ASK). */

@@ -10,6 +10,7 @@ int luaopen_hiredlock_core(lua_State *L) {
   hrlua_open_proto(L);
   hrlua_open_parser(L);
   hrlua_open_subscriber(L);
+  hrlua_open_stream(L);
   hrlua_open_ops(L);
   lua_pushliteral(L, HIREDLOCK_VERSION);
   lua_setfield(L, -2, "VERSION");

@@ -6,7 +6,7 @@ local core = require "hiredlock.core"
 local fixture = require "helpers.fixture"
 local socket_driver = require "helpers.socket_driver"
 
-local QUEUE_SHA = "7aa1eb3169c36d6dfb2e6795639715c07b824e18"
+local QUEUE_SHA = "a08c6f9a63bf7efa81d43f4600b22e8a0b5cd4c8"
 local URLS = { "redis://127.0.0.1:1", "redis://127.0.0.1:2", "redis://127.0.0.1:3" }
 
 local function raises(text, fn, ...)
@@ -140,6 +140,45 @@ describe("sans-I/O protocol", function()
     assert.equals("done", done)
     assert.is_true(ok)
     assert.is_false(lock:held())
+  end)
+
+  it("keeps a late connection's replies owed, in order (core.stream)", function()
+    local stream = core.stream()
+    local lock = client:lock("res", { ttl = 10 })
+    assert.is_true(lock:begin("acquire", 0))
+    assert.equals("round", (lock:step()))
+    local set = stream:start(lock, 3)
+    assert.truthy(set:find("^%*6\r\n%$3\r\nSET\r\n"))
+    assert.equals("ok", lock:reply(1, "status", "OK"))
+    assert.equals("ok", lock:reply(2, "status", "OK"))
+    -- master 3 misses the deadline: kept, owing the SET's reply (a SET
+    -- sends nothing more behind it)
+    assert.same({ "done" }, { stream:expire(lock, 3, "timeout after 50 ms") })
+    assert.equals(1, stream:owed())
+    local done, ok = lock:step()
+    assert.equals("done", done)
+    assert.is_true(ok)
+    -- the release goes on the same connection, behind the SET, and as the
+    -- full script (a late master may have lost its script cache)
+    assert.is_true(lock:begin("release"))
+    assert.equals("round", (lock:step()))
+    local release = stream:start(lock, 3)
+    assert.equals("*8\r\n$4\r\nEVAL\r\n", release:sub(1, 14))
+    assert.is_false(stream:replied())
+    assert.equals("more", (stream:feed(lock, 3, "+OK\r\n:"))) -- the SET's
+    assert.is_true(stream:replied())
+    assert.equals(0, stream:owed())
+    assert.equals("done", (stream:feed(lock, 3, "1\r\n")))
+    assert.equals("ok", lock:reply(1, "integer", 1))
+    assert.equals("ok", lock:reply(2, "integer", 1))
+    done, ok = lock:step()
+    assert.equals("done", done)
+    assert.is_true(ok)
+    assert.equals(0, lock:counts().unreachable)
+    -- between rounds: a reply nobody owes puts the stream out of step
+    assert.is_false(stream:drain(":1\r\n"))
+    raises("no round is out", stream.start, stream, lock, 3)
+    raises("no such master", stream.start, stream, lock, 4)
   end)
 
   it("extends with the new TTL in the script call", function()

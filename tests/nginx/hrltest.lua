@@ -60,6 +60,12 @@ local CONFIGS = {
   patient1 = function()
     return { split(os.getenv("HRL_NGX_URLS3"))[1] }, PATIENT
   end,
+  -- the first of them, 0.1 s per master and a try every 50 ms: a master
+  -- paused for a few tenths of a second makes several rounds late
+  quick1 = function()
+    return { split(os.getenv("HRL_NGX_URLS3"))[1] }, { connect_timeout = 1,
+      timeout = 0.1, retry_delay = 0.05, retry_jitter = 0.01 }
+  end,
   -- TLS and a Sentinel-managed primary, patient likewise
   tls_patient = function()
     return { os.getenv("HRL_NGX_TLS") }, PATIENT
@@ -201,8 +207,8 @@ local heard = require("hiredlock.driver.listener").stats
 function T.publish_stats()
   if stats then
     ngx.shared.hrltest:set("stats:" .. ngx.worker.pid(),
-      ("%d %d %d %d %d %d"):format(stats.new, stats.reused, stats.rounds,
-        heard.subscribed, heard.handoffs, heard.feeds or -1))
+      ("%d %d %d %d %d %d %d"):format(stats.new, stats.reused, stats.rounds,
+        heard.subscribed, heard.handoffs, heard.feeds or -1, stats.kept or -1))
   end
 end
 
@@ -226,9 +232,12 @@ local function reply(status, body, lock, elapsed)
 end
 
 --- /lock?c=NAME&name=N&ttl=S&timeout=S&hold=S&keep=1&fenced=1&sync=N&aof=1
+--        &mode=M&permits=P
 -- Acquires (fenced=1: a fenced lock, its fence in X-Fence), holds for
 -- `hold` seconds (ngx.sleep), then releases, unless keep=1 leaves the lock
--- to its TTL. 200 "ok" or 409 with the error.
+-- to its TTL. 200 "ok" or 409 with the error. mode read/write/permit (with
+-- permits): a hold of a read-write lock or a semaphore; X-Permit says a
+-- permit's number.
 function T.lock()
   local args = ngx.req.get_uri_args()
   local client = T.client(args.c or "c3")
@@ -239,10 +248,15 @@ function T.lock()
     fenced = args.fenced == "1",
     sync_replicas = arg_number(args.sync),
     sync_aof = args.aof == "1" or nil,
+    mode = args.mode,
+    permits = arg_number(args.permits),
   })
   local elapsed = core.now() - t0
   if not lock then
     return reply(409, err, nil, elapsed)
+  end
+  if lock.permit then
+    ngx.header["X-Permit"] = lock.permit
   end
   lock.granted = lock._handle:counts().ok
   if args.extend then
@@ -342,8 +356,9 @@ function T.ping()
 end
 
 --- /stats: every worker's "pid new reused rounds subscribed handoffs
--- feeds", one a line (subscribed: subscriptions made, handoffs: hand-offs
--- heard, feeds: subscriber connections running now).
+-- feeds kept", one a line (subscribed: subscriptions made, handoffs:
+-- hand-offs heard, feeds: subscriber connections running now, kept:
+-- connections a lock took up again for the late replies they owed).
 function T.stats()
   local dict = ngx.shared.hrltest
   local lines = {}

@@ -173,9 +173,7 @@ def test_clients_made_per_request_share_the_worker_subscriber(ngx, servers3):
     subscriber connection for all of them (issue 24, item 1: every client
     had a timer and connections of its own for the worker's life; past
     lua_max_running_timers new waiters heard nothing and timed out). One
-    master: a client of several asks each server who it is and keeps
-    keepalive pools of its own (docs/LUA-API.md), so per request it would
-    open connections of its own."""
+    master here; three in the next test."""
     ngx.get("/lock", c="fresh:patient1", name=unique("warm"), timeout=0)
     subscribed0, _ = listener_stats(ngx)
     feeds0 = feeds(ngx)
@@ -193,6 +191,46 @@ def test_clients_made_per_request_share_the_worker_subscriber(ngx, servers3):
         feeds0,
         feeds1,
     )
+
+
+def driver_connections(ngx) -> tuple[int, int]:
+    """The driver's new and reused connections, summed over the workers."""
+    new = reused = 0
+    for line in ngx.get("/stats").body.splitlines():
+        _, n, r, *_ = (int(x) for x in line.split())
+        new, reused = new + n, reused + r
+    return new, reused
+
+
+def clients_of(servers, i: int) -> int:
+    return int(servers.redis(i).info("clients")["connected_clients"])
+
+
+def test_clients_of_three_masters_made_per_request_share_the_pools(ngx, servers3):
+    """Clients of three masters made per request, which ask each server who
+    it is (INFO in their handshake), share the worker's keepalive pools
+    (issue 24, item 1): three stampedes of 200 requests on one key, a
+    client each, are all served, and the workers keep no more connections
+    to a master than their pools hold (lua_socket_pool_size, 30 a worker).
+    Before, such a client kept pools of its own, left idle until
+    lua_socket_keepalive_timeout: a connection per request and master
+    stayed open, and a stampede ran a worker out of worker_connections."""
+    ngx.get("/lock", c="fresh:patient3", name=unique("warm"), timeout=0)
+    held0 = [clients_of(servers3, i) for i in (1, 2, 3)]
+    new0, reused0 = driver_connections(ngx)
+    for _ in range(3):
+        holder = Holder(servers3, unique("fresh3"))
+        took = stampede(ngx, holder, "fresh:patient3", 200)
+        print(f"200 requests, a client of 3 masters each: {took * 1000:.0f} ms")
+    new1, reused1 = driver_connections(ngx)
+    held1 = [clients_of(servers3, i) for i in (1, 2, 3)]
+    grown = max(b - a for a, b in zip(held0, held1))
+    print(
+        f"connections opened {new1 - new0}, reused {reused1 - reused0}; "
+        f"left open to a master: {grown} more than before"
+    )
+    # two workers' pools, a subscriber each, the holders' connections
+    assert grown <= 2 * 30 + 10
 
 
 def set_idle(ngx, seconds: float) -> None:

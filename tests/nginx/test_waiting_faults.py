@@ -1,10 +1,9 @@
 """Waiting under faults inside nginx (#24), over the cosocket driver: a
 fresh request's wait rides out masters that stall, waiting requests stay
-quiet while the holder lacks a master, and a key without a TTL is named
-when the wait runs out. Releases to a master stopped mid-request are a
-known gap of this driver (an expected failure, not strict: the resumed
-server runs the reordered release first only in some runs, so the test
-passes now and then). Bounds leave room for a loaded machine."""
+quiet while the holder lacks a master, a key without a TTL is named when
+the wait runs out, releases reach a master stopped mid-request, and a
+lock's rounds after a late one follow it on the same connection. Bounds
+leave room for a loaded machine."""
 
 from __future__ import annotations
 
@@ -13,7 +12,8 @@ import threading
 import time
 import uuid
 
-import pytest
+import redis
+from pytest_redis import TOLERANT
 
 import hiredlock
 
@@ -103,20 +103,13 @@ def test_a_key_without_a_ttl_is_named(ngx, servers3):
     ), r.body
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="#24 item 9 is not fixed in the cosocket driver: it closes a "
-    "connection whose reply is late, so a release goes on another "
-    "connection than the SET it must follow, and the resumed server may run "
-    "it first (2 of 7 keys left in most runs, before and after the C "
-    "driver's fix; 0 in some, so not strict)",
-)
 def test_releases_reach_a_stopped_master(ngx, servers3):
     """Master 3 stopped after SCRIPT FLUSH, 21 acquire/release requests over
-    7 names (7 at a time), resumed: no key should be left there. The
-    cosocket driver closes a connection whose reply is late and sends the
-    full script behind a late release; the release must still run after the
-    SET it follows."""
+    7 names (7 at a time), resumed: no key is left there (#24 item 9). A
+    connection whose reply is late is kept for the lock's next round, so
+    the release goes behind the SET it follows, with the full script
+    (before: the late connection was closed, the release went on another,
+    and the resumed server ran it first: 2 of 7 keys left in most runs)."""
     names = [unique("flushed") for _ in range(7)]
     for n in names:
         assert ngx.get("/lock", c="c3", name=n).status == 200
@@ -144,3 +137,78 @@ def test_releases_reach_a_stopped_master(ngx, servers3):
     left = sum(servers3.count(n) for n in names)
     print(f"keys left a second after the resume: {left}")
     assert left == 0
+
+
+class Monitor:
+    """MONITOR on master i, in a thread: the commands it runs, in the order
+    it runs them, each with the client that sent it."""
+
+    def __init__(self, servers, i: int) -> None:
+        self.servers, self.i = servers, i
+        self.marker = unique("monitor-end")
+        self.commands: list[dict] = []
+        self.ready = threading.Event()
+        conn = redis.Redis(unix_socket_path=servers.unix_paths[i - 1])
+        self.thread = threading.Thread(target=self._run, args=(conn,), daemon=True)
+        self.thread.start()
+        assert self.ready.wait(10)
+
+    def _run(self, conn: redis.Redis) -> None:
+        with conn.monitor() as m:
+            self.ready.set()
+            while True:
+                command = m.next_command()
+                if self.marker in command["command"]:
+                    return
+                self.commands.append(command)
+
+    def stop(self) -> list[dict]:
+        self.servers.redis(self.i).echo(self.marker)
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+        return self.commands
+
+
+def test_a_waiters_rounds_follow_its_late_round(ngx, servers3):
+    """A request waits on one master (quick1: 0.1 s per master, a try every
+    50 ms) paused for 0.4 s, so that several of its rounds (tries, steps
+    aside) miss their deadline: every command of that waiter reaches the
+    master on one connection, the late one's, which serves the lock's next
+    round only; the master runs them in the order they were sent (#32's
+    pooled rule, docs/RELIABILITY.md). Before, the late connection was
+    closed and the next round went on another, which a resumed or slow
+    master may run first: a late step aside after the waiter's own winning
+    try hands the key on to another waiter, two holders
+    (tests/sim/regress/known-shared-pool-reorder.txt)."""
+    name = unique("aside")
+    holder = hiredlock.Client([servers3.urls[0]], **TOLERANT).lock(name, ttl=30)
+    assert holder.acquire(blocking=False)
+    monitor = Monitor(servers3, 1)
+    result: dict = {}
+    thread = threading.Thread(
+        target=lambda: result.update(
+            r=ngx.get("/lock", c="quick1", name=name, timeout=10, ttl=5)
+        )
+    )
+    thread.start()
+    try:
+        servers3.queued(name, 1)
+        servers3.pause(1)
+        time.sleep(0.4)
+    finally:
+        servers3.resume(1)
+    time.sleep(0.3)  # rounds answered again
+    holder.release()
+    thread.join(15)
+    commands = monitor.stop()
+    r = result["r"]
+    assert (r.status, r.body) == (200, "ok")
+    token = r.headers["X-Token"]
+    ports = [
+        c["client_port"]
+        for c in commands
+        if c["client_type"] == "tcp" and token in c["command"]
+    ]
+    print(f"the waiter's {len(ports)} commands came on {len(set(ports))} connection(s)")
+    assert len(ports) >= 6  # first attempt, tries, steps aside, release
+    assert len(set(ports)) == 1

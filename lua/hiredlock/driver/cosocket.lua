@@ -18,12 +18,18 @@
 -- deadline: connect_timeout to connect, then the round's timeout for the
 -- replies. A connection comes from a keepalive pool whose name holds the
 -- master, its database and a digest of the handshake (credentials), so two
--- clients share connections only when they are interchangeable. A new
--- connection sends the handshake (AUTH/SELECT) ahead of the command; a
--- connection that failed, timed out or got a reply out of step is closed,
--- never pooled (a late reply must not answer a later command). A pooled
--- connection that breaks before any reply (the server closed it while it
--- was idle) is replaced once, as the C driver does. A Redis Cluster master
+-- clients share connections only when they are interchangeable (clients
+-- made per request too: see identify). A new connection sends the
+-- handshake (AUTH/SELECT/INFO) alone, before the command. The bytes of a
+-- round on a connection are the core's stream's (core.stream: owed replies
+-- dropped first, NOSCRIPT resends, the full script behind a late release).
+-- A connection that failed or got a reply out of step is closed; one whose
+-- reply is late is kept, owing it, for the next round of the same lock
+-- (see kept), never pooled while it owes (a late reply must not answer
+-- another command) and never closed for it (the lock's next command must
+-- follow the late one on the server). A pooled connection that breaks
+-- before any reply (the server closed it while it was idle) is replaced
+-- once, as the C driver does. A Redis Cluster master
 -- (redis+cluster://) is one master whose command goes to the node
 -- lock:target names, each node with its own pool; MOVED and ASK are
 -- followed (the protocol says "redirect" and where), ASK with the ASKING
@@ -60,18 +66,21 @@ local sleep = ngx.sleep
 local get_phase = ngx.get_phase
 local now = core.now
 
-local pcall, tostring, setmetatable = pcall, tostring, setmetatable
+local pcall, tostring, setmetatable, select, ceil = pcall, tostring,
+  setmetatable, select, math.ceil
 local targets_of, target_of, connect = conn.targets_of, conn.target_of,
   conn.connect
-local read_reply, send, shake_hands = conn.read_reply, conn.send,
-  conn.shake_hands
+local read_reply, send, shake_hands, io_message = conn.read_reply, conn.send,
+  conn.shake_hands, conn.io_message
 
 local M = {
-  --- Per worker, since it started: connections opened (new) and taken from
-  -- a keepalive pool (reused), and rounds run; renewals run and renewer
+  --- Per worker, since it started: connections opened (new), taken from
+  -- a keepalive pool (reused) and taken up again by the lock whose late
+  -- reply they owed (kept), and rounds run; renewals run and renewer
   -- timers running now (one per client with held leases). For tests and
   -- monitoring.
-  stats = { new = 0, reused = 0, rounds = 0, renewals = 0, renewers = 0 },
+  stats = { new = 0, reused = 0, kept = 0, rounds = 0, renewals = 0,
+    renewers = 0 },
 }
 
 -- Where ngx.socket.tcp, ngx.sleep and ngx.thread work (ngx_lua's contexts).
@@ -103,17 +112,23 @@ local function failed(lock, i, why, message)
   return lock:fail(i, why, message) == "redirect" and "retarget" or "close"
 end
 
--- A new connection's handshake (AUTH, SELECT), alone: the command goes
+-- The answers a connection's handshake got, per keepalive pool, as the
+-- worker heard them last: { kind, value, kind, value, ... }. See identify.
+local answers = conn.answers
+
+-- A connection's handshake (AUTH, SELECT, INFO), alone: the command goes
 -- only after every reply said OK, so that a refused AUTH or SELECT cannot
 -- let it run as the default user or in database 0 and leave a key there.
 -- nil when it went through, else converse's outcome after reporting the
--- failure to the protocol.
-local function handshake(client, lock, i, t, sock, parser, deadline,
-                         timeout_ms)
+-- failure to the protocol. What the server said is kept for the pool.
+local function handshake(client, lock, i, t, c, deadline, timeout_ms)
+  local sock = c.sock
   local ok, err = send(sock, t.handshake, deadline, timeout_ms)
   if not ok then
-    return failed(lock, i, "unreachable", err)
+    return c.reused and "stale" or failed(lock, i, "unreachable", err)
   end
+  local parser = core.parser()
+  local heard = {}
   for k = 1, t.replies do
     local kind, value, rerr, timed_out = read_reply(sock, parser, deadline,
       timeout_ms)
@@ -121,6 +136,8 @@ local function handshake(client, lock, i, t, sock, parser, deadline,
       if timed_out then
         lock:missed(i, rerr)
         return "close"
+      elseif c.reused and k == 1 and value == "unreachable" then
+        return "stale" -- a pooled connection the server closed while idle
       end
       return failed(lock, i, value, rerr)
     end
@@ -128,110 +145,233 @@ local function handshake(client, lock, i, t, sock, parser, deadline,
     if result ~= "ok" then
       return failed(lock, i, result, message)
     end
+    heard[2 * k - 1], heard[2 * k] = kind, value
   end
+  answers[t.opts.pool] = heard
+  t.heard = heard
   return nil
 end
 
--- Master i's part of a round on one connection. Returns "pool" when the
--- connection may be kept, "close" when it must not, "stale" when a pooled
--- connection broke before it answered anything (the server closed it while
--- it was idle: the command never ran, a fresh connection may try), or, for
--- a Redis Cluster, "redirect" (MOVED, ASK: keep this connection, send the
--- command where lock:target says) and "retarget" (this node failed before
--- the command went out: close it, try the one lock:target says).
-local function converse(client, lock, i, t, sock, reused, timeout_ms)
-  local deadline = now() + timeout_ms / 1000
-  local parser = core.parser()
-  if not reused and t.replies > 0 then
-    local outcome = handshake(client, lock, i, t, sock, parser, deadline,
-      timeout_ms)
-    if outcome then
-      return outcome
+-- The handshake's answers the worker kept for a pool, told to client as
+-- if its connection had heard them; false when one is refused (the
+-- uptime kept may be that of a younger server than now: ask again).
+local function replay(client, i, t, heard)
+  for k = 1, t.replies do
+    if client:handshake_reply(i, k, heard[2 * k - 1], heard[2 * k]) ~= "ok"
+    then
+      return false
     end
   end
-  local command, expected = lock:command(i)
-  local ok, err = send(sock, command, deadline, timeout_ms)
+  return true
+end
+
+-- Whether the client knows who is behind a connection to t before its
+-- command goes there. A new connection shakes hands. A pooled one was
+-- checked when it was new, by whichever client opened it: clients with
+-- the same masters and credentials share the worker's pools, also those
+-- made per request. A client that asks who the server is (several
+-- masters, restart_guard: INFO in its handshake) and has not heard the
+-- answer the worker keeps for that pool yet replays it (a pool's live
+-- connections all reach the server process that answered: a restart ends
+-- them), so its check of one server under two names sees every master;
+-- without a kept answer, or when the replay is refused, it shakes hands
+-- again on the pooled connection (AUTH and SELECT again change nothing),
+-- and that answer stands. nil, or converse's outcome.
+local function identify(client, lock, i, t, c, deadline, timeout_ms)
+  if t.replies == 0 then
+    return nil
+  end
+  if not c.fresh then
+    local heard = answers[t.opts.pool]
+    if not t.asks or (heard and t.heard == heard) then
+      return nil
+    end
+    if heard and replay(client, i, t, heard) then
+      t.heard = heard
+      return nil
+    end
+  end
+  return handshake(client, lock, i, t, c, deadline, timeout_ms)
+end
+
+-- A connection the stream held a command back from (it owes too many
+-- replies): reads what it owes until the round's deadline, so that a
+-- master that is back gets the lock's later rounds. "keep", or "close"
+-- when it broke or said more than it owed.
+local function drain(sock, stream, deadline)
+  while stream:owed() > 0 do
+    local left = ceil((deadline - now()) * 1000)
+    if left <= 0 then
+      return "keep"
+    end
+    sock:settimeout(left)
+    local data, err = sock:receiveany(65536)
+    if not data then
+      return err == "timeout" and "keep" or "close"
+    end
+    if not stream:drain(data) then
+      return "close"
+    end
+  end
+  return "keep"
+end
+
+-- Master i's part of a round on connection c ({sock, stream, fresh,
+-- reused}; the stream is the core's: owed replies dropped first, NOSCRIPT
+-- resends, the late command, commands held back). Returns "keep" when the
+-- connection may be kept (it may owe replies: see place), "close" when it
+-- must not, "stale" when a kept or pooled connection broke before it
+-- answered anything (the server closed it while it was idle: the command
+-- never ran, a fresh connection may try), or, for a Redis Cluster or a
+-- Sentinel-managed primary, "redirect" (MOVED, ASK, the primary a
+-- sentinel named: keep this connection, send the command where
+-- lock:target says) and "retarget" (this node failed before the command
+-- went out: close it, try the one lock:target says).
+local function converse(client, lock, i, t, c, nodes, timeout_ms)
+  local deadline = now() + timeout_ms / 1000
+  local outcome = identify(client, lock, i, t, c, deadline, timeout_ms)
+  if outcome then
+    return outcome
+  end
+  local sock, stream = c.sock, c.stream
+  local bytes = stream:start(lock, i)
+  if not bytes then -- held back: it owes too much, master i is done
+    return drain(sock, stream, deadline)
+  end
+  local ok, err = send(sock, bytes, deadline, timeout_ms)
   if not ok then
-    if reused then
+    if c.reused and not stream:replied() then
       return "stale"
     end
     return failed(lock, i, "unreachable", err)
   end
-  local answered = 0
   while true do
-    local kind, value, rerr, timed_out = read_reply(sock, parser, deadline,
-      timeout_ms)
-    if not kind then
-      if reused and answered == 0 and value == "unreachable" and not timed_out
-      then
-        return "stale"
-      end
-      if timed_out then
-        -- The connection is closed unanswered: whatever the master does
-        -- with the command when it wakes up, the full script goes too (see
-        -- hrl_proto_late_command), so a lost script cache cannot keep a
-        -- release from running there.
-        local late = lock:missed(i, rerr)
-        if late then
-          sock:settimeout(timeout_ms)
-          sock:send(late)
-        end
-        return "close"
-      end
-      return failed(lock, i, value, rerr)
+    local left = ceil((deadline - now()) * 1000)
+    local data, rerr = nil, "timeout"
+    if left > 0 then
+      sock:settimeout(left)
+      data, rerr = sock:receiveany(65536)
     end
-    answered = answered + 1
-    local result = lock:reply(i, kind, value)
-    if result == "redirect" then
-      return "redirect"
-    elseif result ~= "resend" and result ~= "more" then
-      -- A reply out of step leaves the stream unusable, and so does one
-      -- still to come (the command behind a refused ASKING).
-      return (result == "protocol" or answered < expected) and "close"
-        or "pool"
-    elseif result == "resend" then
-      command, expected = lock:command(i)
-      answered = 0
-      ok, err = send(sock, command, deadline, timeout_ms)
+    if not data then
+      if rerr ~= "timeout" then
+        if c.reused and not stream:replied() then
+          return "stale"
+        end
+        return failed(lock, i, "unreachable",
+          io_message(rerr, "timeout", timeout_ms))
+      end
+      -- Kept, owing the reply: whatever the master does with the command
+      -- when it wakes up, this lock's next command follows it there on
+      -- this connection, and a release or extend sends the full script
+      -- behind it (hrl_proto_late_command), so a lost script cache cannot
+      -- keep it from running.
+      local action, late = stream:expire(lock, i,
+        io_message("timeout", "timeout", timeout_ms))
+      if late then
+        sock:settimeout(timeout_ms)
+        if not sock:send(late) then
+          return "close"
+        end
+      end
+      return action == "done" and "keep" or "close"
+    end
+    local action, out = stream:feed(lock, i, data)
+    if action == "send" then -- the full script after a NOSCRIPT
+      ok, err = send(sock, out, deadline, timeout_ms)
       if not ok then
         return failed(lock, i, "unreachable", err)
       end
+    elseif action == "done" then
+      if nodes and select(3, lock:target(i)) ~= t.label then
+        return "redirect"
+      end
+      return "keep"
+    elseif action == "close" then -- out of step, recorded
+      return "close"
     end
   end
 end
 
 local stats = M.stats
 
--- Master i's part of a round, from connect to keepalive or close; for a
--- Redis Cluster, on to the nodes its redirects name.
+-- Connections that owe replies to a lock's commands, per lock handle and
+-- target: {sock, stream, ctx}. A connection whose reply is late is kept,
+-- not closed and not pooled: it serves that lock's next round only, so the
+-- master runs the lock's commands in the order they were sent (a release
+-- behind its SET, a waiter's try behind its step aside: issue 24 item 9,
+-- and docs/RELIABILITY.md's pooled rule), and no other lock's command
+-- waits behind what it owes. Once it owes nothing it goes back to the
+-- keepalive pool. A cosocket belongs to the request (or timer) that
+-- opened it, which closes it when it ends: a lock whose next operation
+-- runs in another request uses another connection.
+local kept = setmetatable({}, { __mode = "k" })
+
+-- A connection to t for lock's round: the one the lock left owing replies
+-- there, else one from the keepalive pool, else a new one; nil, err.
+local function obtain(lock, t)
+  local mine = kept[lock]
+  local c = mine and mine[t]
+  if c then
+    mine[t] = nil
+    if c.ctx == ngx.ctx then
+      stats.kept = stats.kept + 1
+      return c
+    end
+  end
+  local sock, err = connect(t)
+  if not sock then
+    return nil, err
+  end
+  local reused = sock:getreusedtimes() > 0
+  if reused then
+    stats.reused = stats.reused + 1
+  else
+    stats.new = stats.new + 1
+  end
+  return { sock = sock, stream = core.stream(), fresh = not reused,
+    reused = reused }
+end
+
+-- Where a connection goes after a round it may be kept from: the
+-- keepalive pool when it owes nothing, else the lock's (see kept).
+local function place(lock, t, c)
+  if c.stream:owed() == 0 then
+    if not c.sock:setkeepalive() then
+      c.sock:close()
+    end
+    return
+  end
+  c.fresh, c.reused, c.ctx = false, true, ngx.ctx
+  local mine = kept[lock]
+  if not mine then
+    mine = {}
+    kept[lock] = mine
+  end
+  mine[t] = c
+end
+
+-- Master i's part of a round, from connect to keepalive, kept or closed;
+-- for a Redis Cluster, on to the nodes its redirects name.
 local function exchange(client, lock, i, list, timeout_ms)
   local stale = false
+  local nodes = list[i].nodes ~= nil
   for _ = 1, 16 do -- redirects are bounded by the protocol first
     local t = target_of(list, lock, i)
-    local sock, err = connect(t)
+    local c, err = obtain(lock, t)
     local outcome
-    if not sock then
+    if not c then
       outcome = failed(lock, i, "unreachable", err)
     else
-      local reused = sock:getreusedtimes() > 0
-      if reused then
-        stats.reused = stats.reused + 1
-      else
-        stats.new = stats.new + 1
-      end
       local ok
-      ok, outcome = pcall(converse, client, lock, i, t, sock, reused,
-        timeout_ms)
+      ok, outcome = pcall(converse, client, lock, i, t, c, nodes, timeout_ms)
       if not ok then -- never expected: keep the worker's log free of aborts
         lock:fail(i, "protocol", tostring(outcome))
         outcome = "close"
       end
-      if (outcome == "pool" or outcome == "redirect")
-        and sock:setkeepalive() then
-        sock = nil
-      end
-      if sock then
-        sock:close()
+      if outcome == "keep" or outcome == "redirect" then
+        place(lock, t, c)
+      else
+        c.sock:close()
       end
     end
     if outcome == "stale" then

@@ -30,11 +30,16 @@ local M = {}
 
 -- Per client handle: each master's connect target and pool, computed once.
 local targets = setmetatable({}, { __mode = "k" })
--- Clients numbered in this worker: a client whose handshake asks the
--- server who it is (INFO: one server under two names, restart_guard) keeps
--- pools of its own, since a pooled connection skips the handshake and
--- another client's would tell this one nothing.
-local clients_made = 0
+
+--- Per keepalive pool name, the answers the last handshake of a new
+-- connection in this worker got ({kind, value, ...}): a client that asks
+-- the server who it is (INFO: one server under two names, restart_guard)
+-- hears them from here when it takes a pooled connection, which skips the
+-- handshake (hiredlock/driver/cosocket.lua, identify), so clients share
+-- the worker's pools whatever their number (issue 24, item 1: clients
+-- made per request kept pools of their own, and a stampede ran a worker
+-- out of connections).
+M.answers = {}
 
 -- An IPv4 or IPv6 address rather than a name.
 local function is_address(host)
@@ -104,7 +109,6 @@ function M.targets_of(client)
     return list
   end
   list = {}
-  clients_made = clients_made + 1
   for i = 1, client:masters() do
     local info = client:master_info(i)
     local handshake, replies = client:handshake(i)
@@ -119,11 +123,12 @@ function M.targets_of(client)
       -- The handshake (AUTH, SELECT) and the TLS settings are the whole
       -- state of a connection: their digest keeps credentials out of the
       -- pool name and out of logs.
-      opts = { pool = ("hiredlock:%s:%d:%s%s"):format(info.label, info.db,
+      opts = { pool = ("hiredlock:%s:%d:%s"):format(info.label, info.db,
         md5(handshake .. (tls and ("\0tls\0%s\0%s\0%s\0%s"):format(
           tls.verify, tls.server_name or "", tls.certfile or "",
-          tls.keyfile or "") or "")),
-        info.asks_server and (":client%d"):format(clients_made) or "") },
+          tls.keyfile or "") or ""))) },
+      -- INFO in the handshake: a pooled connection's answers are replayed
+      asks = info.asks_server,
     }
     if info.path then
       t.host = "unix:" .. info.path
@@ -132,8 +137,7 @@ function M.targets_of(client)
     end
     t.sentinel = info.sentinel
     if info.cluster or info.sentinel then
-      t.digest = md5(handshake) .. (info.asks_server
-        and (":client%d"):format(clients_made) or "")
+      t.digest = md5(handshake)
       t.nodes = {} -- per node label, as target_of makes them
     end
     list[i] = t
@@ -160,6 +164,7 @@ function M.target_of(list, lock, i)
       port = port,
       handshake = handshake and base.handshake or "",
       replies = handshake and base.replies or 0,
+      asks = handshake and base.asks,
       connect_timeout_ms = base.connect_timeout_ms,
       opts = { pool = ("hiredlock:%s:%s:%s"):format(label,
         handshake and base.digest or "sentinel", base.digest) },

@@ -9,6 +9,10 @@
 #include "sibling_key.h"
 #include "state.h"
 
+_Static_assert(HRL_SIBLING_KEY_MAX(HRL_PREFIX_MAX + HRL_NAME_MAX,
+                                   HRL_SIBLING_SUFFIX_MAX) <= UINT16_MAX,
+               "hrl_lock's key lengths are 16 bits");
+
 hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
                            const void *name, size_t name_len,
                            const hrl_lock_options *lo, hrl_lock **out,

@@ -282,13 +282,14 @@ struct hrl_lock {
   char *waiters;
   char *fence_key; /* a fenced lock's counter (fence_key.c), else NULL */
   /* Their lengths (a key is at most HRL_PREFIX_MAX + HRL_NAME_MAX bytes,
-   * a sibling key a few times that): 32 bits, so that the lock object
-   * stays within glibc's per-thread cache (lock_state.c). */
-  uint32_t key_len;
-  uint32_t prefix_len;
-  uint32_t queue_len;
-  uint32_t waiters_len;
-  uint32_t fence_key_len;
+   * a sibling key about twice that): 16 bits (lock_state.c checks they
+   * fit), so that the lock object stays within glibc's per-thread cache
+   * (lock_state.c). */
+  uint16_t key_len;
+  uint16_t prefix_len;
+  uint16_t queue_len;
+  uint16_t waiters_len;
+  uint16_t fence_key_len;
   uint32_t ttl_ms;       /* the TTL now (extend may change it) */
   hrl_lock_options opts; /* as made; opts.ttl_ms is the TTL it was made with */
   bool held;

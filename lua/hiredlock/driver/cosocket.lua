@@ -257,20 +257,20 @@ local function converse(client, lock, i, t, c, nodes, timeout_ms)
   while true do
     local left = ceil((deadline - now()) * 1000)
     local data, rerr = nil, "timeout"
-    if left > 0 and lock:skippable(i) then
-      -- Known to be late, and the round is decided without it: not waited
-      -- for (issue 24 item 4). Its reply is owed; the connection is kept
-      -- for the lock's next round like a late one.
-      return stream:skip(lock, i) == "done" and "keep" or "close"
-    end
     local slice = left > SETTLE_SLICE_MS and SETTLE_SLICE_MS or left
     if left > 0 then
       sock:settimeout(slice)
       data, rerr = sock:receiveany(65536)
     end
-    if not data and rerr == "timeout" and slice < left then -- luacheck: ignore 542
-      -- A slice of the wait ended, not the deadline: look again whether
-      -- the round still needs this master.
+    if not data and rerr == "timeout" and slice < left then
+      -- A slice of the wait ended, not the deadline. Known to be late, and
+      -- the round decided without it: not waited for (issue 24 item 4).
+      -- Its reply is owed; the connection is kept for the lock's next
+      -- round like a late one. A master that answers within a slice is
+      -- not late any more.
+      if lock:skippable(i) then
+        return stream:skip(lock, i) == "done" and "keep" or "close"
+      end
     elseif not data then
       if rerr ~= "timeout" then
         if c.reused and not stream:replied() then

@@ -268,8 +268,8 @@ end
 M.SETTLE_SLICE_MS = 10
 
 -- The next reply within the deadline: kind, value | nil, why, message,
--- timed_out. skippable, when given, is asked between slices of the wait:
--- once it says true, nil, "skipped".
+-- timed_out. skippable, when given, is asked when a slice of the wait
+-- passed with nothing read: once it says true, nil, "skipped".
 function M.read_reply(sock, parser, deadline, timeout_ms, skippable)
   while true do
     local kind, value = parser:next()
@@ -283,9 +283,6 @@ function M.read_reply(sock, parser, deadline, timeout_ms, skippable)
       return nil, "unreachable", io_message("timeout", "timeout", timeout_ms),
         true
     end
-    if skippable and skippable() then
-      return nil, "skipped"
-    end
     local slice = skippable and left > M.SETTLE_SLICE_MS and M.SETTLE_SLICE_MS
       or left
     sock:settimeout(slice)
@@ -295,7 +292,11 @@ function M.read_reply(sock, parser, deadline, timeout_ms, skippable)
       if not fed then
         return nil, "protocol", ferr
       end
-    elseif err ~= "timeout" or slice == left then
+    elseif err == "timeout" and slice < left then
+      if skippable() then
+        return nil, "skipped"
+      end
+    else
       return nil, "unreachable", io_message(err, "timeout", timeout_ms),
         err == "timeout"
     end

@@ -33,6 +33,10 @@ Phases:
   profile     instructions and system calls per cycle (callgrind, strace).
   leases      1,000 auto-renewed held locks: renewals and commands per
               second on the masters, the holder's CPU and wakeups.
+  rwsem       read-write locks and semaphores (Python, N = 1) beside
+              redis-py's Lock, pottery's Redlock and a ZSET semaphore: the
+              uncontended cycle, 8 readers + 1 writer, permits used over
+              permits available under contention (target >= 90 %).
 
 A full run (neither --quick nor --phases/--cases) refuses a tree with
 uncommitted changes unless --allow-dirty: its results are committed as the
@@ -72,13 +76,14 @@ from hrlbench.paused import paused_phase
 from hrlbench.pool import AB_PYTHON, AB_WORKER, Workers
 from hrlbench.profile import profile_phase
 from hrlbench.redis_benchmark import RedisBenchmark
+from hrlbench.rwsem import rwsem_phase
 from hrlbench.stampede import stampede_phase
 
 sys.path.insert(0, str(REPO / "tests" / "fixtures"))
 
 from treestate import refuse_dirty, tree_state  # the path above
 
-PHASES = "main,paused,contention,stampede,delay,memory,profile,leases"
+PHASES = "main,paused,contention,stampede,delay,memory,profile,leases,rwsem"
 
 
 def parse_args() -> argparse.Namespace:
@@ -169,6 +174,7 @@ def parse_args() -> argparse.Namespace:
     a.profile_cycles = 300 if quick else 2000
     a.lease_count = 1000
     a.lease_seconds = 3.0 if quick else 10.0
+    a.rwsem_seconds = 1.5 if quick else 6.0
     # (masters, TTL ms): a renewal a second per lock at 3 s, fewer at 30 s
     a.lease_configs = [(1, 3000)] if quick else [(1, 3000), (1, 30000), (5, 3000)]
     if a.wait_quiet is None:
@@ -402,6 +408,8 @@ def main() -> None:
         timed("profile", profile_phase, args, all_cases, urls)
     if "leases" in phases:
         timed("leases", leases_phase, args, urls)
+    if "rwsem" in phases:
+        timed("rwsem", rwsem_phase, args, urls)
     cpu1 = cpu_times(args.cpu if args.cpu is not None else 0)
     delta = [b - a for a, b in zip(cpu0, cpu1)]
     total = sum(delta) or 1

@@ -6,7 +6,7 @@ fmt         number and table formatting
 plot        performance.png
 context     title, the run, the method
 main_phase  targets, the tables per N, peers, A/B (explain: their reading)
-phases      profile, paused, memory, leases
+phases      profile, paused, memory, leases, rwsem
 waiting     contention, the nginx stampede, the delay proxy
 """
 
@@ -34,6 +34,7 @@ def render(d: dict, png_name: str) -> str:
         waiting.delay,
         phases.memory,
         phases.leases,
+        phases.rwsem,
     ):
         lines += section(d)
     return "\n".join(lines) + "\n"

@@ -236,3 +236,46 @@ def leases(d) -> list[str]:
         )
         w("")
     return lines
+
+
+def rwsem(d) -> list[str]:
+    """Read-write locks and semaphores beside their peers (issue 33)."""
+    lines: list[str] = []
+    w = lines.append
+    rs = d.get("rwsem")
+    if not rs:
+        return lines
+    w("## Read-write locks and semaphores")
+    w("")
+    w(
+        "From Python, on master 1, side by side in this run: one holder's "
+        "acquire + release cycle (hiredlock's mutex, a write, a read, a "
+        "permit; redis-py's Lock as the writer-lock baseline; pottery's "
+        "Redlock; a semaphore built the common way, a ZSET of expiring "
+        "members; redis-py's PING as the floor), 8 reader threads and 1 "
+        "writer thread with a client each, holding 1 ms, and 8 threads "
+        "contending for 4 permits, holding 5 ms: the time integral of permits "
+        "held over permits available (target >= 90 %)."
+    )
+    w("")
+    rows = [
+        [c["case"], f"{c['per_s']:,.0f}", f"{c['p50_us']:.0f}", f"{c['x_floor']:.2f}"]
+        for c in rs["cycles"]
+    ]
+    w(md_table(["cycle", "cycles/s", "p50 µs", "x PING"], rows))
+    w("")
+    rw = rs["rw_8_1"]
+    w(
+        f"8 readers + 1 writer: {rw['reads_per_s']:,.0f} reads/s, "
+        f"{rw['writes_per_s']:,.0f} writes/s; the writer waits "
+        f"{rw['writer_wait_p50_ms']:.1f} ms (p50), "
+        f"{rw['writer_wait_p99_ms']:.1f} ms (p99)."
+    )
+    w("")
+    rows = [
+        [u["case"], f"{u['used'] * 100:.1f} %", f"{u['grants_per_s']:,.0f}"]
+        for u in rs["permits"]
+    ]
+    w(md_table(["semaphore", "permits used / available", "grants/s"], rows))
+    w("")
+    return lines

@@ -67,10 +67,12 @@ hrlua_lock *hrlua_check_lock(lua_State *L, int idx);
 hrlua_lock *hrlua_check_lock_io(lua_State *L, int idx);
 
 /* lock.c: pushes a new lock handle for name on the client handle at
- * client_idx; errors about the name point at name_arg. */
+ * client_idx, holding what mode says (permits: a permit's semaphore's;
+ * checked already); errors about the name point at name_arg. */
 hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
                             const hrlua_arg *name_arg, const char *name,
-                            size_t len, const hrl_lock_options *lo);
+                            size_t len, const hrl_lock_options *lo,
+                            hrl_lock_mode mode, uint32_t permits);
 
 /* args.c: argument checks. They raise with the core's message, naming the
  * user's function and argument (hrlua_arg), so every runtime rejects the

@@ -10,8 +10,10 @@
 
 #include "hrlua.h"
 
-/* Acquire's options: the lock options of the core's table, and the wait. */
-static const char *const wait_option[] = {"timeout", NULL};
+/* Acquire's options: the lock options of the core's table, the wait, and
+ * what the lock holds (mode "lock", "read", "write" or "permit"; permits,
+ * a permit's semaphore's). */
+static const char *const wait_option[] = {"timeout", "mode", "permits", NULL};
 
 /* Ctrl-C in the standalone interpreters (lua, luajit) installs a hook from
  * the signal handler, to raise "interrupted!" at the next instruction: on
@@ -65,7 +67,8 @@ hrlua_lock *hrlua_check_lock_io(lua_State *L, int idx) {
 
 hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
                             const hrlua_arg *name_arg, const char *name,
-                            size_t len, const hrl_lock_options *lo) {
+                            size_t len, const hrl_lock_options *lo,
+                            hrl_lock_mode mode, uint32_t permits) {
   hrlua_client *c = hrlua_check_client(L, client_idx);
   hrlua_lock *lk = hrlua_newuserdata(L, sizeof *lk);
   lk->lock = NULL;
@@ -77,8 +80,8 @@ hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
   hrlua_getuservalue(L, client_idx);
   hrlua_setuservalue(L, self);
   char detail[HRL_DETAIL_MAX];
-  hrl_status st = hrl_lock_new_with(c->client, name, len, lo, &lk->lock, detail,
-                                    sizeof detail);
+  hrl_status st = hrl_lock_new_mode(c->client, name, len, lo, mode, permits,
+                                    &lk->lock, detail, sizeof detail);
   if (st == HRL_EINVAL) {
     /* The TTL was checked already: the name is what the core refused. */
     hrlua_argerror(L, name_arg, detail);
@@ -88,13 +91,53 @@ hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
   return lk;
 }
 
+/* The mode and permits options at arg into *mode and *permits, with the
+ * core's words. */
+static void read_mode(lua_State *L, const hrlua_arg *arg, hrl_lock_mode *mode,
+                      uint32_t *permits) {
+  char detail[HRL_DETAIL_MAX];
+  lua_getfield(L, arg->idx, "mode");
+  if (!lua_isnil(L, -1)) {
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      hrlua_argerror(L, arg,
+                     lua_pushfstring(L, "mode must be a string, got %s",
+                                     luaL_typename(L, -1)));
+    }
+    size_t len;
+    const char *text = lua_tolstring(L, -1, &len);
+    if (hrl_lock_mode_parse(text, len, mode, detail, sizeof detail) != HRL_OK) {
+      hrlua_argerror(L, arg, detail);
+    }
+  }
+  lua_pop(L, 1);
+  lua_getfield(L, arg->idx, "permits");
+  if (!lua_isnil(L, -1)) {
+    if (lua_type(L, -1) != LUA_TNUMBER) {
+      hrlua_argerror(L, arg,
+                     lua_pushfstring(L, "permits must be a number, got %s",
+                                     luaL_typename(L, -1)));
+    }
+    if (hrl_lock_permits_parse((double)lua_tonumber(L, -1), permits, detail,
+                               sizeof detail) != HRL_OK) {
+      hrlua_argerror(L, arg, detail);
+    }
+  }
+  lua_pop(L, 1);
+  if (hrl_lock_mode_check(*mode, *permits, detail, sizeof detail) != HRL_OK) {
+    hrlua_argerror(L, arg, detail);
+  }
+}
+
 /* Reads the acquire options at arg, for a lock of client: the lock options
  * of the core's table (ttl checked against the client's bounds) and the
  * wait (timeout). */
 static void read_acquire_options(lua_State *L, const hrlua_arg *arg,
                                  const hrl_client *client, hrl_lock_options *lo,
-                                 int64_t *wait_ms) {
+                                 int64_t *wait_ms, hrl_lock_mode *mode,
+                                 uint32_t *permits) {
   hrl_lock_options_init(client, lo);
+  *mode = HRL_MODE_LOCK;
+  *permits = 0;
   lo->ttl_ms = (uint32_t)hrl_option_find("ttl")->def;
   *wait_ms = HRLUA_DEFAULT_WAIT_MS;
   if (!hrlua_check_options(L, arg, hrlua_lock_option, wait_option)) {
@@ -128,6 +171,7 @@ static void read_acquire_options(lua_State *L, const hrlua_arg *arg,
     lua_pop(L, 1);
   }
   hrlua_opt_seconds(L, arg, "timeout", 0, HRL_TTL_MAX_MS, wait_ms);
+  read_mode(L, arg, mode, permits);
 }
 
 /* Checks client:acquire(name, opts)'s arguments (at stack 2 and 3, the
@@ -140,9 +184,12 @@ static hrlua_lock *new_lock_for_acquire(lua_State *L, int64_t *wait_ms) {
   hrlua_client *c = hrlua_check_client(L, 1);
   size_t len;
   const char *name = hrlua_check_name(L, &name_arg, &len);
-  read_acquire_options(L, &options_arg, c->client, &lo, wait_ms);
+  hrl_lock_mode mode;
+  uint32_t permits;
+  read_acquire_options(L, &options_arg, c->client, &lo, wait_ms, &mode,
+                       &permits);
   lua_settop(L, 3);
-  return hrlua_push_lock(L, 1, &name_arg, name, len, &lo);
+  return hrlua_push_lock(L, 1, &name_arg, name, len, &lo, mode, permits);
 }
 
 /* client:acquire(name, {ttl = 30, timeout = 5}) -> lock | nil, err.
@@ -234,6 +281,17 @@ static int lock_fence_string(lua_State *L) {
   char digits[24];
   snprintf(digits, sizeof digits, "%llu", (unsigned long long)fence);
   lua_pushstring(L, digits);
+  return 1;
+}
+
+/* A held permit's number (1 to its semaphore's permits), nil otherwise. */
+static int lock_permit(lua_State *L) {
+  uint32_t permit = hrl_lock_permit(hrlua_check_lock(L, 1)->lock);
+  if (permit == 0) {
+    lua_pushnil(L);
+  } else {
+    lua_pushinteger(L, (lua_Integer)permit);
+  }
   return 1;
 }
 
@@ -367,6 +425,7 @@ void hrlua_open_lock(lua_State *L) {
                                      {"fence", lock_fence},
                                      {"fence_string", lock_fence_string},
                                      {"fence_key", lock_fence_key},
+                                     {"permit", lock_permit},
                                      {"name", lock_name},
                                      {"key", lock_key},
                                      {"ttl", lock_ttl},

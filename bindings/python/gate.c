@@ -74,6 +74,7 @@ static void snapshot(hrlpy_lock *self) {
       self->held ? hrl_now_us() + hrl_lock_validity_ms(lk) * 1000 : 0;
   self->ttl_ms = hrl_lock_ttl_ms(lk);
   self->fence = hrl_lock_fence(lk);
+  self->permit = hrl_lock_permit(lk);
   const char *token = hrl_lock_token(lk);
   size_t n = strlen(token);
   n = n > HRL_TOKEN_LEN ? HRL_TOKEN_LEN : n;
@@ -93,6 +94,7 @@ void hrlpy_gate_view(hrlpy_lock *self, hrlpy_view *out) {
   out->validity_ms = out->held ? left / 1000 : 0;
   out->ttl_ms = self->ttl_ms;
   out->fence = self->fence;
+  out->permit = self->permit;
   memcpy(out->token, self->token, sizeof out->token);
   out->lost = self->lost;
   memcpy(out->lost_reason, self->lost_reason, sizeof out->lost_reason);

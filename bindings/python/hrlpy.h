@@ -105,9 +105,14 @@ typedef struct hrlpy_lock {
   int64_t valid_until_us;
   uint32_t ttl_ms;
   uint64_t fence;
+  uint32_t permit; /* a semaphore's permit: its number while held */
   char token[HRL_TOKEN_LEN + 1];
   bool lost;
   char lost_reason[HRL_DETAIL_MAX];
+  /* What the object holds (a mutex, a read, a write, a permit of a
+   * semaphore of `permits`), set when it is made. */
+  hrl_lock_mode mode;
+  uint32_t permits;
   /* A twin (proto.c): the Lock object a Python driver runs a lease's
    * renewal on. It borrows the lease's twin hrl_lock and keeps the lease
    * (which owns it) alive; NULL on every other Lock. */
@@ -194,7 +199,8 @@ typedef struct hrlpy_view {
   bool held;
   int64_t validity_ms;
   uint32_t ttl_ms;
-  uint64_t fence; /* 0: none */
+  uint64_t fence;  /* 0: none */
+  uint32_t permit; /* 0: none */
   char token[HRL_TOKEN_LEN + 1];
   bool lost;
   char lost_reason[HRL_DETAIL_MAX];

@@ -26,8 +26,8 @@ static bool lock_option(const hrl_option *opt) {
 /* Splits kwds into the arguments Lock() parses itself and the lock options
  * (new references in *own and *options, either may be NULL). */
 static int split_kwds(PyObject *kwds, PyObject **own, PyObject **options) {
-  static const char *const names[] = {"client",  "name",     "ttl",
-                                      "timeout", "blocking", "on_lost"};
+  static const char *const names[] = {"client",   "name",    "ttl",  "timeout",
+                                      "blocking", "on_lost", "mode", "permits"};
   *own = NULL;
   *options = NULL;
   if (kwds == NULL || PyDict_GET_SIZE(kwds) == 0) {
@@ -87,15 +87,67 @@ static int parse_lock_options(PyObject *options, hrl_lock_options *lo) {
   return 0;
 }
 
+/* mode ("lock", "read", "write", "permit") and permits (an int, for a
+ * permit alone) into *mode_out and *permits_out, checked by the core. */
+static int parse_mode(PyObject *mode, PyObject *permits,
+                      hrl_lock_mode *mode_out, uint32_t *permits_out) {
+  char detail[HRL_DETAIL_MAX];
+  *mode_out = HRL_MODE_LOCK;
+  *permits_out = 0;
+  if (mode != NULL && mode != Py_None) {
+    if (!PyUnicode_Check(mode)) {
+      PyErr_Format(PyExc_TypeError, "mode must be str, not %.100s",
+                   Py_TYPE(mode)->tp_name);
+      return -1;
+    }
+    Py_ssize_t len;
+    const char *text = PyUnicode_AsUTF8AndSize(mode, &len);
+    if (text == NULL) {
+      return -1;
+    }
+    if (hrl_lock_mode_parse(text, (size_t)len, mode_out, detail,
+                            sizeof detail) != HRL_OK) {
+      hrlpy_raise_invalid("%s", detail);
+      return -1;
+    }
+  }
+  if (permits != NULL && permits != Py_None) {
+    if (!PyLong_Check(permits) || PyBool_Check(permits)) {
+      PyErr_Format(PyExc_TypeError, "permits must be int, not %.100s",
+                   Py_TYPE(permits)->tp_name);
+      return -1;
+    }
+    double n = PyLong_AsDouble(permits);
+    if (n == -1.0 && PyErr_Occurred()) {
+      PyErr_Clear();
+      n = -1.0; /* too large for a double: out of range all the same */
+    }
+    if (hrl_lock_permits_parse(n, permits_out, detail, sizeof detail) !=
+        HRL_OK) {
+      hrlpy_raise_invalid("%s", detail);
+      return -1;
+    }
+  }
+  if (hrl_lock_mode_check(*mode_out, *permits_out, detail, sizeof detail) !=
+      HRL_OK) {
+    hrlpy_raise_invalid("%s", detail);
+    return -1;
+  }
+  return 0;
+}
+
 static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
                            PyObject *options) {
-  static char *kwlist[] = {"client",   "name",    "ttl", "timeout",
-                           "blocking", "on_lost", NULL};
+  static char *kwlist[] = {"client",  "name", "ttl",     "timeout", "blocking",
+                           "on_lost", "mode", "permits", NULL};
   PyObject *client, *name, *ttl = NULL, *timeout = NULL, *on_lost = Py_None;
+  PyObject *mode = NULL, *permits = NULL;
+  hrl_lock_mode lock_mode = HRL_MODE_LOCK;
+  uint32_t lock_permits = 0;
   int blocking = 1;
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|O$OpO:Lock", kwlist, &client,
-                                   &name, &ttl, &timeout, &blocking,
-                                   &on_lost)) {
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|O$OpOOO:Lock", kwlist,
+                                   &client, &name, &ttl, &timeout, &blocking,
+                                   &on_lost, &mode, &permits)) {
     return NULL;
   }
   if (on_lost != Py_None && !PyCallable_Check(on_lost)) {
@@ -129,7 +181,8 @@ static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
     lo.ttl_ms = (uint32_t)ttl_ms;
   }
   if (hrlpy_wait_ms(timeout, blocking, &wait_ms) < 0 ||
-      parse_lock_options(options, &lo) < 0) {
+      parse_lock_options(options, &lo) < 0 ||
+      parse_mode(mode, permits, &lock_mode, &lock_permits) < 0) {
     return NULL;
   }
   if (on_lost != Py_None && !lo.auto_renew) {
@@ -147,8 +200,9 @@ static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
     return NULL;
   }
   char detail[HRL_DETAIL_MAX];
-  hrl_status rc = hrl_lock_new_with(core_client, data, (size_t)len, &lo,
-                                    &self->lock, detail, sizeof detail);
+  hrl_status rc =
+      hrl_lock_new_mode(core_client, data, (size_t)len, &lo, lock_mode,
+                        lock_permits, &self->lock, detail, sizeof detail);
   if (rc != HRL_OK) {
     Py_DECREF(self);
     return hrlpy_raise_status(st, rc, detail);
@@ -156,6 +210,8 @@ static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
   self->client = (hrlpy_client *)Py_NewRef(client);
   self->name = Py_NewRef(name);
   self->ttl_ms = lo.ttl_ms;
+  self->mode = lock_mode;
+  self->permits = lock_permits;
   if (on_lost != Py_None) {
     self->on_lost = Py_NewRef(on_lost);
     hrlpy_lock_watch(self);
@@ -530,6 +586,30 @@ static PyObject *get_fence(PyObject *op, void *closure) {
   return PyLong_FromUnsignedLongLong((unsigned long long)v.fence);
 }
 
+static PyObject *get_permit(PyObject *op, void *closure) {
+  (void)closure;
+  hrlpy_view v;
+  hrlpy_gate_view((hrlpy_lock *)op, &v);
+  if (v.permit == 0) {
+    Py_RETURN_NONE;
+  }
+  return PyLong_FromUnsignedLong(v.permit);
+}
+
+static PyObject *get_mode(PyObject *op, void *closure) {
+  (void)closure;
+  return PyUnicode_FromString(hrl_lock_mode_name(((hrlpy_lock *)op)->mode));
+}
+
+static PyObject *get_permits(PyObject *op, void *closure) {
+  (void)closure;
+  uint32_t permits = ((hrlpy_lock *)op)->permits;
+  if (permits == 0) {
+    Py_RETURN_NONE;
+  }
+  return PyLong_FromUnsignedLong(permits);
+}
+
 static PyObject *get_fence_key(PyObject *op, void *closure) {
   (void)closure;
   size_t len;
@@ -648,6 +728,16 @@ static PyGetSetDef lock_getset[] = {
      "The Redis key of a fenced lock's counter (bytes), None when the lock\n"
      "is not fenced. It never expires.",
      NULL},
+    {"permit", get_permit, NULL,
+     "A semaphore's permit: its number (1 to permits) while held, never\n"
+     "that of another permit held at the same time; None otherwise.",
+     NULL},
+    {"mode", get_mode, NULL,
+     "What the object holds: \"lock\" (the mutex), \"read\" or \"write\"\n"
+     "(of a read-write lock), \"permit\" (of a semaphore).",
+     NULL},
+    {"permits", get_permits, NULL,
+     "A permit's semaphore's permits (int), None for any other mode.", NULL},
     {"ttl", get_ttl, NULL, "The lock's TTL in seconds (float).", NULL},
     {"name", get_name, NULL, "The lock's name, as given (str or bytes).", NULL},
     {"key", get_key, NULL, "The Redis key: the client's prefix + name.", NULL},
@@ -670,10 +760,13 @@ static PyGetSetDef lock_getset[] = {
 static PyType_Slot lock_slots[] = {
     {Py_tp_doc,
      "Lock(client, name, ttl=30, *, timeout=-1, blocking=True,\n"
-     "     auto_renew=None, max_hold=None, on_lost=None, fenced=None)\n\n"
+     "     auto_renew=None, max_hold=None, on_lost=None, fenced=None,\n"
+     "     mode=\"lock\", permits=None)\n\n"
      "A named lock on client's masters; not held until acquired.\n"
      "fenced=True takes a fencing token (fence) with every acquire;\n"
-     "None: the client's default."},
+     "None: the client's default. mode \"read\" or \"write\": a hold of\n"
+     "the read-write lock name; \"permit\": a permit of the semaphore\n"
+     "name with `permits` permits."},
     {Py_tp_new, lock_new},
     {Py_tp_dealloc, lock_dealloc},
     {Py_tp_traverse, lock_traverse},

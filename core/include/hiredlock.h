@@ -111,8 +111,38 @@ HRL_API char *hrl_format_error(hrl_status status, const char *detail, char *buf,
 typedef struct hrl_client hrl_client;
 typedef struct hrl_lock hrl_lock;
 
+/** What a lock object holds on its name, fixed when it is made:
+ *  hrl_lock_new_with() makes the mutex's, hrl_rwlock_new() a read's or the
+ *  write's, hrl_permit_new() a permit's. One name is one of these kinds at
+ *  a time: a mutex, a read-write lock, or a semaphore; while one holds it,
+ *  an acquire of another kind fails with HRL_EINVAL ("'jobs' is a
+ *  semaphore on 127.0.0.1:6379, not a read-write lock (a name is one kind
+ *  of lock)"), in every runtime. docs/SAFETY.md says what each promises,
+ *  also with N masters. Not a field of hrl_lock_options, whose layout
+ *  stays that of earlier releases (a caller built against them keeps
+ *  working). */
+typedef enum hrl_lock_mode {
+  /** The name's mutex (SET NX): the default. */
+  HRL_MODE_LOCK,
+  /** A read of the name's read-write lock: held beside other reads, never
+   *  beside a write. A waiting write stops new reads (docs/SAFETY.md). */
+  HRL_MODE_READ,
+  /** The write of the name's read-write lock: held alone. */
+  HRL_MODE_WRITE,
+  /** A permit of the name's counting semaphore: at most `permits` held at
+   *  once, each with its own token and TTL (hrl_lock_permit()). */
+  HRL_MODE_PERMIT
+} hrl_lock_mode;
+
+/** Most permits a semaphore may have. */
+#define HRL_PERMITS_MAX 100000
+
 /** A lock's settings. Start from hrl_lock_options_init(), which gives the
- *  client's defaults (hrl_options.lock), and change what you need. */
+ *  client's defaults (hrl_options.lock), and change what you need. Its
+ *  layout (and hrl_options', which holds one) only grows at the end, and
+ *  not at all within a major version: what a lock holds (a read, a write,
+ *  a permit) is an argument of its constructor instead (hrl_rwlock_new,
+ *  hrl_permit_new). */
 typedef struct hrl_lock_options {
   /** How long the lock lives on the masters. Default 30000; at least
    *  hrl_client_min_ttl_ms(). */
@@ -345,6 +375,30 @@ HRL_API hrl_status hrl_lock_new_with(hrl_client *client, const void *name,
                                      hrl_lock **out, char *detail,
                                      size_t detail_size);
 
+/**
+ * A lock object for a read (mode HRL_MODE_READ) or the write
+ * (HRL_MODE_WRITE) of the read-write lock `name`: as hrl_lock_new_with()
+ * with opts (NULL: the client's defaults), holding that instead. Each object is
+ * one hold with its own token and TTL: make one per reader.
+ */
+HRL_API hrl_status hrl_rwlock_new(hrl_client *client, const void *name,
+                                  size_t name_len, hrl_lock_mode mode,
+                                  const hrl_lock_options *opts, hrl_lock **out,
+                                  char *detail, size_t detail_size);
+
+/**
+ * A lock object for a permit of the counting semaphore `name` with
+ * `permits` permits (1 to HRL_PERMITS_MAX): as hrl_lock_new_with() with
+ * opts (NULL: the client's defaults). Acquiring it takes a permit; make one
+ * object per permit held at once. A permit is granted while fewer than
+ * `permits` are held; holders that asked with another count keep what
+ * they hold (docs/SAFETY.md, "Changing permits").
+ */
+HRL_API hrl_status hrl_permit_new(hrl_client *client, const void *name,
+                                  size_t name_len, uint32_t permits,
+                                  const hrl_lock_options *opts, hrl_lock **out,
+                                  char *detail, size_t detail_size);
+
 /** Frees the lock object. It does not release a held lock (a lease stops
  *  being renewed and expires with its TTL). Never waits for a renewal in
  *  progress (the renewer frees the object when it is done with it), only
@@ -454,6 +508,14 @@ HRL_API uint64_t hrl_lock_fence(const hrl_lock *lock);
  * slot. NULL (*len 0) when the lock is not fenced.
  */
 HRL_API const void *hrl_lock_fence_key(const hrl_lock *lock, size_t *len);
+
+/**
+ * A permit's number while held: 1 to the permits it was granted with, the
+ * same on the quorum of masters that granted it, and never that of another
+ * permit held at the same time (two jobs may use it as a shard or worker
+ * index). 0 when the lock is not a permit or holds nothing.
+ */
+HRL_API uint32_t hrl_lock_permit(const hrl_lock *lock);
 
 /** The detail of the last failure of this lock ("" when none). */
 HRL_API const char *hrl_lock_error(const hrl_lock *lock);

@@ -114,6 +114,12 @@ function Client:acquire(name, opts)
   if fenced == nil then
     fenced = self._fenced
   end
+  -- A semaphore's permit: its number (1 to permits); nil otherwise (no
+  -- call into the core for any other lock).
+  local permit = nil
+  if opts ~= nil and opts.mode == "permit" then
+    permit = handle:permit()
+  end
   if fenced then
     -- A fenced lock's fence: a number (an integer in Lua 5.4; a double in
     -- 5.1 and LuaJIT, exact up to 2^53) and the exact decimal string, the
@@ -124,6 +130,7 @@ function Client:acquire(name, opts)
       token = handle:token(),
       fence = handle:fence(),
       fence_string = handle:fence_string(),
+      permit = permit,
       _handle = handle,
       _driver = driver,
       _client = self._handle,
@@ -134,6 +141,7 @@ function Client:acquire(name, opts)
   return setmetatable({
     name = name,
     token = handle:token(),
+    permit = permit,
     _handle = handle,
     _driver = driver,
     _client = self._handle,
@@ -212,6 +220,58 @@ function Client:with(name, opts, fn, ...)
     return nil, err
   end
   return finish(lock, pcall(fn, lock, ...))
+end
+
+-- A copy of opts (a table or nil) with mode and permits set; anything else
+-- as it is, for acquire to refuse.
+local function with_mode(opts, mode, permits)
+  if opts ~= nil and type(opts) ~= "table" then
+    return opts
+  end
+  local copy = {}
+  for k, v in pairs(opts or {}) do
+    copy[k] = v
+  end
+  copy.mode, copy.permits = mode, permits
+  return copy
+end
+
+local RWLock = {}
+RWLock.__index = RWLock
+
+local Semaphore = {}
+Semaphore.__index = Semaphore
+
+--- client:rwlock(name) -> rwlock
+-- A read-write lock: rwlock:read(opts) and rwlock:write(opts) are
+-- client:acquire(name, opts) for a read (many at once) or the write (alone)
+-- of name; each returns a lock (its own token and TTL) or nil, err. A
+-- waiting write stops new reads; waiters are served in arrival order
+-- (docs/SAFETY.md). client:acquire(name, {mode = "read"}) is the same.
+function Client:rwlock(name)
+  return setmetatable({ client = self, name = name }, RWLock)
+end
+
+function RWLock:read(opts)
+  return self.client:acquire(self.name, with_mode(opts, "read"))
+end
+
+function RWLock:write(opts)
+  return self.client:acquire(self.name, with_mode(opts, "write"))
+end
+
+--- client:semaphore(name, permits) -> semaphore
+-- A counting semaphore: semaphore:acquire(opts) is client:acquire(name,
+-- opts) for one of its permits (at most `permits` held at once), returning
+-- a lock whose .permit is its number, or nil, err.
+function Client:semaphore(name, permits)
+  return setmetatable({ client = self, name = name, permits = permits },
+    Semaphore)
+end
+
+function Semaphore:acquire(opts)
+  return self.client:acquire(self.name,
+    with_mode(opts, "permit", self.permits))
 end
 
 local FENCE_MAX = "9223372036854775807" -- 2^63 - 1

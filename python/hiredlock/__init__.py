@@ -28,6 +28,17 @@ auto-renewed lock was lost; :class:`StaleFence` when :func:`fenced_write`
 refuses a write whose fence is older than one the resource has seen. Bad
 arguments raise :class:`TypeError` / :class:`ValueError` naming the argument.
 
+Read-write locks and semaphores (every hold a Lock, with its own token
+and TTL)::
+
+    rw = client.rwlock("catalog")
+    with rw.read():   # many readers, or
+        ...
+    with rw.write():  # one writer; a waiting writer stops new readers
+        ...
+    with client.semaphore("api", 5).permit() as p:  # at most 5 at once
+        ...
+
 Fencing::
 
     lk = client.lock("orders:42", fenced=True)
@@ -52,6 +63,7 @@ from ._core import (
 )
 from ._default import default_client, lock, set_default_client, synchronized
 from ._fencing import FENCED_WRITE_SCRIPT, StaleFence, fenced_write
+from ._holds import RWLock, Semaphore
 from ._inspect import Inspection, MasterState, Waiter
 from ._lock import Lock
 
@@ -70,6 +82,8 @@ __all__ = [
     "NotAcquired",
     "NotOwned",
     "PermissionDenied",
+    "RWLock",
+    "Semaphore",
     "StaleFence",
     "Waiter",
     "__version__",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional, TypeVar
 
 from . import _core, _from_redis
+from ._holds import RWLock, SyncSemaphore
 from ._inspect import Inspection, Name
 from ._lock import Lock, synchronized_by
 
@@ -116,6 +117,79 @@ class Client(_core.Client):
             sync_aof=sync_aof,
             owner=owner,
         )
+
+    def rwlock(
+        self,
+        name: Name,
+        ttl: float = DEFAULT_TTL,
+        *,
+        timeout: float = -1,
+        blocking: bool = True,
+        auto_renew: bool | None = None,
+        max_hold: float | None = None,
+        on_lost: OnLost = None,
+        fenced: bool | None = None,
+        sync_replicas: int | None = None,
+        sync_aof: bool | None = None,
+        owner: str | bool | None = None,
+    ) -> RWLock[Lock]:
+        """A read-write lock on ``name``: its ``read()`` and ``write()``
+        make lock objects with these settings (those of :meth:`lock`), one
+        hold each. Bad settings raise here."""
+        settings = dict(
+            ttl=ttl,
+            timeout=timeout,
+            blocking=blocking,
+            auto_renew=auto_renew,
+            max_hold=max_hold,
+            on_lost=on_lost,
+            fenced=fenced,
+            sync_replicas=sync_replicas,
+            sync_aof=sync_aof,
+            owner=owner,
+        )
+        rw: RWLock[Lock] = RWLock(self._hold, name, settings)
+        rw.write()  # check the settings now
+        return rw
+
+    def semaphore(
+        self,
+        name: Name,
+        permits: int,
+        ttl: float = DEFAULT_TTL,
+        *,
+        timeout: float = -1,
+        blocking: bool = True,
+        auto_renew: bool | None = None,
+        max_hold: float | None = None,
+        on_lost: OnLost = None,
+        fenced: bool | None = None,
+        sync_replicas: int | None = None,
+        sync_aof: bool | None = None,
+        owner: str | bool | None = None,
+    ) -> SyncSemaphore:
+        """A counting semaphore on ``name`` with ``permits`` permits (1 to
+        100000): its ``acquire()`` returns a held permit, its ``permit()``
+        one not yet held, each a lock object with these settings (those of
+        :meth:`lock`). Bad settings raise here."""
+        settings = dict(
+            ttl=ttl,
+            timeout=timeout,
+            blocking=blocking,
+            auto_renew=auto_renew,
+            max_hold=max_hold,
+            on_lost=on_lost,
+            fenced=fenced,
+            sync_replicas=sync_replicas,
+            sync_aof=sync_aof,
+            owner=owner,
+        )
+        sem = SyncSemaphore(self._hold, name, permits, settings)
+        sem.permit()  # check the settings now
+        return sem
+
+    def _hold(self, name: Name, **settings: Any) -> Lock:
+        return Lock(self, name, **settings)
 
     def inspect(self, name: Name) -> Inspection:  # type: ignore[override]
         """Who holds the lock ``name`` and who waits for it, as each master

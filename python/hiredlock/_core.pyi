@@ -3,7 +3,7 @@ import builtins
 import os
 import ssl
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 _L = TypeVar("_L", bound=Lock)
 
@@ -84,6 +84,8 @@ class Lock:
         owner: str | bool | None = ...,
         sync_replicas: int | None = ...,
         sync_aof: bool | None = ...,
+        mode: Literal["lock", "read", "write", "permit"] | None = ...,
+        permits: int | None = ...,
     ) -> Lock: ...
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool: ...
     def __enter__(self: _L) -> _L: ...
@@ -107,6 +109,12 @@ class Lock:
     def fence(self) -> int | None: ...
     @property
     def fence_key(self) -> bytes | None: ...
+    @property
+    def mode(self) -> Literal["lock", "read", "write", "permit"]: ...
+    @property
+    def permits(self) -> int | None: ...
+    @property
+    def permit(self) -> int | None: ...
     @property
     def ttl(self) -> float: ...
     @property

@@ -67,6 +67,10 @@ class Lock(_core.Lock):
             state = f"held validity={self.validity:.3f}"
         else:
             state = "lost" if self.lost else "unheld"
+        if self.mode == "permit":
+            state = f"permit={self.permit} of {self.permits} {state}"
+        elif self.mode != "lock":
+            state = f"mode={self.mode} {state}"
         return (
             f"<{type(self).__module__}.{type(self).__qualname__} "
             f"name={self.name!r} ttl={self.ttl:g} {state}>"

@@ -112,6 +112,12 @@ exit status:
   {EXIT_CANNOT_EXECUTE:<5} COMMAND could not be executed
   {EXIT_NOT_FOUND:<5} COMMAND was not found
 
+at most N copies:
+  --permits N takes a permit of the semaphore NAME instead of its lock: at
+  most N commands run at once under NAME, each on a permit of its own (an
+  auto-renewed lease like the lock; a crashed hiredlock's permit expires
+  after one TTL). Every run of NAME should give the same N.
+
 fencing:
   --fence-env VAR takes a fenced lock and puts its fencing token (a decimal
   integer, greater than that of every earlier grant of NAME) in COMMAND's
@@ -137,6 +143,13 @@ def _exit_code(text: str) -> int:
     if not 0 <= value <= 255:
         raise argparse.ArgumentTypeError(f"exit status must be 0..255, got {value}")
     return value
+
+
+def _permits(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -185,6 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
              f"{KILL_AFTER:g})")  # fmt: skip
     add("--lost-exit-code", type=_exit_code, default=EXIT_LOST, metavar="N",
         help=f"exit status when the lock was lost (default {EXIT_LOST})")  # fmt: skip
+    add("--permits", type=_permits, metavar="N",
+        help="run while holding one of N permits of the semaphore NAME (at "
+             "most N copies at once), not its lock")  # fmt: skip
     add("--fence-env", metavar="VAR",
         help="take a fenced lock and pass its fencing token to COMMAND as "
              "$VAR")  # fmt: skip
@@ -436,15 +452,18 @@ def _run_locked(
     signal ends hiredlock before the command starts (the lock released)."""
     try:
         client = Client(urls or urls_from_env())
-        lock = client.lock(
-            args.name,
-            args.ttl,
+        settings = dict(
             auto_renew=True,
             max_hold=args.max_hold,
             on_lost=runner.on_lost,
             fenced=args.fence_env is not None,
             owner=args.owner,
         )
+        if args.permits is None:
+            lock = client.lock(args.name, args.ttl, **settings)
+        else:
+            sem = client.semaphore(args.name, args.permits, args.ttl, **settings)
+            lock = sem.permit()
     except (ValueError, TypeError) as err:
         _say(str(err))
         return EXIT_USAGE
@@ -480,7 +499,11 @@ def _run_locked(
             _say(f"lock {args.name!r} is busy (waited {took:.3f} s)")
         return args.conflict_exit_code
     if args.verbose:
-        _say(f"lock {args.name!r} taken after {took:.3f} s (token {lock.token})")
+        held_what = "" if lock.permit is None else f" permit {lock.permit}"
+        _say(
+            f"lock {args.name!r}{held_what} taken after {took:.3f} s"
+            f" (token {lock.token})"
+        )
     env = None
     if args.fence_env is not None:
         env = {**os.environ, args.fence_env: str(lock.fence)}

@@ -44,7 +44,10 @@ static void test_command_bytes(void) {
                         2000,
                         410,
                         "chan",
-                        4};
+                        4,
+                        HRL_MODE_LOCK,
+                        0,
+                        0};
   size_t n = hrl_resp_command(buf, HRL_ROUND_SET, true, &a);
   const char want_set[] = "*6\r\n$3\r\nSET\r\n$3\r\nres\r\n$32\r\n"
                           "0123456789abcdef0123456789abcdef\r\n"

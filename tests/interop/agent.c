@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "hiredlock.h"
+#include "hiredlock/binding.h"
 
 /* Decodes hex text in place; returns the byte count. */
 static size_t unhex(char *s) {
@@ -39,6 +40,8 @@ int main(void) {
     char *a = strtok_r(NULL, " ", &save);
     char *b = strtok_r(NULL, " ", &save);
     char *c = strtok_r(NULL, " ", &save);
+    char *d = strtok_r(NULL, " ", &save);
+    char *e = strtok_r(NULL, " ", &save);
     if (cmd == NULL) {
       continue;
     }
@@ -92,6 +95,37 @@ int main(void) {
         snprintf(extra, sizeof extra, lo.fenced ? "%s %llu" : "%s",
                  hrl_lock_token(lock),
                  (unsigned long long)hrl_lock_fence(lock));
+      }
+      reply(st, lock, st == HRL_OK ? extra : NULL);
+    } else if (strcmp(cmd, "hold") == 0 && a && b && c && d && e) {
+      /* hold <mode> <permits> <name-hex> <ttl> <timeout> */
+      hrl_lock_free(lock);
+      lock = NULL;
+      size_t len = unhex(c);
+      hrl_lock_options lo;
+      hrl_lock_options_init(client, &lo);
+      lo.ttl_ms = (uint32_t)(atof(d) * 1000 + 0.5);
+      hrl_lock_mode mode = HRL_MODE_LOCK;
+      char detail[HRL_DETAIL_MAX] = "";
+      hrl_status st =
+          hrl_lock_mode_parse(a, strlen(a), &mode, detail, sizeof detail);
+      if (st == HRL_OK) {
+        st = hrl_lock_new_mode(client, c, len, &lo, mode, (uint32_t)atoi(b),
+                               &lock, detail, sizeof detail);
+      }
+      if (st == HRL_OK) {
+        st = hrl_lock_acquire(lock, (int64_t)(atof(e) * 1000 + 0.5));
+      }
+      char extra[HRL_TOKEN_LEN + 32];
+      if (st == HRL_OK) {
+        snprintf(extra, sizeof extra, "%s %u", hrl_lock_token(lock),
+                 (unsigned)hrl_lock_permit(lock));
+      }
+      if (st != HRL_OK && lock == NULL) {
+        char msg[HRL_DETAIL_MAX + 64];
+        printf("err %s\n", hrl_format_error(st, detail, msg, sizeof msg));
+        fflush(stdout);
+        continue;
       }
       reply(st, lock, st == HRL_OK ? extra : NULL);
     } else if (strcmp(cmd, "check") == 0 && lock) {

@@ -41,6 +41,16 @@ for line in io.lines() do
           or l.token
       end
       return nil, err
+    elseif cmd == "hold" then
+      local permits = tonumber(w[3])
+      local l, err = client:acquire(unhex(w[4]), {
+        ttl = tonumber(w[5]), timeout = tonumber(w[6]), mode = w[2],
+        permits = permits ~= 0 and permits or nil })
+      if l then
+        lock = l
+        return true, l.token .. " " .. tostring(l.permit or 0)
+      end
+      return nil, err
     elseif cmd == "lease" then
       local l, err = client:acquire(unhex(w[2]), {
         ttl = tonumber(w[3]), timeout = 0, auto_renew = true })

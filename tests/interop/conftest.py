@@ -8,6 +8,10 @@ build/lua/<abi>) run as child processes speaking a line protocol:
   new <prefix-hex> <url,url,...> [retry_delay] -> ok
   acquire <name-hex> <ttl> <timeout>  -> ok <token> | err <message>
   fenced <name-hex> <ttl> <timeout>   -> ok <token> <fence> | err <message>
+  hold <mode> <permits> <name-hex> <ttl> <timeout>
+                                      -> ok <token> <permit> | err <message>
+     (a read or write of a read-write lock, or a permit of a semaphore of
+     <permits>, 0 for the others; <permit>: its number, 0 for the others)
   release | extend <ttl>              -> ok | err <message>
 Redis comes from the shared fixtures, tests/fixtures/pytest_redis.py.
 """
@@ -95,6 +99,26 @@ class PythonAgent:
 
     def fenced(self, name: bytes, ttl: float, timeout: float) -> str:
         return self.acquire(name, ttl, timeout, fenced=True)
+
+    def hold(
+        self, mode: str, permits: int, name: bytes, ttl: float, timeout: float
+    ) -> str:
+        import hiredlock
+
+        self.lock = hiredlock.Lock(
+            self.client, name, ttl, mode=mode, permits=permits or None
+        )
+        try:
+            got = (
+                self.lock.acquire(timeout=timeout)
+                if timeout
+                else self.lock.acquire(blocking=False)
+            )
+        except hiredlock.LockError as exc:
+            return f"err {exc}"
+        if not got:
+            return "err timeout"
+        return f"ok {self.lock.token} {self.lock.permit or 0}"
 
     def release(self) -> str:
         import hiredlock
@@ -201,6 +225,14 @@ class AsyncioAgent:
     def fenced(self, name: bytes, ttl: float, timeout: float) -> str:
         return self.acquire(name, ttl, timeout, fenced=True)
 
+    def hold(
+        self, mode: str, permits: int, name: bytes, ttl: float, timeout: float
+    ) -> str:
+        answer = self.acquire(name, ttl, timeout, mode=mode, permits=permits or None)
+        if not answer.startswith("ok "):
+            return answer
+        return f"{answer} {self.lock.permit or 0}"
+
     def release(self) -> str:
         async def release() -> str:
             await self.lock.release()
@@ -281,6 +313,11 @@ class ProcessAgent:
 
     def fenced(self, name: bytes, ttl: float, timeout: float) -> str:
         return self._ask(f"fenced {name.hex()} {ttl} {timeout}")
+
+    def hold(
+        self, mode: str, permits: int, name: bytes, ttl: float, timeout: float
+    ) -> str:
+        return self._ask(f"hold {mode} {permits} {name.hex()} {ttl} {timeout}")
 
     def release(self) -> str:
         return self._ask("release")

@@ -17,7 +17,7 @@ from conftest import RUNTIMES
 
 PAIRS = list(itertools.permutations(RUNTIMES, 2))
 TOKEN = re.compile(r"^[0-9a-f]{32}$")
-QUEUE_SHA = "7aa1eb3169c36d6dfb2e6795639715c07b824e18"
+QUEUE_SHA = "a08c6f9a63bf7efa81d43f4600b22e8a0b5cd4c8"
 EXTEND_SHA = "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10"
 FENCE_SHA = "9c38fba8e96eb3c37a8add861f63fed33fe29963"
 
@@ -257,3 +257,58 @@ def test_a_lease_excludes_past_its_ttl_and_its_loss_reads_the_same(
     assert a.release() == "err lost: not owned"
     token_of(b.lease(name, 0.6))
     assert b.release() == "ok"
+
+
+def hold_of(answer: str) -> tuple[str, int]:
+    """The token and permit number of a hold's answer."""
+    verdict, token, permit = answer.split(" ")
+    assert verdict == "ok" and TOKEN.match(token), answer
+    return token, int(permit)
+
+
+RW_SHA = "a6dab9793c988e855009d68407ecfbdb407d92f9"
+SEM_SHA = "1313f93bc3dca45e0a8405cbe21b71fef31220dd"
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_reads_of_every_runtime_share_and_exclude_a_write(agents, servers3, runtime):
+    """A read in each of the five runtimes, all held at once on three
+    masters; a write from `runtime` is refused until they are gone."""
+    name = fresh_name()
+    readers = [agents(r, servers3.urls) for r in RUNTIMES]
+    tokens = {hold_of(a.hold("read", 0, name, 10, 0))[0] for a in readers}
+    assert len(tokens) == len(RUNTIMES)
+    assert servers3.redis(1).hlen(name) == len(RUNTIMES)
+    writer = agents(runtime, servers3.urls)
+    assert writer.hold("write", 0, name, 10, 0) == "err timeout"
+    for a in readers:
+        assert a.release() == "ok"
+    token, permit = hold_of(writer.hold("write", 0, name, 10, 0))
+    assert permit == 0 and token not in tokens
+    assert readers[0].hold("read", 0, name, 10, 0) == "err timeout"
+    assert writer.release() == "ok"
+    assert servers3.count(name) == 0
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_permits_of_every_runtime_are_one_count(agents, servers3, runtime):
+    """Two permits of 2 taken by two other runtimes leave none for
+    `runtime`; the one given back is the one it gets. The scripts are
+    the same text in every runtime (their SHA1 is known to Redis)."""
+    name = fresh_name()
+    others = [r for r in RUNTIMES if r != runtime][:2]
+    a, b = (agents(r, servers3.urls) for r in others)
+    me = agents(runtime, servers3.urls)
+    _, pa = hold_of(a.hold("permit", 2, name, 10, 0))
+    _, pb = hold_of(b.hold("permit", 2, name, 10, 0))
+    assert {pa, pb} == {1, 2}
+    assert me.hold("permit", 2, name, 10, 0) == "err timeout"
+    assert a.release() == "ok"
+    _, mine = hold_of(me.hold("permit", 2, name, 10, 0))
+    assert mine == pa
+    r = servers3.redis(1)
+    r.script_flush()
+    assert me.extend(10) == "ok"  # NOSCRIPT, then the full text
+    assert r.script_exists(SEM_SHA, RW_SHA) == [True, False]
+    assert me.release() == "ok" and b.release() == "ok"
+    assert servers3.count(name) == 0

@@ -6,7 +6,7 @@ local core = require "hiredlock.core"
 local fixture = require "helpers.fixture"
 local socket_driver = require "helpers.socket_driver"
 
-local QUEUE_SHA = "7aa1eb3169c36d6dfb2e6795639715c07b824e18"
+local QUEUE_SHA = "a08c6f9a63bf7efa81d43f4600b22e8a0b5cd4c8"
 local URLS = { "redis://127.0.0.1:1", "redis://127.0.0.1:2", "redis://127.0.0.1:3" }
 
 local function raises(text, fn, ...)

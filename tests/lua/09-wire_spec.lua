@@ -5,7 +5,7 @@
 local fixture = require "helpers.fixture"
 local hiredlock = require "hiredlock"
 
-local QUEUE_SHA = "7aa1eb3169c36d6dfb2e6795639715c07b824e18"
+local QUEUE_SHA = "a08c6f9a63bf7efa81d43f4600b22e8a0b5cd4c8"
 local EXTEND_SHA = "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10"
 
 describe("wire format", function()

@@ -232,9 +232,12 @@ local function reply(status, body, lock, elapsed)
 end
 
 --- /lock?c=NAME&name=N&ttl=S&timeout=S&hold=S&keep=1&fenced=1&sync=N&aof=1
+--        &mode=M&permits=P
 -- Acquires (fenced=1: a fenced lock, its fence in X-Fence), holds for
 -- `hold` seconds (ngx.sleep), then releases, unless keep=1 leaves the lock
--- to its TTL. 200 "ok" or 409 with the error.
+-- to its TTL. 200 "ok" or 409 with the error. mode read/write/permit (with
+-- permits): a hold of a read-write lock or a semaphore; X-Permit says a
+-- permit's number.
 function T.lock()
   local args = ngx.req.get_uri_args()
   local client = T.client(args.c or "c3")
@@ -245,10 +248,15 @@ function T.lock()
     fenced = args.fenced == "1",
     sync_replicas = arg_number(args.sync),
     sync_aof = args.aof == "1" or nil,
+    mode = args.mode,
+    permits = arg_number(args.permits),
   })
   local elapsed = core.now() - t0
   if not lock then
     return reply(409, err, nil, elapsed)
+  end
+  if lock.permit then
+    ngx.header["X-Permit"] = lock.permit
   end
   lock.granted = lock._handle:counts().ok
   if args.extend then

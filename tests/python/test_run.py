@@ -207,6 +207,51 @@ def test_fence_env_passes_increasing_fences(servers5, name):
     assert servers5.count(name) == 0
 
 
+# Appends "start <t>" and "end <t>" (monotonic) around a sleep to a file.
+OVERLAP = """
+import sys, time
+with open(sys.argv[1], "a", buffering=1) as out:
+    out.write(f"start {time.monotonic()}\\n")
+    time.sleep(float(sys.argv[2]))
+    out.write(f"end {time.monotonic()}\\n")
+"""
+
+
+def test_permits_run_at_most_n_copies(servers5, name, tmp_path):
+    log = tmp_path / "log"
+    command = [sys.executable, "-c", OVERLAP, str(log), "0.8"]
+    options = ["--permits", "2", "--wait", "20", "-v"]
+    runs = [hiredlock_run(servers5, *options, name, "--", *command) for _ in range(4)]
+    results = [finish(proc) for proc in runs]
+    assert [code for code, _, _ in results] == [0] * 4, results
+    assert sum("permit " in err for _, _, err in results) == 4
+    running = most = 0
+    events = sorted(
+        (float(t), kind)
+        for kind, t in (line.split() for line in log.read_text().split("\n") if line)
+    )
+    for _, kind in events:
+        running += 1 if kind == "start" else -1
+        most = max(most, running)
+    assert most <= 2  # never three at once (four started together)
+    assert servers5.count(name) == 0
+    # Busy when both permits are held elsewhere; a bad count is a usage error.
+    sem = hiredlock.Client(servers5.urls, **TOLERANT).semaphore(name, 2, 10)
+    held = [sem.acquire(blocking=False) for _ in range(2)]
+    try:
+        code, _, err = finish(
+            hiredlock_run(servers5, "--permits", "2", name, "--", "true")
+        )
+        assert (code, err) == (1, "")
+    finally:
+        for p in held:
+            p.release()
+    code, _, err = finish(hiredlock_run(servers5, "--permits", "0", name, "--", "true"))
+    assert code == 2 and "permits must be a whole number from 1" in err
+    code, _, err = finish(hiredlock_run(servers5, "--permits", "x", name, "--", "true"))
+    assert code == 2 and "not a whole number" in err
+
+
 def test_errors_and_usage(servers5, name):
     code, _, err = finish(hiredlock_run(servers5, name, "--", "/nonexistent/cmd"))
     assert code == 127 and "command not found" in err
@@ -248,7 +293,7 @@ def test_help_documents_everything():
     for text in ("--wait", "--conflict-exit-code", "--ttl", "--max-hold",
                  "--url", "--kill-after", "--lost-exit-code", "--fence-env",
                  "HIREDLOCK_URLS", "SIGTERM, then SIGKILL", "exit status:",
-                 "signals:", "fencing:"):  # fmt: skip
+                 "signals:", "fencing:", "--permits"):  # fmt: skip
         assert text in out
 
 

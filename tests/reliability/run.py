@@ -37,7 +37,11 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "fixtures"))
 
 from treestate import refuse_dirty, tree_state  # the path above
 
-ALL = [1, 2, 3, 4, 5, 6, 7, 8, 9]
+ALL = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+# make test's short run leaves out case 10 (reads, writes and permits under
+# faults: a minute more), which make reliability (--full) runs; --cases 10
+# runs its short version alone.
+SHORT = [1, 2, 3, 4, 5, 6, 7, 8, 9]
 
 
 def main() -> int:
@@ -49,7 +53,7 @@ def main() -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     ap = argparse.ArgumentParser()
     ap.add_argument("--full", action="store_true")
-    ap.add_argument("--cases", default=",".join(map(str, ALL)))
+    ap.add_argument("--cases", default=None)
     ap.add_argument("--bad", action="store_true")
     ap.add_argument("--out", default=os.path.join(BUILD, "results"))
     ap.add_argument(
@@ -66,6 +70,8 @@ def main() -> int:
 
         bad_ok, bad_line = run_bad(args.out)
         print(bad_line, flush=True)
+    if args.cases is None:
+        args.cases = ",".join(map(str, ALL if args.full else SHORT))
     wanted = [int(c) for c in args.cases.split(",") if c]
     for stale in os.listdir(args.out) if os.path.isdir(args.out) else []:
         if stale.startswith("case") and int(stale[4:].split(".")[0]) in wanted:

@@ -373,7 +373,7 @@ static const struct script {
   script_fn fn;
 } scripts[] = {
     {HRL_QUEUE_SHA1, HRL_QUEUE_SCRIPT,
-     "7aa1eb3169c36d6dfb2e6795639715c07b824e18", queue_script},
+     "a08c6f9a63bf7efa81d43f4600b22e8a0b5cd4c8", queue_script},
     {HRL_EXTEND_SHA1, HRL_EXTEND_SCRIPT,
      "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10", extend_script},
     {HRL_FENCE_SHA1, HRL_FENCE_SCRIPT,

@@ -100,6 +100,46 @@ HRL_API hrl_status hrl_lock_options_set(hrl_lock_options *lock_opts,
                                         char *detail, size_t detail_size);
 
 /**
+ * A mode from its name: "lock", "read", "write" or "permit" (how the
+ * bindings' `mode` option spells it) into *out. HRL_EINVAL with the
+ * choices in detail for any other.
+ */
+HRL_API hrl_status hrl_lock_mode_parse(const char *name, size_t len,
+                                       hrl_lock_mode *out, char *detail,
+                                       size_t detail_size);
+
+/**
+ * A semaphore's permits as the bindings take them (a whole number from 1
+ * to HRL_PERMITS_MAX) into *out, with the core's words when not.
+ */
+HRL_API hrl_status hrl_lock_permits_parse(double permits, uint32_t *out,
+                                          char *detail, size_t detail_size);
+
+/**
+ * Checks a mode and permits together (a permit needs 1 to
+ * HRL_PERMITS_MAX permits, any other mode none), as hrl_lock_new_mode()
+ * will: for a binding to name the options argument in its error.
+ */
+HRL_API hrl_status hrl_lock_mode_check(hrl_lock_mode mode, uint32_t permits,
+                                       char *detail, size_t detail_size);
+
+/** The name of a mode ("lock", "read", "write", "permit"; "?" when out of
+ *  range). */
+HRL_API const char *hrl_lock_mode_name(hrl_lock_mode mode);
+
+/**
+ * A lock object of any mode: hrl_lock_new_with() for HRL_MODE_LOCK (permits
+ * 0), hrl_rwlock_new() for a read or write, hrl_permit_new() for a permit
+ * of a semaphore of `permits`: for a binding whose `mode` option picks one.
+ */
+HRL_API hrl_status hrl_lock_new_mode(hrl_client *client, const void *name,
+                                     size_t name_len,
+                                     const hrl_lock_options *opts,
+                                     hrl_lock_mode mode, uint32_t permits,
+                                     hrl_lock **out, char *detail,
+                                     size_t detail_size);
+
+/**
  * Checks a lock option of kind HRL_OPTION_LABEL (owner) and stores it in
  * lock_opts: text of len bytes (lock_opts then points to it: keep it alive
  * until hrl_lock_new_with() copied it), or NULL for none. HRL_EINVAL with

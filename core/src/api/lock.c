@@ -1,6 +1,7 @@
 /* hrl_lock: the blocking calls, which run the protocol's operations with
  * the built-in driver, and the lock's accessors. */
 #include "api.h"
+#include "hiredlock/binding.h"
 #include "proto/detail.h"
 
 void hrl_lock_options_init(const hrl_client *c, hrl_lock_options *out) {
@@ -31,6 +32,26 @@ hrl_status hrl_lock_new_with(hrl_client *c, const void *name, size_t name_len,
   }
   return new_lock(c, name, name_len, opts != NULL ? opts : &c->cfg.opts.lock,
                   out, detail, detail_size);
+}
+
+hrl_status hrl_lock_new_mode(hrl_client *c, const void *name, size_t name_len,
+                             const hrl_lock_options *opts, hrl_lock_mode mode,
+                             uint32_t permits, hrl_lock **out, char *detail,
+                             size_t detail_size) {
+  if (out == NULL || c == NULL) {
+    hrl_detailf(detail, detail_size, "client and out must not be NULL");
+    return HRL_EINVAL;
+  }
+  *out = NULL;
+  hrl_status st = hrl_lock_mode_check(mode, permits, detail, detail_size);
+  if (st == HRL_OK) {
+    st = new_lock(c, name, name_len, opts != NULL ? opts : &c->cfg.opts.lock,
+                  out, detail, detail_size);
+  }
+  if (st == HRL_OK) {
+    hrl_hold_set(*out, mode, permits);
+  }
+  return st;
 }
 
 hrl_status hrl_lock_new(hrl_client *c, const void *name, size_t name_len,

@@ -76,6 +76,9 @@ static void append_refused(hrl_lock *lk, const hrl_node *node) {
 hrl_status hrl_unreachable_status(hrl_lock *lk, const hrl_node *nodes,
                                   size_t count, const char *what) {
   const hrl_config *c = lk->cfg;
+  if (hrl_kind_refused(lk, nodes)) {
+    return HRL_EINVAL; /* the name is a lock of another kind */
+  }
   bool auth = false, server = false, protocol = false;
   const hrl_node *denied = NULL;
   for (size_t i = 0; i < c->n; i++) {

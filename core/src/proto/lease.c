@@ -247,6 +247,7 @@ hrl_renew hrl_proto_renew_begin(hrl_lock *lk, int64_t now_us,
   t->valid_until_us = lk->valid_until_us;
   t->ttl_ms = lk->ttl_ms;
   memcpy(t->token, lk->token, sizeof t->token);
+  t->permit = lk->permit;
   if (hrl_proto_begin(t, HRL_OP_EXTEND, ttl_ms, now_us) != HRL_OK) {
     return HRL_RENEW_WAIT; /* cannot happen: the TTL is in range */
   }

@@ -212,7 +212,7 @@ static hrl_step start_attempt(hrl_lock *lk, int64_t now_us,
   op->attempts++;
   op->phase = HRL_PHASE_ACQUIRING;
   return hrl_round_step(
-      lk, lk->fence_key != NULL ? HRL_ROUND_FENCED_ACQUIRE : HRL_ROUND_SET,
+      lk, hrl_fence_pipelined(lk) ? HRL_ROUND_FENCED_ACQUIRE : HRL_ROUND_SET,
       hrl_ttl_bound_timeout(lk->cfg, op->ttl_ms), now_us, info);
 }
 
@@ -316,8 +316,8 @@ bool hrl_attempt_granted(hrl_lock *lk, hrl_tally t, int64_t now_us,
       c->same_server[0] != '\0') {
     return false;
   }
-  bool fenced = op->round_kind == HRL_ROUND_FENCED_ACQUIRE ||
-                op->round_kind == HRL_ROUND_FENCED_TRY;
+  /* A hold's scripts read its counter themselves (hold.c). */
+  bool fenced = lk->fence_key != NULL;
   *step = fenced ? fence_attempt(lk, now_us, info) : grant(lk, 0, info);
   return true;
 }
@@ -326,6 +326,7 @@ static hrl_step judge_attempt(hrl_lock *lk, int64_t now_us,
                               hrl_step_info *info) {
   hrl_op *op = &lk->op;
   const hrl_config *c = lk->cfg;
+  hrl_hold_settle(lk); /* a semaphore's: one permit */
   hrl_tally t = count_nodes(op->nodes, c->n);
   hrl_round_record(lk, t);
   hrl_step step;
@@ -508,6 +509,8 @@ hrl_status hrl_redlock_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
     }
     lk->held = false;
     lk->fence = 0;
+    lk->permit = 0;
+    op->hint = 0;
     lk->token_at = 0; /* a new token */
     lk->release_pending = false;
     lk->released = 0;

@@ -5,12 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hold_script.h"
+
 /* Framing of one argument: "$<len>\r\n" and "\r\n", at most 16 bytes. */
 #define FRAMING 16
 /* Most arguments of a command (a try: EVALSHA sha 3 k q w t token ttl
- * arrival lease window channel, and INCR counter behind a fenced one), and
- * the longest number in one (a 64-bit value). */
-#define ARGS_MAX 15
+ * arrival lease window channel, and INCR counter behind a fenced one; a
+ * hold's try: EVALSHA sha 4 k q w c n token ttl arrival lease window
+ * channel class slot), the most numbers in one (a hold's try: six) and
+ * the longest number (a 64-bit value). */
+#define ARGS_MAX 16
+#define NUMBERS_MAX 6
 #define NUMBER_MAX 20
 
 static size_t capacity(size_t key_len, size_t sibling_len, size_t channel_len,
@@ -18,7 +23,8 @@ static size_t capacity(size_t key_len, size_t sibling_len, size_t channel_len,
   /* two array headers: a fenced acquire or try is two commands; and the
    * WAIT (or WAITAOF) that may follow them */
   return 2 * 16 + ARGS_MAX * FRAMING + script_len + key_len + 3 * sibling_len +
-         HRL_TOKEN_LEN + 4 * NUMBER_MAX + channel_len + HRL_RESP_WAIT_MAX;
+         HRL_TOKEN_LEN + NUMBERS_MAX * NUMBER_MAX + channel_len +
+         HRL_RESP_WAIT_MAX;
 }
 
 size_t hrl_resp_command_capacity(size_t key_len, size_t sibling_len,
@@ -33,6 +39,8 @@ size_t hrl_resp_eval_capacity(size_t key_len, size_t sibling_len,
       sizeof HRL_EXTEND_SCRIPT > longest ? sizeof HRL_EXTEND_SCRIPT : longest;
   longest =
       sizeof HRL_FENCE_SCRIPT > longest ? sizeof HRL_FENCE_SCRIPT : longest;
+  longest = sizeof HRL_RW_SCRIPT > longest ? sizeof HRL_RW_SCRIPT : longest;
+  longest = sizeof HRL_SEM_SCRIPT > longest ? sizeof HRL_SEM_SCRIPT : longest;
   return capacity(key_len, sibling_len, channel_len, longest);
 }
 
@@ -141,6 +149,9 @@ static size_t put_extend(char *buf, bool by_sha, const hrl_command_args *a) {
 }
 
 size_t hrl_resp_plain_release(char *buf, const hrl_command_args *a) {
+  if (a->mode != HRL_MODE_LOCK) {
+    return hrl_hold_plain_release(buf, a);
+  }
   size_t n = PUT_SCRIPT(buf, 5, false, HRL_PLAIN_RELEASE);
   n += PUT_LITERAL(buf + n, "1");
   n += put_arg(buf + n, a->key, a->key_len);
@@ -186,6 +197,9 @@ static size_t put_queue(char *buf, const char *mode, bool by_sha,
 
 size_t hrl_resp_command(char *buf, hrl_round_kind kind, bool by_sha,
                         const hrl_command_args *a) {
+  if (a->mode != HRL_MODE_LOCK) {
+    return hrl_hold_command(buf, kind, by_sha, a);
+  }
   switch (kind) {
   case HRL_ROUND_SET:
     return put_set(buf, a);
@@ -227,4 +241,17 @@ char *hrl_resp_format(int argc, const char *const *argv, const size_t *lens,
   }
   *out_len = n;
   return buf;
+}
+
+size_t hrl_resp_arg(char *buf, const char *arg, size_t len) {
+  return put_arg(buf, arg, len);
+}
+
+size_t hrl_resp_number(char *buf, uint64_t v) {
+  return put_number(buf, v);
+}
+
+size_t hrl_resp_script(char *buf, int argc, bool by_sha, const char *source,
+                       size_t len, const char *sha1) {
+  return put_script(buf, argc, by_sha, source, len, sha1);
 }

@@ -48,7 +48,11 @@
  *     +OK when the token holds the key now, else the key's PTTL.
  *   a (same arguments): a waiter steps aside after a try that won too few
  *     masters: a key holding its token goes to the next live waiter (or
- *     is deleted), and the token stays queued. 0. */
+ *     is deleted), and the token stays queued. 0.
+ * t and a on a key that is a hash (a read-write lock's or a semaphore's,
+ * hold_script.h) change nothing and answer the error "HRLKIND hold" (a
+ * name is one kind of lock at a time); on another type, GET's WRONGTYPE.
+ * Told apart by GET's and HGET's errors: a lock user's ACL has no TYPE. */
 #define HRL_QUEUE_SCRIPT                                                       \
   "local k,q,w,m,t=KEYS[1],KEYS[2],KEYS[3],ARGV[1],ARGV[2]\n"                  \
   "if m==\"r\" and redis.call(\"exists\",q)==0 then\n"                         \
@@ -99,7 +103,13 @@
   "redis.call(\"pexpire\",w,lease)\n"                                          \
   "end\n"                                                                      \
   "end\n"                                                                      \
-  "local v=redis.call(\"get\",k)\n"                                            \
+  "local v=redis.pcall(\"get\",k)\n"                                           \
+  "if type(v)==\"table\" then\n"                                               \
+  "if type(redis.pcall(\"hget\",k,\"-\"))~=\"table\" then\n"                   \
+  "return redis.error_reply(\"HRLKIND hold\")\n"                               \
+  "end\n"                                                                      \
+  "return v\n"                                                                 \
+  "end\n"                                                                      \
   "if m==\"a\" then\n"                                                         \
   "if v==t then pass() end\n"                                                  \
   "enqueue()\n"                                                                \
@@ -121,7 +131,7 @@
   "give(h,x,ch)\n"                                                             \
   "end\n"                                                                      \
   "return redis.call(\"pttl\",k)\n"
-#define HRL_QUEUE_SHA1 "7aa1eb3169c36d6dfb2e6795639715c07b824e18"
+#define HRL_QUEUE_SHA1 "a08c6f9a63bf7efa81d43f4600b22e8a0b5cd4c8"
 
 /* A release on the lock key alone: compare-and-delete. Only where a Redis
  * Cluster's slot is migrating and the queue script's three keys are not
@@ -168,6 +178,13 @@ typedef struct hrl_command_args {
   uint32_t window_ms;
   const char *channel;
   size_t channel_len;
+  /* A hold of a read-write lock or semaphore (hold.c; HRL_MODE_LOCK: the
+   * mutex's commands above): its mode, its semaphore's permits, and the
+   * permit its round asks for (a try: the one to prefer; extend, fence:
+   * the one it holds; 0: any). */
+  hrl_lock_mode mode;
+  uint32_t permits;
+  uint32_t permit;
 } hrl_command_args;
 
 /* EVAL <plain release script> 1 key token into buf (room: the EVAL form's
@@ -211,6 +228,21 @@ int hrl_resp_replies(hrl_round_kind kind);
  * not be 0 (WAIT would block for ever). */
 size_t hrl_resp_wait(char *buf, uint32_t replicas, bool aof,
                      uint32_t timeout_ms);
+
+/* hold.c: the command of a round of a read-write lock's or semaphore's
+ * hold (a->mode is not HRL_MODE_LOCK) into buf, as hrl_resp_command; and
+ * its plain release after a cluster's TRYAGAIN (HDEL key token). */
+size_t hrl_hold_command(char *buf, hrl_round_kind kind, bool by_sha,
+                        const hrl_command_args *a);
+size_t hrl_hold_plain_release(char *buf, const hrl_command_args *a);
+
+/* The RESP pieces the commands are made of, for hold.c: one argument, a
+ * number as one, and a script's head (argc, then EVALSHA sha1 or EVAL
+ * source); each returns the length written. */
+size_t hrl_resp_arg(char *buf, const char *arg, size_t len);
+size_t hrl_resp_number(char *buf, uint64_t v);
+size_t hrl_resp_script(char *buf, int argc, bool by_sha, const char *source,
+                       size_t len, const char *sha1);
 
 /* Formats argc arguments as one RESP command into a new malloc'd buffer;
  * NULL when out of memory. */

@@ -22,29 +22,34 @@ static bool takes(hrl_round_kind kind) {
   return kind == HRL_ROUND_TRY || kind == HRL_ROUND_FENCED_TRY;
 }
 
-/* The rounds that send the queue script (three keys). */
-static bool is_queue_round(hrl_round_kind kind) {
-  return is_try(kind) || kind == HRL_ROUND_RELEASE;
+/* A hold's round that would take (its first attempt, a try: hold.c). It
+ * has no plain form: a hold's keys are the hash and its queue, and no one
+ * command may take a read, a write or a permit on the hash alone. */
+static bool hold_takes(const hrl_lock *lk) {
+  hrl_round_kind kind = lk->op.round_kind;
+  return hrl_lock_is_hold(lk) && (takes(kind) || kind == HRL_ROUND_SET);
+}
+
+/* The rounds that send the queue script (three keys), or a hold's script
+ * with its queue's keys (hold.c): a migrating slot may split them. */
+static bool is_queue_round(const hrl_lock *lk, hrl_round_kind kind) {
+  return is_try(kind) || kind == HRL_ROUND_RELEASE ||
+         (hrl_lock_is_hold(lk) && kind == HRL_ROUND_SET);
 }
 
 static hrl_command_args command_args(hrl_lock *lk) {
   const hrl_op *op = &lk->op;
-  hrl_command_args a = {lk->key,
-                        lk->key_len,
-                        lk->queue,
-                        lk->queue_len,
-                        lk->waiters,
-                        lk->waiters_len,
-                        lk->fence_key,
-                        lk->fence_key_len,
-                        op->token,
-                        op->round_kind == HRL_ROUND_FENCE ? op->fence
-                                                          : op->ttl_ms,
-                        op->arrival_us,
-                        lk->cfg->lease_ms,
-                        lk->cfg->window_ms,
-                        NULL,
-                        0};
+  hrl_command_args a = {
+      lk->key, lk->key_len, lk->queue, lk->queue_len, lk->waiters,
+      lk->waiters_len, lk->fence_key, lk->fence_key_len, op->token,
+      op->round_kind == HRL_ROUND_FENCE ? op->fence : op->ttl_ms,
+      op->arrival_us, lk->cfg->lease_ms, lk->cfg->window_ms, NULL, 0, lk->mode,
+      lk->permits,
+      /* a hold's extend and fence round name the permit
+       * it holds, its tries the one it would rather get */
+      op->round_kind == HRL_ROUND_EXTEND || op->round_kind == HRL_ROUND_FENCE
+          ? lk->permit
+          : op->hint};
   if (is_try(op->round_kind)) {
     a.channel = hrl_config_channel(lk->cfg, &a.channel_len);
   }
@@ -213,6 +218,7 @@ void hrl_round_start(hrl_lock *lk, hrl_round_kind kind, uint32_t timeout_ms,
     op->nodes[i].redirects = 0;
     op->nodes[i].asked = 0;
     op->nodes[i].target = 0;
+    op->nodes[i].permit = 0;
     if (lk->cfg->masters[i].cluster != NULL) {
       hrl_cluster_round(lk, i);
     } else if (lk->cfg->masters[i].sentinel != NULL) {
@@ -338,8 +344,9 @@ static hrl_node_result counter_redirected(hrl_lock *lk, hrl_node *node,
  * release, a try as the plain try (SET NX PX: the waiter takes a free key,
  * outside the queue, until the migration ends). */
 static hrl_node_result queue_tryagain(hrl_lock *lk, hrl_node *node) {
-  if (node->plain || !plain_command(lk)) {
-    bool refuse = takes(lk->op.round_kind); /* a try waits for its next */
+  if (node->plain || hold_takes(lk) || !plain_command(lk)) {
+    /* a try (a hold's first attempt too) waits for its next */
+    bool refuse = takes(lk->op.round_kind) || hold_takes(lk);
     node->pttl = HRL_PTTL_UNKNOWN;
     node->migrating = refuse;
     node->result = refuse ? HRL_NODE_REFUSED : HRL_NODE_SERVER;
@@ -391,8 +398,8 @@ hrl_node_result hrl_node_reply(hrl_lock *lk, size_t i, const hrl_reply *reply) {
       return c;
     }
   }
-  if (is_queue_round(op->round_kind) && node->replies == 0 && !node->plain &&
-      hrl_reply_is_error(reply, "TRYAGAIN")) {
+  if (is_queue_round(lk, op->round_kind) && node->replies == 0 &&
+      !node->plain && hrl_reply_is_error(reply, "TRYAGAIN")) {
     hrl_detailf(node->msg, sizeof node->msg, "slot %u is migrating (TRYAGAIN)",
                 (unsigned)lk->slot);
     if (!pipeline) {
@@ -401,22 +408,28 @@ hrl_node_result hrl_node_reply(hrl_lock *lk, size_t i, const hrl_reply *reply) {
     /* A fenced try, or a try with its WAIT behind: the INCR's (the
      * WAIT's) reply comes next, then the plain try goes (SET and INCR: the
      * counter read after the SET; the WAIT again behind); without memory
-     * for it, refused. */
+     * for it, refused. A hold's take has no plain form: refused, it
+     * waits for the migration's end. */
     node->replies = 1;
     node->pttl = HRL_PTTL_UNKNOWN;
     node->set = HRL_NODE_REFUSED;
-    node->plain = plain_command(lk);
+    node->plain = !hold_takes(lk) && plain_command(lk);
+    node->migrating = hold_takes(lk);
     node->resend = node->plain;
     return HRL_NODE_MORE;
   }
   bool noscript = false;
   int k = pipeline ? node->replies++ : 0; /* which reply of the pipeline */
   if (k == 0) {
-    /* A plain try's first reply is its SET's. */
+    /* A plain try's first reply is its SET's; a hold's replies are
+     * hold.c's to read. */
     hrl_round_kind kind =
         node->plain && takes(op->round_kind) ? HRL_ROUND_SET : op->round_kind;
-    hrl_node_result r = hrl_reply_classify(kind, reply, &noscript, &node->pttl,
-                                           node->msg, sizeof node->msg);
+    hrl_node_result r =
+        hrl_lock_is_hold(lk)
+            ? hrl_hold_classify(lk, node, reply, &noscript)
+            : hrl_reply_classify(kind, reply, &noscript, &node->pttl, node->msg,
+                                 sizeof node->msg);
     if (pipeline) {
       node->set = r; /* the INCR's, then the WAIT's reply come next */
       node->took = r == HRL_NODE_OK;
@@ -489,11 +502,12 @@ bool hrl_proto_settled(const hrl_lock *lk) {
      * could no longer make one. A refused try would otherwise wait out the
      * per-master timeout for a master that stopped answering, on every try
      * of every waiter, while it holds the client's connections. */
-    size_t ok = 0, pending = 0;
+    size_t pending = 0;
     for (size_t i = 0; i < lk->cfg->n; i++) {
-      ok += op->nodes[i].result == HRL_NODE_OK;
       pending += op->nodes[i].result == HRL_NODE_PENDING;
     }
+    /* A semaphore's votes count for one permit (hold.c). */
+    size_t ok = hrl_hold_votes(lk);
     return ok >= lk->cfg->quorum || ok + pending < lk->cfg->quorum;
   }
   default:

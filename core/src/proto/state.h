@@ -173,6 +173,8 @@ typedef struct hrl_node {
   bool asking, asking_ack;
   uint8_t redirects, asked;
   uint16_t target;
+  /* A semaphore's attempt or try: the permit the master granted (hold.c). */
+  uint32_t permit;
   char msg[HRL_NODE_MSG_MAX];
 } hrl_node;
 
@@ -242,6 +244,9 @@ typedef struct hrl_op {
    * that time, never a later one. */
   bool rejoined;
   int64_t rejoin_until_us;
+  /* A semaphore's acquire: the permit its tries ask for (the one most
+   * masters granted the last time; 0: any). */
+  uint32_t hint;
   char token[HRL_TOKEN_LEN + 1]; /* the token this round carries */
   hrl_node *nodes;               /* n entries: the round out now */
   /* n entries: the attempt being judged (its cleanup round is out), or the
@@ -302,7 +307,12 @@ struct hrl_lock {
    * many replies (hrl_round_must_reach): there they go behind the SET. */
   uint64_t token_at;
   int64_t valid_until_us;
-  uint64_t fence; /* the fence of the hold (fenced locks), while held */
+  uint64_t fence;  /* the fence of the hold (fenced locks), while held */
+  uint32_t permit; /* a semaphore's hold: its permit (hold.c) */
+  /* What it holds (hold.c): the mutex (HRL_MODE_LOCK, zero), a read, the
+   * write, or a permit of a semaphore of `permits`; set once, when made. */
+  hrl_lock_mode mode;
+  uint32_t permits;
   char token[HRL_TOKEN_LEN + 1];
   char detail[HRL_DETAIL_MAX];
   hrl_op op;
@@ -381,6 +391,44 @@ static inline bool hrl_proto_in_round(const hrl_lock *lk, size_t i) {
           ph == HRL_PHASE_LEAVING || ph == HRL_PHASE_INSPECTING);
 }
 
+/* Whether lock is a hold of a read-write lock or a semaphore (hold.c),
+ * whose rounds send its scripts, not the mutex's. */
+static inline bool hrl_lock_is_hold(const hrl_lock *lk) {
+  return lk->mode != HRL_MODE_LOCK;
+}
+
+/* Whether lock's acquire and tries pipeline an INCR of its fence counter
+ * behind their command (a fenced mutex; a hold's scripts count inside). */
+static inline bool hrl_fence_pipelined(const hrl_lock *lk) {
+  return lk->fence_key != NULL && !hrl_lock_is_hold(lk);
+}
+
+/* hold.c: what master i's reply to the round's command means
+ * (hrl_reply_classify for a mutex; a hold's grant also sets the node's
+ * permit and counter). */
+hrl_node_result hrl_hold_classify(hrl_lock *lock, hrl_node *node,
+                                  const hrl_reply *reply, bool *noscript);
+
+/* hold.c: before a semaphore's attempt or try is judged: the permit most
+ * masters granted is the one it holds, if any; a master that granted
+ * another counts as refused, holding our token (took): it is cleaned up
+ * with the rest. No-op for any other lock. */
+void hrl_hold_settle(hrl_lock *lock);
+
+/* hold.c: the votes of the round out now that count for one outcome: the
+ * masters that said OK, or for a semaphore's those that granted the same
+ * permit (the most granted): a round is decided (hrl_proto_settled) when
+ * they make a quorum, or never can. */
+size_t hrl_hold_votes(const hrl_lock *lock);
+
+/* hold.c: whether a master of nodes (a round's) refused the lock because
+ * its name is a lock of another kind (the scripts' HRLKIND error): the
+ * lock's detail then says so, for HRL_EINVAL. */
+bool hrl_kind_refused(hrl_lock *lock, const hrl_node *nodes);
+
+/* hold.c: makes lock (just created, idle) a hold of that mode (checked:
+ * hrl_lock_mode_check), its lease's twin too. */
+void hrl_hold_set(hrl_lock *lock, hrl_lock_mode mode, uint32_t permits);
 /* The protocol's own calls behind the public hrl_proto_* ones, which
  * seam.c makes of them (adding owner labels, inspections, counters and
  * events): redlock.c's begin and step, round.c's reply, fail and missed,

@@ -210,7 +210,7 @@ static hrl_step start_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
   /* A fenced lock's try reads the counter behind it (INCR): a try that
    * wins is fenced as the first attempt would have been (redlock.c). */
   return hrl_round_step(
-      lk, lk->fence_key != NULL ? HRL_ROUND_FENCED_TRY : HRL_ROUND_TRY,
+      lk, hrl_fence_pipelined(lk) ? HRL_ROUND_FENCED_TRY : HRL_ROUND_TRY,
       hrl_ttl_bound_timeout(lk->cfg, op->ttl_ms), now_us, info);
 }
 
@@ -347,6 +347,7 @@ static bool may_hold(const hrl_lock *lk) {
 static hrl_step wait_or_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info);
 
 static hrl_step judge_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
+  hrl_hold_settle(lk); /* a semaphore's: one permit */
   hrl_tally t = hrl_round_tally(lk);
   hrl_round_record(lk, t);
   hrl_step step;

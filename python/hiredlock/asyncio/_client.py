@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 from .. import _core, _from_redis
 from .._client import DEFAULT_TTL, Name
+from .._holds import RWLock, Semaphore
 from .._inspect import Inspection
 from ._driver import Driver, Progress
 from ._lock import A, Lock, synchronized_by
@@ -111,6 +112,42 @@ class Client:
         """The client's counters, as :meth:`hiredlock.Client.stats`."""
         return self._core.stats()
 
+    def rwlock(
+        self,
+        name: Name,
+        ttl: float = DEFAULT_TTL,
+        *,
+        timeout: float = -1,
+        blocking: bool = True,
+        **options: Any,
+    ) -> RWLock[Lock]:
+        """A read-write lock on ``name`` whose ``read()`` and ``write()``
+        make asyncio locks, as :meth:`hiredlock.Client.rwlock`."""
+        settings = dict(ttl=ttl, timeout=timeout, blocking=blocking, **options)
+        rw: RWLock[Lock] = RWLock(self._hold, name, settings)
+        rw.write()  # check the settings now
+        return rw
+
+    def semaphore(
+        self,
+        name: Name,
+        permits: int,
+        ttl: float = DEFAULT_TTL,
+        *,
+        timeout: float = -1,
+        blocking: bool = True,
+        **options: Any,
+    ) -> AsyncSemaphore:
+        """A counting semaphore on ``name`` whose permits are asyncio locks,
+        as :meth:`hiredlock.Client.semaphore`; ``await sem.acquire()``."""
+        settings = dict(ttl=ttl, timeout=timeout, blocking=blocking, **options)
+        sem = AsyncSemaphore(self._hold, name, permits, settings)
+        sem.permit()  # check the settings now
+        return sem
+
+    def _hold(self, name: Name, ttl: float, **settings: Any) -> Lock:
+        return Lock(self, name, ttl, **settings)
+
     async def close(self) -> None:
         """Stops renewing leases and closes every connection (a held lock
         is not released: it expires with its TTL)."""
@@ -128,3 +165,16 @@ class Client:
             f"<hiredlock.asyncio.Client masters={list(self.masters)!r} "
             f"quorum={self.quorum}>"
         )
+
+
+class AsyncSemaphore(Semaphore[Lock]):
+    """The asyncio client's semaphore (see :class:`hiredlock.Semaphore`)."""
+
+    __slots__ = ()
+
+    async def acquire(self, blocking: bool = True, timeout: float = -1) -> Lock | None:
+        """Takes a permit: the held permit (an asyncio lock), or None when
+        none came free within ``timeout`` seconds, as
+        :meth:`hiredlock.Semaphore.acquire`."""
+        p = self.permit()
+        return p if await p.acquire(blocking, timeout) else None

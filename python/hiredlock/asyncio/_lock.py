@@ -118,6 +118,21 @@ class Lock:
         return self._core.fence_key
 
     @property
+    def mode(self) -> str:
+        """What the object holds, as :attr:`hiredlock.Lock.mode`."""
+        return self._core.mode
+
+    @property
+    def permits(self) -> int | None:
+        """A permit's semaphore's permits, as :attr:`hiredlock.Lock.permits`."""
+        return self._core.permits
+
+    @property
+    def permit(self) -> int | None:
+        """A held permit's number, as :attr:`hiredlock.Lock.permit`."""
+        return self._core.permit
+
+    @property
     def ttl(self) -> float:
         return self._core.ttl
 
@@ -298,6 +313,10 @@ class Lock:
 
     def __repr__(self) -> str:
         state = f"held validity={self.validity:.3f}" if self.locked() else "unheld"
+        if self.mode == "permit":
+            state = f"permit={self.permit} of {self.permits} {state}"
+        elif self.mode != "lock":
+            state = f"mode={self.mode} {state}"
         return f"<hiredlock.asyncio.Lock name={self.name!r} ttl={self.ttl:g} {state}>"
 
 

@@ -77,11 +77,11 @@ local R = {
   { "timeout", "option 'tll' = 10 (typo)",
     function(c) return c.client:acquire("bad", { tll = 10 }) end, "raises",
     "bad argument #2 to 'acquire' (unknown option 'tll' (known: ttl, auto_renew, max_hold, "
-      .. "fenced, owner, sync_replicas, sync_aof, timeout))", "none",
+      .. "fenced, owner, sync_replicas, sync_aof, timeout, mode, permits))", "none",
     id = "unknown_option" },
   { "timeout", "option [1] (a number key)", function(c) return c.client:acquire(X, { 5 }) end,
     "raises", "(unknown option: a number key (known: ttl, auto_renew, max_hold, fenced, "
-      .. "owner, sync_replicas, sync_aof, timeout))", "none" },
+      .. "owner, sync_replicas, sync_aof, timeout, mode, permits))", "none" },
   { "type", "option sync_replicas = 1.5",
     function(c) return c.client:acquire(X, { sync_replicas = 1.5 }) end, "raises",
     "bad argument #2 to 'acquire' (sync_replicas must be a whole number from 0 to 100, got 1.5)",

@@ -37,6 +37,7 @@ class Workload:
         fenced: bool = False,
         runtimes: list[str] | None = None,
         env_for=None,  # (worker index) -> extra env (libfaketime)
+        modes=None,  # (worker index) -> (mode, permits): holds (case 10)
         seed: int = 1,
     ) -> None:
         self.run_dir = run_dir
@@ -58,6 +59,7 @@ class Workload:
         self.n_workers = workers
         self.runtimes = runtimes or RUNTIMES
         self.env_for = env_for or (lambda i: {})
+        self.modes = modes
         self.seed = seed
         self.procs: dict[str, subprocess.Popen] = {}
         self.runtime_of: dict[str, str] = {}
@@ -84,6 +86,11 @@ class Workload:
                 data=data_sock,
                 data_port=self.data.ports[0],
             )
+            if self.modes is not None:
+                mode, permits = self.modes(i)
+                cfg["mode"] = mode
+                if permits is not None:
+                    cfg["permits"] = permits
             # The worker's own output; it lives as long as the worker.
             errf = open(os.path.join(self.run_dir, f"{wid}.stderr"), "w")  # noqa: SIM115
             worker = workers.start(

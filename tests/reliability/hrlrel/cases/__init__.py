@@ -9,6 +9,7 @@ from .cancelled_acquires import case7
 from .clock_jumps import case8
 from .delayed_replies import case5
 from .error_replies import case9
+from .holds import case10
 from .killed_masters import case3
 from .no_faults import case1
 from .paused_holder import case4
@@ -26,6 +27,7 @@ __all__ = [
     "case7",
     "case8",
     "case9",
+    "case10",
     "one_line",
     "summary_line",
 ]

@@ -44,6 +44,7 @@ def workload_run(
     workers: int = 16,
     env_for=None,
     inspect=None,
+    modes=None,
     **params,
 ) -> dict:
     """Runs the workload against n masters with a fault schedule, heals,
@@ -66,6 +67,7 @@ def workload_run(
             workers=workers,
             duration=duration,
             env_for=env_for,
+            modes=modes,
             **p,
         )
         inj = Injector(masters, px, wl)

@@ -13,6 +13,12 @@ The "set" is one string value of "element," items so that its write-back
 is a real read-modify-write: an overlap loses elements, as it loses
 increments of the counter.
 
+mode=read|write|permit [permits=N] takes holds of the read-write lock or
+semaphore NAME instead of its mutex (reliability case 10): no data is
+read or written (readers and permits share the name by design), a "read"
+event marks the hold's critical section, and acquire events say the mode
+("m"); the case checks the windows' kinds and counts.
+
 fenced=1 takes fenced locks and checks the fence at the data server: the
 read (MGET) and the write-back (MSET) each go through
 hiredlock.fenced_write with the hold's fence, so a holder whose lock was
@@ -58,7 +64,14 @@ def workload(urls: list[str], opts: dict[str, str]) -> dict:
     fenced = opts.get("fenced") == "1"
     client = hiredlock.Client(urls, **seconds(opts, *CLIENT_OPTIONS))
 
+    mode = opts.get("mode", "lock")
+    permits = int(opts["permits"]) if "permits" in opts else None
+
     def new_lock() -> hiredlock.Lock:
+        if mode != "lock":
+            return hiredlock.Lock(
+                client, opts["lock"], ttl, fenced=fenced, mode=mode, permits=permits
+            )
         return client.lock(opts["lock"], ttl=ttl, fenced=fenced)
 
     lk = new_lock()
@@ -68,6 +81,24 @@ def workload(urls: list[str], opts: dict[str, str]) -> dict:
         if not fenced:
             return data.execute_command(*command)
         return hiredlock.fenced_write(data, "fence", lk.fence, *command)
+
+    def critical_section(elem: str) -> None:
+        """Read the counter and set, sleep, write them back plus elem."""
+        value, blob = run("MGET", "counter", "set")
+        counter, blob = int(value or 0), blob or b""
+        emit({"ev": "read", "t": time.monotonic_ns(), "c": counter})
+        pause(rnd.uniform(0, 0.02) + hold_ms / 1000)
+        t0 = time.monotonic_ns()
+        run("MSET", "counter", counter + 1, "set", blob + elem.encode() + b",")
+        emit(
+            {
+                "ev": "write",
+                "t0": t0,
+                "t1": time.monotonic_ns(),
+                "c": counter + 1,
+                "e": elem,
+            }
+        )
 
     emit(
         {
@@ -94,6 +125,8 @@ def workload(urls: list[str], opts: dict[str, str]) -> dict:
             ok, err = False, str(e)
         t1 = time.monotonic_ns()
         ev = {"ev": "acq", "t0": t0, "t1": t1, "ok": ok, "err": err, "wall": wall}
+        if mode != "lock":
+            ev["m"] = mode
         if ok:
             v = lk.validity
             tv = time.monotonic_ns()
@@ -109,21 +142,12 @@ def workload(urls: list[str], opts: dict[str, str]) -> dict:
         seq += 1
         elem = f"{wid}:{seq}"
         try:
-            value, blob = run("MGET", "counter", "set")
-            counter, blob = int(value or 0), blob or b""
-            emit({"ev": "read", "t": time.monotonic_ns(), "c": counter})
-            pause(rnd.uniform(0, 0.02) + hold_ms / 1000)
-            t0 = time.monotonic_ns()
-            run("MSET", "counter", counter + 1, "set", blob + elem.encode() + b",")
-            emit(
-                {
-                    "ev": "write",
-                    "t0": t0,
-                    "t1": time.monotonic_ns(),
-                    "c": counter + 1,
-                    "e": elem,
-                }
-            )
+            if mode != "lock":
+                # A hold: its critical section is the sleep alone.
+                emit({"ev": "read", "t": time.monotonic_ns(), "c": 0})
+                pause(rnd.uniform(0, 0.02) + hold_ms / 1000)
+            else:
+                critical_section(elem)
         except hiredlock.StaleFence as e:
             emit({"ev": "refused", "t": time.monotonic_ns(), "err": str(e)})
         if rnd.random() < extend_p:

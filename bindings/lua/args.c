@@ -167,6 +167,24 @@ void hrlua_opt_seconds(lua_State *L, const hrlua_arg *arg, const char *name,
   lua_pop(L, 1);
 }
 
+bool hrlua_option_type_ok(const hrl_option *opt, int type) {
+  switch (opt->kind) {
+  case HRL_OPTION_BYTES:
+  case HRL_OPTION_STRING:
+  case HRL_OPTION_CHOICE:
+    return type == LUA_TSTRING;
+  case HRL_OPTION_LABEL:
+    return type == LUA_TSTRING || type == LUA_TBOOLEAN;
+  case HRL_OPTION_FLAG:
+    return type == LUA_TBOOLEAN;
+  case HRL_OPTION_DURATION:
+  case HRL_OPTION_NUMBER:
+  case HRL_OPTION_COUNT:
+    return type == LUA_TNUMBER;
+  }
+  return false;
+}
+
 bool hrlua_option_value(lua_State *L, int idx, const hrlua_arg *arg,
                         const hrl_option *opt, double *number,
                         const char **bytes, size_t *len) {

@@ -4,8 +4,11 @@
 
 #include "hrlua.h"
 
+const char hrlua_client_key = 'c';
+
 hrlua_client *hrlua_check_client(lua_State *L, int idx) {
-  hrlua_client *c = luaL_checkudata(L, idx, HRLUA_CLIENT_MT);
+  hrlua_client *c =
+      hrlua_checkudata(L, idx, HRLUA_CLIENT_MT, &hrlua_client_key);
   if (c->client == NULL) {
     luaL_argerror(L, idx, "the client was closed (finalized)");
   }
@@ -191,7 +194,7 @@ void hrlua_open_client(lua_State *L) {
                                      {"quorum", client_quorum},
                                      {"master_label", client_master_label},
                                      {NULL, NULL}};
-  luaL_newmetatable(L, HRLUA_CLIENT_MT);
+  hrlua_newmetatable(L, HRLUA_CLIENT_MT, &hrlua_client_key);
   hrlua_setfuncs(L, meta, 0);
   lua_newtable(L);
   hrlua_setfuncs(L, methods, 0);

@@ -42,6 +42,28 @@ void *hrlua_testudata(lua_State *L, int idx, const char *tname) {
 #endif
 }
 
+void hrlua_newmetatable(lua_State *L, const char *tname, const void *key) {
+  luaL_newmetatable(L, tname);
+  lua_pushlightuserdata(L, (void *)key);
+  lua_pushvalue(L, -2);
+  lua_rawset(L, LUA_REGISTRYINDEX);
+}
+
+void *hrlua_checkudata(lua_State *L, int idx, const char *tname,
+                       const void *key) {
+  void *p = lua_touserdata(L, idx);
+  if (p != NULL && lua_getmetatable(L, idx)) {
+    lua_pushlightuserdata(L, (void *)key);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    int same = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    if (same) {
+      return p;
+    }
+  }
+  return luaL_checkudata(L, idx, tname); /* raises */
+}
+
 void *hrlua_newuserdata(lua_State *L, size_t size) {
 #if LUA_VERSION_NUM >= 504
   return lua_newuserdatauv(L, size, 1);

@@ -20,6 +20,17 @@ void hrlua_setfuncs(lua_State *L, const luaL_Reg *l, int nup);
  * of 5.2+). */
 void *hrlua_testudata(lua_State *L, int idx, const char *tname);
 
+/* luaL_newmetatable(L, tname), the metatable also kept in the registry
+ * under the light userdata key, for hrlua_checkudata. */
+void hrlua_newmetatable(lua_State *L, const char *tname, const void *key);
+
+/* luaL_checkudata(L, idx, tname) for a type made by hrlua_newmetatable: the
+ * metatable found by its key, where Lua 5.1 and LuaJIT would hash tname
+ * again at every call (a lock cycle checks three handles). The error is
+ * luaL_checkudata's. */
+void *hrlua_checkudata(lua_State *L, int idx, const char *tname,
+                       const void *key);
+
 /* A new full userdata of size bytes that can hold one Lua table as its
  * uservalue (5.4: one user value slot; 5.1: its environment). */
 void *hrlua_newuserdata(lua_State *L, size_t size);

@@ -52,7 +52,15 @@ typedef struct hrlua_lock {
   /* A lease's renewal twin (proto.c, renew_begin): the lock belongs to the
    * lease's own handle, which this one keeps alive; never freed here. */
   bool borrowed;
+  /* What it holds: a plain lock (HRL_MODE_LOCK), the only kind the
+   * facade's acquire_on takes again as a spare (acquire.c). */
+  hrl_lock_mode mode;
 } hrlua_lock;
+
+/* The registry keys of the client and lock metatables (their addresses;
+ * see hrlua_newmetatable), defined in client.c and lock.c. */
+extern const char hrlua_client_key;
+extern const char hrlua_lock_key;
 
 /* client.c: the live client handle at idx; raises when it is not one or was
  * finalized. */
@@ -73,6 +81,12 @@ hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
                             const hrlua_arg *name_arg, const char *name,
                             size_t len, const hrl_lock_options *lo,
                             hrl_lock_mode mode, uint32_t permits);
+
+/* acquire.c: acquires lock with the blocking driver, waiting up to wait_ms;
+ * an interrupt (Ctrl-C) of the standalone interpreter cancels the wait,
+ * and one that came while the lock was taken releases it again
+ * (HRL_ECANCELLED). */
+hrl_status hrlua_acquire(lua_State *L, hrl_lock *lock, int64_t wait_ms);
 
 /* args.c: argument checks. They raise with the core's message, naming the
  * user's function and argument (hrlua_arg), so every runtime rejects the
@@ -123,6 +137,10 @@ bool hrlua_option_value(lua_State *L, int idx, const hrlua_arg *arg,
                         const hrl_option *opt, double *number,
                         const char **bytes, size_t *len);
 
+/* Whether a value of Lua type `type` is one hrlua_option_value converts
+ * for opt without raising (it may still be out of opt's range). */
+bool hrlua_option_type_ok(const hrl_option *opt, int type);
+
 /* options[name] of the options table at arg as seconds, like
  * hrlua_check_seconds; *ms is left alone when the option is absent. */
 void hrlua_opt_seconds(lua_State *L, const hrlua_arg *arg, const char *name,
@@ -153,6 +171,9 @@ void hrlua_check_reply(lua_State *L, int arg, hrl_reply *out, hrl_reply *elems);
  * module table is on top of the stack. */
 void hrlua_open_client(lua_State *L);
 void hrlua_open_lock(lua_State *L);
+/* acquire.c: client:acquire, client:lock and client:acquire_on (also
+ * core.acquire_on). */
+void hrlua_open_acquire(lua_State *L);
 void hrlua_open_proto(lua_State *L);
 void hrlua_open_parser(lua_State *L);
 void hrlua_open_subscriber(lua_State *L);

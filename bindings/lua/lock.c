@@ -1,6 +1,7 @@
-/* Lock handles and the blocking driver: client:acquire(), lock:release(),
+/* Lock handles and the blocking driver: lock:acquire(), lock:release(),
  * lock:extend() run the core's own hiredis fan-out and block the calling
  * Lua state (plain Lua; OpenResty uses the sans-I/O methods of proto.c).
+ * client:acquire() and the acquire options are acquire.c's.
  *
  * A lock handle keeps its client alive through the shared anchor table (see
  * hrlua.h). Finalizing a handle frees the C lock but never does network I/O:
@@ -10,47 +11,10 @@
 
 #include "hrlua.h"
 
-/* Acquire's options: the lock options of the core's table, the wait, and
- * what the lock holds (mode "lock", "read", "write" or "permit"; permits,
- * a permit's semaphore's). */
-static const char *const wait_option[] = {"timeout", "mode", "permits", NULL};
-
-/* Ctrl-C in the standalone interpreters (lua, luajit) installs a hook from
- * the signal handler, to raise "interrupted!" at the next instruction: on
- * calls, returns and every instruction (count 1). A wait that sees such a
- * hook appear stops with "cancelled" (the core checks at least every 50 ms
- * and leaves no key behind), so the interrupt is not held up for the
- * caller's whole timeout. Other hooks (a sampling profiler's) do not stop
- * it. */
-typedef struct wait_ctx {
-  lua_State *L;
-  lua_Hook hook;
-} wait_ctx;
-
-static bool interrupted(void *ud) {
-  const wait_ctx *w = ud;
-  const int mask = LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT;
-  return lua_gethook(w->L) != w->hook &&
-         (lua_gethookmask(w->L) & mask) == mask && lua_gethookcount(w->L) == 1;
-}
-
-/* An interrupt that came while the acquire took the lock (its first round,
- * or the try after a hand-off) would be raised at the caller's next
- * instruction, the lock handle lost with the key held for its TTL: the
- * lock is released first, and the acquire says "cancelled". */
-static hrl_status acquire_interruptible(lua_State *L, hrl_lock *lock,
-                                        int64_t wait_ms) {
-  wait_ctx w = {L, lua_gethook(L)};
-  hrl_status st = hrl_lock_acquire_cancellable(lock, wait_ms, interrupted, &w);
-  if (st == HRL_OK && interrupted(&w)) {
-    hrl_lock_release(lock);
-    return HRL_ECANCELLED;
-  }
-  return st;
-}
+const char hrlua_lock_key = 'l';
 
 hrlua_lock *hrlua_check_lock(lua_State *L, int idx) {
-  hrlua_lock *lk = luaL_checkudata(L, idx, HRLUA_LOCK_MT);
+  hrlua_lock *lk = hrlua_checkudata(L, idx, HRLUA_LOCK_MT, &hrlua_lock_key);
   if (lk->lock == NULL) {
     luaL_argerror(L, idx, "the lock was closed (finalized)");
   }
@@ -74,6 +38,7 @@ hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
   lk->lock = NULL;
   lk->owner = c;
   lk->borrowed = false;
+  lk->mode = mode;
   luaL_getmetatable(L, HRLUA_LOCK_MT);
   lua_setmetatable(L, -2);
   int self = lua_gettop(L);
@@ -91,129 +56,6 @@ hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
   return lk;
 }
 
-/* The mode and permits options at arg into *mode and *permits, with the
- * core's words. */
-static void read_mode(lua_State *L, const hrlua_arg *arg, hrl_lock_mode *mode,
-                      uint32_t *permits) {
-  char detail[HRL_DETAIL_MAX];
-  lua_getfield(L, arg->idx, "mode");
-  if (!lua_isnil(L, -1)) {
-    if (lua_type(L, -1) != LUA_TSTRING) {
-      hrlua_argerror(L, arg,
-                     lua_pushfstring(L, "mode must be a string, got %s",
-                                     luaL_typename(L, -1)));
-    }
-    size_t len;
-    const char *text = lua_tolstring(L, -1, &len);
-    if (hrl_lock_mode_parse(text, len, mode, detail, sizeof detail) != HRL_OK) {
-      hrlua_argerror(L, arg, detail);
-    }
-  }
-  lua_pop(L, 1);
-  lua_getfield(L, arg->idx, "permits");
-  if (!lua_isnil(L, -1)) {
-    if (lua_type(L, -1) != LUA_TNUMBER) {
-      hrlua_argerror(L, arg,
-                     lua_pushfstring(L, "permits must be a number, got %s",
-                                     luaL_typename(L, -1)));
-    }
-    if (hrl_lock_permits_parse((double)lua_tonumber(L, -1), permits, detail,
-                               sizeof detail) != HRL_OK) {
-      hrlua_argerror(L, arg, detail);
-    }
-  }
-  lua_pop(L, 1);
-  if (hrl_lock_mode_check(*mode, *permits, detail, sizeof detail) != HRL_OK) {
-    hrlua_argerror(L, arg, detail);
-  }
-}
-
-/* Reads the acquire options at arg, for a lock of client: the lock options
- * of the core's table (ttl checked against the client's bounds) and the
- * wait (timeout). */
-static void read_acquire_options(lua_State *L, const hrlua_arg *arg,
-                                 const hrl_client *client, hrl_lock_options *lo,
-                                 int64_t *wait_ms, hrl_lock_mode *mode,
-                                 uint32_t *permits) {
-  hrl_lock_options_init(client, lo);
-  *mode = HRL_MODE_LOCK;
-  *permits = 0;
-  lo->ttl_ms = (uint32_t)hrl_option_find("ttl")->def;
-  *wait_ms = HRLUA_DEFAULT_WAIT_MS;
-  if (!hrlua_check_options(L, arg, hrlua_lock_option, wait_option)) {
-    return;
-  }
-  size_t count;
-  const hrl_option *table = hrl_options_table(&count);
-  for (size_t i = 0; i < count; i++) {
-    const hrl_option *opt = &table[i];
-    if (!hrlua_lock_option(opt)) {
-      continue;
-    }
-    lua_getfield(L, arg->idx, opt->name);
-    if (strcmp(opt->name, "ttl") == 0) {
-      hrlua_arg ttl_arg = {lua_gettop(L), arg->func, arg->pos};
-      lo->ttl_ms = (uint32_t)hrlua_check_ttl(L, &ttl_arg, client, lo->ttl_ms);
-    } else {
-      double number;
-      const char *bytes;
-      size_t len;
-      char detail[HRL_DETAIL_MAX];
-      if (hrlua_option_value(L, -1, arg, opt, &number, &bytes, &len) &&
-          (opt->kind == HRL_OPTION_LABEL
-               ? hrl_lock_options_set_text(lo, opt, bytes, len, detail,
-                                           sizeof detail)
-               : hrl_lock_options_set(lo, opt, number, detail,
-                                      sizeof detail)) != HRL_OK) {
-        hrlua_argerror(L, arg, detail);
-      }
-    }
-    lua_pop(L, 1);
-  }
-  hrlua_opt_seconds(L, arg, "timeout", 0, HRL_TTL_MAX_MS, wait_ms);
-  read_mode(L, arg, mode, permits);
-}
-
-/* Checks client:acquire(name, opts)'s arguments (at stack 2 and 3, the
- * client at 1) and pushes the lock handle: shared by client:acquire and
- * client:lock, whose errors both name the user's 'acquire'. */
-static hrlua_lock *new_lock_for_acquire(lua_State *L, int64_t *wait_ms) {
-  static const hrlua_arg name_arg = {2, "acquire", 1};
-  static const hrlua_arg options_arg = {3, "acquire", 2};
-  hrl_lock_options lo;
-  hrlua_client *c = hrlua_check_client(L, 1);
-  size_t len;
-  const char *name = hrlua_check_name(L, &name_arg, &len);
-  hrl_lock_mode mode;
-  uint32_t permits;
-  read_acquire_options(L, &options_arg, c->client, &lo, wait_ms, &mode,
-                       &permits);
-  lua_settop(L, 3);
-  return hrlua_push_lock(L, 1, &name_arg, name, len, &lo, mode, permits);
-}
-
-/* client:acquire(name, {ttl = 30, timeout = 5}) -> lock | nil, err.
- * timeout is how long to keep retrying: 0 is one attempt. */
-static int client_acquire(lua_State *L) {
-  int64_t wait_ms;
-  hrlua_lock *lk = new_lock_for_acquire(L, &wait_ms);
-  hrl_status st = acquire_interruptible(L, lk->lock, wait_ms);
-  if (st != HRL_OK) {
-    return hrlua_push_status(L, st, hrl_lock_error(lk->lock));
-  }
-  return 1;
-}
-
-/* client:lock(name, {ttl, timeout}) -> lock handle (not held), timeout in
- * seconds: acquire's checks, with acquire's words, without any I/O, for
- * drivers that move the bytes themselves (see proto.c). */
-static int client_lock(lua_State *L) {
-  int64_t wait_ms;
-  new_lock_for_acquire(L, &wait_ms);
-  lua_pushnumber(L, (lua_Number)wait_ms / 1000.0);
-  return 2;
-}
-
 /* lock:acquire([timeout]) -> true | nil, err: takes the lock again with the
  * same handle (a fresh token). */
 static int lock_acquire(lua_State *L) {
@@ -221,7 +63,7 @@ static int lock_acquire(lua_State *L) {
   hrlua_lock *lk = hrlua_check_lock_io(L, 1);
   int64_t wait_ms = hrlua_check_seconds(L, &timeout_arg, "timeout", 0,
                                         HRL_TTL_MAX_MS, HRLUA_DEFAULT_WAIT_MS);
-  hrl_status st = acquire_interruptible(L, lk->lock, wait_ms);
+  hrl_status st = hrlua_acquire(L, lk->lock, wait_ms);
   return hrlua_push_status(L, st, hrl_lock_error(lk->lock));
 }
 
@@ -230,6 +72,23 @@ static int lock_release(lua_State *L) {
   hrlua_lock *lk = hrlua_check_lock_io(L, 1);
   hrl_status st = hrl_lock_release(lk->lock);
   return hrlua_push_status(L, st, hrl_lock_error(lk->lock));
+}
+
+/* lock:release_on() -> release()'s results, then whether the lock's client
+ * has events queued: true, nil, true | nil, err, true when it has (the
+ * facade's release with the blocking driver: see acquire.c). */
+static int lock_release_on(lua_State *L) {
+  hrlua_lock *lk = hrlua_check_lock_io(L, 1);
+  hrl_status st = hrl_lock_release(lk->lock);
+  int n = hrlua_push_status(L, st, hrl_lock_error(lk->lock));
+  if (!hrl_client_events_pending(lk->owner->client)) {
+    return n;
+  }
+  if (n == 1) {
+    lua_pushnil(L);
+  }
+  lua_pushboolean(L, 1);
+  return 3;
 }
 
 /* lock:extend([ttl]) -> true | nil, err. The new TTL replaces what is left;
@@ -418,6 +277,7 @@ void hrlua_open_lock(lua_State *L) {
       {"__gc", lock_gc}, {"__tostring", lock_tostring}, {NULL, NULL}};
   static const luaL_Reg methods[] = {{"acquire", lock_acquire},
                                      {"release", lock_release},
+                                     {"release_on", lock_release_on},
                                      {"extend", lock_extend},
                                      {"held", lock_held},
                                      {"validity", lock_validity},
@@ -434,13 +294,13 @@ void hrlua_open_lock(lua_State *L) {
                                      {"lost", lock_lost},
                                      {"check", lock_check},
                                      {NULL, NULL}};
-  static const luaL_Reg client_methods[] = {
-      {"acquire", client_acquire}, {"lock", client_lock}, {NULL, NULL}};
-  luaL_newmetatable(L, HRLUA_LOCK_MT);
+  hrlua_newmetatable(L, HRLUA_LOCK_MT, &hrlua_lock_key);
   hrlua_setfuncs(L, meta, 0);
   lua_newtable(L);
   hrlua_setfuncs(L, methods, 0);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
-  hrlua_add_methods(L, HRLUA_CLIENT_MT, client_methods);
+  /* core.release_on(lock): the method as a function (see acquire.c). */
+  lua_pushcfunction(L, lock_release_on);
+  lua_setfield(L, -2, "release_on");
 }

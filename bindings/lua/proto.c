@@ -229,6 +229,7 @@ static void push_twin(lua_State *L, hrl_lock *twin) {
   hrlua_lock *t = hrlua_newuserdata(L, sizeof *t);
   t->lock = twin;
   t->owner = lease->owner;
+  t->mode = lease->mode;
   t->borrowed = true;
   luaL_getmetatable(L, HRLUA_LOCK_MT);
   lua_setmetatable(L, -2);

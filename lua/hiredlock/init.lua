@@ -12,6 +12,10 @@
 -- reference is docs/LUA-API.md.
 local core = require "hiredlock.core"
 local events = require "hiredlock.events"
+local deliver = events.deliver
+-- The facade's calls with the blocking driver, kept in locals: a method
+-- looked up on a handle costs more than the rest of the call here.
+local acquire_on, release_on = core.acquire_on, core.release_on
 
 local error, pcall, setmetatable, getmetatable, type, tostring, select, pairs =
   error, pcall, setmetatable, getmetatable, type, tostring, select, pairs
@@ -33,6 +37,13 @@ local M = {
   _driver = require(in_nginx and "hiredlock.driver.cosocket"
     or "hiredlock.driver.hiredis"),
 }
+
+-- The blocking driver calls the core handles' own methods (acquire,
+-- release): with it, the facade calls them itself, through
+-- client:acquire_on, which takes the handle of a released lock of the same
+-- name again instead of making one per acquire (bindings/lua/acquire.c).
+-- Any other driver (cosockets, a test's) goes through the driver table.
+local BLOCKING = require "hiredlock.driver.hiredis"
 
 local Client = {}
 Client.__index = Client
@@ -58,6 +69,7 @@ Lock.__index = Lock
 -- No connection is made until the first lock needs one.
 local live = setmetatable({}, { __mode = "k" }) -- clients, for prometheus()
 local made = 0
+local WEAK_VALUES = { __mode = "v" }
 
 function M.new(urls, opts)
   local on_event
@@ -78,13 +90,79 @@ function M.new(urls, opts)
     end
     events.handlers[handle] = on_event
   end
-  -- core.new checked opts: fenced is nil or a boolean there.
+  -- core.new checked opts: fenced and auto_renew are nil or booleans.
   local fenced = type(opts) == "table" and opts.fenced == true
+  local lease = type(opts) == "table" and opts.auto_renew == true
   local client = setmetatable({ _handle = handle, _driver = M._driver,
-    _fenced = fenced }, Client)
+    _fenced = fenced, _auto_renew = lease,
+    -- name -> the core handle of a released lock (or of a failed acquire),
+    -- holding nothing, for the next acquire of the name; weak, so that the
+    -- names a client stops using cost nothing after the next collection.
+    _spares = setmetatable({}, WEAK_VALUES),
+    -- _husk: the handle a released lock's object keeps once its own went
+    -- back to _spares (made on first use, see Lock:release).
+  }, Client)
   made = made + 1
   live[client] = made
   return client
+end
+
+-- The lock object: one table per acquisition. name, token (and a fenced
+-- lock's fence, fence_string, a permit's number) are plain fields, read while held and kept
+-- after; _handle is the core lock handle, _client the client (its driver,
+-- handle and spares); _lease marks an auto-renewed lock, whose handle is
+-- never reused (the renewer may still be on it).
+local function new_lock(client, name, handle, token, fence, fence_string,
+                        lease, permit)
+  if fence == nil and not lease and permit == nil then
+    return setmetatable({ name = name, token = token, _handle = handle,
+      _client = client }, Lock)
+  end
+  return setmetatable({ name = name, token = token, fence = fence,
+    fence_string = fence_string, permit = permit, _handle = handle,
+    _client = client, _lease = lease }, Lock)
+end
+
+-- acquire through a driver table: a new handle per acquisition.
+local function acquire_through(client, driver, name, opts)
+  local chandle = client._handle
+  local handle, err = driver.acquire(chandle, name, opts)
+  deliver(chandle)
+  if not handle then
+    return nil, err
+  end
+  -- Whether it is fenced: acquire's option, else the client's default
+  -- (the core checked both: nil or a boolean).
+  local fenced = nil
+  local lease = nil
+  if opts ~= nil then
+    fenced = opts.fenced
+    lease = opts.auto_renew
+  end
+  if fenced == nil then
+    fenced = client._fenced
+  end
+  if lease == nil then
+    lease = client._auto_renew
+  end
+  -- A semaphore's permit: its number (1 to permits); nil otherwise (no
+  -- call into the core for any other lock).
+  local permit = nil
+  if opts ~= nil and opts.mode == "permit" then
+    permit = handle:permit()
+  end
+  if fenced then
+    -- A fenced lock's fence: a number (an integer in Lua 5.4; a double in
+    -- 5.1 and LuaJIT, exact up to 2^53) and the exact decimal string, the
+    -- one to send on (fenced_write, a header, SQL). Read now, while held:
+    -- the lock keeps them after the hold, the handle does not.
+    return new_lock(client, name, handle, handle:token(), handle:fence(),
+      handle:fence_string(), lease, permit)
+  end
+  -- A plain lock's fence and fence_string are nil: no call into the core
+  -- for them (a cycle's cost is mostly calls into the core).
+  return new_lock(client, name, handle, handle:token(), nil, nil, lease,
+    permit)
 end
 
 --- client:acquire(name, opts) -> lock | nil, err
@@ -100,19 +178,27 @@ end
 -- when no quorum of masters answered.
 function Client:acquire(name, opts)
   local driver = self._driver
-  local handle, err = driver.acquire(self._handle, name, opts)
-  events.deliver(self._handle)
+  if driver ~= BLOCKING then
+    return acquire_through(self, driver, name, opts)
+  end
+  local chandle, spares = self._handle, self._spares
+  local spare = spares[name]
+  -- handle, token [, queued [, fence, fence_string, lease]]
+  --   | nil, err [, the handle, holding nothing]
+  local handle, token, queued, fence, fence_string, lease =
+    acquire_on(chandle, name, opts, spare)
   if not handle then
-    return nil, err
+    if queued ~= nil then -- the handle that failed, for the next try
+      spares[name] = queued
+    end
+    deliver(chandle)
+    return nil, token
   end
-  -- Whether it is fenced: acquire's option, else the client's default
-  -- (the core checked both: nil or a boolean).
-  local fenced = nil
-  if opts ~= nil then
-    fenced = opts.fenced
+  if handle == spare then
+    spares[name] = nil
   end
-  if fenced == nil then
-    fenced = self._fenced
+  if queued then -- events of the client's to hand to on_event
+    deliver(chandle)
   end
   -- A semaphore's permit: its number (1 to permits); nil otherwise (no
   -- call into the core for any other lock).
@@ -120,32 +206,12 @@ function Client:acquire(name, opts)
   if opts ~= nil and opts.mode == "permit" then
     permit = handle:permit()
   end
-  if fenced then
-    -- A fenced lock's fence: a number (an integer in Lua 5.4; a double in
-    -- 5.1 and LuaJIT, exact up to 2^53) and the exact decimal string, the
-    -- one to send on (fenced_write, a header, SQL). Read now, while held:
-    -- the lock keeps them after the hold, the handle does not.
-    return setmetatable({
-      name = name,
-      token = handle:token(),
-      fence = handle:fence(),
-      fence_string = handle:fence_string(),
-      permit = permit,
-      _handle = handle,
-      _driver = driver,
-      _client = self._handle,
-    }, Lock)
+  if fence == nil and not lease and permit == nil then
+    return setmetatable({ name = name, token = token, _handle = handle,
+      _client = self }, Lock)
   end
-  -- A plain lock's fence and fence_string are nil: no call into the core
-  -- for them (a cycle's cost is mostly calls into the core).
-  return setmetatable({
-    name = name,
-    token = handle:token(),
-    permit = permit,
-    _handle = handle,
-    _driver = driver,
-    _client = self._handle,
-  }, Lock)
+  return new_lock(self, name, handle, token, fence, fence_string, lease,
+    permit)
 end
 
 --- client:inspect(name) -> inspection | nil, err
@@ -159,7 +225,7 @@ end
 -- waiters (in order: token, age, lease, owner).
 function Client:inspect(name)
   local inspection, err = self._driver.inspect(self._handle, name)
-  events.deliver(self._handle)
+  deliver(self._handle)
   return inspection, err
 end
 
@@ -370,8 +436,36 @@ end
 -- lock was lost (no I/O). Transport failures keep it held so release can
 -- be retried; it expires with its TTL anyway.
 function Lock:release()
-  local ok, err = self._driver.release(self._handle)
-  events.deliver(self._client)
+  local client, handle = self._client, self._handle
+  local driver = client._driver
+  if driver ~= BLOCKING then
+    local ok, err = driver.release(handle)
+    deliver(client._handle)
+    return ok, err
+  end
+  local ok, err, queued = release_on(handle)
+  if ok and not self._lease then
+    -- The hold is over and this object can start no other (it has no
+    -- acquire): its handle goes back to the client for the next acquire
+    -- of the name, and the object keeps a handle that never held
+    -- anything, which answers all it is asked from now on as its own
+    -- would (release and extend: "not held"; held: false; validity: 0;
+    -- lost: false), with no way to reach the next hold.
+    local husk = client._husk
+    if husk == nil then
+      husk = client._handle:lock(handle:name(), { ttl = handle:ttl(),
+        auto_renew = false })
+      client._husk = husk
+    end
+    self._handle = husk
+    local name = self.name -- a field the caller may have changed
+    if name ~= nil and name == name then -- nil and NaN are no keys
+      client._spares[name] = handle
+    end
+  end
+  if queued then -- events of the client's to hand to on_event
+    deliver(client._handle)
+  end
   return ok, err
 end
 
@@ -379,8 +473,9 @@ end
 -- Resets the TTL on the masters to ttl seconds (default: the lock's own
 -- TTL); the new TTL replaces what was left. "not owned" when it was lost.
 function Lock:extend(ttl)
-  local ok, err = self._driver.extend(self._handle, ttl)
-  events.deliver(self._client)
+  local client = self._client
+  local ok, err = client._driver.extend(self._handle, ttl)
+  deliver(client._handle)
   return ok, err
 end
 

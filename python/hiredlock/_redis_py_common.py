@@ -38,6 +38,8 @@ TOKEN_REFUSED = (
 )
 # Longest wait the core takes (2^31 - 1 ms); a longer one waits until free.
 WAIT_MAX = 2147483.647
+# The lease a lock with timeout=None gets (seconds).
+DEFAULT_LEASE_TTL: float = DEFAULT_TTL
 
 
 def lock_error(cls: type[LockError], message: str, name: Any) -> LockError:
@@ -148,6 +150,46 @@ class SharedHold(_HoldState):
     """thread_local=False: one hold for every thread."""
 
 
+class LockArgs:
+    """redis-py's Lock arguments, kept as redis-py keeps them, and what
+    hiredlock makes of them (the key, the TTL or lease), for
+    hiredlock.redis_py.Lock and AsyncLock alike. Each binds itself to its
+    client in :meth:`_bind` (the sync Lock at once, AsyncLock on a loop),
+    which checks the name and TTL as hiredlock does."""
+
+    def __init__(
+        self,
+        redis: Any,
+        name: Any,
+        timeout: float | None = None,
+        sleep: float = 0.1,
+        blocking: bool = True,
+        blocking_timeout: float | None = None,
+        thread_local: bool = True,
+        raise_on_release_error: bool = True,
+        *,
+        fenced: bool | None = None,
+        lease_ttl: float = DEFAULT_LEASE_TTL,
+    ) -> None:
+        self.redis = redis
+        self.name = name
+        self.timeout = timeout
+        self.sleep = sleep
+        self.blocking = blocking
+        self.blocking_timeout = blocking_timeout
+        self.thread_local = bool(thread_local)
+        self.raise_on_release_error = raise_on_release_error
+        self.fenced = fenced  # None: the client's default (configure)
+        self.lease_ttl = lease_ttl
+        self.local = ThreadHold() if self.thread_local else SharedHold()
+        self._key = encode_name(redis, name)
+        self._ttl, self._lease = ttl_of(timeout, lease_ttl)
+        self._bind()
+
+    def _bind(self) -> None:
+        raise NotImplementedError
+
+
 # hiredlock.Client options for every client made from a redis-py client's
 # settings (redis_py.configure); they win over what redis-py says.
 client_options: dict[str, Any] = {}
@@ -169,6 +211,3 @@ class ClientCache:
             if client is None:
                 client = self._clients[key] = self._make(url, **client_options)
             return client
-
-
-DEFAULT_LEASE_TTL: float = DEFAULT_TTL

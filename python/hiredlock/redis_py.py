@@ -40,7 +40,6 @@ from . import _core
 from ._client import Client
 from ._lock import Lock as _Lock
 from ._redis_py_common import (
-    DEFAULT_LEASE_TTL,
     EXIT_WARNING,
     EXTEND_NO_TIMEOUT,
     EXTEND_NOT_OWNED,
@@ -53,15 +52,12 @@ from ._redis_py_common import (
     RELEASE_UNLOCKED,
     TOKEN_REFUSED,
     ClientCache,
+    LockArgs,
     LockError,
-    SharedHold,
-    ThreadHold,
     client_options,
-    encode_name,
     extend_ttl,
     lock_error,
     translate,
-    ttl_of,
     wait_of,
 )
 from .asyncio._redis_py import AsyncLock
@@ -93,7 +89,7 @@ def client_for(redis: Any) -> Client:
     return _clients.get(redis)
 
 
-class Lock:
+class Lock(LockArgs):
     """redis-py's ``Lock`` over hiredlock; give it to ``Redis.lock(...,
     lock_class=Lock)`` or make it as redis-py's: ``Lock(redis, name,
     timeout=None, sleep=0.1, blocking=True, blocking_timeout=None,
@@ -110,34 +106,8 @@ class Lock:
     through ``functools.partial(Lock, fenced=True)`` as the ``lock_class``.
     """
 
-    def __init__(
-        self,
-        redis: Any,
-        name: Any,
-        timeout: float | None = None,
-        sleep: float = 0.1,
-        blocking: bool = True,
-        blocking_timeout: float | None = None,
-        thread_local: bool = True,
-        raise_on_release_error: bool = True,
-        *,
-        fenced: bool | None = None,
-        lease_ttl: float = DEFAULT_LEASE_TTL,
-    ) -> None:
-        self.redis = redis
-        self.name = name
-        self.timeout = timeout
-        self.sleep = sleep
-        self.blocking = blocking
-        self.blocking_timeout = blocking_timeout
-        self.thread_local = bool(thread_local)
-        self.raise_on_release_error = raise_on_release_error
-        self.fenced = fenced  # None: the client's default (configure)
-        self.lease_ttl = lease_ttl
-        self.local = ThreadHold() if self.thread_local else SharedHold()
-        self._key = encode_name(redis, name)
-        self._client = client_for(redis)
-        self._ttl, self._lease = ttl_of(timeout, lease_ttl)
+    def _bind(self) -> None:
+        self._client = client_for(self.redis)
         self._lock()  # checks the name and TTL now, as hiredlock does
 
     def _lock(self) -> _Lock:

@@ -1,7 +1,8 @@
 # The deterministic simulation of the protocol (tests/sim): the regression
 # scenarios, a fixed slice of 10^4 seeds, and every seeded mutant caught
-# within its bound of seeds; the one without a bound (a rare schedule,
-# tests/sim/MODEL.md) is hunted for 4000 seeds here, 20000 in `make sim`
+# within its bound of seeds; a mutant marked without a bound (a rare
+# schedule, tests/sim/MODEL.md; none today) is hunted for 4000 seeds here,
+# 20000 in `make sim`
 # (which runs 10^6 seeds and writes the figures docs/RELIABILITY.md cites).
 suite_summary='^sim suite: '
 # It only computes (no Redis, no deadline): nice, beside the suites that

@@ -49,6 +49,9 @@ typedef struct seen {
   char reason[HRL_DETAIL_MAX];
   hrl_status release_status; /* of a release made from the callback */
   bool release_in_callback;
+  /* wait_lost: the most one of its 10 ms sleeps overslept (ms): how late
+   * this machine, as loaded as it is now, wakes a thread that is due */
+  int64_t late_ms;
 } seen;
 
 static void on_lost(hrl_lock *lk, const char *reason, void *ud) {
@@ -75,10 +78,22 @@ static int seen_calls(seen *s) {
 
 /* Waits up to limit_ms for the callback; returns how long it took. */
 static int64_t wait_lost(seen *s, int64_t since_us, int limit_ms) {
+  s->late_ms = 0;
   for (int i = 0; i < limit_ms / 10 && seen_calls(s) == 0; i++) {
+    int64_t t = hrl_now_us();
     usleep(10 * 1000);
+    int64_t late = (hrl_now_us() - t) / 1000 - 10;
+    s->late_ms = late > s->late_ms ? late : s->late_ms;
   }
   return seen_calls(s) > 0 ? (s->at_us - since_us) / 1000 : -1;
+}
+
+/* How late the renewer may signal on this machine as it is now, on top
+ * of a bound that holds on an idle one: twice what the waiting thread
+ * measured of its own wake-ups (the renewer's timer and its callback are
+ * woken alike). */
+static int64_t load_ms(const seen *s) {
+  return 2 * s->late_ms;
 }
 
 /* EVALSHA and EVAL commands master `node` ran since the last reset: the
@@ -149,7 +164,7 @@ static void test_deleted_keys_seen_as_lost(void) {
   }
   /* Within one renewal period (a third of the TTL) and a round. */
   int64_t took = wait_lost(&s, t0, 3000);
-  CHECK(took >= 0 && took <= 500 + 400);
+  CHECK(took >= 0 && took <= 500 + 400 + load_ms(&s));
   CHECK_STR(s.reason, "not owned");
   CHECK(!pthread_equal(s.thread, pthread_self())); /* the renewer's */
   char reason[HRL_DETAIL_MAX];
@@ -249,7 +264,7 @@ static void test_quorum_lost_longer_than_validity(void) {
     CHECK(fixture_ctl(&fx, "kill", node, NULL));
   }
   int64_t took = wait_lost(&s, t0, 4000);
-  CHECK(took >= 0 && took <= 1500 + 500);
+  CHECK(took >= 0 && took <= 1500 + 500 + load_ms(&s));
   CHECK_CONTAINS(s.reason, "expired: connection failed: 2 of 5 masters "
                            "confirmed (3 needed)");
   char reason[HRL_DETAIL_MAX];
@@ -274,7 +289,7 @@ static void test_max_hold_ends_renewal(void) {
   CHECK(hrl_lock_held(lk)); /* renewed past its TTL */
   CHECK_INT(fixture_count_key(&fx, "lease:cap", 9), N);
   int64_t took = wait_lost(&s, t0, 3000);
-  CHECK(took >= 1900 && took <= 2000 + 400);
+  CHECK(took >= 1900 && took <= 2000 + 400 + load_ms(&s));
   CHECK_STR(s.reason, "max_hold reached");
   usleep(100 * 1000);
   /* The keys expired at the cap on their own. */
@@ -299,8 +314,10 @@ static void test_loss_known_by_validity_end(void) {
   int64_t until = hrl_now_us() + hrl_lock_validity_ms(lk) * 1000;
   CHECK(wait_lost(&s, until, 5000) != -1);
   int64_t late_ms = (s.at_us - until) / 1000;
-  printf("  lost %+lld ms after the validity ended\n", (long long)late_ms);
-  CHECK(late_ms <= 30);
+  printf("  lost %+lld ms after the validity ended (a thread woke up to "
+         "%lld ms late)\n",
+         (long long)late_ms, (long long)s.late_ms);
+  CHECK(late_ms <= 30 + load_ms(&s));
   for (int node = 1; node <= 3; node++) {
     CHECK(fixture_ctl(&fx, "resume", node, NULL));
   }
@@ -323,7 +340,7 @@ static void test_max_hold_shorter_than_ttl(void) {
   }
   CHECK(hrl_lock_validity_ms(lk) <= 1000);
   int64_t took = wait_lost(&s, t0, 6000);
-  CHECK(took >= 900 && took <= 1000 + 400);
+  CHECK(took >= 900 && took <= 1000 + 400 + load_ms(&s));
   CHECK_STR(s.reason, "max_hold reached");
   usleep(100 * 1000);
   CHECK_INT(fixture_count_key(&fx, "lease:shortcap", 14), 0);

@@ -350,6 +350,49 @@ static void test_master_down_and_back(void) {
   hrl_client_free(c);
 }
 
+/* A master's going and coming back are dated by the clock the driver
+ * gives the protocol (the simulator's, a test's), never by one the
+ * protocol reads itself: rounds 250 ms apart on the driver's clock, gone
+ * in the first and back in the third, report 500 ms. */
+static void test_master_events_on_the_drivers_clock(void) {
+  hrl_client *c = client_of(3, NULL);
+  seen ev = {0};
+  hrl_client_on_event(c, keep, &ev);
+  hrl_lock *lk = check_lock(c, "res");
+  hrl_step_info info;
+  for (int round = 0; round < 3; round++) {
+    int64_t t = 5000000 + round * 250000;
+    CHECK_STATUS(hrl_proto_begin(lk, HRL_OP_ACQUIRE, 0, t), HRL_OK);
+    CHECK_INT(hrl_proto_step(lk, t, &info), HRL_STEP_ROUND);
+    reply_ok(lk, 0);
+    if (round < 2) {
+      hrl_proto_fail(lk, 1, HRL_NODE_UNREACHABLE, "connection refused");
+    } else {
+      reply_ok(lk, 1);
+    }
+    reply_ok(lk, 2);
+    CHECK_INT(hrl_proto_step(lk, t + 1000, &info), HRL_STEP_DONE);
+    CHECK_STATUS(info.status, HRL_OK);
+    CHECK_STATUS(hrl_proto_begin(lk, HRL_OP_RELEASE, 0, t + 2000), HRL_OK);
+    CHECK_INT(hrl_proto_step(lk, t + 2000, &info), HRL_STEP_ROUND);
+    for (size_t i = 0; i < 3; i++) {
+      if (i == 1 && round < 2) {
+        hrl_proto_fail(lk, 1, HRL_NODE_UNREACHABLE, "connection refused");
+      } else {
+        reply_int(lk, i, 1);
+      }
+    }
+    CHECK_INT(hrl_proto_step(lk, t + 3000, &info), HRL_STEP_DONE);
+  }
+  CHECK_INT(ev.n, 2);
+  CHECK_INT(ev.kind[0], HRL_EVENT_MASTER_DOWN);
+  CHECK_INT(ev.kind[1], HRL_EVENT_MASTER_UP);
+  CHECK_INT(ev.ms[1], 500);
+  CHECK_CONTAINS(ev.text[1], "answers again after 500 ms");
+  hrl_lock_free(lk);
+  hrl_client_free(c);
+}
+
 static void test_dead_waiters_counted_once(void) {
   hrl_client *c = client_of(3, NULL);
   seen ev = {0};
@@ -435,6 +478,7 @@ int main(void) {
   RUN(test_owner_label_is_checked);
   RUN(test_inspection_parses_and_judges);
   RUN(test_master_down_and_back);
+  RUN(test_master_events_on_the_drivers_clock);
   RUN(test_dead_waiters_counted_once);
   RUN(test_event_words);
   RUN(test_the_inspect_script_has_no_write);

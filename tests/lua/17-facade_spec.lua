@@ -101,6 +101,126 @@ describe("the lock object", function()
     assert.equals("1", lock.fence_string)
   end)
 
+  -- With the blocking driver the facade takes a released lock's core
+  -- handle again for the next acquire of its name (bindings/lua/acquire.c)
+  -- and leaves the released object a handle that never held anything.
+  describe("a released lock's handle, taken again", function()
+    local function pttl(name)
+      return fx:cmd(1, "PTTL", name)
+    end
+
+    it("serves the next acquire of the name", function()
+      local c = fx:client(TOLERANT)
+      local first = assert(c:acquire("fa:again", { timeout = 0 }))
+      local handle = first._handle
+      assert.is_true(first:release())
+      local second = assert(c:acquire("fa:again", { timeout = 0 }))
+      assert.equals(handle, second._handle)
+      assert.are_not.equal(first.token, second.token)
+      assert.equals(second.token, fx:cmd(1, "GET", "fa:again"))
+      -- Another name gets a handle of its own.
+      local other = assert(c:acquire("fa:other", { timeout = 0 }))
+      assert.are_not.equal(handle, other._handle)
+      assert.is_true(other:release())
+      assert.is_true(second:release())
+    end)
+
+    it("a released object cannot reach the next hold", function()
+      local c = fx:client(TOLERANT)
+      local first = assert(c:acquire("fa:stale", { timeout = 0 }))
+      local token = first.token
+      assert.is_true(first:release())
+      local second = assert(c:acquire("fa:stale", { timeout = 0 }))
+      -- What the released object says is what it said before the reuse.
+      assert.same({ nil, "not held" }, { first:release() })
+      assert.same({ nil, "not held" }, { first:extend(10) })
+      assert.is_false(first:held())
+      assert.equals(0, first:validity())
+      assert.is_false(first:lost())
+      assert.is_true(first:check())
+      assert.equals('hiredlock.lock "fa:stale" (not held)', tostring(first))
+      assert.equals(token, first.token)
+      local ok, err = pcall(first.extend, first, -1)
+      assert.is_false(ok)
+      assert.matches("^bad argument #1 to 'extend' %(ttl must be between ",
+        err)
+      -- The next hold is untouched.
+      assert.equals(second.token, fx:cmd(1, "GET", "fa:stale"))
+      assert.is_true(second:held())
+      assert.is_true(pttl("fa:stale") > 29000)
+      assert.is_true(second:release())
+      assert.same({ nil, "not held" }, { second:release() })
+    end)
+
+    it("only with the settings of the acquire at hand", function()
+      local c = fx:client(TOLERANT)
+      local opts = { ttl = 10, timeout = 0 }
+      assert.is_true(assert(c:acquire("fa:ttl", opts)):release())
+      opts.ttl = 20 -- the same table, changed: read again
+      local lock = assert(c:acquire("fa:ttl", opts))
+      assert.is_true(pttl("fa:ttl") > 10000)
+      -- An extend with a TTL changes the handle's: not the next acquire's.
+      assert.is_true(lock:extend(40))
+      assert.is_true(lock:release())
+      lock = assert(c:acquire("fa:ttl", { ttl = 20, timeout = 0 }))
+      assert.is_true(pttl("fa:ttl") <= 20000)
+      assert.is_true(lock:release())
+      -- Fenced or not, an owner or not.
+      lock = assert(c:acquire("fa:ttl", { fenced = true, timeout = 0 }))
+      assert.equals(1, lock.fence)
+      assert.is_true(lock:release())
+      lock = assert(c:acquire("fa:ttl", { timeout = 0 }))
+      assert.is_nil(lock.fence)
+      assert.equals("1", fx:cmd(1, "GET", "fa:ttl{fa:ttl}:fence")) -- no INCR
+      assert.is_true(lock:release())
+      lock = assert(c:acquire("fa:ttl", { owner = "me", timeout = 0 }))
+      assert.equals("me", assert(c:inspect("fa:ttl")).owner)
+      assert.is_true(lock:release())
+      lock = assert(c:acquire("fa:ttl", { timeout = 0 }))
+      assert.is_nil(assert(c:inspect("fa:ttl")).owner)
+      assert.is_true(lock:release())
+    end)
+
+    it("reads options through a metatable, as it always did", function()
+      local c = fx:client(TOLERANT)
+      local opts = setmetatable({ timeout = 0 }, { __index = { ttl = 7 } })
+      for _ = 1, 2 do
+        local lock = assert(c:acquire("fa:meta", opts))
+        assert.is_true(pttl("fa:meta") <= 7000)
+        assert.is_true(lock:release())
+      end
+    end)
+
+    it("never a lease's", function()
+      local c = fx:client(TOLERANT)
+      local first = assert(c:acquire("fa:lease", { auto_renew = true,
+        timeout = 0 }))
+      local handle = first._handle
+      assert.is_true(first:release())
+      assert.equals(handle, first._handle)
+      local second = assert(c:acquire("fa:lease", { auto_renew = true,
+        timeout = 0 }))
+      assert.are_not.equal(handle, second._handle)
+      assert.is_true(second:release())
+    end)
+
+    it("a failed acquire's handle serves the next try", function()
+      local c = fx:client(TOLERANT)
+      local holder = assert(fx:client(TOLERANT):acquire("fa:busy",
+        { timeout = 0 }))
+      assert.same({ nil, "timeout" }, { c:acquire("fa:busy", { timeout = 0 }) })
+      local spare = c._spares["fa:busy"]
+      assert.is_not_nil(spare)
+      assert.same({ nil, "timeout" }, { c:acquire("fa:busy", { timeout = 0 }) })
+      assert.equals(spare, c._spares["fa:busy"])
+      assert.is_true(holder:release())
+      local lock = assert(c:acquire("fa:busy", { timeout = 0 }))
+      assert.equals(spare, lock._handle)
+      assert.is_nil(c._spares["fa:busy"])
+      assert.is_true(lock:release())
+    end)
+  end)
+
   it("fields a caller sets stay the caller's", function()
     local lock = assert(fx:client(TOLERANT):acquire("fa:own", { timeout = 0 }))
     lock.note = "mine"

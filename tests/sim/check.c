@@ -7,6 +7,12 @@
  *   fence order  a fenced grant's fence is above every earlier grant's;
  *   stale write  the store never takes a write from a hold granted before
  *                one that has written already (workload.c);
+ *   fence quorum a fenced grant with fence T had a quorum of masters whose
+ *                counter was T at a moment their key held its token
+ *                (docs/SAFETY.md, Lemma 2 and "Overlapping acquires": what
+ *                keeps two fenced acquires whose calls overlap from
+ *                sharing a fence; the schedule that shows that sharing
+ *                is rare, this is seen at every fenced grant);
  *   key TTL      every write of a lock key leaves it with a TTL no longer
  *                than the TTL its token's call asked for;
  *   left behind  when a call fails, a master whose key holds its token
@@ -19,14 +25,35 @@
  *                timeout for release and extend), unless its process was
  *                frozen meanwhile.
  */
+#include <stdlib.h>
 #include <string.h>
 
+#include "proto/sibling_key.h"
 #include "world.h"
 
 #define CLOCK_SLACK_US 2
 
 static int lane_name(const world *w, const lane *l) {
   return l->session >= 0 ? w->sc->session[l->session].name : -1;
+}
+
+/* Counts the masters that witnessed lane l's fence: their counter was the
+ * fence while their key held l's token (check_counter). */
+static void check_fence_quorum(world *w, const lane *l, int name) {
+  const token_info *t = token_find(w, l->token);
+  int witnesses = 0, quorum = w->n / 2 + 1;
+  for (int i = 0; t != NULL && i < w->n; i++) {
+    witnesses += t->counted_hi[i] != 0 && t->counted_lo[i] <= l->fence &&
+                 l->fence <= t->counted_hi[i];
+  }
+  if (witnesses < quorum) {
+    sim_violation(w, V_FENCE_QUORUM,
+                  "L%d: grant #%llu (client %d lane %d) has fence %llu, which "
+                  "%d of %d masters counted while their key held its token "
+                  "(%d needed)",
+                  name, (unsigned long long)l->grant_seq, l->client, l->id,
+                  (unsigned long long)l->fence, witnesses, w->n, quorum);
+  }
 }
 
 void check_grant(world *w, lane *l, bool new_hold) {
@@ -59,6 +86,7 @@ void check_grant(world *w, lane *l, bool new_hold) {
       return;
     }
     w->last_fence[name] = l->fence;
+    check_fence_quorum(w, l, name);
   }
 }
 
@@ -104,6 +132,8 @@ token_info *token_add(world *w, const char *token, int client_id, int lane_id,
     t->gen = w->token_gen;
     memcpy(t->token, token, HRL_TOKEN_LEN);
     t->ttl_ms = 0;
+    memset(t->counted_lo, 0, sizeof t->counted_lo);
+    memset(t->counted_hi, 0, sizeof t->counted_hi);
   }
   t->client = client_id;
   t->lane = lane_id;
@@ -135,6 +165,40 @@ void check_write(world *w, master *m, sim_key *k) {
                   "%lld, its call's TTL is %u",
                   m->id, (int)k->name_len, k->name, t->client, t->lane,
                   t->token, (long long)pttl, t->ttl_ms);
+  }
+}
+
+/* A fence counter took a value (an INCR, or the fence script's 1): when
+ * its name's key holds a call's token there, that token's witness. */
+void check_counter(world *w, master *m, const sim_key *counter) {
+  if (counter == NULL || counter->str_len == 0 ||
+      counter->str_len >= KEY_STR_MAX) {
+    return;
+  }
+  char lock_key[8] = "sim:L0", sibling[HRL_SIBLING_KEY_MAX(8, 8)];
+  for (int name = 0; name < w->sc->names; name++) {
+    lock_key[5] = (char)('0' + name);
+    size_t len = hrl_sibling_key(lock_key, 6, HRL_FENCE_SUFFIX,
+                                 sizeof HRL_FENCE_SUFFIX - 1, sibling);
+    if (len != counter->name_len || memcmp(sibling, counter->name, len) != 0) {
+      continue;
+    }
+    const sim_key *k = ks_get(w, m, lock_key, 6);
+    token_info *t =
+        k != NULL && k->type == KT_STRING && k->str_len == HRL_TOKEN_LEN
+            ? token_find(w, k->str)
+            : NULL;
+    if (t == NULL) {
+      return;
+    }
+    char digits[KEY_STR_MAX];
+    memcpy(digits, counter->str, counter->str_len);
+    digits[counter->str_len] = '\0';
+    uint64_t v = strtoull(digits, NULL, 10);
+    uint64_t *lo = &t->counted_lo[m->id], *hi = &t->counted_hi[m->id];
+    *lo = *hi == 0 || v < *lo ? v : *lo;
+    *hi = v > *hi ? v : *hi;
+    return;
   }
 }
 

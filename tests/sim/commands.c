@@ -260,6 +260,7 @@ static void cmd_incr(world *w, master *m, conn *c, const sim_args *a,
   }
   v++;
   k->str_len = decimal(k->str, v);
+  check_counter(w, m, k);
   reply_int(w, out, v);
 }
 

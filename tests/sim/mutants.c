@@ -46,7 +46,7 @@ static const mutant_def mutants[] = {
     {"release-no-compare", 0, MODEL_RELEASE_NO_COMPARE,
      "the release scripts delete the key without comparing the token", true},
     {"fence-no-token", 0, MODEL_FENCE_NO_TOKEN,
-     "the fence script raises the counter without our key", false},
+     "the fence script raises the counter without our key", true},
     {"queue-no-ttl", 0, MODEL_QUEUE_NO_TTL,
      "the queue script gives the queue keys no TTL", true},
 };

@@ -347,6 +347,7 @@ static void fence_script(world *w, master *m, const sim_args *a, int keys,
   const char *t = a->argv[6];
   size_t tl = a->len[6];
   if (cl == tl && memcmp(cv, t, tl) == 0) {
+    check_counter(w, m, c);
     reply_int(w, out, 1);
     return;
   }
@@ -361,6 +362,7 @@ static void fence_script(world *w, master *m, const sim_args *a, int keys,
   memcpy(c->str, t, tl);
   c->str_len = tl;
   c->expire_ms = -1;
+  check_counter(w, m, c);
   reply_int(w, out, 1);
 }
 

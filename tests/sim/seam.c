@@ -4,9 +4,9 @@
  * sim_entropy below, given as each client's hrl_config.entropy) is passed
  * in by the driver. The simulator links core/src/proto without clock.c
  * and answers its wall clock instead, from the client whose call is
- * running (seam_enter): a waiter's arrival, from the seed; its
- * monotonic clock too (the observers' timings); and getpid() (below). A read
- * with no client entered is one the simulation does not know about: it aborts.
+ * running (seam_enter): a waiter's arrival, from the seed; and getpid()
+ * (below). A read with no client entered is one the simulation does not
+ * know about: it aborts.
  * tests/sim/seams.sh (ctest sim_seams) checks that the protocol's objects
  * call no clock or entropy source of the system.
  */
@@ -41,13 +41,6 @@ static client *current(const char *what) {
 int64_t hrl_wall_us(void) {
   client *c = current("the wall clock");
   return c->wall_us + client_now(seam_world, c) - c->offset_us;
-}
-
-/* The monotonic clock, as the driver passes it (the client's own): read
- * by proto/observe.c for the timings its counters and events report,
- * never for a decision. */
-int64_t hrl_now_us(void) {
-  return client_now(seam_world, current("the monotonic clock"));
 }
 
 /* The clients' entropy (hrl_config.entropy, ctx: the client): from the

@@ -160,6 +160,9 @@ typedef enum sim_violation_kind {
   V_EXCLUSION,   /* two holders within their validity at one instant */
   V_FENCE_ORDER, /* a grant's fence not above the previous grant's */
   V_STALE_WRITE, /* the fenced store took a write from an older hold */
+  /* a fenced grant without a quorum of masters whose counter was its
+   * fence while their key held its token */
+  V_FENCE_QUORUM,
   V_KEY_TTL,     /* a lock key without a TTL, or longer than its call's */
   V_LEFT_BEHIND, /* a failed call's key on a master never sent a release */
   V_QUEUE_TTL,   /* a queue key without a TTL, or longer than the lease */

@@ -168,9 +168,9 @@ void sim_violation(world *w, sim_violation_kind kind, const char *fmt, ...) {
 
 const char *sim_violation_name(sim_violation_kind k) {
   static const char *const names[V_KINDS] = {
-      "none",     "exclusion",   "fence-order", "stale-write",
-      "key-ttl",  "left-behind", "queue-ttl",   "liveness",
-      "deadline", "stuck",       "crash"};
+      "none",         "exclusion", "fence-order", "stale-write",
+      "fence-quorum", "key-ttl",   "left-behind", "queue-ttl",
+      "liveness",     "deadline",  "stuck",       "crash"};
   return k < V_KINDS ? names[k] : "?";
 }
 

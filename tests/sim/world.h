@@ -237,6 +237,10 @@ typedef struct token_info {
   int client, lane;
   uint32_t ttl_ms;
   bool failed; /* its call failed or was cancelled */
+  /* The least and greatest value each master's fence counter of the name
+   * took while the name's key there held this token (check_counter; 0:
+   * none): a fenced grant's witnesses. */
+  uint64_t counted_lo[SIM_MASTERS_MAX], counted_hi[SIM_MASTERS_MAX];
 } token_info;
 
 /* ---- the world ---- */
@@ -406,6 +410,7 @@ void client_pause(world *w, int client_id, int64_t dur);
 /* check.c */
 void check_grant(world *w, lane *l, bool new_hold);
 void check_write(world *w, master *m, sim_key *k);
+void check_counter(world *w, master *m, const sim_key *counter);
 void check_queue(world *w, master *m, sim_key *k);
 void check_call_failed(world *w, lane *l, runner *r, const char *token);
 void check_liveness(world *w);

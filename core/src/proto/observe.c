@@ -121,6 +121,7 @@ static void master_event(const hrl_config *cfg, size_t i, hrl_event_kind kind,
 
 void hrl_observe_begin(hrl_lock *lk, int64_t now_us) {
   lk->obs.begun_us = now_us;
+  lk->obs.now_us = now_us;
   lk->obs.handed = false;
   lk->obs.dead = 0;
 }
@@ -155,7 +156,7 @@ static void acquire_done(hrl_lock *lk, hrl_status st, int64_t now_us) {
   add(&s->wait_buckets[bucket_of(took)], 1);
   add(&s->wait_sum_us, (uint64_t)took);
   if (!lk->op.waiting) {
-    return; /* the fast path ends here: no clock read, no event */
+    return; /* the fast path ends here: no event */
   }
   add(&s->waited, 1);
   if (took >= (int64_t)lk->cfg->opts.slow_wait_ms * US_PER_MS) {
@@ -215,7 +216,8 @@ static void master_answers(hrl_config *cfg, size_t i, int64_t now_us) {
     return;
   }
   cfg->obs.down_since_us[i] = 0;
-  master_event(cfg, i, HRL_EVENT_MASTER_UP, (now_us - since) / US_PER_MS, "");
+  int64_t ms = (now_us - since) / US_PER_MS;
+  master_event(cfg, i, HRL_EVENT_MASTER_UP, ms > 0 ? ms : 0, "");
 }
 
 static void count_failure(hrl_config *cfg, size_t i, hrl_node_result r) {
@@ -235,7 +237,7 @@ void hrl_observe_reply(hrl_lock *lk, size_t i, const hrl_reply *reply,
     return;
   }
   if (cfg->obs.down_since_us[i] != 0) {
-    master_answers(cfg, i, hrl_now_us());
+    master_answers(cfg, i, lk->obs.now_us);
   }
   hrl_round_kind kind = lk->op.round_kind;
   if ((kind == HRL_ROUND_RELEASE || kind == HRL_ROUND_ASIDE) &&
@@ -269,7 +271,7 @@ void hrl_observe_fail(hrl_lock *lk, size_t i, hrl_node_result before,
   if (r != HRL_NODE_UNREACHABLE || cfg->obs.down_since_us[i] != 0) {
     return;
   }
-  int64_t now = hrl_now_us();
+  int64_t now = lk->obs.now_us;
   cfg->obs.down_since_us[i] = now != 0 ? now : 1;
   master_event(cfg, i, HRL_EVENT_MASTER_DOWN, 0,
                message != NULL ? message : "failed");
@@ -280,7 +282,7 @@ void hrl_observe_lost(hrl_lock *lk, const char *reason) {
   hrl_observe_lock_event(lk, HRL_EVENT_LOST, 0, HRL_ELOST, reason);
 }
 
-void hrl_observe_renewal(hrl_lock *lk, hrl_status st) {
+void hrl_observe_renewal(hrl_lock *lk, hrl_status st, int64_t now_us) {
   hrl_stats *s = &lk->cfg->obs.stats;
   if (st == HRL_OK) {
     add(&s->renewals, 1);
@@ -293,7 +295,7 @@ void hrl_observe_renewal(hrl_lock *lk, hrl_status st) {
   if (lk->cfg->obs.on_event == NULL) {
     return;
   }
-  int64_t left = (lk->valid_until_us - hrl_now_us()) / US_PER_MS;
+  int64_t left = (lk->valid_until_us - now_us) / US_PER_MS;
   char why[HRL_DETAIL_MAX];
   const hrl_lock *twin = lk->renewal != NULL ? lk->renewal->twin : lk;
   hrl_format_error(st, twin->detail, why, sizeof why);

@@ -31,9 +31,13 @@ typedef struct hrl_observer {
 /* A lock's part: what its operation in progress needs to be counted. */
 typedef struct hrl_lock_obs {
   int64_t begun_us; /* when the operation began */
-  bool renewal;     /* the lock is a lease's twin: its extends renew */
-  bool handed;      /* its release round handed the lock to a waiter */
-  uint32_t dead;    /* ... skipping this many gone waiters */
+  /* The clock as the driver gave it last (begin, step): a master's going
+   * and coming back are dated by it, to within a round, since a reply or
+   * a failure comes without one (the protocol reads no clock itself). */
+  int64_t now_us;
+  bool renewal;  /* the lock is a lease's twin: its extends renew */
+  bool handed;   /* its release round handed the lock to a waiter */
+  uint32_t dead; /* ... skipping this many gone waiters */
 } hrl_lock_obs;
 
 struct hrl_config;
@@ -62,7 +66,7 @@ void hrl_observe_lock_event(const struct hrl_lock *lock, hrl_event_kind kind,
 /* observe.c, for seam.c: an operation began, a round that said it handed
  * the lock on ended (the step after it), the operation ended (status),
  * master i's reply was taken (before: its result before; reply: what it
- * said) or it failed (why). */
+ * said) or it failed (why); those two are dated by obs.now_us. */
 void hrl_observe_begin(struct hrl_lock *lock, int64_t now_us);
 void hrl_observe_round(struct hrl_lock *lock);
 void hrl_observe_done(struct hrl_lock *lock, hrl_status status, int64_t now_us);
@@ -72,9 +76,11 @@ void hrl_observe_fail(struct hrl_lock *lock, size_t i, hrl_node_result before,
                       hrl_node_result why, const char *message);
 
 /* observe.c, for lease.c: the hold was lost (reason), and a renewal ended
- * with status (HRL_OK: renewed; HRL_ECANCELLED: nothing to say). */
+ * with status at now_us (HRL_OK: renewed; HRL_ECANCELLED: nothing to
+ * say). */
 void hrl_observe_lost(struct hrl_lock *lock, const char *reason);
-void hrl_observe_renewal(struct hrl_lock *lock, hrl_status status);
+void hrl_observe_renewal(struct hrl_lock *lock, hrl_status status,
+                         int64_t now_us);
 
 /* owner.c: checks an owner label's text (the option's rules); detail says
  * what is wrong. */

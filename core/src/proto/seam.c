@@ -29,6 +29,7 @@ hrl_status hrl_proto_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
 
 hrl_step hrl_proto_step(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
   bool done_before = lk->op.phase == HRL_PHASE_DONE;
+  lk->obs.now_us = now_us; /* the replies and failures until the next */
   if (lk->obs.handed || lk->obs.dead != 0) {
     hrl_observe_round(lk); /* the round that ends said it handed off */
   }
@@ -137,6 +138,6 @@ void hrl_proto_missed(hrl_lock *lk, size_t i, const char *message) {
 
 hrl_status hrl_proto_renew_end(hrl_lock *lk, int64_t now_us) {
   hrl_status st = hrl_lease_renew_end(lk, now_us);
-  hrl_observe_renewal(lk, st);
+  hrl_observe_renewal(lk, st, now_us);
   return st;
 }

@@ -14,7 +14,6 @@ from typing import Any, Literal
 
 from .. import _core
 from .._redis_py_common import (
-    DEFAULT_LEASE_TTL,
     EXIT_WARNING,
     EXTEND_NO_TIMEOUT,
     EXTEND_NOT_OWNED,
@@ -27,15 +26,12 @@ from .._redis_py_common import (
     RELEASE_UNLOCKED,
     TOKEN_REFUSED,
     ClientCache,
+    LockArgs,
     LockError,
-    SharedHold,
-    ThreadHold,
-    encode_name,
     extend_ttl,
     is_not_held,
     lock_error,
     translate,
-    ttl_of,
     wait_of,
 )
 from ._client import Client
@@ -62,40 +58,14 @@ def client_for(redis: Any) -> Client:
     return cache.get(redis)
 
 
-class AsyncLock:
+class AsyncLock(LockArgs):
     """redis-py's asyncio ``Lock`` over hiredlock.asyncio, for
     ``redis.asyncio.Redis.lock(..., lock_class=AsyncLock)``; the arguments
     and rules of :class:`hiredlock.redis_py.Lock`. A task cancelled while
     it acquires leaves no key behind; a cancelled ``release()`` keeps the
     token, and calling it again finishes (or confirms) the release."""
 
-    def __init__(
-        self,
-        redis: Any,
-        name: Any,
-        timeout: float | None = None,
-        sleep: float = 0.1,
-        blocking: bool = True,
-        blocking_timeout: float | None = None,
-        thread_local: bool = True,
-        raise_on_release_error: bool = True,
-        *,
-        fenced: bool | None = None,
-        lease_ttl: float = DEFAULT_LEASE_TTL,
-    ) -> None:
-        self.redis = redis
-        self.name = name
-        self.timeout = timeout
-        self.sleep = sleep
-        self.blocking = blocking
-        self.blocking_timeout = blocking_timeout
-        self.thread_local = bool(thread_local)
-        self.raise_on_release_error = raise_on_release_error
-        self.fenced = fenced  # None: the client's default (configure)
-        self.lease_ttl = lease_ttl
-        self.local = ThreadHold() if self.thread_local else SharedHold()
-        self._key = encode_name(redis, name)
-        self._ttl, self._lease = ttl_of(timeout, lease_ttl)
+    def _bind(self) -> None:
         try:
             asyncio.get_running_loop()
         except RuntimeError:

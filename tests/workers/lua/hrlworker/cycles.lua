@@ -74,20 +74,20 @@ local function factories(urls)
     end
   end
   f["core-reuse"] = function()
-    local reuse = core.new(urls[1]):lock("bench:core-reuse", { ttl = TTL })
+    local reuse = core.new(urls[1], CLIENT_OPTS):lock("bench:core-reuse", { ttl = TTL })
     return function()
       assert(reuse:acquire(0))
       return reuse
     end
   end
   f["core-n1"] = function()
-    local core1 = core.new(urls[1])
+    local core1 = core.new(urls[1], CLIENT_OPTS)
     return function()
       return assert(core1:acquire("bench:core-n1", OPTS))
     end
   end
   f["lean-n1"] = function()
-    local lean_client = core.new(urls[1])
+    local lean_client = core.new(urls[1], CLIENT_OPTS)
     return function()
       local h, err = lean_client:acquire("bench:lean-n1", OPTS)
       if not h then

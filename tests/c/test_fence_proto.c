@@ -71,7 +71,8 @@ static void answer_pairs(env e, size_t n, const hrl_reply *set,
 static void test_fenced_command_bytes(void) {
   char buf[1024];
   hrl_command_args a = {"res", 3, NULL, 0, NULL, 0, "res{res}:fence", 14, TOKEN,
-                        30000, 0, 0,    0, NULL, 0, HRL_MODE_LOCK,    0,  0};
+                        30000, 0, 0,    0, NULL, 0, HRL_MODE_LOCK,    0,  0,
+                        false};
   size_t n = hrl_resp_command(buf, HRL_ROUND_FENCED_ACQUIRE, true, &a);
   const char want_acq[] = "*6\r\n$3\r\nSET\r\n$3\r\nres\r\n$32\r\n" TOKEN
                           "\r\n$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n30000\r\n"

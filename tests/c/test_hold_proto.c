@@ -32,7 +32,8 @@ static void test_command_bytes(void) {
                         4,
                         HRL_MODE_PERMIT,
                         5,
-                        2};
+                        2,
+                        false};
   size_t n = hrl_resp_command(buf, HRL_ROUND_TRY, true, &a);
   const char want_try[] =
       "*16\r\n$7\r\nEVALSHA\r\n$40\r\n" HRL_SEM_SHA1

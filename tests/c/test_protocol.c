@@ -47,7 +47,8 @@ static void test_command_bytes(void) {
                         4,
                         HRL_MODE_LOCK,
                         0,
-                        0};
+                        0,
+                        true};
   size_t n = hrl_resp_command(buf, HRL_ROUND_SET, true, &a);
   const char want_set[] = "*6\r\n$3\r\nSET\r\n$3\r\nres\r\n$32\r\n"
                           "0123456789abcdef0123456789abcdef\r\n"
@@ -66,16 +67,19 @@ static void test_command_bytes(void) {
 
   n = hrl_resp_command(buf, HRL_ROUND_TRY, true, &a);
   const char want_try[] =
-      "*13\r\n$7\r\nEVALSHA\r\n$40\r\n" HRL_QUEUE_SHA1
+      "*14\r\n$7\r\nEVALSHA\r\n$40\r\n" HRL_QUEUE_SHA1
       "\r\n$1\r\n3\r\n$3\r\nres\r\n$14\r\nres{res}:queue\r\n"
       "$16\r\nres{res}:waiters\r\n$1\r\nt\r\n$32\r\n"
       "0123456789abcdef0123456789abcdef\r\n$5\r\n30000\r\n"
       "$16\r\n1700000000000001\r\n$4\r\n2000\r\n$3\r\n410\r\n"
-      "$4\r\nchan\r\n";
+      "$4\r\nchan\r\n$1\r\n1\r\n";
   CHECK_INT(n, sizeof want_try - 1);
   CHECK(memcmp(buf, want_try, n) == 0);
+  a.handed_ttl = false; /* the waiter claims every hand-off */
+  n = hrl_resp_command(buf, HRL_ROUND_TRY, true, &a);
+  CHECK(memcmp(buf + n - 13, "chan\r\n$1\r\n0\r\n", 13) == 0);
   n = hrl_resp_command(buf, HRL_ROUND_ASIDE, false, &a);
-  CHECK(memcmp(buf, "*13\r\n$4\r\nEVAL\r\n$", 16) == 0);
+  CHECK(memcmp(buf, "*14\r\n$4\r\nEVAL\r\n$", 16) == 0);
   CHECK(memmem(buf, n, HRL_QUEUE_SCRIPT, strlen(HRL_QUEUE_SCRIPT)) != NULL);
   CHECK(memmem(buf, n, "$1\r\na\r\n", 7) != NULL);
 

@@ -17,7 +17,7 @@ from conftest import RUNTIMES
 
 PAIRS = list(itertools.permutations(RUNTIMES, 2))
 TOKEN = re.compile(r"^[0-9a-f]{32}$")
-QUEUE_SHA = "a08c6f9a63bf7efa81d43f4600b22e8a0b5cd4c8"
+QUEUE_SHA = "355d797da61ba015dee7563c90be63c1a738b4c3"
 EXTEND_SHA = "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10"
 FENCE_SHA = "9c38fba8e96eb3c37a8add861f63fed33fe29963"
 

@@ -5,7 +5,7 @@
 local fixture = require "helpers.fixture"
 local hiredlock = require "hiredlock"
 
-local QUEUE_SHA = "a08c6f9a63bf7efa81d43f4600b22e8a0b5cd4c8"
+local QUEUE_SHA = "355d797da61ba015dee7563c90be63c1a738b4c3"
 local EXTEND_SHA = "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10"
 
 describe("wire format", function()
@@ -102,13 +102,14 @@ describe("wire format", function()
       os.execute("sleep 0.01")
     end
     -- token -> arrival (wall clock, microseconds); token -> "expiry window
-    -- channel" (the master's milliseconds; min(ttl, window); the channel).
+    -- channel\tttl" (the master's milliseconds; min(ttl, window); the
+    -- channel; the waiter's ttl: it takes a hand-off without a claim).
     assert.equals(2, #entries)
     local token = entries[1]
     assert.matches("^[0-9a-f]+$", token)
     assert.is_true(math.abs(tonumber(entries[2]) / 1e6 - os.time()) < 60)
     local info = fx:cmd(1, "HGET", waiters, token)
-    assert.matches("^%d+ 400 app:hiredlock:wake:[0-9a-f]+$", info)
+    assert.matches("^%d+ 400 app:hiredlock:wake:[0-9a-f]+\t%d+$", info)
     assert.is_true(holder:release())
     assert.equals(token, waiter:read("*a"))
     waiter:close()

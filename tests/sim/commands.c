@@ -297,6 +297,18 @@ void master_publish(world *w, master *m, const char *ch, size_t ch_len,
   }
 }
 
+long long master_numsub(const world *w, const master *m, const char *ch,
+                        size_t ch_len) {
+  long long count = 0;
+  for (int i = 0; i < w->nconns; i++) {
+    const conn *s = &w->conns[i];
+    count += s->master == m->id && s->accepted && s->epoch == m->epoch &&
+             s->subscribed && s->channel_len == ch_len &&
+             memcmp(s->channel, ch, ch_len) == 0;
+  }
+  return count;
+}
+
 static void cmd_publish(world *w, master *m, conn *c, const sim_args *a,
                         sim_reply *out) {
   (void)c;

@@ -94,6 +94,7 @@ static const cov_item universe[] = {
     STEP(WAITING, WAIT, WAITING),
     STEP(WAITING, ROUND, TRYING),
     STEP(WAITING, ROUND, LEAVING),
+    STEP(WAITING, DONE, DONE), /* a hand-off taken without a claim */
     STEP(LEAVE, ROUND, LEAVING),
     STEP(LEAVING, DONE, DONE),
     /* what a master's part of a round came to */

@@ -49,6 +49,14 @@ static const mutant_def mutants[] = {
      "the fence script raises the counter without our key", true},
     {"queue-no-ttl", 0, MODEL_QUEUE_NO_TTL,
      "the queue script gives the queue keys no TTL", true},
+    {"handoff-at-message", HRL_MUTANT_HANDOFF_AT_MESSAGE, MODEL_MUTANT_NONE,
+     "a hand-off taken without a claim is dated from its message", true},
+    {"handoff-at-last-try", HRL_MUTANT_HANDOFF_AT_LAST_TRY, MODEL_MUTANT_NONE,
+     "a hand-off taken without a claim is dated from the last refusal, "
+     "not the first queue round",
+     true},
+    {"handoff-px-window", 0, MODEL_HANDOFF_PX_WINDOW,
+     "the queue script hands a listening waiter the window, not its ttl", true},
 };
 #define MUTANTS (int)(sizeof mutants / sizeof mutants[0])
 

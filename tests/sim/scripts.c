@@ -9,7 +9,8 @@
  *
  * The model's own mutants (main.c --mutant) live here: a release that
  * deletes whatever the key holds, a fence script that raises the counter
- * without our key, queue keys left without their PEXPIRE.
+ * without our key, queue keys left without their PEXPIRE, a hand-off
+ * heard of that keeps the window's PX instead of the waiter's ttl.
  */
 #include <stdio.h>
 #include <string.h>
@@ -80,7 +81,27 @@ typedef struct waiter {
   int64_t window;
   char channel[HRL_CHANNEL_MAX + 1];
   size_t channel_len;
+  int64_t ttl; /* the "\t" ttl after the channel (a waiter that takes a
+                  hand-off without a claim), else -1 */
 } waiter;
+
+/* "\t<digits>" at the end of the channel, as string.match(ch,
+ * "^(.+)\t(%d+)$"): the channel is cut there and *ttl is the number. */
+static bool split_ttl(waiter *h) {
+  size_t end = h->channel_len, p = end;
+  while (p > 0 && h->channel[p - 1] >= '0' && h->channel[p - 1] <= '9') {
+    p--;
+  }
+  if (p == end || p < 2 || h->channel[p - 1] != '\t') {
+    return false;
+  }
+  h->ttl = 0;
+  for (size_t k = p; k < end; k++) {
+    h->ttl = h->ttl * 10 + (h->channel[k] - '0');
+  }
+  h->channel_len = p - 1;
+  return true;
+}
 
 /* "<expiry> <window> <channel>", as string.match(v, "^(%d+) (%d+) (.+)$") */
 static bool parse_entry(const hfield *f, int64_t *expiry, waiter *out) {
@@ -108,6 +129,7 @@ static bool parse_entry(const hfield *f, int64_t *expiry, waiter *out) {
   out->window = v[1];
   out->channel_len = (size_t)(end - p);
   memcpy(out->channel, p, out->channel_len);
+  out->ttl = -1;
   return true;
 }
 
@@ -155,12 +177,21 @@ static void set_key(queue_ctx *x, const char *token, int64_t px) {
 }
 
 /* Hands the key to waiter h: SET key h PX window, its entry dropped, its
- * token published on its channel. */
+ * token published on its channel. A waiter that takes a hand-off without
+ * a claim ("\t" ttl after its channel): PX ttl and the message when its
+ * channel has a subscriber on this master, else PX window and none. */
 static void give(queue_ctx *x, const waiter *h) {
-  set_key(x, h->token, h->window);
+  waiter at = *h;
+  bool claimless = split_ttl(&at);
+  bool heard =
+      claimless && master_numsub(x->w, x->m, at.channel, at.channel_len) > 0;
+  bool whole = heard && !mutant(x->w, MODEL_HANDOFF_PX_WINDOW);
+  set_key(x, h->token, whole ? at.ttl : h->window);
   drop(x, h->token);
-  master_publish(x->w, x->m, h->channel, h->channel_len, h->token,
-                 HRL_TOKEN_LEN, NULL);
+  if (heard || !claimless) {
+    master_publish(x->w, x->m, at.channel, at.channel_len, h->token,
+                   HRL_TOKEN_LEN, NULL);
+  }
 }
 
 /* The key goes to the first live waiter but us, or is deleted. */
@@ -178,7 +209,7 @@ static void pass(queue_ctx *x) {
 }
 
 static bool enqueue(queue_ctx *x, int64_t ttl, int64_t arrival, int64_t lease,
-                    int64_t win) {
+                    int64_t win, bool handed) {
   const sim_args *a = x->a;
   sim_key *q = key_at(x, x->q, KT_ZSET, true);
   if (q == NULL || !ks_zadd(q, x->t, arrival)) {
@@ -190,12 +221,16 @@ static bool enqueue(queue_ctx *x, int64_t ttl, int64_t arrival, int64_t lease,
   int n = snprintf(v, sizeof v, "%lld %lld ", (long long)(x->now + lease),
                    (long long)(ttl < win ? ttl : win));
   int ch = x->argv1 + 6; /* ARGV[7]: the channel */
-  if (wk == NULL || (size_t)n + a->len[ch] > sizeof v) {
+  char tail[24] = "";
+  int tail_len =
+      handed ? snprintf(tail, sizeof tail, "\t%lld", (long long)ttl) : 0;
+  if (wk == NULL || (size_t)n + a->len[ch] + (size_t)tail_len > sizeof v) {
     sim_violation(x->w, V_CRASH, "a waiters entry longer than the model's");
     return false;
   }
   memcpy(v + n, a->argv[ch], a->len[ch]);
-  if (!ks_hset(wk, x->t, v, (size_t)n + a->len[ch])) {
+  memcpy(v + n + a->len[ch], tail, (size_t)tail_len);
+  if (!ks_hset(wk, x->t, v, (size_t)n + a->len[ch] + (size_t)tail_len)) {
     sim_violation(x->w, V_CRASH, "a waiters hash longer than the model's");
     return false;
   }
@@ -216,7 +251,7 @@ static void queue_script(world *w, master *m, const sim_args *a, int keys,
   bool r = arg_is(a, arg, "r"), t = arg_is(a, arg, "t"),
        aside = arg_is(a, arg, "a");
   if (keys != 3 || !(r || t || aside) || !is_token(a, arg + 1) ||
-      (!r && a->argc != arg + 7)) {
+      (!r && a->argc != arg + 8)) {
     reply_error(w, out, "ERR the model's queue script: bad arguments");
     return;
   }
@@ -250,13 +285,14 @@ static void queue_script(world *w, master *m, const sim_args *a, int keys,
     reply_error(w, out, "ERR the model's queue script: bad numbers");
     return;
   }
+  bool handed = arg_is(a, arg + 7, "1"); /* ARGV[8] */
   sim_key *k = get_string(w, m, a, x.k, &wrong);
   bool ours = holds(k, x.t);
   if (aside) {
     if (ours) {
       pass(&x);
     }
-    enqueue(&x, ttl, arrival, lease, win);
+    enqueue(&x, ttl, arrival, lease, win, handed);
     reply_int(w, out, x.handed + 4 * x.dead);
     return;
   }
@@ -270,7 +306,7 @@ static void queue_script(world *w, master *m, const sim_args *a, int keys,
     return;
   }
   bool was_free = k == NULL;
-  if (!enqueue(&x, ttl, arrival, lease, win)) {
+  if (!enqueue(&x, ttl, arrival, lease, win, handed)) {
     return;
   }
   if (was_free) {
@@ -375,7 +411,7 @@ static const struct script {
   script_fn fn;
 } scripts[] = {
     {HRL_QUEUE_SHA1, HRL_QUEUE_SCRIPT,
-     "a08c6f9a63bf7efa81d43f4600b22e8a0b5cd4c8", queue_script},
+     "355d797da61ba015dee7563c90be63c1a738b4c3", queue_script},
     {HRL_EXTEND_SHA1, HRL_EXTEND_SCRIPT,
      "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10", extend_script},
     {HRL_FENCE_SHA1, HRL_FENCE_SCRIPT,

@@ -195,7 +195,8 @@ typedef enum sim_model_mutant {
   MODEL_MUTANT_NONE,
   MODEL_RELEASE_NO_COMPARE, /* the queue script's release deletes any key */
   MODEL_FENCE_NO_TOKEN,     /* the fence script raises without our key */
-  MODEL_QUEUE_NO_TTL        /* the queue keys get no PEXPIRE */
+  MODEL_QUEUE_NO_TTL,       /* the queue keys get no PEXPIRE */
+  MODEL_HANDOFF_PX_WINDOW   /* a hand-off heard of gets PX window, not ttl */
 } sim_model_mutant;
 
 typedef struct sim_options {

@@ -369,6 +369,9 @@ void command_run(world *w, master *m, conn *c, const sim_args *a,
                  sim_reply *out);
 bool arg_is(const sim_args *a, int i, const char *s);
 bool arg_int(const sim_args *a, int i, long long *out);
+/* PUBSUB NUMSUB ch on master m: its connections subscribed to ch. */
+long long master_numsub(const world *w, const master *m, const char *ch,
+                        size_t ch_len);
 void master_publish(world *w, master *m, const char *ch, size_t ch_len,
                     const char *msg, size_t msg_len, sim_reply *count_out);
 

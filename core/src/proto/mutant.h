@@ -19,6 +19,8 @@ enum hrl_mutant {
   HRL_MUTANT_NO_CLEANUP,      /* a failed attempt sends no release */
   HRL_MUTANT_NO_ASIDE,        /* a waiter keeps what a lost try won */
   HRL_MUTANT_UNACKED_UNTAKEN, /* a write its WAIT found short taken for none */
+  HRL_MUTANT_HANDOFF_AT_MESSAGE,  /* a hand-off dated from its message */
+  HRL_MUTANT_HANDOFF_AT_LAST_TRY, /* ... from the last refusal's round */
   HRL_MUTANT_COUNT
 };
 

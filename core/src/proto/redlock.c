@@ -229,6 +229,29 @@ static hrl_step grant(hrl_lock *lk, uint64_t fence, hrl_step_info *info) {
   return hrl_op_finish(lk, HRL_OK, info);
 }
 
+hrl_step hrl_grant_handed(hrl_lock *lk, uint64_t masters, int64_t start_us,
+                          hrl_step_info *info) {
+  hrl_op *op = &lk->op;
+  hrl_counts *c = &op->counts;
+  c->ok = 0;
+  for (uint64_t m = masters; m != 0; m &= m - 1) {
+    c->ok++;
+  }
+  c->refused = c->unreachable = c->failed = 0;
+  lk->held = true;
+  hrl_lease_held_since(lk, start_us);
+  lk->granted = masters;
+  /* Every master that handed it holds our token, in the quorum or not. */
+  lk->token_at |= op->notified;
+  memcpy(lk->token, op->token, sizeof lk->token);
+  op->attempt_start_us = start_us;
+  op->attempt_until_us = start_us + (int64_t)op->ttl_ms * US_PER_MS -
+                         drift_us(lk->cfg, op->ttl_ms);
+  lk->valid_until_us = op->attempt_until_us;
+  lk->fence = 0;
+  return hrl_op_finish(lk, HRL_OK, info);
+}
+
 /* The attempt did not get the lock. A waiter's goes back to waiting.c.
  * Refused by a quorum with time to wait: queue up (waiting.c); its first
  * try claims what this attempt got, so no cleanup here. Otherwise its

@@ -10,10 +10,10 @@
 /* Framing of one argument: "$<len>\r\n" and "\r\n", at most 16 bytes. */
 #define FRAMING 16
 /* Most arguments of a command (a try: EVALSHA sha 3 k q w t token ttl
- * arrival lease window channel, and INCR counter behind a fenced one; a
- * hold's try: EVALSHA sha 4 k q w c n token ttl arrival lease window
- * channel class slot), the most numbers in one (a hold's try: six) and
- * the longest number (a 64-bit value). */
+ * arrival lease window channel handed, and INCR counter behind a fenced
+ * one; a hold's try: EVALSHA sha 4 k q w c n token ttl arrival lease
+ * window channel class slot), the most numbers in one (a hold's try: six)
+ * and the longest number (a 64-bit value). */
 #define ARGS_MAX 16
 #define NUMBERS_MAX 6
 #define NUMBER_MAX 20
@@ -174,11 +174,11 @@ static size_t put_fence(char *buf, bool by_sha, const hrl_command_args *a) {
 }
 
 /* EVALSHA sha 3 key queue waiters mode token
- *   [ttl arrival lease window channel] */
+ *   [ttl arrival lease window channel handed] */
 static size_t put_queue(char *buf, const char *mode, bool by_sha,
                         const hrl_command_args *a) {
   bool waiter = mode[0] != 'r';
-  size_t n = PUT_SCRIPT(buf, waiter ? 13 : 8, by_sha, HRL_QUEUE);
+  size_t n = PUT_SCRIPT(buf, waiter ? 14 : 8, by_sha, HRL_QUEUE);
   n += PUT_LITERAL(buf + n, "3");
   n += put_arg(buf + n, a->key, a->key_len);
   n += put_arg(buf + n, a->queue, a->queue_len);
@@ -191,6 +191,7 @@ static size_t put_queue(char *buf, const char *mode, bool by_sha,
     n += put_number(buf + n, a->lease_ms);
     n += put_number(buf + n, a->window_ms);
     n += put_arg(buf + n, a->channel, a->channel_len);
+    n += put_arg(buf + n, a->handed_ttl ? "1" : "0", 1);
   }
   return n;
 }

@@ -38,17 +38,28 @@
  * the master's milliseconds, window: how long a hand-off stays reserved
  * for that waiter). ARGV[1] is the mode:
  *   r token: release (also a waiter leaving): drop the token's entry; when
- *     the key holds the token, hand it to the first live waiter (SET key
- *     waiter PX window, PUBLISH channel waiter) or delete it. 1 when the
- *     key was ours, else 0. Without a queue: compare-and-delete, nothing
- *     more.
- *   t token ttl arrival lease window channel: a waiter's try: claim a key that
- *     holds the token (PEXPIRE ttl); SET a free key when the token is the
- *     first live waiter (else hand it to that one); otherwise (re)enqueue.
- *     +OK when the token holds the key now, else the key's PTTL.
+ *     the key holds the token, hand it to the first live waiter (below) or
+ *     delete it. 1 when the key was ours, else 0. Without a queue:
+ *     compare-and-delete, nothing more.
+ *   t token ttl arrival lease window channel handed: a waiter's try: claim
+ *     a key that holds the token (PEXPIRE ttl); SET a free key when the
+ *     token is the first live waiter (else hand it to that one); otherwise
+ *     (re)enqueue. +OK when the token holds the key now, else the key's
+ *     PTTL. handed "1": the waiter takes a hand-off it hears of without a
+ *     claim (waiting.c), so its entry ends in "\t" ttl.
  *   a (same arguments): a waiter steps aside after a try that won too few
  *     masters: a key holding its token goes to the next live waiter (or
  *     is deleted), and the token stays queued. 0.
+ * A hand-off to waiter h: SET key h PX window and PUBLISH channel h; for
+ * an entry that ends in "\t" ttl, SET key h PX ttl and PUBLISH only when
+ * its channel has a subscriber on this server (PUBSUB NUMSUB; an ACL that
+ * refuses NUMSUB counts as one), else SET key h PX window and no message:
+ * a waiter that hears of such a hand-off knows the key is its own for the
+ * whole ttl from the SET (docs/SAFETY.md, "Hand-off without a claim"),
+ * and one whose process is gone holds it no longer than the window. An
+ * older script reading such an entry publishes on a channel nobody hears
+ * (the "\t" ttl stays in it): its hand-off lapses after the window, or
+ * the waiter's next try claims it.
  * t and a on a key that is a hash (a read-write lock's or a semaphore's,
  * hold_script.h) change nothing and answer the error "HRLKIND hold" (a
  * name is one kind of lock at a time); on another type, GET's WRONGTYPE.
@@ -78,9 +89,12 @@
   "end\n"                                                                      \
   "end\n"                                                                      \
   "local function give(h,x,ch)\n"                                              \
-  "redis.call(\"set\",k,h,\"px\",x)\n"                                         \
+  "local c,l=string.match(ch,\"^(.+)\\t(%d+)$\")\n"                            \
+  "local n=c and redis.pcall(\"pubsub\",\"numsub\",c)\n"                       \
+  "local heard=n and (n.err~=nil or n[2]>0)\n"                                 \
+  "redis.call(\"set\",k,h,\"px\",heard and l or x)\n"                          \
   "drop(h)\n"                                                                  \
-  "redis.call(\"publish\",ch,h)\n"                                             \
+  "if heard or not c then redis.call(\"publish\",c or ch,h) end\n"             \
   "end\n"                                                                      \
   "local function pass()\n"                                                    \
   "local h,x,ch=head(t)\n"                                                     \
@@ -97,7 +111,8 @@
   "local function enqueue()\n"                                                 \
   "redis.call(\"zadd\",q,ARGV[4],t)\n"                                         \
   "redis.call(\"hset\",w,t,string.format(\"%d %d "                             \
-  "\",now+lease,math.min(ttl,win))..ARGV[7])\n"                                \
+  "\",now+lease,math.min(ttl,win))..ARGV[7].."                                 \
+  "(ARGV[8]==\"1\" and \"\\t\"..ARGV[3] or \"\"))\n"                           \
   "if redis.call(\"pttl\",q)<lease then\n"                                     \
   "redis.call(\"pexpire\",q,lease)\n"                                          \
   "redis.call(\"pexpire\",w,lease)\n"                                          \
@@ -131,7 +146,7 @@
   "give(h,x,ch)\n"                                                             \
   "end\n"                                                                      \
   "return redis.call(\"pttl\",k)\n"
-#define HRL_QUEUE_SHA1 "a08c6f9a63bf7efa81d43f4600b22e8a0b5cd4c8"
+#define HRL_QUEUE_SHA1 "355d797da61ba015dee7563c90be63c1a738b4c3"
 
 /* A release on the lock key alone: compare-and-delete. Only where a Redis
  * Cluster's slot is migrating and the queue script's three keys are not
@@ -185,6 +200,9 @@ typedef struct hrl_command_args {
   hrl_lock_mode mode;
   uint32_t permits;
   uint32_t permit;
+  /* a mutex's try, aside: the waiter takes a hand-off without a claim
+   * (ARGV[8]) */
+  bool handed_ttl;
 } hrl_command_args;
 
 /* EVAL <plain release script> 1 key token into buf (room: the EVAL form's

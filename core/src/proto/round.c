@@ -49,9 +49,11 @@ static hrl_command_args command_args(hrl_lock *lk) {
        * it holds, its tries the one it would rather get */
       op->round_kind == HRL_ROUND_EXTEND || op->round_kind == HRL_ROUND_FENCE
           ? lk->permit
-          : op->hint};
+          : op->hint,
+      false};
   if (is_try(op->round_kind)) {
     a.channel = hrl_config_channel(lk->cfg, &a.channel_len);
+    a.handed_ttl = hrl_wait_handed_ttl(lk);
   }
   return a;
 }

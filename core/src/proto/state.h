@@ -244,6 +244,13 @@ typedef struct hrl_op {
    * that time, never a later one. */
   bool rejoined;
   int64_t rejoin_until_us;
+  /* A hand-off taken without a claim (waiting.c, docs/SAFETY.md): when
+   * the acquire's first queue round (a try or a step aside) started, 0
+   * before one, and the masters where every queue round it sent so far was
+   * answered, and refused (the key was not its token): a hand-off heard of
+   * from one of those was made after queued_us and is still ours. */
+  int64_t queued_us;
+  uint64_t clean;
   /* A semaphore's acquire: the permit its tries ask for (the one most
    * masters granted the last time; 0: any). */
   uint32_t hint;
@@ -621,6 +628,13 @@ void hrl_wait_keep(hrl_lock *lock, int64_t until_us);
  * answers), stepping aside first when a master may hold its token. */
 hrl_step hrl_wait_unanswered(hrl_lock *lock, hrl_tally t, bool may_hold,
                              int64_t now_us, hrl_step_info *info);
+/* waiting.c: whether lock's waiter takes a hand-off it hears of without a
+ * claim round (the queue script's "handed" argument; see there). */
+bool hrl_wait_handed_ttl(const hrl_lock *lock);
+/* redlock.c: a waiter holds the lock without a round: masters (a quorum)
+ * handed it, each no earlier than start_us (waiting.c). */
+hrl_step hrl_grant_handed(hrl_lock *lock, uint64_t masters, int64_t start_us,
+                          hrl_step_info *info);
 /* waiting.c: whether a master's failure in the round will last (see
  * there): a refused AUTH, a protocol error, a server error other than
  * those of a server starting or failing over. */

@@ -20,10 +20,12 @@
  *                                                                 -> ASIDE
  *              else                                               -> WAITING
  *   ASIDE   -> no wait left: LEAVE, then timeout; else            -> WAITING
- *   WAITING -> HRL_STEP_WAIT, then TRY again once a quorum of masters
- *              handed the lock to us (hrl_proto_notified), or one did and
- *              `timeout` (the per-master deadline) passed without the
- *              others, or a subscriber came up (hrl_proto_wake), or the
+ *   WAITING -> HRL_STEP_WAIT, then, once a quorum of masters handed the
+ *              lock to us (hrl_proto_notified), or one did and `timeout`
+ *              (the per-master deadline) passed without the others: held
+ *              at once (DONE, no round) when its first try dates those
+ *              hand-offs (take_handed), else TRY again; also TRY when
+ *              a subscriber came up (hrl_proto_wake), or the
  *              holder's TTL ran out on a quorum (the PTTLs of the try), or
  *              retry_delay +/- jitter passed: the cap for a hand-off whose
  *              message was lost or a holder that publishes nothing.
@@ -165,6 +167,8 @@ void hrl_wait_rejoin(hrl_lock *lk, int64_t now_us) {
   op->token[0] = '\0';
   op->arrival_us = 0;
   op->rejoined = false;
+  op->queued_us = 0;
+  op->clean = c->n < 64 ? ((uint64_t)1 << c->n) - 1 : ~(uint64_t)0;
   if (c->rejoins == 0) {
     return; /* the common case: no getpid() on every acquire */
   }
@@ -179,11 +183,14 @@ void hrl_wait_rejoin(hrl_lock *lk, int64_t now_us) {
     if (lapsed || r->key_hash == h) {
       if (!lapsed) {
         /* Taken, so two acquires never carry one token. Its old place
-         * too: that entry may still be there, until its lease ends. */
+         * too: that entry may still be there, until its lease ends. So may
+         * hand-offs made for it, and rounds of the acquire that left it:
+         * no hand-off to it is taken without a claim. */
         memcpy(op->token, r->token, sizeof op->token);
         op->arrival_us = r->arrival_us;
         op->rejoined = true;
         op->rejoin_until_us = r->until_us;
+        op->clean = 0;
       }
       r->key_hash = 0;
       c->rejoins--;
@@ -201,6 +208,9 @@ static hrl_step start_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
     hrl_detailf(lk->detail, sizeof lk->detail,
                 "the OS random generator failed");
     return leave(lk, HRL_ESYSTEM, now_us, info);
+  }
+  if (op->queued_us == 0) {
+    op->queued_us = now_us; /* our token can be handed nothing before */
   }
   op->attempts++;
   op->notified = 0;
@@ -346,9 +356,28 @@ static bool may_hold(const hrl_lock *lk) {
 
 static hrl_step wait_or_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info);
 
+/* After a try: the masters where it was not a plain refusal leave
+ * op->clean for the rest of the acquire. An OK took a key holding our
+ * token (a hand-off whose message may come yet, stale); no answer, or an
+ * error, leaves the script's run there unknown (it may run late, after a
+ * hand-off); a plain try (SET NX, a migrating slot) queued nothing. */
+static void note_refusals(hrl_lock *lk) {
+  hrl_op *op = &lk->op;
+  for (size_t i = 0; i < lk->cfg->n; i++) {
+    const hrl_node *node = &op->nodes[i];
+    bool refused = node->result == HRL_NODE_REFUSED &&
+                   node->pttl >= HRL_PTTL_NONE && !node->plain &&
+                   !node->migrating && !node->took;
+    if (!refused) {
+      op->clean &= ~((uint64_t)1 << i);
+    }
+  }
+}
+
 static hrl_step judge_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
   hrl_hold_settle(lk); /* a semaphore's: one permit */
   hrl_tally t = hrl_round_tally(lk);
+  note_refusals(lk);
   hrl_round_record(lk, t);
   hrl_step step;
   if (hrl_attempt_granted(lk, t, now_us, info, &step)) {
@@ -360,6 +389,12 @@ static hrl_step judge_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
 /* Won too few: keeping them would let waiters that each hold a few masters
  * wait for each other forever. */
 static hrl_step step_aside(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
+  if (lk->op.queued_us == 0) {
+    lk->op.queued_us = now_us; /* it queues us too */
+  }
+  /* It passes on a key holding our token, whose message may come later:
+   * no master's hand-off is taken without a claim after it. */
+  lk->op.clean = 0;
   lk->op.phase = HRL_PHASE_ASIDE;
   return hrl_round_step(lk, HRL_ROUND_ASIDE, lk->cfg->opts.timeout_ms, now_us,
                         info);
@@ -458,6 +493,55 @@ static int popcount64(uint64_t v) {
   return n;
 }
 
+bool hrl_wait_handed_ttl(const hrl_lock *lk) {
+  const hrl_config *c = lk->cfg;
+  /* A mutex only: a read-write lock's or a semaphore's hold runs this
+   * state machine with its own scripts (hold.c), whose hand-offs keep the
+   * window and publish whoever listens. Not a fenced lock (its fence
+   * comes from the try's INCR); not where a
+   * grant must wait for replicas (the hand-off's SET did not), nor while
+   * restarted masters are kept out (the try's connection is what sees a
+   * restart); not on a cluster, whose nodes hear the hand-offs made on
+   * other nodes (a subscriber is on one of them: PUBSUB NUMSUB there
+   * would say none, and every hand-off would wait for the cap). */
+  if (hrl_lock_is_hold(lk) || lk->fence_key != NULL || c->clusters > 0 ||
+      c->opts.restart_guard_ms > 0 || lk->opts.sync_aof) {
+    return false;
+  }
+  for (size_t i = 0; i < c->n; i++) {
+    if (hrl_round_wait_replicas(lk, i) > 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/* A quorum of masters handed the lock to us (or some did, and the others'
+ * per-master deadline passed). Held at once, without a claim round, when
+ * a quorum of them are clean (op->clean: every queue round we sent there
+ * was answered with a refusal) and the validity counted from the first
+ * queue round (op->queued_us) is no less than a claim round could leave
+ * (ttl - its longest round - drift). Why that instant, not the last
+ * refusal nor the message: docs/SAFETY.md, "Hand-off without a claim".
+ * Otherwise the try claims them, as it always did. */
+static hrl_step take_handed(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
+  hrl_op *op = &lk->op;
+  const hrl_config *c = lk->cfg;
+  uint64_t clean = op->notified & op->clean;
+  int64_t since = op->queued_us;
+  if (HRL_MUTANT(HANDOFF_AT_MESSAGE)) {
+    since = now_us; /* as if the key were set as the message came */
+  } else if (HRL_MUTANT(HANDOFF_AT_LAST_TRY)) {
+    since = op->round_start_us; /* the last refusal's round */
+  }
+  int64_t longest = (int64_t)hrl_ttl_bound_timeout(c, op->ttl_ms) * US_PER_MS;
+  if (hrl_wait_handed_ttl(lk) && c->same_server[0] == '\0' && since != 0 &&
+      (size_t)popcount64(clean) >= c->quorum && now_us - since <= longest) {
+    return hrl_grant_handed(lk, clean, since, info);
+  }
+  return start_try(lk, now_us, info);
+}
+
 static hrl_step wait_or_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
   hrl_op *op = &lk->op;
   const hrl_config *c = lk->cfg;
@@ -466,7 +550,10 @@ static hrl_step wait_or_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
                  now_us, info);
   }
   size_t handed = (size_t)popcount64(op->notified);
-  if (op->woken || handed >= c->quorum || now_us >= op->retry_at_us) {
+  if (handed >= c->quorum) {
+    return take_handed(lk, now_us, info);
+  }
+  if (op->woken || now_us >= op->retry_at_us) {
     return start_try(lk, now_us, info);
   }
   int64_t next =
@@ -491,7 +578,7 @@ static hrl_step wait_or_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
     }
     int64_t gathered = op->notified_at_us + (int64_t)c->opts.timeout_ms * 1000;
     if (now_us >= gathered) {
-      return start_try(lk, now_us, info);
+      return take_handed(lk, now_us, info);
     }
     next = gathered < next ? gathered : next;
   }

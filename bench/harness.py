@@ -154,8 +154,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument(
         "--ab-python",
         help="a directory holding another build of the Python package "
-        "(bench/ab-wheel.sh: make dist's wheel): adds the cases ab-py-n1 "
-        "and ab-py-n5, the Python worker importing hiredlock from there",
+        "(bench/ab-wheel.sh: make dist's wheel; or pip install --target DIR "
+        "of another revision): adds the cases ab-py-n1, ab-py-n5 and "
+        "ab-py-async-n1, the Python worker importing hiredlock from there",
     )
     a = p.parse_args()
     quick = a.quick
@@ -305,7 +306,7 @@ def main() -> None:
             all_cases[f"ab-{cid}"] = ab
     if args.ab_python:
         AB_PYTHON.append(str(Path(args.ab_python).resolve()))
-        for cid in ("py-n1", "py-n5"):
+        for cid in ("py-n1", "py-n5", "py-async-n1"):
             ab = dict(all_cases[cid])
             ab.update(
                 worker="abpy",

@@ -36,6 +36,8 @@
  *   stream.expire(lock, i, message)    -> (action, bytes | None)
  *   stream.skip(lock, i)               -> action
  *   stream.replied                     -> bool
+ *   stream.owed                        -> int: replies of earlier rounds'
+ *                                         commands still to come
  * Actions are the ints STREAM_MORE, STREAM_SEND, STREAM_DONE, STREAM_CLOSE.
  */
 #include "hrlpy.h"
@@ -431,6 +433,12 @@ static PyObject *stream_replied(PyObject *op, void *closure) {
   return PyBool_FromLong(hrl_stream_replied(((hrlpy_stream *)op)->stream));
 }
 
+static PyObject *stream_owed(PyObject *op, void *closure) {
+  (void)closure;
+  return PyLong_FromUnsignedLong(
+      (unsigned long)hrl_stream_owed(((hrlpy_stream *)op)->stream));
+}
+
 static PyMethodDef stream_methods[] = {
     {"start", (PyCFunction)(void (*)(void))stream_start, METH_FASTCALL,
      "start(lock, i, fresh) -> bytes to write for master i's part of the "
@@ -450,6 +458,10 @@ static PyMethodDef stream_methods[] = {
 static PyGetSetDef stream_getset[] = {
     {"replied", stream_replied, NULL,
      "Whether any reply arrived on the stream in this round.", NULL},
+    {"owed", stream_owed, NULL,
+     "Replies to earlier rounds' commands still to come (the connection "
+     "missed a deadline and was kept).",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

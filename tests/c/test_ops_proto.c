@@ -1,7 +1,10 @@
 /* Unit tests, without Redis, of what operators get from the protocol:
  * owner labels on the wire (the label's command behind the round's, its
  * reply read last), inspections (the script's answer parsed, the quorum's
- * verdict), events and counters as the seam reports them. */
+ * verdict), events and counters as the seam reports them; and what a
+ * lock object costs to make (its size). */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "check.h"
@@ -141,6 +144,41 @@ static void test_no_label_no_extra_bytes(void) {
   CHECK_INT(len, 22 + 39 + 16 + 11); /* SET res token NX PX 30000 */
   CHECK_INT(hrl_proto_command_replies(lk, 0), 1);
   CHECK(lk->extra == NULL);
+  hrl_lock_free(lk);
+  hrl_client_free(c);
+}
+
+/* Bindings make a lock object per acquisition (Python's with, the Lua
+ * facade): past glibc's per-thread cache limit (blocks up to 1032 bytes
+ * on 64-bit) every one went through the arena, with malloc_consolidate,
+ * a tenth of such a cycle's instructions (bench/: c-new-n1). The handle
+ * must stay within it; a lock that cannot wait keeps no room for a WAIT
+ * in its command buffer, and one that can still gets its WAIT. */
+static void test_lock_object_fits_the_malloc_cache(void) {
+#if SIZE_MAX > UINT32_MAX
+  CHECK(sizeof(hrl_lock) <= 1032);
+#endif
+  hrl_client *c = client_of(1, NULL);
+  hrl_lock *lk = check_lock(c, "res");
+  CHECK(!lk->may_wait);
+  hrl_lock_free(lk);
+  hrl_client_free(c);
+  hrl_options o;
+  hrl_options_init(&o);
+  o.lock.sync_replicas = 1;
+  c = check_client(three, 1, &o);
+  lk = check_lock(c, "res");
+  CHECK(lk->may_wait);
+  hrl_step_info info;
+  CHECK_STATUS(hrl_proto_begin(lk, HRL_OP_ACQUIRE, 0, hrl_now_us()), HRL_OK);
+  CHECK_INT(step(lk, &info), HRL_STEP_ROUND);
+  size_t len = 0;
+  const char *bytes = hrl_proto_command(lk, 0, &len);
+  char text[1024];
+  CHECK(len < sizeof text);
+  snprintf(text, sizeof text, "%.*s", (int)len, bytes);
+  CHECK(strstr(text, "\r\nWAIT\r\n") != NULL);
+  CHECK_INT(hrl_proto_command_replies(lk, 0), 2);
   hrl_lock_free(lk);
   hrl_client_free(c);
 }
@@ -476,6 +514,7 @@ int main(void) {
   RUN(test_owner_label_behind_a_wait);
   RUN(test_no_label_no_extra_bytes);
   RUN(test_owner_label_is_checked);
+  RUN(test_lock_object_fits_the_malloc_cache);
   RUN(test_inspection_parses_and_judges);
   RUN(test_master_down_and_back);
   RUN(test_master_events_on_the_drivers_clock);

@@ -4,6 +4,7 @@ the C driver words it, leaving no key."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 
@@ -168,3 +169,30 @@ async def test_client_certificate_refusals_in_the_c_drivers_words(
             assert re.match(HANDSHAKE_REFUSAL, why), text
     else:
         assert message == expected  # word for word
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("seen", ["between rounds", "in the next round"])
+async def test_a_carried_connect_that_failed_meanwhile_is_begun_again(name, seen):
+    """A TLS handshake to a paused master outlives its round and carries
+    over; the master is restarted, which resets it, before the next round
+    (the loop sees the reset before that round, or in it): that error is
+    old news, and the next round connects anew, as the C driver does
+    (connect.c), instead of failing with it."""
+    servers = Servers(1, "--tls")
+    try:
+        client = hla.Client(
+            servers.tls_urls, ssl_ca_certs=ca(servers), connect_timeout=10, timeout=0.2
+        )
+        lk = client.lock(name)
+        servers.pause(1)
+        with pytest.raises(hiredlock.ConnectionError, match="connecting"):
+            await lk.acquire(blocking=False)  # the handshake carries over
+        servers.restart(1)  # kills it: the carried handshake fails
+        if seen == "between rounds":
+            await asyncio.sleep(0.2)  # the loop reads the reset
+        assert await lk.acquire(blocking=False)
+        await lk.release()
+        await client.close()
+    finally:
+        servers.stop()

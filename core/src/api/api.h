@@ -7,6 +7,7 @@
 #define HRL_API_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/types.h>
 
 #include "driver/driver.h"
@@ -50,13 +51,15 @@ typedef struct hrl_renewer {
 struct hrl_client {
   hrl_config cfg;
   hrl_pool pool;
-  /* Whose turn it is at the connections (turns.c): taken while a step or
-   * a round uses them; urgent counts the holders' calls waiting for one,
-   * which go before any acquire. mu guards the three, for a few
-   * instructions at a time. */
+  /* Whose turn it is at the connections (turns.c): turns holds the
+   * TURN_TAKEN bit while a step or a round uses them, plus TURN_WAITER for
+   * each caller waiting for one (a turn nobody waits for is taken and
+   * given with one atomic operation, no mutex); urgent counts the holders'
+   * calls waiting, which go before any acquire. mu guards urgent and the
+   * waits, for a few instructions at a time. */
   pthread_mutex_t mu;
   pthread_cond_t turn;
-  bool taken;
+  atomic_uint turns;
   unsigned urgent;
   bool fork_prepared; /* the turn (and mu) are held by the fork hooks */
   hrl_waitroom room;  /* never locked with mu held, nor mu with it */
@@ -75,7 +78,7 @@ void hrl_events_after_fork(hrl_client *client);
  * not. */
 hrl_status hrl_api_run(hrl_lock *lock, hrl_cancel_fn cancel, void *user_data);
 
-/* turns.c: the client's turns (mu, turn, taken, urgent), none taken;
+/* turns.c: the client's turns (mu, turn, turns, urgent), none taken;
  * HRL_ESYSTEM when a mutex or condition cannot be made. */
 hrl_status hrl_turns_init(hrl_client *client);
 void hrl_turns_clear(hrl_client *client);

@@ -9,6 +9,10 @@
 #include "sibling_key.h"
 #include "state.h"
 
+_Static_assert(HRL_SIBLING_KEY_MAX(HRL_PREFIX_MAX + HRL_NAME_MAX,
+                                   HRL_SIBLING_SUFFIX_MAX) <= UINT16_MAX,
+               "hrl_lock's key lengths are 16 bits");
+
 hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
                            const void *name, size_t name_len,
                            const hrl_lock_options *lo, hrl_lock **out,
@@ -53,11 +57,23 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
   /* A fenced lock's counter key: room for the longest it can be. */
   size_t fence_room = lo->fenced ? sibling_max : 0;
   /* The command buffer has room for an ASKING in front (a cluster's ASK
-   * redirect sends the two at once, with no copy). */
-  size_t cap = HRL_ASKING_LEN + hrl_resp_command_capacity(key_len, sibling_max,
-                                                          cfg->channel_len);
+   * redirect sends the two at once, with no copy), and for a WAIT behind
+   * only when the lock's rounds may wait: at N = 1 that room was what
+   * took the buffer past the cache limit above. */
+  bool may_wait = hrl_round_may_wait(cfg, lo);
+  size_t cap =
+      HRL_ASKING_LEN + hrl_resp_command_capacity(key_len, sibling_max,
+                                                 cfg->channel_len, may_wait);
   size_t nodes_size = cfg->n * sizeof(hrl_node);
-  hrl_lock *lk = calloc(1, sizeof *lk);
+  /* malloc and a copy of an empty lock, not calloc: glibc's calloc never
+   * takes a block from the per-thread cache, and went through the arena
+   * every time (a memset would be folded back into calloc by the
+   * compiler). */
+  static const hrl_lock empty;
+  hrl_lock *lk = malloc(sizeof *lk);
+  if (lk != NULL) {
+    *lk = empty;
+  }
   char *buf =
       malloc(2 * nodes_size + key_len + 2 * sibling_max + fence_room + cap);
   if (lk == NULL || buf == NULL) {
@@ -70,7 +86,6 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
   lk->cfg = cfg;
   lk->client = client;
   lk->op.nodes = (hrl_node *)(void *)buf;
-  lk->op.decided = (hrl_node *)(void *)(buf + nodes_size);
   lk->key = buf + 2 * nodes_size;
   lk->queue = lk->key + key_len;
   lk->waiters = lk->queue + sibling_max;
@@ -107,6 +122,7 @@ hrl_status hrl_lock_create(hrl_config *cfg, hrl_client *client,
   }
   lk->prefix_len = prefix_len;
   lk->opts = *lo;
+  lk->may_wait = may_wait;
   lk->ttl_ms = ttl_ms;
   lk->op.phase = HRL_PHASE_IDLE;
   if (lo->owner != NULL) {

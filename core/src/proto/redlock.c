@@ -190,12 +190,11 @@ static size_t answered(const hrl_lock *lk, const hrl_node *nodes) {
 /* After a failed attempt (and its cleanup), with no wait left or too few
  * answers: fail fast, or time out. */
 static hrl_step decide_retry(hrl_lock *lk, hrl_step_info *info) {
-  hrl_op *op = &lk->op;
-  size_t n = answered(lk, op->decided);
+  size_t n = answered(lk, hrl_op_decided(lk));
   if (n < lk->cfg->quorum) {
     /* No amount of waiting fixes unreachable masters within a caller's
      * patience for one lock: say so now instead of spinning. */
-    return fail_unreachable(lk, op->decided, n, "answered", info);
+    return fail_unreachable(lk, hrl_op_decided(lk), n, "answered", info);
   }
   return hrl_op_finish(lk, HRL_ETIMEOUT, info);
 }
@@ -281,7 +280,7 @@ static hrl_step end_attempt(hrl_lock *lk, bool may_hold, int64_t now_us,
                                  info);
     }
   }
-  memcpy(op->decided, op->nodes, c->n * sizeof *op->decided);
+  memcpy(hrl_op_decided(lk), op->nodes, c->n * sizeof *op->nodes);
   if (!may_hold || HRL_MUTANT(NO_CLEANUP)) {
     return decide_retry(lk, info);
   }
@@ -322,7 +321,7 @@ static hrl_step fence_attempt(hrl_lock *lk, int64_t now_us,
     timeout_ms = (uint32_t)left_ms;
   }
   op->fence = fence;
-  memcpy(op->decided, op->nodes, c->n * sizeof *op->decided);
+  memcpy(hrl_op_decided(lk), op->nodes, c->n * sizeof *op->nodes);
   op->phase = HRL_PHASE_FENCING;
   return hrl_round_step(lk, HRL_ROUND_FENCE, timeout_ms, now_us, info);
 }
@@ -385,8 +384,8 @@ static hrl_step judge_fence(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
   const hrl_config *c = lk->cfg;
   for (size_t i = 0; i < c->n; i++) {
     if (op->nodes[i].result != HRL_NODE_OK &&
-        op->decided[i].result != HRL_NODE_OK) {
-      op->nodes[i] = op->decided[i];
+        hrl_op_decided(lk)[i].result != HRL_NODE_OK) {
+      op->nodes[i] = hrl_op_decided(lk)[i];
     }
   }
   hrl_tally t = count_nodes(op->nodes, c->n);

@@ -19,17 +19,17 @@
 #define NUMBER_MAX 20
 
 static size_t capacity(size_t key_len, size_t sibling_len, size_t channel_len,
-                       size_t script_len) {
+                       size_t script_len, bool wait) {
   /* two array headers: a fenced acquire or try is two commands; and the
    * WAIT (or WAITAOF) that may follow them */
   return 2 * 16 + ARGS_MAX * FRAMING + script_len + key_len + 3 * sibling_len +
          HRL_TOKEN_LEN + NUMBERS_MAX * NUMBER_MAX + channel_len +
-         HRL_RESP_WAIT_MAX;
+         (wait ? HRL_RESP_WAIT_MAX : 0);
 }
 
 size_t hrl_resp_command_capacity(size_t key_len, size_t sibling_len,
-                                 size_t channel_len) {
-  return capacity(key_len, sibling_len, channel_len, 40); /* a SHA1 */
+                                 size_t channel_len, bool wait) {
+  return capacity(key_len, sibling_len, channel_len, 40, wait); /* a SHA1 */
 }
 
 size_t hrl_resp_eval_capacity(size_t key_len, size_t sibling_len,
@@ -41,7 +41,7 @@ size_t hrl_resp_eval_capacity(size_t key_len, size_t sibling_len,
       sizeof HRL_FENCE_SCRIPT > longest ? sizeof HRL_FENCE_SCRIPT : longest;
   longest = sizeof HRL_RW_SCRIPT > longest ? sizeof HRL_RW_SCRIPT : longest;
   longest = sizeof HRL_SEM_SCRIPT > longest ? sizeof HRL_SEM_SCRIPT : longest;
-  return capacity(key_len, sibling_len, channel_len, longest);
+  return capacity(key_len, sibling_len, channel_len, longest, true);
 }
 
 /* Decimal digits of v; returns how many were written. The commands are

@@ -218,11 +218,12 @@ size_t hrl_resp_plain_try(char *buf, bool fenced, const hrl_command_args *a);
 /* Room needed for a command in EVALSHA form (the SET, the scripts by their
  * digest, and the INCR behind a fenced acquire or try) about a key of
  * key_len bytes, sibling keys (queue, waiters, counter) of sibling_len
- * bytes each at most, and a channel of channel_len bytes. */
+ * bytes each at most, and a channel of channel_len bytes; with room for
+ * the WAIT behind it (hrl_resp_wait) when wait. */
 size_t hrl_resp_command_capacity(size_t key_len, size_t sibling_len,
-                                 size_t channel_len);
+                                 size_t channel_len, bool wait);
 
-/* The same for any form (EVAL: the scripts in full). */
+/* The same for any form (EVAL: the scripts in full), WAIT included. */
 size_t hrl_resp_eval_capacity(size_t key_len, size_t sibling_len,
                               size_t channel_len);
 

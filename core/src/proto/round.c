@@ -140,8 +140,21 @@ uint32_t hrl_round_wait_replicas(const hrl_lock *lk, size_t i) {
 }
 
 bool hrl_round_waits(const hrl_lock *lk, size_t i) {
-  return grants(lk->op.round_kind) &&
+  return lk->may_wait && grants(lk->op.round_kind) &&
          (lk->opts.sync_aof || hrl_round_wait_replicas(lk, i) > 0);
+}
+
+bool hrl_round_may_wait(const hrl_config *cfg, const hrl_lock_options *lo) {
+  if (lo->sync_aof) {
+    return true;
+  }
+  for (size_t i = 0; i < cfg->n; i++) {
+    const hrl_endpoint *ep = &cfg->masters[i].ep;
+    if ((ep->has_sync_replicas ? ep->sync_replicas : lo->sync_replicas) > 0) {
+      return true;
+    }
+  }
+  return false;
 }
 
 /* How long WAIT may block on the server: half of the per-master deadline
@@ -162,7 +175,7 @@ static void start_wait(hrl_lock *lk, uint32_t timeout_ms) {
   hrl_op *op = &lk->op;
   op->wait_len = 0;
   op->wait_ms = wait_timeout_ms(timeout_ms);
-  for (size_t i = 0; i < lk->cfg->n; i++) {
+  for (size_t i = 0; lk->may_wait && i < lk->cfg->n; i++) {
     if (hrl_round_waits(lk, i)) {
       op->wait_replicas = hrl_round_wait_replicas(lk, i);
       op->wait_len = hrl_resp_wait(op->cmd + op->cmd_len, op->wait_replicas,

@@ -142,10 +142,6 @@ typedef struct hrl_node {
   bool eval_sent;      /* NOSCRIPT came back once: the full script was sent */
   bool sent;           /* the driver took the command */
   bool missed;         /* ... and it went unanswered: it may run there yet */
-  /* A refused try: the key's PTTL in ms, as the queue script read it:
-   * HRL_PTTL_NONE when the key has no TTL (not a lock's key: every lock
-   * key expires), HRL_PTTL_UNKNOWN when nothing was read. */
-  int64_t pttl;
   /* A fenced acquire's (or try's) two replies: what its SET (try) said,
    * and the counter its INCR returned; resend: the try said NOSCRIPT, so
    * both go again in full once the INCR's reply is in; redirected: its
@@ -163,6 +159,10 @@ typedef struct hrl_node {
   bool migrating;
   hrl_node_result set;
   uint64_t counter;
+  /* A refused try: the key's PTTL in ms, as the queue script read it:
+   * HRL_PTTL_NONE when the key has no TTL (not a lock's key: every lock
+   * key expires), HRL_PTTL_UNKNOWN when nothing was read. */
+  int64_t pttl;
   /* sync_replicas: the write took (its first reply said OK), and the WAIT
    * behind it said too few replicas have it (took and unacked: the vote
    * does not count, and the master may hold our token). */
@@ -217,16 +217,26 @@ typedef struct hrl_op {
   uint32_t attempts;
   /* A waiting acquire (waiting.c): */
   bool waiting;            /* it has (or may have) a queue entry */
+  bool woken;              /* try again at once (a subscriber came up) */
+  bool rejoined;           /* an earlier acquire's entry (rejoin_until_us) */
+  hrl_status leave_status; /* LEAVE, LEAVING: the result after the round */
   int64_t arrival_us;      /* wall clock at begin: its place in the queues */
   int64_t retry_at_us;     /* the next try without a hand-off (PTTL, cap) */
   uint64_t notified;       /* masters that handed it the lock since the try */
   int64_t notified_at_us;  /* when the first of them was seen */
-  bool woken;              /* try again at once (a subscriber came up) */
-  hrl_status leave_status; /* LEAVE, LEAVING: the result after the round */
   /* The last try got too few answers, only for want of connections: what
    * the acquire reports at its deadline unless a later try does better
    * (HRL_OK: nothing of the kind). */
   hrl_status unanswered;
+  /* A semaphore's acquire: the permit its tries ask for (the one most
+   * masters granted the last time; 0: any). */
+  uint32_t hint;
+  /* rejoined (above): its token and arrival are those of an entry an
+   * earlier acquire left behind (hrl_wait_rejoin), not yet known to be
+   * gone; that entry lives until rejoin_until_us at most (its lease from
+   * the leave that missed a master): an acquire that does not reach the
+   * queue puts it back with that time, never a later one. */
+  int64_t rejoin_until_us;
   /* Masters whose last try found the key held by someone else (refused
    * with its PTTL, or a key without one): while more than n - quorum of
    * them still hold it (and did not hand it to us since), a hand-off from
@@ -237,13 +247,6 @@ typedef struct hrl_op {
    * a string: WRONGTYPE): said at the deadline, since only its writer can
    * free it. */
   uint64_t no_ttl;
-  /* Its token and arrival are those of an entry an earlier acquire left
-   * behind (hrl_wait_rejoin), not yet known to be gone; that entry lives
-   * until rejoin_until_us at most (its lease from the leave that missed a
-   * master): an acquire that does not reach the queue puts it back with
-   * that time, never a later one. */
-  bool rejoined;
-  int64_t rejoin_until_us;
   /* A hand-off taken without a claim (waiting.c, docs/SAFETY.md): when
    * the acquire's first queue round (a try or a step aside) started, 0
    * before one, and the masters where every queue round it sent so far was
@@ -251,54 +254,67 @@ typedef struct hrl_op {
    * from one of those was made after queued_us and is still ours. */
   int64_t queued_us;
   uint64_t clean;
-  /* A semaphore's acquire: the permit its tries ask for (the one most
-   * masters granted the last time; 0: any). */
-  uint32_t hint;
   char token[HRL_TOKEN_LEN + 1]; /* the token this round carries */
-  hrl_node *nodes;               /* n entries: the round out now */
-  /* n entries: the attempt being judged (its cleanup round is out), or the
-   * first round of a fenced attempt while its fence round is out */
-  hrl_node *decided;
-  char *cmd; /* EVALSHA or SET form */
-  size_t cmd_len;
+  hrl_counts counts;
+  /* 2n entries: the round out now, then (hrl_op_decided) the attempt
+   * being judged (its cleanup round is out), or the first round of a
+   * fenced attempt while its fence round is out. */
+  hrl_node *nodes;
+  char *cmd;      /* EVALSHA or SET form */
   char *cmd_eval; /* EVAL form, after NOSCRIPT; allocated on first use */
-  size_t cmd_eval_len;
   /* After a cluster's TRYAGAIN (round.c): the plain release, or in a
    * try round the plain try; in the same allocation as cmd_eval. */
   char *cmd_plain;
-  size_t cmd_plain_len;
+  /* Their lengths (a few kB at most: resp.c's capacities), 32 bits like
+   * the key's (hrl_lock). */
+  uint32_t cmd_len;
+  uint32_t cmd_eval_len;
+  uint32_t cmd_plain_len;
   /* sync_replicas: the WAIT (or WAITAOF) written behind cmd and cmd_eval
    * (wait_len bytes, 0: none), for the masters that wait for wait_replicas
    * replicas; one whose URL asks for another count gets its bytes in
    * own[i] (n buffers, allocated on first use). wait_ms: WAIT's timeout,
    * within the round's per-master deadline. */
-  size_t wait_len;
+  uint32_t wait_len;
   uint32_t wait_replicas;
   uint32_t wait_ms;
   char **own;
-  hrl_counts counts;
 } hrl_op;
 
 struct hrl_lock {
   hrl_config *cfg;
   hrl_client *client; /* the owner, for the API layer; never read here */
   char *key;          /* prefix + name */
-  size_t key_len;
-  uint16_t slot; /* the key's cluster hash slot */
-  size_t prefix_len;
-  char *queue; /* the waiting queue's keys (sibling_key.c) */
-  size_t queue_len;
+  char *queue;        /* the waiting queue's keys (sibling_key.c) */
   char *waiters;
-  size_t waiters_len;
   char *fence_key; /* a fenced lock's counter (fence_key.c), else NULL */
-  size_t fence_key_len;
-  hrl_lock_options opts; /* as made; opts.ttl_ms is the TTL it was made with */
+  /* Their lengths (a key is at most HRL_PREFIX_MAX + HRL_NAME_MAX bytes,
+   * a sibling key about twice that): 16 bits (lock_state.c checks they
+   * fit), so that the lock object stays within glibc's per-thread cache
+   * (lock_state.c). */
+  uint16_t key_len;
+  uint16_t prefix_len;
+  uint16_t queue_len;
+  uint16_t waiters_len;
+  uint16_t fence_key_len;
+  uint16_t slot;         /* the key's cluster hash slot */
   uint32_t ttl_ms;       /* the TTL now (extend may change it) */
+  hrl_lock_options opts; /* as made; opts.ttl_ms is the TTL it was made with */
+  /* The fields from here to released are ordered so that no padding falls
+   * between them (the size check in test_ops_proto). */
   bool held;
   /* A release that reached fewer than a quorum: the hold is over, but a
    * retry of the release may finish it; released has a bit for each master
    * that confirmed (deleted our key) in an earlier call. */
   bool release_pending;
+  bool may_wait; /* hrl_round_may_wait, as made */
+  char token[HRL_TOKEN_LEN + 1];
+  char detail[HRL_DETAIL_MAX];
+  uint32_t permit; /* a semaphore's hold: its permit (hold.c) */
+  /* What it holds (hold.c): the mutex (HRL_MODE_LOCK, zero), a read, the
+   * write, or a permit of a semaphore of `permits`; set once, when made. */
+  hrl_lock_mode mode;
+  uint32_t permits;
   uint64_t released;
   /* Masters that got that release but never answered: it may still run
    * there (a stopped master wakes up), so a "no key" from them later is
@@ -314,14 +330,7 @@ struct hrl_lock {
    * many replies (hrl_round_must_reach): there they go behind the SET. */
   uint64_t token_at;
   int64_t valid_until_us;
-  uint64_t fence;  /* the fence of the hold (fenced locks), while held */
-  uint32_t permit; /* a semaphore's hold: its permit (hold.c) */
-  /* What it holds (hold.c): the mutex (HRL_MODE_LOCK, zero), a read, the
-   * write, or a permit of a semaphore of `permits`; set once, when made. */
-  hrl_lock_mode mode;
-  uint32_t permits;
-  char token[HRL_TOKEN_LEN + 1];
-  char detail[HRL_DETAIL_MAX];
+  uint64_t fence; /* the fence of the hold (fenced locks), while held */
   hrl_op op;
   /* A managed lease's state (opts.auto_renew, see lease.c), NULL for any
    * other lock: most locks never need it, and the size of a lock object
@@ -332,6 +341,14 @@ struct hrl_lock {
   hrl_lock_obs obs;        /* what observe.c counts of it */
   hrl_lock_extra *extra;   /* an owner label's, an inspection's state */
 };
+
+/* The attempt being judged: the n entries behind the round out now (one
+ * allocation, lock_state.c), found from nodes rather than kept as a
+ * pointer of its own, so that the lock object stays within glibc's
+ * per-thread cache. */
+static inline hrl_node *hrl_op_decided(const hrl_lock *lk) {
+  return lk->op.nodes + lk->cfg->n;
+}
 
 /* config.c: parses the URLs and checks the options into cfg (zeroed by the
  * caller), whose random bytes come from entropy (with ctx); on failure cfg
@@ -517,6 +534,10 @@ void hrl_round_start(hrl_lock *lock, hrl_round_kind kind, uint32_t timeout_ms,
  * try, the fence round), when sync_replicas or sync_aof asks. */
 uint32_t hrl_round_wait_replicas(const hrl_lock *lock, size_t i);
 bool hrl_round_waits(const hrl_lock *lock, size_t i);
+/* round.c: whether any round of a lock made with lo on cfg's masters may
+ * wait (its sync_aof, its sync_replicas or a master's URL's): its command
+ * buffer then needs room for the WAIT (lock_state.c). */
+bool hrl_round_may_wait(const hrl_config *cfg, const hrl_lock_options *lo);
 
 /* round.c: the replies of master i's late command (hrl_proto_late_command:
  * the script alone, behind an ASKING after an ASK). */

@@ -451,9 +451,9 @@ hrl_step hrl_wait_not_won(hrl_lock *lk, hrl_tally t, bool hold, int64_t now_us,
     return leave(lk, HRL_EINVAL, now_us, info); /* hrl_op_finish says why */
   }
   if (t.ok + t.refused < c->quorum) {
-    memcpy(op->decided, op->nodes, c->n * sizeof *op->decided);
-    hrl_status st =
-        hrl_unreachable_status(lk, op->decided, t.ok + t.refused, "answered");
+    memcpy(hrl_op_decided(lk), op->nodes, c->n * sizeof *op->nodes);
+    hrl_status st = hrl_unreachable_status(lk, hrl_op_decided(lk),
+                                           t.ok + t.refused, "answered");
     /* A refusal that lasts (authentication, a server's or a protocol
      * error) ends the wait now. Masters out of reach (restarting, paused,
      * a connection reset) may be back before the deadline: the waiter

@@ -57,6 +57,7 @@ class Connection(asyncio.Protocol):
     """A connection, its stream, and the round it is serving (if any)."""
 
     def __init__(self) -> None:
+        self.loop = asyncio.get_running_loop()  # made by the loop's connect
         self.transport: asyncio.Transport | None = None
         self.stream = _core.Stream()
         self.fresh = True  # the next round sends the handshake first
@@ -64,9 +65,20 @@ class Connection(asyncio.Protocol):
         self.index = 0
         self.waiter: Outcome | None = None
         self.reused = False
-        self.idle = bytearray()  # late replies that came between rounds
+        # The lock whose commands this idle connection owes replies to: it
+        # serves that lock's next round only (Master.take), so what the
+        # lock sends next runs behind them on the master, in order.
+        self.owner: _core.Lock | None = None
         self.tls = False  # a rediss:// connection (set by the driver)
         self.got_data = False  # anything came in on it
+        # The round's deadline (loop time) and per-master timeout. One
+        # timer per connection, armed for a deadline and moved on to the
+        # round running when it fires, instead of one per round: a round
+        # answered in time (the usual case) schedules and cancels nothing.
+        self.deadline = 0.0
+        self.timeout_ms = 0
+        self.timer: asyncio.TimerHandle | None = None
+        self.timer_at = 0.0  # the deadline the timer was armed for
 
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -75,12 +87,25 @@ class Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self.got_data = True
         if self.lock is None:
-            self.idle += data  # owed replies: the stream drops them later
+            self._drain(data)
             return
         self._feed(data)
 
+    def _drain(self, data: bytes) -> None:
+        """Late replies that came while no round was out: dropped as owed.
+        Once none is owed, what its last lock sent has all run, and any
+        lock may have the connection; more than was owed: out of step, it
+        is closed (the next round takes another)."""
+        if self.fresh or not self.stream.drain(data):
+            self.close()
+        elif self.owner is not None and not self.stream.owed:
+            self.owner = None
+
     def connection_lost(self, exc: Exception | None) -> None:
         self.transport = None
+        if self.timer is not None and self.lock is None:
+            self.timer.cancel()  # idle: no round needs it
+            self.timer = None
         if self.lock is None or self.waiter is None or self.waiter.done():
             return
         if self.reused and not self.stream.replied:
@@ -108,35 +133,51 @@ class Connection(asyncio.Protocol):
     def usable(self) -> bool:
         return self.transport is not None and not self.transport.is_closing()
 
-    def start(self, lock: _core.Lock, i: int) -> Outcome:
-        """Sends master i's part of the round; the future says how it ended."""
+    def start(
+        self, lock: _core.Lock, i: int, deadline: float, timeout_ms: int
+    ) -> Outcome:
+        """Sends master i's part of the round, which ends by deadline (loop
+        time, timeout_ms after the round began); the future says how it
+        ended."""
         assert self.transport is not None
         self.lock, self.index = lock, i
         self.reused = not self.fresh
-        self.waiter = waiter = Outcome()
-        if self.idle and not self.fresh:
-            # Owed replies that came while idle: dropped first, so that a
-            # master that is back gets this round's command.
-            early, self.idle = bytes(self.idle), bytearray()
-            if not self.stream.drain(early):
-                self.reused = False  # out of step: it never answers again
-                lock._fail(i, "reply out of step")
-                self._end(self.close())
-                return waiter
+        self.owner = None
+        self.waiter = waiter = Outcome(loop=self.loop)
         data = self.stream.start(lock, i, self.fresh)
         self.fresh = False
         if data is None:  # held back: the connection owes too much
             self._end(KEPT)
             return waiter
         self.transport.write(data)
+        self.deadline, self.timeout_ms = deadline, timeout_ms
+        timer = self.timer
+        if timer is None or self.timer_at > deadline:
+            if timer is not None:
+                timer.cancel()
+            self.timer = self.loop.call_at(deadline, self._on_timer)
+            self.timer_at = deadline
         return waiter
 
-    def expire(self, timeout_ms: int) -> None:
+    def _on_timer(self) -> None:
+        """The deadline the timer was armed for passed: the round out now
+        missed it, or a later round (with a later deadline) is out, and the
+        timer moves on to that one's."""
+        self.timer = None
+        if self.waiter is None or self.lock is None:
+            return  # idle: the next round arms it
+        if self.deadline > self.timer_at:
+            self.timer = self.loop.call_at(self.deadline, self._on_timer)
+            self.timer_at = self.deadline
+            return
+        self.expire()
+
+    def expire(self) -> None:
         """The round's deadline (timeout_ms after it began) passed before
         master i's answer."""
         if self.waiter is None or self.waiter.done() or self.lock is None:
             return
-        message = f"timeout after {timeout_ms} ms"
+        message = f"timeout after {self.timeout_ms} ms"
         action, late = self.stream.expire(self.lock, self.index, message)
         if late is not None and self.transport is not None:
             self.transport.write(late)
@@ -153,6 +194,9 @@ class Connection(asyncio.Protocol):
         if self.transport is not None:
             self.transport.abort()  # never a late write to a dead stream
             self.transport = None
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
         return CLOSED
 
     def _feed(self, data: bytes) -> None:

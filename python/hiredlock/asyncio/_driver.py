@@ -35,7 +35,18 @@ if TYPE_CHECKING:  # ssl only at the first rediss:// connect (_tls.py)
 class Master:
     """One master: where it is, its idle connections, and connects still in
     progress that an earlier round gave up waiting for (each is taken by
-    one later round, until its connect timeout)."""
+    one later round, until its connect timeout).
+
+    An idle connection that owes replies to a lock's commands (a round
+    missed its deadline on it) serves that lock's next round only, as the
+    C driver's one connection per master does: what the lock sends next
+    then runs behind them. Given to any lock, a waiter's late step aside
+    could run after its own next try, made on a faster connection, and
+    hand the key it just won to another waiter: two holders (tests/sim,
+    regress/known-shared-pool-reorder.txt). The connection is any lock's
+    again once the replies came, or once that lock's operation ended (its
+    late commands and the ones of a later operation carry other tokens or
+    cannot take a key)."""
 
     def __init__(
         self, index: int, where: tuple, connect_timeout: float, core: _core.Client
@@ -46,6 +57,7 @@ class Master:
         self.connect_timeout = connect_timeout
         self._ssl: ssl.SSLContext | None = None  # made at the first connect
         self.idle: list[Connection] = []
+        self.reserved = False  # an idle connection may have an owner
         self.connecting: list[tuple[asyncio.Task[Connection], float]] = []
 
     def close(self) -> None:
@@ -53,7 +65,10 @@ class Master:
             conn.close()
         self.idle.clear()
         for task, _ in self.connecting:
-            task.cancel()
+            if not task.done():
+                task.cancel()
+            elif not task.cancelled() and task.exception() is None:
+                task.result().close()
         self.connecting.clear()
 
     def tls_options(self) -> dict[str, Any]:
@@ -90,48 +105,100 @@ class Master:
             conn.tls = self.tls is not None
         return conn
 
-    def _connect(self, now: float) -> tuple[asyncio.Task[Connection], float]:
-        """A connect of an earlier round still in progress, or a new one."""
+    def _connect(self, now: float) -> tuple[asyncio.Task[Connection], float, bool]:
+        """A connect of an earlier round still in progress (carried: True),
+        or a new one. As in the C driver (connect.c), one whose deadline
+        passed or that failed while no round watched it is old news about
+        a server that may be back: it is dropped, and a new one begins."""
         while self.connecting:
             task, until = self.connecting.pop()
-            if until > now:
-                return task, until
-            task.cancel()
+            if not task.done():
+                if until > now:
+                    return task, until, True
+                task.cancel()
+            elif not task.cancelled() and task.exception() is None:
+                if until > now:
+                    return task, until, True
+                task.result().close()  # up, unseen, too late: not leaked
         task = asyncio.get_running_loop().create_task(self._open())
-        return task, now + self.connect_timeout
+        return task, now + self.connect_timeout, False
+
+    def take(self, lock: _core.Lock) -> Connection | None:
+        """The idle connection for lock's round: the one owing replies to
+        lock's commands, else the newest owing none to another lock's."""
+        idle = self.idle
+        if any(not conn.usable for conn in idle):
+            idle[:] = [conn for conn in idle if conn.usable]
+        pick = -1
+        for k in range(len(idle) - 1, -1, -1):
+            owner = idle[k].owner
+            if owner is lock:
+                pick = k
+                break
+            if owner is None and pick < 0:
+                pick = k
+        return idle.pop(pick) if pick >= 0 else None
+
+    def put(self, conn: Connection, lock: _core.Lock) -> None:
+        """Back to the pool after lock's round, reserved for lock's next
+        round while it owes replies to lock's commands."""
+        if conn.stream.owed:
+            conn.owner = lock
+            self.reserved = True
+        self.idle.append(conn)
+
+    def release(self, lock: _core.Lock) -> None:
+        """lock's operation ended: its connections are any lock's again."""
+        reserved = False
+        for conn in self.idle:
+            if conn.owner is lock:
+                conn.owner = None
+            elif conn.owner is not None:
+                reserved = True
+        self.reserved = reserved
 
     async def _connection(
         self, lock: _core.Lock, deadline: float, timeout_ms: int, progress: Progress
     ) -> Connection | None:
-        """A connection for this round: an idle one, or one being opened
-        (waited for until the round's deadline, or the connect's own if
-        that comes first). None when the protocol was told why not."""
-        while self.idle:
-            conn = self.idle.pop()
-            if conn.usable:
-                return conn
+        """A connection for this round: an idle one (take()), or one being
+        opened (waited for until the round's deadline, or the connect's own
+        if that comes first). None when the protocol was told why not."""
+        conn = self.take(lock)
+        if conn is not None:
+            return conn
         loop = asyncio.get_running_loop()
-        task, connect_deadline = self._connect(loop.time())
-        until = min(deadline, connect_deadline)
-        while not task.done() and loop.time() < until:
-            try:
-                await asyncio.wait({task}, timeout=max(0.0, until - loop.time()))
-            except asyncio.CancelledError:
-                progress.cancel()  # the round still ends as rounds do
-        if not task.done():
-            if loop.time() >= connect_deadline:
-                task.cancel()
-                ms = round(self.connect_timeout * 1000)
-                lock._missed(self.index, f"connect timeout after {ms} ms")
-            else:  # a later round may take it over
-                self.connecting.append((task, connect_deadline))
-                lock._missed(self.index, f"timeout after {timeout_ms} ms (connecting)")
-            return None
-        err = task.exception()
-        if err is not None:
+        task, connect_deadline, carried = self._connect(loop.time())
+        while True:
+            until = min(deadline, connect_deadline)
+            while not task.done() and loop.time() < until:
+                try:
+                    await asyncio.wait({task}, timeout=max(0.0, until - loop.time()))
+                except asyncio.CancelledError:
+                    progress.cancel()  # the round still ends as rounds do
+            if not task.done():
+                if loop.time() >= connect_deadline:
+                    task.cancel()
+                    ms = round(self.connect_timeout * 1000)
+                    lock._missed(self.index, f"connect timeout after {ms} ms")
+                else:  # a later round may take it over
+                    self.connecting.append((task, connect_deadline))
+                    lock._missed(
+                        self.index, f"timeout after {timeout_ms} ms (connecting)"
+                    )
+                return None
+            err = task.exception()
+            if err is None:
+                return task.result()
+            if carried:
+                # A connect of an earlier round that failed: old news about
+                # a server that may be back (restarted meanwhile), so begun
+                # again once, as the C driver does (hrl_round_replace_stale).
+                carried = False
+                task = loop.create_task(self._open())
+                connect_deadline = loop.time() + self.connect_timeout
+                continue
             lock._fail(self.index, _tls.failure_message(err) or os_message(err))
             return None
-        return task.result()
 
     async def exchange(
         self,
@@ -143,30 +210,27 @@ class Master:
     ) -> None:
         """Master i's part of a round, from connection to keep or close.
         serving[i] holds the connection while it waits (for skipping)."""
-        loop = asyncio.get_running_loop()
         for _ in range(2):  # a second time only after a stale connection
             idle = self.idle
-            if idle and idle[-1].usable:  # the usual case, without a coroutine
-                conn = idle.pop()
+            if idle and not self.reserved and idle[-1].usable:
+                conn = idle.pop()  # the usual case, without a coroutine
             else:
                 conn = await self._connection(lock, deadline, timeout_ms, progress)
                 if conn is None:
                     return
-            waiter = conn.start(lock, self.index)
+            waiter = conn.start(lock, self.index, deadline, timeout_ms)
             if serving is not None:
                 serving[self.index] = conn
-            timer = loop.call_at(deadline, conn.expire, timeout_ms)
             try:
                 outcome = await waiter
             except asyncio.CancelledError:
                 progress.cancel()  # thrown in once the outcome was in
                 outcome = waiter.result()
             finally:
-                timer.cancel()
                 if serving is not None:
                     serving[self.index] = None
             if outcome == KEPT:
-                self.idle.append(conn)
+                self.put(conn, lock)
                 return
             conn.close()
             if outcome == CLOSED:
@@ -220,9 +284,10 @@ class Driver:
             )
 
     async def _turn(self, progress: Progress, urgent: bool) -> None:
-        """Waits for a turn to run a round (the usual case: one is free, no
-        suspension). A cancellation meanwhile is noted and the wait goes on:
-        the step after it may be a cleanup that must still run."""
+        """Waits for a turn to run a round (none when one is free; operate()
+        takes a free one without calling this). A cancellation meanwhile is
+        noted and the wait goes on: the step after it may be a cleanup that
+        must still run."""
         if self._active < ROUNDS_AT_ONCE:
             self._active += 1
             return
@@ -250,6 +315,9 @@ class Driver:
     def _end_turn(self) -> None:
         """Hands the turn to the first round waiting for one, if any (a
         holder's first)."""
+        if not self._urgent and not self._queue:
+            self._active -= 1
+            return
         for queue in (self._urgent, self._queue):
             while queue:
                 turn = queue.popleft()
@@ -261,14 +329,11 @@ class Driver:
     async def round(
         self, lock: _core.Lock, timeout_ms: int, progress: Progress
     ) -> None:
-        """One round on every master at once. A cancellation of the task
+        """One round on every master at once (N > 1). A cancellation of the task
         running it is noted in progress and the round goes on: each master
         ends within its deadline."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_ms / 1000
-        if len(self.masters) == 1:
-            await self.masters[0].exchange(lock, deadline, timeout_ms, progress)
-            return
         serving: list[Connection | None] = [None] * len(self.masters)
         pending = {
             loop.create_task(m.exchange(lock, deadline, timeout_ms, progress, serving))
@@ -299,15 +364,24 @@ class Driver:
         before acquires' when the turns are all taken."""
         waiter: Waiter | None = None
         self.listener.adopt()  # before the round that may queue it
+        single = self.masters[0] if len(self.masters) == 1 else None
         try:
             while True:
-                await self._turn(progress, urgent)
+                if self._active < ROUNDS_AT_ONCE:  # the usual case: one free
+                    self._active += 1
+                else:
+                    await self._turn(progress, urgent)
                 try:
                     kind, value = lock._step()
                     if kind == "round":
                         if waiter is None and lock._waiter() is not None:
                             waiter = self.listener.enter(lock._waiter())
-                        await self.round(lock, value, progress)
+                        if single is not None:  # no layer for one master
+                            loop = asyncio.get_running_loop()
+                            deadline = loop.time() + value / 1000
+                            await single.exchange(lock, deadline, value, progress)
+                        else:
+                            await self.round(lock, value, progress)
                         continue
                 finally:
                     self._end_turn()
@@ -326,6 +400,9 @@ class Driver:
         finally:
             if waiter is not None:
                 self.listener.leave(waiter)
+            for m in self.masters:
+                if m.reserved:
+                    m.release(lock)
 
 
 class Progress:

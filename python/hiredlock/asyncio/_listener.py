@@ -275,10 +275,15 @@ class Listener:
         self.keys: list[bytes] | None = None
         self.shared: _core.Client | None = None
         self.subs: set[Subscription] = set()
+        self.adopted: asyncio.AbstractEventLoop | None = None
 
     def adopt(self) -> None:
         """Before an operation's first round: the client hears on its
-        loop's channel (its queue entries name that channel)."""
+        loop's channel (its queue entries name that channel). Done once
+        per loop (a loop's anchor never changes)."""
+        loop = asyncio.get_running_loop()
+        if loop is self.adopted:
+            return
         state = _state()
         if state.anchor is None:
             state.anchor = self.core
@@ -286,6 +291,7 @@ class Listener:
             self.core._share_channel(state.anchor)
             self.shared = state.anchor
             self.keys = None
+        self.adopted = loop
 
     def enter(self, token: str) -> Waiter:
         """Registers a waiting acquire's token (before the round that
@@ -318,3 +324,4 @@ class Listener:
             if not sub.users and not sub.waiters:
                 sub.stop()
         self.subs.clear()
+        self.adopted = None

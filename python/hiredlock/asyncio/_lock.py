@@ -223,7 +223,10 @@ class Lock:
         whatever happened. Raises NotOwned when it was lost (or not held),
         ConnectionError when too few masters confirmed (call it again to
         finish)."""
-        await self._enter()
+        if self._busy:
+            await self._enter()
+        else:
+            self._busy = True  # the usual case, without a coroutine
         try:
             await self._run(self._core._begin_release, _NO_ARG)
         finally:

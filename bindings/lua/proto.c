@@ -181,6 +181,15 @@ static int lock_missed(lua_State *L) {
   return 1;
 }
 
+/* lock:skippable(i) -> boolean: the round need not wait for master i any
+ * more (hrl_proto_skippable: settled, and i known to be late). */
+static int lock_skippable(lua_State *L) {
+  hrlua_lock *lk = hrlua_check_lock_io(L, 1);
+  size_t i = check_master(L, 2, lk->owner->client);
+  lua_pushboolean(L, hrl_proto_skippable(lk->lock, i));
+  return 1;
+}
+
 static int lock_waiter(lua_State *L) {
   const char *token = hrl_proto_waiter(hrlua_check_lock_io(L, 1)->lock);
   if (token == NULL) {
@@ -412,6 +421,7 @@ void hrlua_open_proto(lua_State *L) {
                                           {"reply", lock_reply},
                                           {"fail", lock_fail},
                                           {"missed", lock_missed},
+                                          {"skippable", lock_skippable},
                                           {"client", lock_client},
                                           {"target", lock_target},
                                           {"renew_due", lock_renew_due},

@@ -106,6 +106,15 @@ static int stream_expire(lua_State *L) {
   return push_action(L, a, out, out_len);
 }
 
+/* stream:skip(lock, i) -> action: the round stops waiting for master i
+ * (lock:skippable(i)); "done" keeps the connection, owing the reply. */
+static int stream_skip(lua_State *L) {
+  hrlua_stream *s = check_stream(L, 1);
+  size_t i;
+  hrlua_lock *lk = check_lock_master(L, &i);
+  return push_action(L, hrl_stream_skip(s->stream, lk->lock, i), NULL, 0);
+}
+
 static int stream_drain(lua_State *L) {
   hrlua_stream *s = check_stream(L, 1);
   size_t len;
@@ -141,13 +150,11 @@ static int stream_tostring(lua_State *L) {
 void hrlua_open_stream(lua_State *L) {
   static const luaL_Reg meta[] = {
       {"__gc", stream_gc}, {"__tostring", stream_tostring}, {NULL, NULL}};
-  static const luaL_Reg methods[] = {{"start", stream_start},
-                                     {"feed", stream_feed},
-                                     {"expire", stream_expire},
-                                     {"drain", stream_drain},
-                                     {"replied", stream_replied},
-                                     {"owed", stream_owed},
-                                     {NULL, NULL}};
+  static const luaL_Reg methods[] = {
+      {"start", stream_start},   {"feed", stream_feed},
+      {"expire", stream_expire}, {"skip", stream_skip},
+      {"drain", stream_drain},   {"replied", stream_replied},
+      {"owed", stream_owed},     {NULL, NULL}};
   luaL_newmetatable(L, HRLUA_STREAM_MT);
   hrlua_setfuncs(L, meta, 0);
   lua_newtable(L);

@@ -261,9 +261,16 @@ function M.connect(t)
   return sock
 end
 
+-- How long a wait for a master's reply goes at most before it looks again
+-- whether the round still needs that master (hrl_proto_skippable): a
+-- cosocket waits for its own socket only, so a round settled by the other
+-- masters' replies is seen at the end of a slice, not at once.
+M.SETTLE_SLICE_MS = 10
+
 -- The next reply within the deadline: kind, value | nil, why, message,
--- timed_out.
-function M.read_reply(sock, parser, deadline, timeout_ms)
+-- timed_out. skippable, when given, is asked when a slice of the wait
+-- passed with nothing read: once it says true, nil, "skipped".
+function M.read_reply(sock, parser, deadline, timeout_ms, skippable)
   while true do
     local kind, value = parser:next()
     if kind then
@@ -276,15 +283,22 @@ function M.read_reply(sock, parser, deadline, timeout_ms)
       return nil, "unreachable", io_message("timeout", "timeout", timeout_ms),
         true
     end
-    sock:settimeout(left)
+    local slice = skippable and left > M.SETTLE_SLICE_MS and M.SETTLE_SLICE_MS
+      or left
+    sock:settimeout(slice)
     local bytes, err = sock:receiveany(65536)
-    if not bytes then
+    if bytes then
+      local fed, ferr = parser:feed(bytes)
+      if not fed then
+        return nil, "protocol", ferr
+      end
+    elseif err == "timeout" and slice < left then
+      if skippable() then
+        return nil, "skipped"
+      end
+    else
       return nil, "unreachable", io_message(err, "timeout", timeout_ms),
         err == "timeout"
-    end
-    local fed, ferr = parser:feed(bytes)
-    if not fed then
-      return nil, "protocol", ferr
     end
   end
 end

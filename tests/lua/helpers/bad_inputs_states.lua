@@ -82,8 +82,12 @@ return {
     return a, b
   end, "nil, err", "timeout", "ok" },
   { "state", "release after the key expired", function(c)
-    local lock = assert(c.client:acquire("bad:exp", { ttl = 0.05, timeout = 0 }))
-    require("system").sleep(0.1)
+    -- A master is waited on at most a tenth of the TTL asked for: 0.5 s
+    -- gives the acquire and the release the client's own per-master
+    -- timeout (50 ms), where a 50 ms TTL left them 5 ms, too little on a
+    -- loaded machine. Past the TTL the key is gone and the validity is 0.
+    local lock = assert(c.client:acquire("bad:exp", { ttl = 0.5, timeout = 0 }))
+    require("system").sleep(0.55)
     return lock:release()
   end, "nil, err", "not owned", "ok" },
   { "server", "OOM (maxmemory 1)", function(c) return acquire_on(c, "HRL_BAD_OOM") end,

@@ -55,6 +55,24 @@ static void set_fence(lua_State *L, uint64_t fence) {
   }
 }
 
+/* The holds as a list; quorum: the inspection's (with holding). */
+static void push_holds(lua_State *L, const hrl_hold_view *h, size_t n,
+                       bool quorum) {
+  lua_createtable(L, (int)n, 0);
+  for (size_t k = 0; k < n; k++) {
+    lua_createtable(L, 0, 5);
+    set_text(L, "token", h[k].token);
+    set_text(L, "hold", h[k].hold);
+    set_number(L, "ttl", h[k].ttl_ms / 1000.0);
+    if (quorum) {
+      set_count(L, "holding", h[k].holding);
+    }
+    set_text(L, "owner", h[k].owner);
+    lua_rawseti(L, -2, (int)k + 1);
+  }
+  lua_setfield(L, -2, "holds");
+}
+
 static void push_master(lua_State *L, const hrl_master_view *m) {
   lua_createtable(L, 0, 10);
   set_text(L, "master", m->label);
@@ -83,6 +101,9 @@ static void push_master(lua_State *L, const hrl_master_view *m) {
     lua_rawseti(L, -2, (int)k + 1);
   }
   lua_setfield(L, -2, "waiters");
+  set_text(L, "kind", hrl_kind_name(m->kind));
+  set_count(L, "hold_count", m->holds);
+  push_holds(L, m->hold, m->holds_listed, false);
 }
 
 /* The inspection as a table; name_idx: the name to put in it. */
@@ -103,6 +124,8 @@ static void push_inspection(lua_State *L, const hrl_inspection *r,
   set_count(L, "quorum", r->quorum);
   set_count(L, "answered", r->answered);
   set_count(L, "holding", r->holding);
+  set_text(L, "kind", hrl_kind_name(r->kind));
+  push_holds(L, r->hold, r->holds, true);
   lua_createtable(L, (int)r->masters, 0);
   for (size_t i = 0; i < r->masters; i++) {
     push_master(L, &r->master[i]);

@@ -257,7 +257,37 @@ static PyObject *fence_of(uint64_t fence) {
   return PyLong_FromUnsignedLongLong((unsigned long long)fence);
 }
 
+/* A hold (a read, the write, a permit): per master (quorum false) or on
+ * the quorum, with the masters it is on. */
+static PyObject *hold_dict(const hrl_hold_view *h, bool quorum) {
+  if (!quorum) {
+    return Py_BuildValue("{s:s,s:s,s:N,s:N}", "token", h->token, "hold",
+                         h->hold, "ttl", seconds(h->ttl_ms), "owner",
+                         text_or_none(h->owner));
+  }
+  return Py_BuildValue("{s:s,s:s,s:N,s:n,s:N}", "token", h->token, "hold",
+                       h->hold, "ttl", seconds(h->ttl_ms), "holding",
+                       (Py_ssize_t)h->holding, "owner", text_or_none(h->owner));
+}
+
+static PyObject *holds_list(const hrl_hold_view *h, size_t n, bool quorum) {
+  PyObject *list = PyList_New((Py_ssize_t)n);
+  for (size_t k = 0; list != NULL && k < n; k++) {
+    PyObject *d = hold_dict(&h[k], quorum);
+    if (d == NULL) {
+      Py_CLEAR(list);
+      break;
+    }
+    PyList_SET_ITEM(list, (Py_ssize_t)k, d);
+  }
+  return list;
+}
+
 static PyObject *master_dict(const hrl_master_view *m) {
+  PyObject *holds = holds_list(m->hold, m->holds_listed, false);
+  if (holds == NULL) {
+    return NULL;
+  }
   PyObject *waiters = PyList_New((Py_ssize_t)m->listed);
   for (size_t k = 0; waiters != NULL && k < m->listed; k++) {
     PyObject *w = waiter_dict(&m->waiters[k]);
@@ -268,6 +298,7 @@ static PyObject *master_dict(const hrl_master_view *m) {
     PyList_SET_ITEM(waiters, (Py_ssize_t)k, w);
   }
   if (waiters == NULL) {
+    Py_DECREF(holds);
     return NULL;
   }
   char error[2 * HRL_DETAIL_MAX] = "";
@@ -275,13 +306,15 @@ static PyObject *master_dict(const hrl_master_view *m) {
     hrl_format_error(m->status, m->error, error, sizeof error);
   }
   return Py_BuildValue(
-      "{s:s,s:O,s:N,s:O,s:N,s:N,s:N,s:N,s:K,s:N}", "master", m->label, "ok",
-      m->status == HRL_OK ? Py_True : Py_False, "error", text_or_none(error),
-      "present", m->present ? Py_True : Py_False, "token",
+      "{s:s,s:O,s:N,s:O,s:N,s:N,s:N,s:N,s:K,s:N,s:s,s:n,s:N}", "master",
+      m->label, "ok", m->status == HRL_OK ? Py_True : Py_False, "error",
+      text_or_none(error), "present", m->present ? Py_True : Py_False, "token",
       text_or_none(m->token), "ttl",
       m->status == HRL_OK ? ttl_of(m->pttl_ms) : Py_NewRef(Py_None), "fence",
       fence_of(m->fence), "owner", text_or_none(m->owner), "queued",
-      (unsigned long long)m->queued, "waiters", waiters);
+      (unsigned long long)m->queued, "waiters", waiters, "kind",
+      hrl_kind_name(m->kind), "hold_count", (Py_ssize_t)m->holds, "holds",
+      holds);
 }
 
 PyObject *hrlpy_inspection_dict(const hrl_inspection *r, PyObject *name) {
@@ -294,20 +327,23 @@ PyObject *hrlpy_inspection_dict(const hrl_inspection *r, PyObject *name) {
     }
     PyList_SET_ITEM(masters, (Py_ssize_t)i, m);
   }
-  if (masters == NULL) {
+  PyObject *holds =
+      masters == NULL ? NULL : holds_list(r->hold, r->holds, true);
+  if (holds == NULL) {
+    Py_XDECREF(masters);
     return NULL;
   }
   PyObject *validity = r->verdict != HRL_VERDICT_HELD ? Py_NewRef(Py_None)
                        : r->valid_ms < 0 ? PyFloat_FromDouble(INFINITY)
                                          : seconds(r->valid_ms);
-  return Py_BuildValue("{s:O,s:s,s:O,s:N,s:N,s:N,s:N,s:n,s:n,s:n,s:N}", "name",
-                       name, "state", hrl_verdict_name(r->verdict), "held",
-                       r->verdict == HRL_VERDICT_HELD ? Py_True : Py_False,
-                       "token", text_or_none(r->token), "owner",
-                       text_or_none(r->owner), "validity", validity, "fence",
-                       fence_of(r->fence), "quorum", (Py_ssize_t)r->quorum,
-                       "answered", (Py_ssize_t)r->answered, "holding",
-                       (Py_ssize_t)r->holding, "masters", masters);
+  return Py_BuildValue(
+      "{s:O,s:s,s:O,s:N,s:N,s:N,s:N,s:n,s:n,s:n,s:N,s:s,s:N}", "name", name,
+      "state", hrl_verdict_name(r->verdict), "held",
+      r->verdict == HRL_VERDICT_HELD ? Py_True : Py_False, "token",
+      text_or_none(r->token), "owner", text_or_none(r->owner), "validity",
+      validity, "fence", fence_of(r->fence), "quorum", (Py_ssize_t)r->quorum,
+      "answered", (Py_ssize_t)r->answered, "holding", (Py_ssize_t)r->holding,
+      "masters", masters, "kind", hrl_kind_name(r->kind), "holds", holds);
 }
 
 PyObject *hrlpy_client_inspect(PyObject *op, PyObject *name) {

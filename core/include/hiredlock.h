@@ -740,6 +740,32 @@ typedef struct hrl_waiter_view {
   char owner[HRL_OWNER_MAX + 1]; /**< its owner label, "" when none */
 } hrl_waiter_view;
 
+/** The holds an inspection lists per master and per quorum (of a
+ *  read-write lock or a semaphore). */
+#define HRL_INSPECT_HOLDS 16
+
+/** What kind of lock a name's key is. */
+typedef enum hrl_kind {
+  HRL_KIND_NONE,      /**< no key (or none that answered had one) */
+  HRL_KIND_MUTEX,     /**< a string: a lock's token */
+  HRL_KIND_RWLOCK,    /**< a hash of reads and a write */
+  HRL_KIND_SEMAPHORE, /**< a hash of permits */
+  HRL_KIND_OTHER      /**< any other type: not a lock */
+} hrl_kind;
+
+/** One hold of a read-write lock or semaphore (a read, the write, a
+ *  permit). */
+typedef struct hrl_hold_view {
+  char token[HRL_SHORT_TOKEN + 1]; /**< its first 8 characters */
+  /** "read", "write", or the permit's number ("1".."permits"). */
+  char hold[12];
+  /** How long it lasts, ms: on one master, its expiry less the master's
+   *  clock; in the quorum's list, the quorum-th longest of those. */
+  int64_t ttl_ms;
+  size_t holding; /**< the quorum's list: masters it is on; else 1 */
+  char owner[HRL_OWNER_MAX + 1]; /**< its owner label, "" when none */
+} hrl_hold_view;
+
 /** What one master has of a lock. */
 typedef struct hrl_master_view {
   const char *label; /**< the master ("host:port", a path) */
@@ -756,6 +782,10 @@ typedef struct hrl_master_view {
   uint64_t queued; /**< entries in the waiting queue (live or not) */
   size_t listed;   /**< the first of them, in order, in waiters[] */
   hrl_waiter_view waiters[HRL_INSPECT_WAITERS];
+  hrl_kind kind;       /**< what its key is */
+  size_t holds;        /**< live holds in the hash (expired ones not counted) */
+  size_t holds_listed; /**< the first of them, by token, in hold[] */
+  hrl_hold_view hold[HRL_INSPECT_HOLDS];
 } hrl_master_view;
 
 /** The quorum's view of a lock. */
@@ -781,10 +811,21 @@ typedef struct hrl_inspection {
   int64_t valid_ms;
   uint64_t fence;          /**< the highest fence counter of the masters */
   hrl_master_view *master; /**< masters entries, in the client's order */
+  /** What the name is: the kind the most masters that answered have
+   *  (HRL_KIND_NONE when none has a key). */
+  hrl_kind kind;
+  /** A read-write lock's or semaphore's holds on a quorum of masters
+   *  (held: at least one), by token; token, holding and valid_ms above
+   *  are those of the one on the most masters. */
+  size_t holds;
+  hrl_hold_view hold[HRL_INSPECT_HOLDS];
 } hrl_inspection;
 
 /** "free", "held", "unknown". */
 HRL_API const char *hrl_verdict_name(hrl_verdict verdict);
+
+/** "none", "mutex", "read-write lock", "semaphore", "other". */
+HRL_API const char *hrl_kind_name(hrl_kind kind);
 
 /**
  * Reads what every master has of the lock `name` (1 to HRL_NAME_MAX bytes,

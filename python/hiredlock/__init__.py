@@ -64,7 +64,7 @@ from ._core import (
 from ._default import default_client, lock, set_default_client, synchronized
 from ._fencing import FENCED_WRITE_SCRIPT, StaleFence, fenced_write
 from ._holds import RWLock, Semaphore
-from ._inspect import Inspection, MasterState, Waiter
+from ._inspect import Hold, Inspection, MasterState, Waiter
 from ._lock import Lock
 
 __all__ = [
@@ -74,6 +74,7 @@ __all__ = [
     "OPTIONS",
     "Client",
     "ConnectionError",
+    "Hold",
     "Inspection",
     "Lock",
     "LockError",

@@ -25,6 +25,17 @@ class Waiter:
 
 
 @dataclasses.dataclass(frozen=True)
+class Hold:
+    """A hold of a read-write lock or semaphore: a read, the write, a permit."""
+
+    token: str  #: its token's first 8 characters
+    hold: str  #: "read", "write", or the permit's number ("1".."permits")
+    ttl: float  #: seconds it lasts (on the quorum: at best, as validity)
+    owner: str | None  #: its owner label
+    holding: int = 1  #: masters it is on (the inspection's list)
+
+
+@dataclasses.dataclass(frozen=True)
 class MasterState:
     """What one master has of a lock."""
 
@@ -38,6 +49,10 @@ class MasterState:
     owner: str | None  #: the holder's owner label
     queued: int  #: entries in the waiting queue
     waiters: tuple[Waiter, ...]  #: the first of them, in order
+    #: "mutex", "read-write lock", "semaphore", "none" (no key), "other"
+    kind: str = "none"
+    hold_count: int = 0  #: live holds (a read-write lock's, a semaphore's)
+    holds: tuple[Hold, ...] = ()  #: the first 16 of them, by token
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,14 +75,26 @@ class Inspection:
     answered: int  #: masters that answered
     holding: int  #: masters the token is on
     masters: tuple[MasterState, ...]
+    #: what the name is, as most masters that answered have it: "mutex",
+    #: "read-write lock", "semaphore", "none" (no key) or "other"
+    kind: str = "none"
+    #: a read-write lock's or semaphore's holds on a quorum, by token
+    holds: tuple[Hold, ...] = ()
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Inspection:
         masters = tuple(
-            MasterState(**{**m, "waiters": tuple(Waiter(**w) for w in m["waiters"])})
+            MasterState(
+                **{
+                    **m,
+                    "waiters": tuple(Waiter(**w) for w in m["waiters"]),
+                    "holds": tuple(Hold(**h) for h in m.get("holds", ())),
+                }
+            )
             for m in d["masters"]
         )
-        return cls(**{**d, "masters": masters})
+        holds = tuple(Hold(**h) for h in d.get("holds", ()))
+        return cls(**{**d, "masters": masters, "holds": holds})
 
     def as_dict(self) -> dict[str, Any]:
         """A dict for JSON: names as text (bytes decoded, invalid bytes
@@ -93,6 +120,10 @@ def _seconds(v: float | None) -> str:
     return f"{v:.3f}s"
 
 
+def _hold_name(hold: str) -> str:
+    return hold if hold in ("read", "write") else f"permit {hold}"
+
+
 def render_json(inspections: Sequence[Inspection]) -> str:
     return json.dumps([i.as_dict() for i in inspections], indent=2)
 
@@ -103,8 +134,13 @@ def render_table(inspections: Sequence[Inspection]) -> str:
     for ins in inspections:
         if out:
             out.append("")
+        holds = ins.kind in ("read-write lock", "semaphore")
         head = f"{_text(ins.name)}: {ins.state}"
-        if ins.held:
+        if holds:
+            head = f"{_text(ins.name)} ({ins.kind}): {ins.state}"
+            n = len(ins.holds)
+            head += f", {n} hold{'' if n == 1 else 's'} on a quorum"
+        elif ins.held:
             valid = "no expiry" if ins.validity is None or math.isinf(ins.validity) \
                 else f"valid {ins.validity:.3f}s at best"  # fmt: skip
             who = f" by {ins.token}" + (f" ({ins.owner})" if ins.owner else "")
@@ -116,15 +152,24 @@ def render_table(inspections: Sequence[Inspection]) -> str:
         if ins.fence is not None:
             head += f"; fence {ins.fence}"
         out.append(head)
+        for h in ins.holds:
+            label = f"  {h.owner}" if h.owner else ""
+            out.append(
+                f"  {_hold_name(h.hold)} {h.token}  valid {h.ttl:.3f}s at best"
+                f"  on {h.holding} of {len(ins.masters)}{label}"
+            )
         rows = [("MASTER", "KEY", "TTL", "FENCE", "OWNER", "QUEUED")]
         for m in ins.masters:
             if not m.ok:
                 rows.append((m.master, "unreachable", "-", "-", m.error or "", "-"))
                 continue
+            key = m.token or "-"
+            if m.kind in ("read-write lock", "semaphore"):
+                key = f"{m.hold_count} hold{'' if m.hold_count == 1 else 's'}"
             rows.append(
                 (
                     m.master,
-                    m.token or "-",
+                    key,
                     _seconds(m.ttl),
                     str(m.fence) if m.fence is not None else "-",
                     m.owner or "-",

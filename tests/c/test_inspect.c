@@ -227,7 +227,7 @@ static long long changes(fixture *f) {
 
 #define READ_ONLY_RULES                                                        \
   "resetkeys ~jobs:* -@all +eval +evalsha +type +get +pttl +zcard +zrange "    \
-  "+zscore +hget +time"
+  "+zscore +hget +hgetall +time"
 
 static void test_an_inspection_writes_nothing(void) {
   fixture fx;
@@ -323,9 +323,142 @@ static void test_what_hiredlock_itself_left(void) {
   fixture_stop(&fx);
 }
 
+static hrl_lock *hold(hrl_client *c, const char *name, hrl_lock_mode mode,
+                      uint32_t permits) {
+  hrl_lock_options lo;
+  hrl_lock_options_init(c, &lo);
+  hrl_lock *lk = NULL;
+  char d[HRL_DETAIL_MAX] = "";
+  hrl_status st =
+      mode == HRL_MODE_PERMIT
+          ? hrl_permit_new(c, name, strlen(name), permits, &lo, &lk, d,
+                           sizeof d)
+          : hrl_rwlock_new(c, name, strlen(name), mode, &lo, &lk, d, sizeof d);
+  CHECK_STATUS(st, HRL_OK);
+  if (lk != NULL) {
+    CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
+  }
+  return lk;
+}
+
+static void short_of(const hrl_lock *lk, char out[HRL_SHORT_TOKEN + 1]) {
+  memcpy(out, hrl_lock_token(lk), HRL_SHORT_TOKEN);
+  out[HRL_SHORT_TOKEN] = '\0';
+}
+
+/* The hold of token (its short form) in the list, or NULL. */
+static const hrl_hold_view *find_hold(const hrl_hold_view *h, size_t n,
+                                      const char *token) {
+  for (size_t k = 0; k < n; k++) {
+    if (strcmp(h[k].token, token) == 0) {
+      return &h[k];
+    }
+  }
+  return NULL;
+}
+
+/* A read-write lock's and a semaphore's hash (docs/DESIGN.md, the holds):
+ * the kind, every hold with its class, TTL, label and masters. */
+static void test_reads_writes_and_permits(void) {
+  fixture fx;
+  fixture_start(&fx, 3, NULL);
+  hrl_options o = check_tolerant_options();
+  o.lock.owner = "tester";
+  hrl_client *c = fixture_client(&fx, &o);
+  int64_t began = hrl_now_us();
+  hrl_lock *r1 = hold(c, "rw", HRL_MODE_READ, 0);
+  hrl_lock *r2 = hold(c, "rw", HRL_MODE_READ, 0);
+  char t1[HRL_SHORT_TOKEN + 1], t2[HRL_SHORT_TOKEN + 1];
+  short_of(r1, t1);
+  short_of(r2, t2);
+  /* One read gone from master 3: on two of three, still a quorum's. */
+  freeReplyObject(fixture_cmd(&fx, 3, "HDEL rw %s", hrl_lock_token(r2)));
+  hrl_inspection *r = inspect(c, "rw");
+  int64_t took = (hrl_now_us() - began) / 1000 + 100;
+  CHECK(r != NULL);
+  if (r != NULL) {
+    CHECK_INT(r->kind, HRL_KIND_RWLOCK);
+    CHECK_STR(hrl_kind_name(r->kind), "read-write lock");
+    CHECK_INT(r->verdict, HRL_VERDICT_HELD);
+    CHECK_INT(r->holds, 2);
+    CHECK_INT(r->holding, 3);
+    CHECK_STR(r->token, t1);
+    const hrl_hold_view *h1 = find_hold(r->hold, r->holds, t1);
+    const hrl_hold_view *h2 = find_hold(r->hold, r->holds, t2);
+    CHECK(h1 != NULL && h2 != NULL);
+    if (h1 != NULL && h2 != NULL) {
+      CHECK_STR(h1->hold, "read");
+      CHECK_STR(h2->hold, "read");
+      CHECK_INT(h1->holding, 3);
+      CHECK_INT(h2->holding, 2);
+      within(h1->ttl_ms, 30000, took, 5);
+      CHECK_STR(h1->owner, "tester");
+    }
+    for (size_t i = 0; i < 3; i++) {
+      const hrl_master_view *m = &r->master[i];
+      CHECK_INT(m->kind, HRL_KIND_RWLOCK);
+      CHECK_INT(m->holds, i == 2 ? 1 : 2);
+      CHECK_INT(m->holds_listed, m->holds);
+      CHECK(find_hold(m->hold, m->holds_listed, t1) != NULL);
+      CHECK_STR(m->token, "(hash)");
+    }
+  }
+  hrl_inspection_free(r);
+  CHECK_STATUS(hrl_lock_release(r1), HRL_OK);
+  CHECK_STATUS(hrl_lock_release(r2), HRL_OK);
+  hrl_lock_free(r1);
+  hrl_lock_free(r2);
+
+  hrl_lock *w = hold(c, "rw", HRL_MODE_WRITE, 0);
+  char tw[HRL_SHORT_TOKEN + 1];
+  short_of(w, tw);
+  r = inspect(c, "rw");
+  CHECK(r != NULL && r->kind == HRL_KIND_RWLOCK && r->holds == 1 &&
+        r->verdict == HRL_VERDICT_HELD);
+  CHECK_STR(r != NULL ? r->hold[0].hold : NULL, "write");
+  CHECK_STR(r != NULL ? r->hold[0].token : NULL, tw);
+  hrl_inspection_free(r);
+  CHECK_STATUS(hrl_lock_release(w), HRL_OK);
+  hrl_lock_free(w);
+  /* Released: the key is gone, nothing is held. */
+  r = inspect(c, "rw");
+  CHECK(r != NULL && r->kind == HRL_KIND_NONE && r->holds == 0 &&
+        r->verdict == HRL_VERDICT_FREE);
+  hrl_inspection_free(r);
+
+  hrl_lock *p1 = hold(c, "jobs", HRL_MODE_PERMIT, 3);
+  hrl_lock *p2 = hold(c, "jobs", HRL_MODE_PERMIT, 3);
+  char tp[HRL_SHORT_TOKEN + 1];
+  short_of(p2, tp);
+  r = inspect(c, "jobs");
+  CHECK(r != NULL && r->kind == HRL_KIND_SEMAPHORE && r->holds == 2 &&
+        r->verdict == HRL_VERDICT_HELD);
+  CHECK_STR(hrl_kind_name(HRL_KIND_SEMAPHORE), "semaphore");
+  const hrl_hold_view *hp = r != NULL ? find_hold(r->hold, r->holds, tp) : NULL;
+  char permit[12];
+  snprintf(permit, sizeof permit, "%u", (unsigned)hrl_lock_permit(p2));
+  CHECK_STR(hp != NULL ? hp->hold : NULL, permit);
+  CHECK(hp != NULL && hp->holding == 3);
+  hrl_inspection_free(r);
+
+  /* A mutex's key is a mutex. */
+  hrl_lock *lk = check_lock(c, "plain");
+  CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
+  r = inspect(c, "plain");
+  CHECK(r != NULL && r->kind == HRL_KIND_MUTEX && r->holds == 0 &&
+        r->master[0].kind == HRL_KIND_MUTEX);
+  hrl_inspection_free(r);
+  hrl_lock_free(lk);
+  hrl_lock_free(p1);
+  hrl_lock_free(p2);
+  hrl_client_free(c);
+  fixture_stop(&fx);
+}
+
 int main(void) {
   RUN(test_a_holder_three_waiters_one_master_down);
   RUN(test_an_inspection_writes_nothing);
   RUN(test_what_hiredlock_itself_left);
+  RUN(test_reads_writes_and_permits);
   return finish_tests("test_inspect");
 }

@@ -244,10 +244,10 @@ static void test_inspection_parses_and_judges(void) {
   const char *bytes = hrl_proto_command(lk, 0, &len);
   char want[512];
   snprintf(want, sizeof want,
-           "*9\r\n$7\r\nEVALSHA\r\n$40\r\n%s\r\n$1\r\n5\r\n$4\r\njobs\r\n"
+           "*10\r\n$7\r\nEVALSHA\r\n$40\r\n%s\r\n$1\r\n5\r\n$4\r\njobs\r\n"
            "$16\r\njobs{jobs}:queue\r\n$18\r\njobs{jobs}:waiters\r\n"
            "$16\r\njobs{jobs}:fence\r\n$17\r\njobs{jobs}:owner:\r\n"
-           "$2\r\n16\r\n",
+           "$2\r\n16\r\n$2\r\n16\r\n",
            HRL_INSPECT_SHA1);
   CHECK_INT(len, strlen(want));
   CHECK(memcmp(bytes, want, len) == 0);
@@ -255,17 +255,18 @@ static void test_inspection_parses_and_judges(void) {
   CHECK(hrl_proto_late_command(lk, 0, &len) == NULL);
   const char *tok = "aaaaaaaabbbbbbbbccccccccdddddddd";
   const char *held[] = {
-      "1000000",   "string",         tok,        "9000",
-      "7",         "web-1:42",       "2",        "w1tok-0000000000",
-      "997000000", "1004000 410 ch", "worker-1", "w2tok-0000000000",
-      "998500000", "999000 410 ch",  ""};
+      "1000000",  "string",           tok,         "9000",
+      "7",        "web-1:42",         "2",         "",
+      "0",        "w1tok-0000000000", "997000000", "1004000 410 ch",
+      "worker-1", "w2tok-0000000000", "998500000", "999000 410 ch",
+      ""};
   feed_answer(lk, 0, held, sizeof held / sizeof held[0]);
   held[3] = "8000";
   /* master 2: NOSCRIPT first, then the same answer to the EVAL */
   hrl_reply noscript = error_reply("NOSCRIPT No matching script.");
   CHECK_INT(hrl_proto_reply(lk, 1, &noscript), HRL_NODE_RESEND);
   bytes = hrl_proto_command(lk, 1, &len);
-  CHECK(memcmp(bytes, "*9\r\n$4\r\nEVAL\r\n", 14) == 0);
+  CHECK(memcmp(bytes, "*10\r\n$4\r\nEVAL\r\n", 15) == 0);
   feed_answer(lk, 1, held, sizeof held / sizeof held[0]);
   hrl_proto_fail(lk, 2, HRL_NODE_UNREACHABLE, "connection refused");
   CHECK_INT(step(lk, &info), HRL_STEP_DONE);
@@ -304,9 +305,9 @@ static void test_inspection_parses_and_judges(void) {
   CHECK_STATUS(hrl_proto_begin(lk, HRL_OP_INSPECT, 0, hrl_now_us()), HRL_OK);
   CHECK(hrl_lock_inspection(lk) == NULL);
   CHECK_INT(step(lk, &info), HRL_STEP_ROUND);
-  feed_answer(lk, 0, held, 7);
-  const char *none[] = {"1000000", "none", "", "-2", "", "", "0"};
-  feed_answer(lk, 1, none, 7);
+  feed_answer(lk, 0, held, 9);
+  const char *none[] = {"1000000", "none", "", "-2", "", "", "0", "", "0"};
+  feed_answer(lk, 1, none, 9);
   hrl_proto_missed(lk, 2, "timeout after 50 ms");
   CHECK_INT(step(lk, &info), HRL_STEP_DONE);
   r = hrl_lock_inspection(lk);
@@ -317,9 +318,9 @@ static void test_inspection_parses_and_judges(void) {
   /* No holder on two of three: free whatever the third says. */
   CHECK_STATUS(hrl_proto_begin(lk, HRL_OP_INSPECT, 0, hrl_now_us()), HRL_OK);
   CHECK_INT(step(lk, &info), HRL_STEP_ROUND);
-  feed_answer(lk, 0, none, 7);
-  const char *list[] = {"1000000", "list", "", "-1", "", "", "0"};
-  feed_answer(lk, 1, list, 7);
+  feed_answer(lk, 0, none, 9);
+  const char *list[] = {"1000000", "list", "", "-1", "", "", "0", "", "0"};
+  feed_answer(lk, 1, list, 9);
   hrl_reply bad = status_reply("OK");
   CHECK_INT(hrl_proto_reply(lk, 2, &bad), HRL_NODE_PROTOCOL);
   CHECK_INT(step(lk, &info), HRL_STEP_DONE);
@@ -327,6 +328,8 @@ static void test_inspection_parses_and_judges(void) {
   CHECK(r != NULL && r->verdict == HRL_VERDICT_FREE);
   CHECK(r != NULL && r->master[1].present);
   CHECK_STR(r != NULL ? r->master[1].token : NULL, "(list)");
+  CHECK(r != NULL && r->kind == HRL_KIND_OTHER);
+
   CHECK(r != NULL && r->master[2].status == HRL_EPROTOCOL);
   hrl_stats s;
   hrl_client_stats(c, &s);
@@ -334,6 +337,35 @@ static void test_inspection_parses_and_judges(void) {
   CHECK_INT(s.master[2].unreachable, 2);
   CHECK_INT(s.master[2].errors, 1);
   CHECK_INT(s.acquired, 0);
+  /* A semaphore's hash: permit 2 of token p1 on both masters that
+   * answered, permit 1 of p2 on one only; the quorum has p1's. */
+  CHECK_STATUS(hrl_proto_begin(lk, HRL_OP_INSPECT, 0, hrl_now_us()), HRL_OK);
+  CHECK_INT(step(lk, &info), HRL_STEP_ROUND);
+  const char *sem[] = {"1000000", "hash",
+                       "",        "9000",
+                       "",        "",
+                       "0",       "2",
+                       "2",       "p1tok-0000000000",
+                       "2",       "1006000",
+                       "web-1",   "p2tok-0000000000",
+                       "1",       "1003000",
+                       ""};
+  feed_answer(lk, 0, sem, sizeof sem / sizeof sem[0]);
+  sem[11] = "1005000";
+  sem[8] = "1";
+  feed_answer(lk, 1, sem, 13);
+  hrl_proto_missed(lk, 2, "timeout after 50 ms");
+  CHECK_INT(step(lk, &info), HRL_STEP_DONE);
+  r = hrl_lock_inspection(lk);
+  CHECK(r != NULL && r->kind == HRL_KIND_SEMAPHORE);
+  CHECK(r != NULL && r->verdict == HRL_VERDICT_HELD && r->holds == 1);
+  CHECK_STR(r != NULL ? r->hold[0].token : NULL, "p1tok-00");
+  CHECK_STR(r != NULL ? r->hold[0].hold : NULL, "2");
+  CHECK_STR(r != NULL ? r->hold[0].owner : NULL, "web-1");
+  CHECK(r != NULL && r->hold[0].ttl_ms == 5000 && r->hold[0].holding == 2);
+  CHECK(r != NULL && r->master[0].holds == 2 && r->master[1].holds == 1);
+  CHECK(r != NULL && r->master[0].hold[1].ttl_ms == 3000);
+  CHECK_STR(r != NULL ? r->master[0].hold[1].hold : NULL, "1");
   hrl_lock_free(lk);
   hrl_client_free(c);
 }

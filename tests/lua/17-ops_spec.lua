@@ -191,3 +191,79 @@ describe("owner labels, counters and events", function()
     assert.matches("hiredlock_releases_total{client=", all, 1, true)
   end)
 end)
+
+-- A read-write lock's and a semaphore's hash (docs/DESIGN.md, the holds):
+-- the kind, and every hold on a quorum with its class, TTL and masters, in
+-- the fields and words of the other runtimes.
+describe("inspections of holds", function()
+  local fx
+  setup(function()
+    fx = fixture.start(3)
+  end)
+  teardown(function()
+    fx:stop()
+  end)
+
+  local function by_token(holds)
+    local out = {}
+    for _, h in ipairs(holds) do
+      out[h.token] = h
+    end
+    return out
+  end
+
+  for _, driver in ipairs({ "C", "seam" }) do
+    it("list reads, a write and permits (" .. driver .. ")", function()
+      local client = fx:client(with(TOLERANT, { owner = "tester" }))
+      if driver == "seam" then
+        client._driver = socket_driver
+      end
+      local name = "lhold:" .. driver
+      local rw = client:rwlock(name)
+      local r1 = assert(rw:read({ timeout = 0, ttl = 30 }))
+      local r2 = assert(rw:read({ timeout = 0, ttl = 30 }))
+      -- One read gone from master 3: on two of three, a quorum's still.
+      assert.equals(1, fx:cmd(3, "HDEL", name, r2.token))
+      local ins = assert(client:inspect(name))
+      assert.equals("read-write lock", ins.kind)
+      assert.equals("held", ins.state)
+      assert.equals(2, #ins.holds)
+      local holds = by_token(ins.holds)
+      local h1, h2 = holds[r1.token:sub(1, 8)], holds[r2.token:sub(1, 8)]
+      assert.equals("read", h1.hold)
+      assert.equals("read", h2.hold)
+      assert.equals(3, h1.holding)
+      assert.equals(2, h2.holding)
+      assert.equals("tester", h1.owner)
+      assert.is_true(h1.ttl > 29 and h1.ttl <= 30)
+      for i, m in ipairs(ins.masters) do
+        assert.equals("read-write lock", m.kind)
+        assert.equals(i == 3 and 1 or 2, m.hold_count)
+        assert.equals(m.hold_count, #m.holds)
+      end
+      assert.is_true(r1:release())
+      assert.is_true(r2:release())
+      local w = assert(rw:write({ timeout = 0, ttl = 30 }))
+      ins = assert(client:inspect(name))
+      assert.equals(1, #ins.holds)
+      assert.equals("write", ins.holds[1].hold)
+      assert.equals(w.token:sub(1, 8), ins.holds[1].token)
+      assert.is_true(w:release())
+      ins = assert(client:inspect(name))
+      assert.equals("none", ins.kind)
+      assert.equals("free", ins.state)
+
+      local sem = client:semaphore(name .. ":sem", 3)
+      local p = assert(sem:acquire({ timeout = 0, ttl = 30 }))
+      ins = assert(client:inspect(name .. ":sem"))
+      assert.equals("semaphore", ins.kind)
+      assert.equals(1, #ins.holds)
+      assert.equals(tostring(p.permit), ins.holds[1].hold)
+      assert.equals(3, ins.holds[1].holding)
+      assert.is_true(p:release())
+      local lock = assert(client:acquire(name .. ":mutex", { ttl = 10 }))
+      assert.equals("mutex", assert(client:inspect(name .. ":mutex")).kind)
+      assert.is_true(lock:release())
+    end)
+  end
+end)

@@ -216,3 +216,72 @@ def test_status_reads_urls_from_a_file(servers5, name, tmp_path):
     )  # fmt: skip
     assert done.returncode == 2
     assert f"--url-file {tmp_path / 'none'}: No such file" in done.stderr
+
+
+def test_reads_writes_and_permits_are_listed(servers3, name):
+    """A read-write lock's and a semaphore's hash (docs/DESIGN.md, the
+    holds): its kind and every hold on a quorum, with its class, TTL,
+    label and masters; the same in the sync and asyncio clients and in
+    ``hiredlock status``."""
+    client = hiredlock.Client(servers3.urls, owner="tester", **TOLERANT)
+    rw = client.rwlock(name, 30)
+    r1, r2 = rw.read(), rw.read()
+    assert r1.acquire() and r2.acquire()
+    # One read gone from master 3: on two of three, still a quorum's.
+    servers3.redis(3).hdel(name, r2.token)
+    ins = client.inspect(name)
+    assert (ins.kind, ins.state, ins.held) == ("read-write lock", "held", True)
+    holds = {h.token: h for h in ins.holds}
+    assert holds.keys() == {r1.token[:8], r2.token[:8]}
+    assert [holds[t.token[:8]].hold for t in (r1, r2)] == ["read", "read"]
+    assert [holds[t.token[:8]].holding for t in (r1, r2)] == [3, 2]
+    assert holds[r1.token[:8]].owner == "tester"
+    assert 29.0 < holds[r1.token[:8]].ttl <= 30.0
+    assert [m.kind for m in ins.masters] == ["read-write lock"] * 3
+    assert [m.hold_count for m in ins.masters] == [2, 2, 1]
+    done = status(servers3, name)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"{name} (read-write lock): held, 2 holds on a quorum")
+    reads = sorted(ln for ln in lines[1:3])
+    assert all(ln.startswith("  read ") and "on " in ln for ln in reads)
+    assert any(f"read {r2.token[:8]}" in ln and "on 2 of 3  tester" in ln
+               for ln in reads)  # fmt: skip
+    assert lines[3].split() == ["MASTER", "KEY", "TTL", "FENCE", "OWNER", "QUEUED"]
+    assert lines[6].split()[1:3] == ["1", "hold"]
+    r1.release()
+    r2.release()
+    with rw.write() as w:
+        ins = client.inspect(name)
+        assert [(h.token, h.hold, h.holding) for h in ins.holds] == [
+            (w.token[:8], "write", 3)
+        ]
+    assert (client.inspect(name).kind, client.inspect(name).state) == ("none", "free")
+
+    sem = client.semaphore(name + ":sem", 3, 30)
+    p1, p2 = sem.acquire(), sem.acquire()
+    ins = client.inspect(name + ":sem")
+    assert (ins.kind, ins.held) == ("semaphore", True)
+    assert sorted((h.token, h.hold, h.holding) for h in ins.holds) == sorted(
+        (p.token[:8], str(p.permit), 3) for p in (p1, p2)
+    )
+    done = status(servers3, name + ":sem", "--json")
+    (got,) = json.loads(done.stdout)
+    assert got["kind"] == "semaphore" and len(got["holds"]) == 2
+    assert got["masters"][0]["kind"] == "semaphore"
+    assert sorted(h["hold"] for h in got["holds"]) == sorted(
+        str(p.permit) for p in (p1, p2)
+    )
+    p1.release()
+    p2.release()
+
+
+@pytest.mark.asyncio
+async def test_asyncio_client_lists_the_same_holds(servers3, name):
+    async with hiredlock.asyncio.Client(servers3.urls, **TOLERANT) as client:
+        sem = client.semaphore(name, 2, 30)
+        p = await sem.acquire()
+        ins = await client.inspect(name)
+        assert (ins.kind, ins.held) == ("semaphore", True)
+        assert [(h.token, h.hold) for h in ins.holds] == [(p.token[:8], str(p.permit))]
+        await p.release()

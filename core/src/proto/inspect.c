@@ -44,6 +44,13 @@ typedef struct held_value {
   bool string; /* the key holds a string */
 } held_value;
 
+/* A master's listed holds' full tokens, to find the same hold on several
+ * masters. */
+typedef struct hold_tokens {
+  char bytes[HRL_INSPECT_HOLDS][VALUE_KEPT];
+  size_t len[HRL_INSPECT_HOLDS];
+} hold_tokens;
+
 struct hrl_inspect {
   char *cmd; /* EVALSHA form, ASKING room in front; then the EVAL form */
   size_t cmd_len;
@@ -51,7 +58,8 @@ struct hrl_inspect {
   size_t eval_len;
   size_t room; /* of each, ASKING not counted */
   hrl_inspection *result;
-  held_value *values; /* n of them */
+  held_value *values;  /* n of them */
+  hold_tokens *tokens; /* n of them */
 };
 
 void hrl_inspect_free(struct hrl_inspect *in) {
@@ -94,16 +102,17 @@ static size_t put_arg(char *buf, const char *arg, size_t len) {
   return (size_t)n + len + 2;
 }
 
-/* EVALSHA sha 5 key queue waiters fence owner limit (by_sha), or EVAL
+/* EVALSHA sha 5 key queue waiters fence owner limit holds (by_sha), or EVAL
  * with the script, into buf; returns the length. */
 static size_t put_command(const hrl_lock *lk, char *buf, bool by_sha,
                           const char *fence, size_t fence_len,
                           const char *owner, size_t owner_len) {
-  char limit[8];
+  char limit[8], holds[8];
   int limit_len = snprintf(limit, sizeof limit, "%d", HRL_INSPECT_WAITERS);
+  int holds_len = snprintf(holds, sizeof holds, "%d", HRL_INSPECT_HOLDS);
   size_t n = 0;
-  memcpy(buf, "*9\r\n", 4);
-  n += 4;
+  memcpy(buf, "*10\r\n", 5);
+  n += 5;
   if (by_sha) {
     n += put_arg(buf + n, "EVALSHA", 7);
     n += put_arg(buf + n, HRL_INSPECT_SHA1, 40);
@@ -117,7 +126,8 @@ static size_t put_command(const hrl_lock *lk, char *buf, bool by_sha,
   n += put_arg(buf + n, lk->waiters, lk->waiters_len);
   n += put_arg(buf + n, fence, fence_len);
   n += put_arg(buf + n, owner, owner_len);
-  return n + put_arg(buf + n, limit, (size_t)limit_len);
+  n += put_arg(buf + n, limit, (size_t)limit_len);
+  return n + put_arg(buf + n, holds, (size_t)holds_len);
 }
 
 /* Both forms of the command, built once per lock (its keys do not
@@ -133,7 +143,7 @@ static hrl_status build_commands(hrl_lock *lk, struct hrl_inspect *in) {
   char *owner = keys + sibling;
   size_t owner_len = hrl_sibling_key(lk->key, lk->key_len, OWNER_SUFFIX,
                                      sizeof OWNER_SUFFIX - 1, owner);
-  in->room = 16 + 9 * 24 + sizeof HRL_INSPECT_SCRIPT + lk->key_len +
+  in->room = 16 + 10 * 24 + sizeof HRL_INSPECT_SCRIPT + lk->key_len +
              lk->queue_len + lk->waiters_len + 2 * sibling + 16;
   char *block = malloc(2 * (HRL_ASKING_LEN + in->room));
   if (block == NULL) {
@@ -167,13 +177,14 @@ hrl_status hrl_inspect_begin(hrl_lock *lk, int64_t now_us) {
   struct hrl_inspect *in = lk->extra->inspect;
   size_t n = lk->cfg->n;
   if (in == NULL) {
-    in = calloc(1, sizeof *in + n * sizeof(held_value));
+    in = calloc(1, sizeof *in + n * (sizeof(held_value) + sizeof(hold_tokens)));
     if (in == NULL || build_commands(lk, in) != HRL_OK) {
       free(in);
       hrl_detailf(lk->detail, sizeof lk->detail, "out of memory");
       return HRL_ENOMEM;
     }
     in->values = (held_value *)(void *)(in + 1);
+    in->tokens = (hold_tokens *)(void *)(in->values + n);
     lk->extra->inspect = in;
   }
   hrl_inspection_free(in->result);
@@ -235,10 +246,105 @@ static int by_pttl_desc(const void *a, const void *b) {
   return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/* The kind the most masters that answered have (ties: the first). */
+static hrl_kind common_kind(const hrl_inspection *r) {
+  size_t count[HRL_KIND_OTHER + 1] = {0};
+  hrl_kind best = HRL_KIND_NONE;
+  for (size_t i = 0; i < r->masters; i++) {
+    const hrl_master_view *m = &r->master[i];
+    if (m->status == HRL_OK && m->kind != HRL_KIND_NONE &&
+        ++count[m->kind] > count[best]) {
+      best = m->kind;
+    }
+  }
+  return best;
+}
+
+static bool same_hold(const struct hrl_inspect *in, size_t i, size_t a,
+                      size_t j, size_t b) {
+  const hold_tokens *x = &in->tokens[i], *y = &in->tokens[j];
+  return x->len[a] == y->len[b] &&
+         memcmp(x->bytes[a], y->bytes[b], x->len[a]) == 0 &&
+         strcmp(in->result->master[i].hold[a].hold,
+                in->result->master[j].hold[b].hold) == 0;
+}
+
+/* The holds on a quorum of masters (a hold is its token and its class:
+ * a permit granted under two numbers is not one hold), each valid at
+ * best for the quorum-th longest of their TTLs; and the one on the most
+ * masters that answered, the inspection's token, as a mutex's. */
+static void judge_holds(struct hrl_inspect *in) {
+  hrl_inspection *r = in->result;
+  size_t n = r->masters, best_count = 0;
+  for (size_t i = 0; i < n; i++) {
+    const hrl_master_view *m = &r->master[i];
+    if (m->status != HRL_OK || m->kind != r->kind) {
+      continue;
+    }
+    for (size_t a = 0; a < m->holds_listed; a++) {
+      bool seen = false;
+      for (size_t j = 0; j < i && !seen; j++) {
+        for (size_t b = 0; b < r->master[j].holds_listed && !seen; b++) {
+          seen = r->master[j].status == HRL_OK &&
+                 r->master[j].kind == r->kind && same_hold(in, i, a, j, b);
+        }
+      }
+      if (seen) {
+        continue; /* counted from the first master that has it */
+      }
+      int64_t ttls[HRL_MASTERS_MAX];
+      size_t count = 0;
+      for (size_t j = i; j < n; j++) {
+        const hrl_master_view *o = &r->master[j];
+        if (o->status != HRL_OK || o->kind != r->kind) {
+          continue;
+        }
+        for (size_t b = 0; b < o->holds_listed; b++) {
+          if (same_hold(in, i, a, j, b)) {
+            ttls[count++] = o->hold[b].ttl_ms;
+            break;
+          }
+        }
+      }
+      qsort(ttls, count, sizeof ttls[0], by_pttl_desc);
+      if (count > best_count) {
+        best_count = count;
+        memcpy(r->token, m->hold[a].token, sizeof m->hold[a].token);
+        memcpy(r->owner, m->hold[a].owner, sizeof r->owner);
+        r->valid_ms = count >= r->quorum ? ttls[r->quorum - 1] : 0;
+      }
+      if (count >= r->quorum && r->holds < HRL_INSPECT_HOLDS) {
+        hrl_hold_view *h = &r->hold[r->holds++];
+        *h = m->hold[a];
+        h->ttl_ms = ttls[r->quorum - 1];
+        h->holding = count;
+      }
+    }
+  }
+  r->holding = best_count;
+  if (best_count >= r->quorum) {
+    r->verdict = HRL_VERDICT_HELD;
+  } else if (best_count + (n - r->answered) < r->quorum) {
+    r->verdict = HRL_VERDICT_FREE;
+  } else {
+    r->verdict = HRL_VERDICT_UNKNOWN;
+  }
+}
+
 /* The quorum's verdict from the masters' entries. */
 static void judge(hrl_lock *lk, struct hrl_inspect *in) {
   hrl_inspection *r = in->result;
   size_t n = r->masters, best = n, best_count = 0;
+  r->kind = common_kind(r);
+  if (r->kind == HRL_KIND_RWLOCK || r->kind == HRL_KIND_SEMAPHORE) {
+    for (size_t i = 0; i < n; i++) {
+      r->answered += r->master[i].status == HRL_OK;
+      r->fence = r->master[i].fence > r->fence ? r->master[i].fence : r->fence;
+    }
+    judge_holds(in);
+    (void)lk;
+    return;
+  }
   for (size_t i = 0; i < n; i++) {
     const hrl_master_view *m = &r->master[i];
     r->answered += m->status == HRL_OK;
@@ -427,13 +533,52 @@ static bool parse_answer(hrl_lock *lk, size_t i, const char *s, size_t len) {
       return false;
     }
   }
-  int64_t now = 0, pttl = 0, queued = 0, fence = 0;
+  const char *kc, *hc;
+  size_t kc_len, hc_len;
+  int64_t now = 0, pttl = 0, queued = 0, fence = 0, holds = 0;
   if (!parse_int(x[0], n[0], &now) || !parse_int(x[3], n[3], &pttl) ||
-      !parse_int(x[6], n[6], &queued)) {
+      !parse_int(x[6], n[6], &queued) || !next_field(&f, &kc, &kc_len) ||
+      !next_field(&f, &hc, &hc_len) || !parse_int(hc, hc_len, &holds) ||
+      holds < 0) {
     return false;
   }
   m->present = !(n[1] == 4 && memcmp(x[1], "none", 4) == 0);
   v->string = n[1] == 6 && memcmp(x[1], "string", 6) == 0;
+  bool hash = n[1] == 4 && memcmp(x[1], "hash", 4) == 0;
+  bool rw = kc_len == 1 && (kc[0] == 'r' || kc[0] == 'w');
+  bool permit = kc_len > 0 && kc[0] >= '0' && kc[0] <= '9';
+  m->kind = !m->present      ? HRL_KIND_NONE
+            : v->string      ? HRL_KIND_MUTEX
+            : hash && rw     ? HRL_KIND_RWLOCK
+            : hash && permit ? HRL_KIND_SEMAPHORE
+                             : HRL_KIND_OTHER;
+  m->holds = (size_t)holds;
+  m->holds_listed = 0;
+  while (m->holds_listed < m->holds && m->holds_listed < HRL_INSPECT_HOLDS) {
+    const char *h[4];
+    size_t hn[4];
+    for (int k = 0; k < 4; k++) {
+      if (!next_field(&f, &h[k], &hn[k])) {
+        return false;
+      }
+    }
+    size_t at = m->holds_listed++;
+    hrl_hold_view *hv = &m->hold[at];
+    int64_t expiry = 0;
+    short_token(hv->token, sizeof hv->token, h[0], hn[0]);
+    in->tokens[i].len[at] = hn[0] < VALUE_KEPT ? hn[0] : VALUE_KEPT;
+    memcpy(in->tokens[i].bytes[at], h[0], in->tokens[i].len[at]);
+    if (hn[1] == 1 && h[1][0] == 'r') {
+      memcpy(hv->hold, "read", 5);
+    } else if (hn[1] == 1 && h[1][0] == 'w') {
+      memcpy(hv->hold, "write", 6);
+    } else {
+      copy_text(hv->hold, sizeof hv->hold, h[1], hn[1]);
+    }
+    hv->ttl_ms = parse_int(h[2], hn[2], &expiry) ? expiry - now : 0;
+    hv->holding = 1;
+    copy_text(hv->owner, sizeof hv->owner, h[3], hn[3]);
+  }
   if (v->string) {
     short_token(m->token, sizeof m->token, x[2], n[2]);
     v->len = n[2] < VALUE_KEPT ? n[2] : VALUE_KEPT;

@@ -52,6 +52,21 @@ const char *hrl_verdict_name(hrl_verdict v) {
   }
 }
 
+const char *hrl_kind_name(hrl_kind k) {
+  switch (k) {
+  case HRL_KIND_MUTEX:
+    return "mutex";
+  case HRL_KIND_RWLOCK:
+    return "read-write lock";
+  case HRL_KIND_SEMAPHORE:
+    return "semaphore";
+  case HRL_KIND_OTHER:
+    return "other";
+  default:
+    return "none";
+  }
+}
+
 static void add(uint64_t *counter, uint64_t n) {
   __atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
 }

@@ -79,6 +79,7 @@ def lock(
     fenced: bool | None = None,
     sync_replicas: int | None = None,
     sync_aof: bool | None = None,
+    owner: str | bool | None = None,
 ) -> Lock:
     """A :class:`Lock` on the default client; see :meth:`Client.lock`."""
     return default_client().lock(
@@ -92,6 +93,7 @@ def lock(
         fenced=fenced,
         sync_replicas=sync_replicas,
         sync_aof=sync_aof,
+        owner=owner,
     )
 
 
@@ -106,6 +108,7 @@ def synchronized(
     fenced: bool | None = None,
     sync_replicas: int | None = None,
     sync_aof: bool | None = None,
+    owner: str | bool | None = None,
 ) -> Callable[[F], F]:
     """Decorator running every call under ``name`` on the default client.
 
@@ -123,5 +126,6 @@ def synchronized(
             fenced=fenced,
             sync_replicas=sync_replicas,
             sync_aof=sync_aof,
+            owner=owner,
         )
     )

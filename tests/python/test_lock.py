@@ -230,6 +230,10 @@ def test_default_client_from_the_environment(servers, name, monkeypatch):
         )
         with hiredlock.lock(name, ttl=5) as lk:
             assert servers.values(name) == [lk.token.encode()] * servers.n
+        # Every setting of Client.lock reaches the default client's lock
+        # too (owner was missing: a TypeError).
+        with hiredlock.lock(name, ttl=5, owner="job-1"):
+            assert hiredlock.default_client().inspect(name).owner == "job-1"
 
         @hiredlock.synchronized(name)
         def job():

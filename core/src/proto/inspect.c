@@ -269,6 +269,21 @@ static bool same_hold(const struct hrl_inspect *in, size_t i, size_t a,
                 in->result->master[j].hold[b].hold) == 0;
 }
 
+/* The verdict from the most masters holding one token (or one hold): held
+ * on a quorum, free when even the masters that did not answer could not
+ * make one, unknown otherwise. */
+static void set_verdict(hrl_inspection *r, size_t best_count) {
+  size_t n = r->masters;
+  r->holding = best_count;
+  if (best_count >= r->quorum) {
+    r->verdict = HRL_VERDICT_HELD;
+  } else if (best_count + (n - r->answered) < r->quorum) {
+    r->verdict = HRL_VERDICT_FREE;
+  } else {
+    r->verdict = HRL_VERDICT_UNKNOWN;
+  }
+}
+
 /* The holds on a quorum of masters (a hold is its token and its class:
  * a permit granted under two numbers is not one hold), each valid at
  * best for the quorum-th longest of their TTLs; and the one on the most
@@ -321,34 +336,25 @@ static void judge_holds(struct hrl_inspect *in) {
       }
     }
   }
-  r->holding = best_count;
-  if (best_count >= r->quorum) {
-    r->verdict = HRL_VERDICT_HELD;
-  } else if (best_count + (n - r->answered) < r->quorum) {
-    r->verdict = HRL_VERDICT_FREE;
-  } else {
-    r->verdict = HRL_VERDICT_UNKNOWN;
-  }
+  set_verdict(r, best_count);
 }
 
 /* The quorum's verdict from the masters' entries. */
 static void judge(hrl_lock *lk, struct hrl_inspect *in) {
   hrl_inspection *r = in->result;
   size_t n = r->masters, best = n, best_count = 0;
+  (void)lk;
+  for (size_t i = 0; i < n; i++) {
+    r->answered += r->master[i].status == HRL_OK;
+    r->fence = r->master[i].fence > r->fence ? r->master[i].fence : r->fence;
+  }
   r->kind = common_kind(r);
   if (r->kind == HRL_KIND_RWLOCK || r->kind == HRL_KIND_SEMAPHORE) {
-    for (size_t i = 0; i < n; i++) {
-      r->answered += r->master[i].status == HRL_OK;
-      r->fence = r->master[i].fence > r->fence ? r->master[i].fence : r->fence;
-    }
     judge_holds(in);
-    (void)lk;
     return;
   }
   for (size_t i = 0; i < n; i++) {
     const hrl_master_view *m = &r->master[i];
-    r->answered += m->status == HRL_OK;
-    r->fence = m->fence > r->fence ? m->fence : r->fence;
     if (m->status != HRL_OK || !in->values[i].string) {
       continue;
     }
@@ -362,7 +368,6 @@ static void judge(hrl_lock *lk, struct hrl_inspect *in) {
       best_count = count;
     }
   }
-  r->holding = best_count;
   if (best < n) {
     memcpy(r->token, r->master[best].token, sizeof r->token);
     int64_t pttls[HRL_MASTERS_MAX];
@@ -381,14 +386,7 @@ static void judge(hrl_lock *lk, struct hrl_inspect *in) {
       r->valid_ms = pttls[r->quorum - 1];
     }
   }
-  if (best_count >= r->quorum) {
-    r->verdict = HRL_VERDICT_HELD;
-  } else if (best_count + (n - r->answered) < r->quorum) {
-    r->verdict = HRL_VERDICT_FREE;
-  } else {
-    r->verdict = HRL_VERDICT_UNKNOWN;
-  }
-  (void)lk;
+  set_verdict(r, best_count);
 }
 
 hrl_step hrl_inspect_step(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {

@@ -51,13 +51,19 @@ for _, n in ipairs({ 1, 5 }) do
       other, err = a:acquire("acc:excl", { timeout = 0 })
       assert.is_nil(other)
       assert.equals("timeout", err)
-      -- A wait retries until its deadline, then gives up, within a bound.
+      -- A wait gives up at its deadline, not after it: with nothing to
+      -- wake it (the holder keeps the lock 10 s), a waiter whose pauses
+      -- last 1 s cuts its pause at the 0.3 s deadline; a pause not cut
+      -- there would end at 1 s at the earliest. (It was the default 0.2 s
+      -- +/- 0.1 s pause and a bound of 0.3 + 0.2 s, which a loaded
+      -- machine's delays could pass and an uncut pause could meet.)
+      local slow = fx:client({ retry_delay = 1, retry_jitter = 0 })
       local t0 = system.monotime()
-      other, err = b:acquire("acc:excl", { ttl = 10, timeout = 0.3 })
+      other, err = slow:acquire("acc:excl", { ttl = 10, timeout = 0.3 })
       local took = system.monotime() - t0
       assert.is_nil(other)
       assert.equals("timeout", err)
-      assert.is_true(took >= 0.3 and took < 0.3 + 0.2, "took " .. took)
+      assert.is_true(took >= 0.3 and took < 0.3 + 0.5, "took " .. took)
       for i = 1, n do
         assert.equals(lock.token, fx:cmd(i, "GET", "acc:excl"))
       end

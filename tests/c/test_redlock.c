@@ -101,6 +101,7 @@ static void test_three_killed_fails_and_leaves_nothing(void) {
   hrl_options o;
   hrl_options_init(&o);
   o.connect_timeout_ms = CONNECT_TIMEOUT_MS;
+  o.timeout_ms = 500; /* the live masters' replies, on a loaded machine */
   o.retry_delay_ms = PAUSE_MS;
   o.retry_jitter_ms = 0;
   hrl_client *c = fixture_client(&fx, &o);

@@ -312,9 +312,14 @@ static int acquire_on(lua_State *L) {
   hrlua_check_acquire_args(L, hrlua_check_client(L, 1), &a);
   lua_settop(L, 4);
   hrlua_lock *lk = NULL;
-  if (!lua_isnil(L, 4)) {
-    hrlua_lock *sp = hrlua_checkudata(L, 4, HRLUA_LOCK_MT, &hrlua_lock_key);
-    if (hrlua_spare_fits(sp, &a)) {
+  if (lua_type(L, 4) == LUA_TUSERDATA && lua_getmetatable(L, 4)) {
+    /* Anything but a lock handle is no spare: a new handle is made. */
+    lua_pushlightuserdata(L, (void *)&hrlua_lock_key);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    bool handle = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    hrlua_lock *sp = handle ? lua_touserdata(L, 4) : NULL;
+    if (sp != NULL && hrlua_spare_fits(sp, &a)) {
       lk = sp;
       lua_pushvalue(L, 4);
     }

@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -52,6 +53,7 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 )
 
 from hrlbench import LAUNCHER  # noqa: E402
+from hrlbench.delay import DELAYS, Toxiproxy  # noqa: E402
 from hrlbench.machine import fixture  # noqa: E402
 from hrlbench.pool import command, start_worker  # noqa: E402
 
@@ -102,6 +104,13 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--syscalls", action="store_true", help="trace system calls")
     p.add_argument("--slowlog", action="store_true")
     p.add_argument("--profile", help="sample the CPU into this perf.data file")
+    p.add_argument(
+        "--delay",
+        type=float,
+        choices=sorted(DELAYS),
+        help="every master behind toxiproxy with the delay phase's delay "
+        "(ms one way; toxiproxy on the other CPUs): its gaps, not who ran",
+    )
     return p.parse_args()
 
 
@@ -164,9 +173,9 @@ def perf_events(path: Path) -> list[tuple]:
     return events
 
 
-def run_traced(args, urls: list[str], plain: list[str], masters: dict) -> tuple:
-    """Runs the workload, traces its middle; (holds, release times,
-    worker pids, perf.data path, timings by command, load before/after).
+def run_traced(args, urls: list[str], plain: list[str], data: Path) -> tuple:
+    """Runs the workload, traces its middle into data; (holds, release
+    times, worker pids, timings by command, load before/after).
     A hold: (acquired, release called, worker) on CLOCK_MONOTONIC."""
     extra = {"connect_timeout": 1.0, "timeout": 0.5} if args.tls else {}
     workers = [start_worker(args.role, urls, args.cpu) for _ in range(args.w)]
@@ -200,9 +209,6 @@ def run_traced(args, urls: list[str], plain: list[str], masters: dict) -> tuple:
                 r.slowlog_reset()
                 r.config_set("slowlog-max-len", 100000)
                 r.config_set("slowlog-log-slower-than", 0)
-        data = Path(args.profile or tempfile.mkdtemp(prefix="hrl-trace-")) / (
-            "" if args.profile else "perf.data"
-        )
         events = ["-e", "sched:sched_switch"]
         if args.syscalls:
             events += ["-e", "raw_syscalls:sys_enter", "-e", "raw_syscalls:sys_exit"]
@@ -229,7 +235,7 @@ def run_traced(args, urls: list[str], plain: list[str], masters: dict) -> tuple:
         for wk in workers:
             wk.close()
     pids = [wk.pid for wk in workers]
-    return holds, released, pids, data, timings, (load0, os.getloadavg()[0])
+    return holds, released, pids, timings, (load0, os.getloadavg()[0])
 
 
 def slices_of(events: list[tuple]) -> list[tuple[float, float, int]]:
@@ -384,16 +390,30 @@ def main() -> None:
         os.sched_setaffinity(pid, {args.cpu})
         masters[pid] = f"master{i}"
     os.sched_setaffinity(0, {0 if args.cpu != 0 else 1})  # off the traced CPU
-    holds, released, pids, data, timings, load = run_traced(args, urls, plain, masters)
-    print(f"load average (1 min) {load[0]:.2f} -> {load[1]:.2f}")
-    if args.profile:
-        print(f"profile in {data}: perf report -i {data} --sort comm,dso")
-        return
+    proxy = None
+    if args.delay is not None:
+        proxy = Toxiproxy(args.cpu)
+        up, down = DELAYS[args.delay]
+        proxied = []
+        for i, u in enumerate(urls, 1):
+            port = proxy.proxy(f"m{i}", int(u.split("?")[0].rsplit(":", 1)[1]))
+            proxy.set_delay(f"m{i}", up, down)
+            proxied.append(f"redis://127.0.0.1:{port}")
+        urls = proxied
+    tmp = None if args.profile else tempfile.mkdtemp(prefix="hrl-trace-")
+    data = Path(args.profile) if args.profile else Path(tmp) / "perf.data"
     try:
+        holds, released, pids, timings, load = run_traced(args, urls, plain, data)
+        print(f"load average (1 min) {load[0]:.2f} -> {load[1]:.2f}")
+        if args.profile:
+            print(f"profile in {data}: perf report -i {data} --sort comm,dso")
+            return
         events = perf_events(data)
     finally:
-        data.unlink()
-        data.parent.rmdir()
+        if proxy is not None:
+            proxy.close()
+        if tmp is not None:
+            shutil.rmtree(tmp)
     analyse(args, holds, released, pids, events, masters)
     if timings:
         print("command time on the masters (SLOWLOG, us): count, p50, mean")

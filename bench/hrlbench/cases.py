@@ -211,7 +211,17 @@ def build_cases() -> dict[str, dict]:
         "Python asyncio",
         1,
         "diagnostic",
-        "asyncio Protocol, one connection: SET NX PX + EVALSHA",
+        "asyncio BufferedProtocol, one connection: SET NX PX + EVALSHA",
+    )
+    add(
+        "py-async-raw-proto",
+        "py",
+        "py-async-raw-proto",
+        "floor",
+        "Python asyncio",
+        1,
+        "diagnostic",
+        "the same over a plain asyncio Protocol (256 KiB bytes per read)",
     )
     add(
         "redis-asyncio",
@@ -535,6 +545,12 @@ FLOOR_RATIOS = [
         "raw",
     ),
     (
+        "async-raw-proto-vs-raw",
+        "raw asyncio loop over a plain Protocol time / raw loop time",
+        "py-async-raw-proto",
+        "raw",
+    ),
+    (
         "async-raw-vs-py-raw",
         "raw asyncio loop time / raw blocking Python loop time",
         "py-async-raw",
@@ -563,6 +579,7 @@ PROFILE_CASES = [
     "redis-py",
     "py-raw",
     "py-async-raw",
+    "py-async-raw-proto",
     "py-async-n1",
     "redis-asyncio",
 ] + [

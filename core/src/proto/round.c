@@ -274,6 +274,7 @@ void hrl_round_note_token(hrl_lock *lk) {
     bool unsure = node->sent && (node->result == HRL_NODE_PENDING ||
                                  node->result == HRL_NODE_UNREACHABLE ||
                                  node->result == HRL_NODE_PROTOCOL);
+    lk->op.token_in_flight |= unsure;
     if (sets && (node->result == HRL_NODE_OK || unsure)) {
       lk->token_at |= bit;
     } else if (drops && answered) {

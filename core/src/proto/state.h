@@ -237,6 +237,14 @@ typedef struct hrl_op {
    * the leave that missed a master): an acquire that does not reach the
    * queue puts it back with that time, never a later one. */
   int64_t rejoin_until_us;
+  /* A command carrying this attempt's token went out and was never
+   * answered (a timeout, a connection lost after the write, a reply out of
+   * step): it may still run, on a connection no later command of another
+   * lock object waits behind. Such a token is never saved for a later
+   * acquire to take up (hrl_wait_keep's callers): a late release, step
+   * aside or leave of it would end that acquire's hold
+   * (tests/sim/regress/rejoin-late-release.txt). */
+  bool token_in_flight;
   /* Masters whose last try found the key held by someone else (refused
    * with its PTTL, or a key without one): while more than n - quorum of
    * them still hold it (and did not hand it to us since), a hand-off from
@@ -544,7 +552,8 @@ bool hrl_round_may_wait(const hrl_config *cfg, const hrl_lock_options *lo);
 int hrl_round_late_replies(const hrl_lock *lock, size_t i);
 
 /* round.c: after a round, which masters may hold the token now
- * (lock->token_at). */
+ * (lock->token_at), and whether a command of it may still run
+ * (op.token_in_flight). */
 void hrl_round_note_token(hrl_lock *lock);
 
 /* round.c: whether the round's command must go to master i even on a

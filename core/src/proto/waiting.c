@@ -135,7 +135,11 @@ static uint64_t key_hash(const hrl_lock *lk) {
 static void remember_entry(hrl_lock *lk, hrl_tally t, int64_t now_us) {
   hrl_config *c = lk->cfg;
   lk->op.rejoined = false; /* decided here */
-  if (t.ok + t.refused == c->n) {
+  if (t.ok + t.refused == c->n || lk->op.token_in_flight) {
+    /* Left everywhere; or a command of this token may still run (this
+     * leave itself, unanswered): a later acquire holding that token would
+     * have its key deleted or passed on by it. The entry then lapses with
+     * its lease (or the late leave drops it), as a vanished waiter's does. */
     return;
   }
   /* The last try refreshed the entry's lease; the leave began after it. */
@@ -167,6 +171,7 @@ void hrl_wait_rejoin(hrl_lock *lk, int64_t now_us) {
   op->token[0] = '\0';
   op->arrival_us = 0;
   op->rejoined = false;
+  op->token_in_flight = false; /* a fresh token, or one saved clean */
   op->queued_us = 0;
   op->clean = c->n < 64 ? ((uint64_t)1 << c->n) - 1 : ~(uint64_t)0;
   if (c->rejoins == 0) {

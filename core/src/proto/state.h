@@ -228,6 +228,9 @@ typedef struct hrl_op {
    * the acquire reports at its deadline unless a later try does better
    * (HRL_OK: nothing of the kind). */
   hrl_status unanswered;
+  /* ... and since then no try starts before this, not even for a
+   * hand-off (waiting.c, take_handed); 0: none. */
+  int64_t try_floor_us;
   /* A semaphore's acquire: the permit its tries ask for (the one most
    * masters granted the last time; 0: any). */
   uint32_t hint;

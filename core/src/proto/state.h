@@ -216,9 +216,17 @@ typedef struct hrl_op {
   uint32_t ttl_ms; /* acquire: the lock's; extend: the new one */
   uint32_t attempts;
   /* A waiting acquire (waiting.c): */
-  bool waiting;            /* it has (or may have) a queue entry */
-  bool woken;              /* try again at once (a subscriber came up) */
-  bool rejoined;           /* an earlier acquire's entry (rejoin_until_us) */
+  bool waiting;  /* it has (or may have) a queue entry */
+  bool woken;    /* try again at once (a subscriber came up) */
+  bool rejoined; /* an earlier acquire's entry (rejoin_until_us) */
+  /* A command carrying this attempt's token went out and was never
+   * answered (a missed deadline, a reply out of step; not a connection
+   * reset, which loses what was queued): it may still run, on a
+   * connection no later command of another lock object waits behind. Such a
+   * token is never saved for a later acquire to take up (hrl_wait_keep's
+   * callers): a late release, step aside or leave of it would end that
+   * acquire's hold (tests/sim/regress/rejoin-late-release.txt). */
+  bool token_in_flight;
   hrl_status leave_status; /* LEAVE, LEAVING: the result after the round */
   int64_t arrival_us;      /* wall clock at begin: its place in the queues */
   int64_t retry_at_us;     /* the next try without a hand-off (PTTL, cap) */
@@ -228,9 +236,6 @@ typedef struct hrl_op {
    * the acquire reports at its deadline unless a later try does better
    * (HRL_OK: nothing of the kind). */
   hrl_status unanswered;
-  /* ... and since then no try starts before this, not even for a
-   * hand-off (waiting.c, take_handed); 0: none. */
-  int64_t try_floor_us;
   /* A semaphore's acquire: the permit its tries ask for (the one most
    * masters granted the last time; 0: any). */
   uint32_t hint;
@@ -240,14 +245,6 @@ typedef struct hrl_op {
    * the leave that missed a master): an acquire that does not reach the
    * queue puts it back with that time, never a later one. */
   int64_t rejoin_until_us;
-  /* A command carrying this attempt's token went out and was never
-   * answered (a timeout, a connection lost after the write, a reply out of
-   * step): it may still run, on a connection no later command of another
-   * lock object waits behind. Such a token is never saved for a later
-   * acquire to take up (hrl_wait_keep's callers): a late release, step
-   * aside or leave of it would end that acquire's hold
-   * (tests/sim/regress/rejoin-late-release.txt). */
-  bool token_in_flight;
   /* Masters whose last try found the key held by someone else (refused
    * with its PTTL, or a key without one): while more than n - quorum of
    * them still hold it (and did not hand it to us since), a hand-off from

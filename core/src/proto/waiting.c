@@ -237,7 +237,6 @@ hrl_step hrl_wait_start(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
   }
   lk->op.waiting = true;
   lk->op.unanswered = HRL_OK;
-  lk->op.try_floor_us = 0;
   lk->op.held = 0;
   lk->op.no_ttl = 0;
   return start_try(lk, now_us, info);
@@ -251,7 +250,6 @@ hrl_step hrl_wait_unanswered(hrl_lock *lk, hrl_tally t, bool hold,
   }
   op->waiting = true;
   op->unanswered = HRL_OK;
-  op->try_floor_us = 0;
   op->held = 0;
   op->no_ttl = 0;
   op->notified = 0;
@@ -482,14 +480,12 @@ hrl_step hrl_wait_not_won(hrl_lock *lk, hrl_tally t, bool hold, int64_t now_us,
     return leave(lk, HRL_ETIMEOUT, now_us, info);
   }
   schedule_retry(lk, now_us);
-  op->try_floor_us = 0;
   if (op->unanswered != HRL_OK) {
     /* Not at once, whatever the cap or a hand-off: a refused connection
      * fails in microseconds, and trying it in a loop would only burn the
      * CPU (take_handed). */
     int64_t floor = now_us + (int64_t)c->opts.timeout_ms * US_PER_MS;
     op->retry_at_us = op->retry_at_us > floor ? op->retry_at_us : floor;
-    op->try_floor_us = floor;
   }
   return hold && !HRL_MUTANT(NO_ASIDE) ? step_aside(lk, now_us, info)
                                        : wait_or_try(lk, now_us, info);
@@ -558,16 +554,18 @@ static hrl_step take_handed(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
       (size_t)popcount64(clean) >= c->quorum && now_us - since <= longest) {
     return hrl_grant_handed(lk, clean, since, info);
   }
-  if (now_us < op->try_floor_us) {
-    /* The last try went unanswered for want of connections: claiming the
-     * hand-off waits for the floor too (hrl_wait_not_won). Trying at each
-     * message could not reach that master either, and the step aside
-     * behind each such try would pass the key on to the next waiter, whose
-     * own message and step aside would pass it back: two waiters of one
-     * client behind a connection that owes too many replies kept it owing
-     * for good, every command but those steps aside held back, the name
-     * free and nobody able to take it (tests/sim/regress/aside-chain.txt). */
-    int64_t floor = op->try_floor_us;
+  int64_t floor = op->round_start_us + (int64_t)c->opts.timeout_ms * US_PER_MS;
+  if (op->unanswered != HRL_OK && now_us < floor) {
+    /* The last try lacked answers for want of connections: a hand-off's
+     * try too waits until a timeout after the last round (that try, or the
+     * step aside behind it) began, as the timer does (hrl_wait_not_won).
+     * Trying at each message could not reach that master either, and the
+     * step aside behind each such try would pass the key on to the next
+     * waiter, whose own message and step aside would pass it back: two
+     * waiters of one client behind a connection that owes too many
+     * replies kept it owing for good, every command but those steps aside
+     * held back, the name free and nobody able to take it
+     * (tests/sim/regress/aside-chain.txt). */
     return park(lk, floor < op->deadline_us ? floor : op->deadline_us, now_us,
                 info);
   }

@@ -340,6 +340,44 @@ static void test_a_kept_place_expires_with_its_lease(void) {
   drop(e);
 }
 
+/* A waiter whose last try went unanswered for want of connections (a
+ * refused connect here; in tests/sim, a connection owing too many replies
+ * that holds the try back) does not try at a hand-off's message before a
+ * timeout after that try began, as its timer does not: each such try could
+ * not reach the master either, and the step aside behind it passed the key
+ * to the client's other waiter, whose message and step aside passed it
+ * back, for good (tests/sim/regress/aside-chain.txt). */
+static void test_a_handoff_after_an_unanswered_try_waits(void) {
+  env e = make(1);
+  int64_t t = 0;
+  hrl_step_info s;
+  char token[HRL_TOKEN_LEN + 1];
+  first_set(e, 5000, t, token);
+  hrl_reply nil = nil_reply();
+  answer(e, &nil);
+  CHECK_INT(hrl_proto_step(e.lk, t + 1000, &s), HRL_STEP_ROUND); /* try */
+  hrl_proto_fail(e.lk, 0, HRL_NODE_UNREACHABLE, "connection refused");
+  hrl_step st = hrl_proto_step(e.lk, t + 2000, &s);
+  if (st == HRL_STEP_ROUND) { /* a step aside first: answered */
+    CHECK(SENDS(e, 0, "$1\r\na\r\n"));
+    hrl_reply zero = int_reply(0);
+    answer(e, &zero);
+    st = hrl_proto_step(e.lk, t + 2000, &s);
+  }
+  CHECK_INT(st, HRL_STEP_WAIT);
+  hrl_proto_notified(e.lk, 0);
+  CHECK_INT(hrl_proto_step(e.lk, t + 3000, &s), HRL_STEP_WAIT);
+  /* Until a timeout after the last round began (not the cap: 1 s). */
+  CHECK(s.wait_ms > 40 && s.wait_ms <= 50);
+  int64_t floor = t + 3000 + (int64_t)s.wait_ms * 1000;
+  hrl_proto_notified(e.lk, 0);
+  CHECK_INT(hrl_proto_step(e.lk, floor - 1000, &s), HRL_STEP_WAIT);
+  CHECK_INT(hrl_proto_step(e.lk, floor, &s), HRL_STEP_ROUND);
+  CHECK(SENDS(e, 0, "$1\r\nt\r\n"));
+  CHECK(sends(e, 0, token, HRL_TOKEN_LEN));
+  drop(e);
+}
+
 /* A key that never expires (a plain SET without a TTL over the lock's
  * name, or one that is not a string): the acquire waits as for any holder
  * (a redis-py Lock without timeout frees its key when released) and, at
@@ -391,5 +429,6 @@ int main(void) {
   RUN(test_a_waiter_that_cannot_win_stays_parked);
   RUN(test_a_kept_place_expires_with_its_lease);
   RUN(test_a_key_that_never_expires_is_named);
+  RUN(test_a_handoff_after_an_unanswered_try_waits);
   return finish_tests("test_wait_edges");
 }

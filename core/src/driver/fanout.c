@@ -361,6 +361,16 @@ static bool wait_last(round *r, size_t i, int64_t now_us) {
   return true;
 }
 
+/* Whether a master of the round is still to be heard. */
+static bool pending(const round *r, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (r->slots[i].state != SLOT_DONE) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void hrl_driver_round(hrl_pool *pool, hrl_lock *lock, uint32_t timeout_ms) {
   round r;
   r.pool = pool;
@@ -387,8 +397,20 @@ void hrl_driver_round(hrl_pool *pool, hrl_lock *lock, uint32_t timeout_ms) {
   }
   struct pollfd fds[HRL_MASTERS_MAX];
   size_t which[HRL_MASTERS_MAX];
+  /* The clock is read once per pass, and only while a master is still to
+   * be heard: a round's last reply costs no clock read after it (the
+   * caller's next step reads the clock its validity is judged by), and
+   * the first pass takes the reading made after the last command went
+   * out. */
+  bool fresh = true;
   for (;;) {
-    now = hrl_now_us();
+    if (!fresh) {
+      if (!pending(&r, n)) {
+        return;
+      }
+      now = hrl_now_us();
+    }
+    fresh = false;
     nfds_t nfds = 0;
     int64_t first_deadline = INT64_MAX;
     for (size_t i = 0; i < n; i++) {

@@ -210,6 +210,7 @@ static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
   self->client = (hrlpy_client *)Py_NewRef(client);
   self->name = Py_NewRef(name);
   self->ttl_ms = lo.ttl_ms;
+  self->lease = lo.auto_renew;
   self->mode = lock_mode;
   self->permits = lock_permits;
   if (on_lost != Py_None) {
@@ -339,9 +340,10 @@ static bool interrupted(hrlpy_lock *self) {
  * for the whole wait; the core's detail says more), or NULL with an
  * exception. */
 static PyObject *acquire_with(hrlpy_lock *self, int64_t wait_ms) {
-  int64_t now = hrl_now_us();
-  int64_t deadline =
-      wait_ms == HRL_WAIT_FOREVER ? INT64_MAX : now + wait_ms * 1000;
+  /* Without a wait, any deadline already past will do: no clock read. */
+  int64_t deadline = wait_ms == HRL_WAIT_FOREVER ? INT64_MAX
+                     : wait_ms == 0              ? INT64_MIN
+                                    : hrl_now_us() + wait_ms * 1000;
   int gate = hrlpy_gate_enter(self, HRLPY_ACQUIRING, deadline);
   if (gate == HRLPY_GATE_ERROR) {
     return NULL;

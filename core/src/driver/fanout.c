@@ -371,7 +371,8 @@ static bool pending(const round *r, size_t n) {
   return false;
 }
 
-void hrl_driver_round(hrl_pool *pool, hrl_lock *lock, uint32_t timeout_ms) {
+void hrl_driver_round(hrl_pool *pool, hrl_lock *lock, uint32_t timeout_ms,
+                      int64_t now_us) {
   round r;
   r.pool = pool;
   r.cfg = lock->cfg;
@@ -389,7 +390,7 @@ void hrl_driver_round(hrl_pool *pool, hrl_lock *lock, uint32_t timeout_ms) {
     *canary = 1;
   }
   size_t n = pool->n;
-  int64_t now = hrl_now_us();
+  int64_t now = now_us;
   for (size_t i = 0; i < n; i++) {
     if (start(&r, i, now)) {
       now = hrl_now_us();

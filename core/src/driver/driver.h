@@ -26,6 +26,10 @@ struct hrl_tls_ctx;
 typedef struct hrl_conn {
   struct redisContext *ctx;
   struct hrl_tls *tls;
+  /* The connection's RESP reader (the one every driver uses: hiredis's
+   * reader made and freed an object per reply), made with its first
+   * connection and kept, emptied, when the connection closes. */
+  hrl_parser *parser;
   pid_t owner_pid;
   bool blocking;
   uint32_t rcvtimeo_ms;

@@ -369,14 +369,10 @@ static PyObject *acquire_with(hrlpy_lock *self, int64_t wait_ms) {
     hrlpy_gate_leave(self);
     if (status == HRL_OK && self->on_lost != NULL) {
       start_dispatcher(self);
-    } else if (status == HRL_OK && !self->state->lost.started) {
+    } else if (status == HRL_OK && self->lease && !self->state->lost.started) {
       /* A lease's renewals report events in the renewer thread: the
        * dispatcher logs them. */
-      hrl_lock_options lo;
-      hrl_lock_get_options(self->lock, &lo);
-      if (lo.auto_renew) {
-        start_dispatcher(self);
-      }
+      start_dispatcher(self);
     }
     hrlpy_events_flush(self->client);
     return Py_NewRef(status == HRL_OK ? Py_True : Py_False);

@@ -2,21 +2,10 @@
  *
  *   client:acquire(name, opts)        -> lock handle | nil, err
  *   client:lock(name, opts)           -> lock handle (not held), timeout
- *   client:acquire_on(name, opts, spare)
- *     -> lock handle, token [, queued [, fence, fence_string, lease]]
- *      | nil, err [, the handle, holding nothing]
  *
- * acquire_on is the facade's client:acquire (lua/hiredlock/init.lua): the
- * same checks and words as acquire, but it takes spare (a handle of this
- * client that holds nothing, from an earlier hold of the same name; nil
- * when none) instead of making a new handle when spare was made with the
- * same settings, and returns what the facade's lock object keeps and
- * whether the client has events queued (true; nil or false when not), so
- * a cycle makes no handle and no further call (lock:release_on is its
- * release). A handle made per acquire costs as much as the rest of the
- * cycle (two allocations, a finalizer); the core takes a handle again and
- * again with a fresh token each time (lock:acquire()), which is all a
- * reused handle does. */
+ * and, for the facade's acquire (facade.c), the same checks and words
+ * (hrlua_check_acquire_args) and whether a released lock's handle can take
+ * an acquire in place of a new one (hrlua_spare_fits). */
 #include <stdio.h>
 #include <string.h>
 
@@ -93,13 +82,19 @@ static const hrl_option *find_option(const char *key, size_t len) {
  * into lo or *wait_ms, without raising: false when the key is not one
  * acquire takes or its value is refused. */
 static bool take_option(lua_State *L, const hrl_client *client,
-                        hrl_lock_options *lo, int64_t *wait_ms) {
+                        const hrl_option *ttl, hrl_lock_options *lo,
+                        int64_t *wait_ms) {
   if (lua_type(L, -2) != LUA_TSTRING) {
     return false;
   }
   size_t len;
   const char *key = lua_tolstring(L, -2, &len);
-  const hrl_option *opt = find_option(key, len);
+  /* The keys of almost every call first, without a search. */
+  const hrl_option *opt = len == 3 && memcmp(key, "ttl", 3) == 0
+                              ? ttl
+                              : (len == 7 && memcmp(key, "timeout", 7) == 0
+                                     ? NULL
+                                     : find_option(key, len));
   int type = lua_type(L, -1);
   char detail[HRL_DETAIL_MAX];
   int64_t ms = 0;
@@ -114,7 +109,7 @@ static bool take_option(lua_State *L, const hrl_client *client,
   if (!hrlua_option_type_ok(opt, type)) {
     return false;
   }
-  if (opt == ttl_option()) {
+  if (opt == ttl) {
     if (hrl_client_ttl_seconds(client, (double)lua_tonumber(L, -1), &ms, detail,
                                sizeof detail) != HRL_OK) {
       return false;
@@ -145,7 +140,8 @@ static bool take_option(lua_State *L, const hrl_client *client,
  * order). A cycle's options cost two table steps this way, where the
  * careful reading looks up every option acquire knows. */
 static bool read_options_fast(lua_State *L, int idx, const hrl_client *client,
-                              hrl_lock_options *lo, int64_t *wait_ms) {
+                              const hrl_option *ttl, hrl_lock_options *lo,
+                              int64_t *wait_ms) {
   if (lua_getmetatable(L, idx)) {
     lua_pop(L, 1);
     return false;
@@ -153,7 +149,7 @@ static bool read_options_fast(lua_State *L, int idx, const hrl_client *client,
   int top = lua_gettop(L);
   lua_pushnil(L);
   while (lua_next(L, idx) != 0) {
-    if (!take_option(L, client, lo, wait_ms)) {
+    if (!take_option(L, client, ttl, lo, wait_ms)) {
       lua_settop(L, top);
       return false;
     }
@@ -208,21 +204,22 @@ static void read_acquire_options(lua_State *L, const hrlua_arg *arg,
                                  const hrl_client *client, hrl_lock_options *lo,
                                  int64_t *wait_ms, hrl_lock_mode *mode,
                                  uint32_t *permits) {
+  const hrl_option *ttl = ttl_option();
   *mode = HRL_MODE_LOCK;
   *permits = 0;
   hrl_lock_options_init(client, lo);
-  lo->ttl_ms = (uint32_t)ttl_option()->def;
+  lo->ttl_ms = (uint32_t)ttl->def;
   *wait_ms = HRLUA_DEFAULT_WAIT_MS;
   if (lua_isnoneornil(L, arg->idx)) {
     return;
   }
   if (lua_type(L, arg->idx) == LUA_TTABLE &&
-      read_options_fast(L, arg->idx, client, lo, wait_ms)) {
+      read_options_fast(L, arg->idx, client, ttl, lo, wait_ms)) {
     return;
   }
   /* The careful reading, from the defaults again. */
   hrl_lock_options_init(client, lo);
-  lo->ttl_ms = (uint32_t)ttl_option()->def;
+  lo->ttl_ms = (uint32_t)ttl->def;
   *wait_ms = HRLUA_DEFAULT_WAIT_MS;
   hrlua_check_options(L, arg, hrlua_lock_option, wait_option);
   size_t count;
@@ -259,21 +256,9 @@ static void read_acquire_options(lua_State *L, const hrlua_arg *arg,
 static const hrlua_arg name_arg = {2, "acquire", 1};
 static const hrlua_arg options_arg = {3, "acquire", 2};
 
-/* client:acquire(name, opts)'s arguments (at stack 2 and 3, the client at
- * 1), checked, with acquire's words whichever method the user's acquire
- * reached. */
-typedef struct acquire_args {
-  hrlua_client *client;
-  const char *name;
-  size_t len;
-  hrl_lock_options lo;
-  int64_t wait_ms;
-  hrl_lock_mode mode;
-  uint32_t permits;
-} acquire_args;
-
-static void check_acquire_args(lua_State *L, acquire_args *a) {
-  a->client = hrlua_check_client(L, 1);
+void hrlua_check_acquire_args(lua_State *L, hrlua_client *client,
+                              hrlua_acquire_args *a) {
+  a->client = client;
   a->name = hrlua_check_name(L, &name_arg, &a->len);
   read_acquire_options(L, &options_arg, a->client->client, &a->lo, &a->wait_ms,
                        &a->mode, &a->permits);
@@ -282,8 +267,8 @@ static void check_acquire_args(lua_State *L, acquire_args *a) {
 /* client:acquire(name, {ttl = 30, timeout = 5}) -> lock | nil, err.
  * timeout is how long to keep retrying: 0 is one attempt. */
 static int client_acquire(lua_State *L) {
-  acquire_args a;
-  check_acquire_args(L, &a);
+  hrlua_acquire_args a;
+  hrlua_check_acquire_args(L, hrlua_check_client(L, 1), &a);
   lua_settop(L, 3);
   hrlua_lock *lk =
       hrlua_push_lock(L, 1, &name_arg, a.name, a.len, &a.lo, a.mode, a.permits);
@@ -298,8 +283,8 @@ static int client_acquire(lua_State *L) {
  * seconds: acquire's checks, with acquire's words, without any I/O, for
  * drivers that move the bytes themselves (see proto.c). */
 static int client_lock(lua_State *L) {
-  acquire_args a;
-  check_acquire_args(L, &a);
+  hrlua_acquire_args a;
+  hrlua_check_acquire_args(L, hrlua_check_client(L, 1), &a);
   lua_settop(L, 3);
   hrlua_push_lock(L, 1, &name_arg, a.name, a.len, &a.lo, a.mode, a.permits);
   lua_pushnumber(L, (lua_Number)a.wait_ms / 1000.0);
@@ -317,7 +302,7 @@ static bool same_owner(const char *a, const char *b) {
  * read, write or permit, nor a lease, whose renewer may still hold it),
  * and holding nothing. Every field of
  * hrl_lock_options is compared: a new one must be added here. */
-static bool fits(const hrlua_lock *sp, const acquire_args *a) {
+bool hrlua_spare_fits(const hrlua_lock *sp, const hrlua_acquire_args *a) {
   if (sp->lock == NULL || sp->owner != a->client || sp->borrowed ||
       a->lo.auto_renew || sp->mode != HRL_MODE_LOCK ||
       a->mode != HRL_MODE_LOCK) {
@@ -337,66 +322,8 @@ static bool fits(const hrlua_lock *sp, const acquire_args *a) {
          same_owner(have.owner, want->owner) && !hrl_lock_held(sp->lock);
 }
 
-/* client:acquire_on(name, opts, spare): see the top of the file. */
-static int client_acquire_on(lua_State *L) {
-  acquire_args a;
-  check_acquire_args(L, &a);
-  lua_settop(L, 4);
-  hrlua_lock *lk = NULL;
-  if (!lua_isnil(L, 4)) {
-    hrlua_lock *sp = hrlua_checkudata(L, 4, HRLUA_LOCK_MT, &hrlua_lock_key);
-    if (fits(sp, &a)) {
-      lk = sp;
-      lua_pushvalue(L, 4);
-    }
-  }
-  if (lk == NULL) {
-    lk = hrlua_push_lock(L, 1, &name_arg, a.name, a.len, &a.lo, a.mode,
-                         a.permits);
-  }
-  int self = lua_gettop(L);
-  hrl_status st = hrlua_acquire(L, lk->lock, a.wait_ms);
-  if (st != HRL_OK) {
-    int n = hrlua_push_status(L, st, hrl_lock_error(lk->lock));
-    if (a.lo.auto_renew) {
-      return n; /* never a spare */
-    }
-    lua_pushvalue(L, self);
-    return n + 1;
-  }
-  lua_pushstring(L, hrl_lock_token(lk->lock));
-  bool queued = hrl_client_events_pending(a.client->client);
-  if (!a.lo.fenced && !a.lo.auto_renew) {
-    if (!queued) {
-      return 2;
-    }
-    lua_pushboolean(L, 1);
-    return 3;
-  }
-  lua_pushboolean(L, queued);
-  /* A fence is read now, while held: the handle forgets it after. */
-  uint64_t fence = hrl_lock_fence(lk->lock);
-  if (fence == 0) {
-    lua_pushnil(L);
-    lua_pushnil(L);
-  } else {
-    char digits[24];
-    snprintf(digits, sizeof digits, "%llu", (unsigned long long)fence);
-    lua_pushinteger(L, (lua_Integer)fence);
-    lua_pushstring(L, digits);
-  }
-  lua_pushboolean(L, a.lo.auto_renew);
-  return 6;
-}
-
 void hrlua_open_acquire(lua_State *L) {
-  static const luaL_Reg client_methods[] = {{"acquire", client_acquire},
-                                            {"lock", client_lock},
-                                            {"acquire_on", client_acquire_on},
-                                            {NULL, NULL}};
+  static const luaL_Reg client_methods[] = {
+      {"acquire", client_acquire}, {"lock", client_lock}, {NULL, NULL}};
   hrlua_add_methods(L, HRLUA_CLIENT_MT, client_methods);
-  /* core.acquire_on(client, ...): the method as a function, which the
-   * facade keeps in a local, saving a method lookup per cycle. */
-  lua_pushcfunction(L, client_acquire_on);
-  lua_setfield(L, -2, "acquire_on");
 }

@@ -53,7 +53,7 @@ typedef struct hrlua_lock {
    * lease's own handle, which this one keeps alive; never freed here. */
   bool borrowed;
   /* What it holds: a plain lock (HRL_MODE_LOCK), the only kind the
-   * facade's acquire_on takes again as a spare (acquire.c). */
+   * facade's acquire takes again as a spare (facade.c). */
   hrl_lock_mode mode;
 } hrlua_lock;
 
@@ -81,6 +81,27 @@ hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
                             const hrlua_arg *name_arg, const char *name,
                             size_t len, const hrl_lock_options *lo,
                             hrl_lock_mode mode, uint32_t permits);
+
+/* acquire.c: client:acquire(name, opts)'s arguments (name at stack 2,
+ * opts at 3) for client (checked by the caller), checked, with acquire's
+ * words whichever entry point the user's acquire reached. */
+typedef struct hrlua_acquire_args {
+  hrlua_client *client;
+  const char *name;
+  size_t len;
+  hrl_lock_options lo;
+  int64_t wait_ms;
+  hrl_lock_mode mode;
+  uint32_t permits;
+} hrlua_acquire_args;
+
+void hrlua_check_acquire_args(lua_State *L, hrlua_client *client,
+                              hrlua_acquire_args *a);
+
+/* acquire.c: whether the spare handle sp (one holding nothing) can take the
+ * acquire a in place of a new handle: made by a's client for the same name
+ * with the same settings, a plain lock, not a lease's. */
+bool hrlua_spare_fits(const hrlua_lock *sp, const hrlua_acquire_args *a);
 
 /* acquire.c: acquires lock with the blocking driver, waiting up to wait_ms;
  * an interrupt (Ctrl-C) of the standalone interpreter cancels the wait,
@@ -171,9 +192,11 @@ void hrlua_check_reply(lua_State *L, int arg, hrl_reply *out, hrl_reply *elems);
  * module table is on top of the stack. */
 void hrlua_open_client(lua_State *L);
 void hrlua_open_lock(lua_State *L);
-/* acquire.c: client:acquire, client:lock and client:acquire_on (also
- * core.acquire_on). */
+/* acquire.c: client:acquire and client:lock. */
 void hrlua_open_acquire(lua_State *L);
+/* facade.c: core.facade(), the facade's acquire and release with the
+ * blocking driver. */
+void hrlua_open_facade(lua_State *L);
 void hrlua_open_proto(lua_State *L);
 void hrlua_open_parser(lua_State *L);
 void hrlua_open_subscriber(lua_State *L);

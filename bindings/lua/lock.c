@@ -74,23 +74,6 @@ static int lock_release(lua_State *L) {
   return hrlua_push_status(L, st, hrl_lock_error(lk->lock));
 }
 
-/* lock:release_on() -> release()'s results, then whether the lock's client
- * has events queued: true, nil, true | nil, err, true when it has (the
- * facade's release with the blocking driver: see acquire.c). */
-static int lock_release_on(lua_State *L) {
-  hrlua_lock *lk = hrlua_check_lock_io(L, 1);
-  hrl_status st = hrl_lock_release(lk->lock);
-  int n = hrlua_push_status(L, st, hrl_lock_error(lk->lock));
-  if (!hrl_client_events_pending(lk->owner->client)) {
-    return n;
-  }
-  if (n == 1) {
-    lua_pushnil(L);
-  }
-  lua_pushboolean(L, 1);
-  return 3;
-}
-
 /* lock:extend([ttl]) -> true | nil, err. The new TTL replaces what is left;
  * without ttl, the lock's own TTL. */
 static int lock_extend(lua_State *L) {
@@ -277,7 +260,6 @@ void hrlua_open_lock(lua_State *L) {
       {"__gc", lock_gc}, {"__tostring", lock_tostring}, {NULL, NULL}};
   static const luaL_Reg methods[] = {{"acquire", lock_acquire},
                                      {"release", lock_release},
-                                     {"release_on", lock_release_on},
                                      {"extend", lock_extend},
                                      {"held", lock_held},
                                      {"validity", lock_validity},
@@ -300,7 +282,4 @@ void hrlua_open_lock(lua_State *L) {
   hrlua_setfuncs(L, methods, 0);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
-  /* core.release_on(lock): the method as a function (see acquire.c). */
-  lua_pushcfunction(L, lock_release_on);
-  lua_setfield(L, -2, "release_on");
 }

@@ -8,6 +8,7 @@ int luaopen_hiredlock_core(lua_State *L) {
   hrlua_open_client(L);
   hrlua_open_lock(L);
   hrlua_open_acquire(L);
+  hrlua_open_facade(L);
   hrlua_open_proto(L);
   hrlua_open_parser(L);
   hrlua_open_subscriber(L);

@@ -13,10 +13,6 @@
 local core = require "hiredlock.core"
 local events = require "hiredlock.events"
 local deliver = events.deliver
--- The facade's calls with the blocking driver, kept in locals: a method
--- looked up on a handle costs more than the rest of the call here.
-local acquire_on, release_on = core.acquire_on, core.release_on
-
 local error, pcall, setmetatable, getmetatable, type, tostring, select, pairs =
   error, pcall, setmetatable, getmetatable, type, tostring, select, pairs
 local floor = math.floor
@@ -39,10 +35,10 @@ local M = {
 }
 
 -- The blocking driver calls the core handles' own methods (acquire,
--- release): with it, the facade calls them itself, through
--- client:acquire_on, which takes the handle of a released lock of the same
--- name again instead of making one per acquire (bindings/lua/acquire.c).
--- Any other driver (cosockets, a test's) goes through the driver table.
+-- release): with it, Client.acquire and Lock.release are the binding's
+-- (core.facade, below), which take the handle of a released lock of the
+-- same name again instead of making one per acquire. Any other driver
+-- (cosockets, a test's) goes through the driver table.
 local BLOCKING = require "hiredlock.driver.hiredis"
 
 local Client = {}
@@ -176,42 +172,12 @@ end
 -- "connection failed: ..." (or "authentication failed: ...", "permission
 -- denied: ...", ...) message
 -- when no quorum of masters answered.
-function Client:acquire(name, opts)
-  local driver = self._driver
-  if driver ~= BLOCKING then
-    return acquire_through(self, driver, name, opts)
-  end
-  local chandle, spares = self._handle, self._spares
-  local spare = spares[name]
-  -- handle, token [, queued [, fence, fence_string, lease]]
-  --   | nil, err [, the handle, holding nothing]
-  local handle, token, queued, fence, fence_string, lease =
-    acquire_on(chandle, name, opts, spare)
-  if not handle then
-    if queued ~= nil then -- the handle that failed, for the next try
-      spares[name] = queued
-    end
-    deliver(chandle)
-    return nil, token
-  end
-  if handle == spare then
-    spares[name] = nil
-  end
-  if queued then -- events of the client's to hand to on_event
-    deliver(chandle)
-  end
-  -- A semaphore's permit: its number (1 to permits); nil otherwise (no
-  -- call into the core for any other lock).
-  local permit = nil
-  if opts ~= nil and opts.mode == "permit" then
-    permit = handle:permit()
-  end
-  if fence == nil and not lease and permit == nil then
-    return setmetatable({ name = name, token = token, _handle = handle,
-      _client = self }, Lock)
-  end
-  return new_lock(self, name, handle, token, fence, fence_string, lease,
-    permit)
+-- With the blocking driver, Client.acquire is the binding's (core.facade,
+-- below: bindings/lua/facade.c builds new_lock's table itself, on the
+-- handle of a released lock of the name when it fits); with any other
+-- driver, this.
+local function acquire_other(self, name, opts)
+  return acquire_through(self, self._driver, name, opts)
 end
 
 --- client:inspect(name) -> inspection | nil, err
@@ -435,38 +401,92 @@ end
 -- already, or found lost). "lost: <reason>": the hold of this auto-renewed
 -- lock was lost (no I/O). Transport failures keep it held so release can
 -- be retried; it expires with its TTL anyway.
-function Lock:release()
-  local client, handle = self._client, self._handle
-  local driver = client._driver
-  if driver ~= BLOCKING then
-    local ok, err = driver.release(handle)
-    deliver(client._handle)
+-- With the blocking driver, Lock.release is the binding's (core.facade,
+-- bindings/lua/facade.c): once the hold is over (and unless it is a
+-- lease, whose renewer may still be on its handle), the handle goes back
+-- to the client for the next acquire of the name, and the object keeps the
+-- client's husk (_husk, made on first use: a handle that never held
+-- anything), which answers all it is asked from now on as its own would
+-- (release and extend: "not held"; held: false; validity: 0; lost: false),
+-- with no way to reach the next hold. With any other driver, this.
+local function release_other(self)
+  local client = self._client
+  local ok, err = client._driver.release(self._handle)
+  deliver(client._handle)
+  return ok, err
+end
+
+if type(rawget(_G, "jit")) ~= "table" then
+  Client.acquire, Lock.release = core.facade(Lock, BLOCKING, acquire_other,
+    release_other, deliver)
+else
+  -- LuaJIT compiles the cycle's Lua steps (stitched around the calls into
+  -- the core), which then cost less than the C closures' API calls: its
+  -- facade keeps them in Lua, on core.acquire_on and core.release_on,
+  -- with the same steps and results as bindings/lua/facade.c.
+  local acquire_on, release_on = core.acquire_on, core.release_on
+
+  function Client:acquire(name, opts)
+    if self._driver ~= BLOCKING then
+      return acquire_other(self, name, opts)
+    end
+    local chandle, spares = self._handle, self._spares
+    local spare = spares[name]
+    -- handle, token [, queued [, fence, fence_string, lease]]
+    --   | nil, err [, the handle, holding nothing]
+    local handle, token, queued, fence, fence_string, lease =
+      acquire_on(chandle, name, opts, spare)
+    if not handle then
+      if queued ~= nil then -- the handle that failed, for the next try
+        spares[name] = queued
+      end
+      deliver(chandle)
+      return nil, token
+    end
+    if handle == spare then
+      spares[name] = nil
+    end
+    if queued then -- events of the client's to hand to on_event
+      deliver(chandle)
+    end
+    -- A semaphore's permit: its number (1 to permits); nil otherwise (no
+    -- call into the core for any other lock).
+    local permit = nil
+    if opts ~= nil and opts.mode == "permit" then
+      permit = handle:permit()
+    end
+    if fence == nil and not lease and permit == nil then
+      return setmetatable({ name = name, token = token, _handle = handle,
+        _client = self }, Lock)
+    end
+    return new_lock(self, name, handle, token, fence, fence_string, lease,
+      permit)
+  end
+
+  function Lock:release()
+    local client, handle = self._client, self._handle
+    if client._driver ~= BLOCKING then
+      return release_other(self)
+    end
+    local ok, err, queued = release_on(handle)
+    if ok and not self._lease then -- the handle to the spares, see above
+      local husk = client._husk
+      if husk == nil then
+        husk = client._handle:lock(handle:name(), { ttl = handle:ttl(),
+          auto_renew = false })
+        client._husk = husk
+      end
+      self._handle = husk
+      local name = self.name -- a field the caller may have changed
+      if name ~= nil and name == name then -- nil and NaN are no keys
+        client._spares[name] = handle
+      end
+    end
+    if queued then -- events of the client's to hand to on_event
+      deliver(client._handle)
+    end
     return ok, err
   end
-  local ok, err, queued = release_on(handle)
-  if ok and not self._lease then
-    -- The hold is over and this object can start no other (it has no
-    -- acquire): its handle goes back to the client for the next acquire
-    -- of the name, and the object keeps a handle that never held
-    -- anything, which answers all it is asked from now on as its own
-    -- would (release and extend: "not held"; held: false; validity: 0;
-    -- lost: false), with no way to reach the next hold.
-    local husk = client._husk
-    if husk == nil then
-      husk = client._handle:lock(handle:name(), { ttl = handle:ttl(),
-        auto_renew = false })
-      client._husk = husk
-    end
-    self._handle = husk
-    local name = self.name -- a field the caller may have changed
-    if name ~= nil and name == name then -- nil and NaN are no keys
-      client._spares[name] = handle
-    end
-  end
-  if queued then -- events of the client's to hand to on_event
-    deliver(client._handle)
-  end
-  return ok, err
 end
 
 --- lock:extend([ttl]) -> true | nil, err

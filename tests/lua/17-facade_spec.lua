@@ -152,6 +152,104 @@ describe("the lock object", function()
       assert.same({ nil, "not held" }, { second:release() })
     end)
 
+    it("carries nothing of its earlier holds", function()
+      local c = fx:client(TOLERANT)
+      local seen, count = {}, 0
+      local last_fence = 0
+      local stale, held_on = {}, nil
+      for i = 1, 40 do
+        -- Plain holds on one handle, then fenced ones on another.
+        local lock = assert(c:acquire("fa:fresh", { fenced = i > 20,
+          timeout = 0 }))
+        -- A fresh token each hold (128 bits of CSPRNG, 32 hex digits),
+        -- the one on the master, and a fence only when asked for, above
+        -- every earlier one.
+        assert.matches("^%x+$", lock.token)
+        assert.equals(32, #lock.token)
+        assert.is_nil(seen[lock.token])
+        seen[lock.token] = true
+        count = count + 1
+        assert.equals(lock.token, fx:cmd(1, "GET", "fa:fresh"))
+        if i > 20 then
+          assert.is_true(lock.fence > last_fence)
+          last_fence = lock.fence
+        else
+          assert.is_nil(lock.fence)
+        end
+        -- The validity of this hold, not what an earlier one left.
+        assert.is_true(lock:validity() > 29)
+        if i == 2 then
+          assert.is_true(lock:extend(5)) -- a shorter TTL on this hold only
+        end
+        held_on = lock._handle
+        assert.is_true(lock:release())
+        stale[#stale + 1] = lock
+      end
+      assert.equals(40, count)
+      -- Every released object still says what it said after its release,
+      -- whatever holds its old handle served since, and cannot touch the
+      -- hold on it now.
+      local lock = assert(c:acquire("fa:fresh", { fenced = true,
+        timeout = 0 }))
+      -- The handle the fenced holds had: this test's point.
+      assert.equals(held_on, lock._handle)
+      assert.equals(c._husk, stale[40]._handle)
+      assert.is_true(lock.fence > last_fence)
+      for i, old in ipairs(stale) do
+        assert.same({ nil, "not held" }, { old:release() })
+        assert.same({ nil, "not held" }, { old:extend(1) })
+        assert.is_false(old:held())
+        assert.equals(0, old:validity())
+        assert.is_true(seen[old.token])
+        if i <= 20 then
+          assert.is_nil(old.fence)
+        else
+          assert.equals(last_fence - 40 + i, old.fence)
+        end
+      end
+      assert.is_true(lock:held())
+      assert.equals(lock.token, fx:cmd(1, "GET", "fa:fresh"))
+      assert.is_true(pttl("fa:fresh") > 29000)
+      assert.is_true(lock:release())
+    end)
+
+    it("a stale object's release after the key expired and was taken again",
+      function()
+        local c = fx:client(TOLERANT)
+        local first = assert(c:acquire("fa:expired", { ttl = 0.2,
+          timeout = 0 }))
+        system.sleep(0.3) -- expired: the object still has the handle
+        assert.same({ nil, "not owned" }, { first:release() })
+        -- "not owned" ended the hold without a release: the handle stays
+        -- with the object, and the next acquire makes its own.
+        local second = assert(c:acquire("fa:expired", { ttl = 0.2,
+          timeout = 0 }))
+        assert.are_not.equal(first._handle, second._handle)
+        assert.same({ nil, "not held" }, { first:release() })
+        assert.equals(second.token, fx:cmd(1, "GET", "fa:expired"))
+        assert.is_true(second:release())
+      end)
+
+    it("a handle that is not one of its own is refused, never used",
+      function()
+        local c = fx:client(TOLERANT)
+        -- Whatever sits in the spares, the next acquire makes a handle.
+        c._spares["fa:odd"] = {}
+        local lock = assert(c:acquire("fa:odd", { timeout = 0 }))
+        assert.is_true(lock:release())
+        c._spares["fa:odd"] = newproxy and newproxy(true) or io.stdout
+        lock = assert(c:acquire("fa:odd", { timeout = 0 }))
+        -- A lock object whose handle was replaced raises; the hold stays.
+        local handle = lock._handle
+        lock._handle = {}
+        local ok, err = pcall(lock.release, lock)
+        assert.is_false(ok)
+        assert.matches("hiredlock.core.lock expected", err)
+        assert.equals(lock.token, fx:cmd(1, "GET", "fa:odd"))
+        lock._handle = handle
+        assert.is_true(lock:release())
+      end)
+
     it("only with the settings of the acquire at hand", function()
       local c = fx:client(TOLERANT)
       local opts = { ttl = 10, timeout = 0 }

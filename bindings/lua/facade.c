@@ -1,0 +1,419 @@
+/* The facade's cycle with the blocking driver (plain Lua):
+ *
+ *   core.facade(Lock, blocking, acquire_through, release_through, deliver)
+ *     -> acquire, release
+ *
+ * lua/hiredlock/init.lua makes its Client.acquire and Lock.release with
+ * this, once. Both are C closures over the facade's own tables: acquire
+ * (client, name, opts) takes the client's handle of a released lock of the
+ * same name (client._spares[name]) when it was made with the same settings
+ * (hrlua_spare_fits), else makes one, acquires on it and returns the
+ * facade's lock object, one table {name, token, _handle, _client} (and a
+ * fenced lock's fence and fence_string, a lease's _lease, a permit's
+ * number) with the metatable Lock; release(lock) releases, and once the
+ * hold is over gives the handle back to the client's spares and leaves the
+ * object the client's husk, a handle that never held anything (see
+ * Lock:release in init.lua). A client or a lock of any other driver
+ * (client._driver is not `blocking`) goes to acquire_through(client, name,
+ * opts) or release_through(lock), Lua; after a call that left the client
+ * events, deliver(client handle) hands them to the client's on_event.
+ *
+ * Why in C: a cycle's Lua steps (fields read and written, the spare's
+ * lookup, the lock table's construction, a call through a handle's
+ * metatable) cost as much as the C core's whole cycle in Lua 5.1 and 5.4;
+ * done here, with the keys kept as upvalues (no string to intern per
+ * call), they cost about a third. What they do is unchanged; the rules
+ * stay in the core. */
+#include <stdio.h>
+
+#include "hrlua.h"
+
+/* The closures' upvalues: the facade's values, then the keys they read and
+ * write (interned once, here). */
+enum {
+  UP_LOCK_MT = 1,
+  UP_BLOCKING,
+  UP_HANDLE_MT, /* the metatables of the core's lock and client handles */
+  UP_CLIENT_MT,
+  UP_ACQUIRE_THROUGH,
+  UP_RELEASE_THROUGH,
+  UP_DELIVER,
+  K_DRIVER,
+  K_HANDLE,
+  K_SPARES,
+  K_CLIENT,
+  K_HUSK,
+  K_LEASE,
+  K_NAME,
+  K_TOKEN,
+  K_FENCE,
+  K_FENCE_STRING,
+  K_PERMIT,
+  UP_COUNT = K_PERMIT
+};
+
+static const char *const key_names[] = {
+    "_driver", "_handle", "_spares", "_client",      "_husk", "_lease",
+    "name",    "token",   "fence",   "fence_string", "permit"};
+
+static const hrlua_arg name_arg = {2, "acquire", 1};
+
+/* Pushes t[key] (t at an absolute index), without metamethods. */
+static void get_key(lua_State *L, int t, int key) {
+  lua_pushvalue(L, lua_upvalueindex(key));
+  lua_rawget(L, t);
+}
+
+/* t[key] = the value on top (popped), without metamethods. */
+static void set_key(lua_State *L, int t, int key) {
+  lua_pushvalue(L, lua_upvalueindex(key));
+  lua_insert(L, -2);
+  lua_rawset(L, t);
+}
+
+/* t[key] = the value at idx, without metamethods. */
+static void copy_to_key(lua_State *L, int t, int key, int idx) {
+  lua_pushvalue(L, lua_upvalueindex(key));
+  lua_pushvalue(L, idx);
+  lua_rawset(L, t);
+}
+
+/* The userdata at idx when its metatable is the one at upvalue mt, else
+ * NULL: hrlua_checkudata's test without its registry lookup. */
+static void *udata_of(lua_State *L, int idx, int mt) {
+  void *p = lua_touserdata(L, idx);
+  if (p == NULL || !lua_getmetatable(L, idx)) {
+    return NULL;
+  }
+  bool same = lua_rawequal(L, -1, lua_upvalueindex(mt));
+  lua_pop(L, 1);
+  return same ? p : NULL;
+}
+
+/* The live client handle at idx; otherwise hrlua_check_client raises. */
+static hrlua_client *check_client(lua_State *L, int idx) {
+  hrlua_client *c = udata_of(L, idx, UP_CLIENT_MT);
+  return c != NULL && c->client != NULL ? c : hrlua_check_client(L, idx);
+}
+
+/* The lock handle at idx that can talk to the masters; otherwise
+ * hrlua_check_lock_io raises. */
+static hrlua_lock *check_lock_io(lua_State *L, int idx) {
+  hrlua_lock *lk = udata_of(L, idx, UP_HANDLE_MT);
+  return lk != NULL && lk->lock != NULL && lk->owner->client != NULL
+             ? lk
+             : hrlua_check_lock_io(L, idx);
+}
+
+/* deliver(the client handle at idx): the client's events to on_event. */
+static void deliver(lua_State *L, int client_idx) {
+  lua_pushvalue(L, lua_upvalueindex(UP_DELIVER));
+  lua_pushvalue(L, client_idx);
+  lua_call(L, 1, 0);
+}
+
+/* Whether the table at idx goes through the blocking driver (its field at
+ * key, _driver or _client._driver, is it); otherwise the call is passed to
+ * the Lua function at upvalue `through` with the n arguments from 1, and
+ * its results are what the caller returns (*results). */
+static bool blocking(lua_State *L, int driver_idx, int through, int n,
+                     int *results) {
+  if (lua_rawequal(L, driver_idx, lua_upvalueindex(UP_BLOCKING))) {
+    return true;
+  }
+  lua_settop(L, n);
+  lua_pushvalue(L, lua_upvalueindex(through));
+  lua_insert(L, 1);
+  lua_call(L, n, LUA_MULTRET);
+  *results = lua_gettop(L);
+  return false;
+}
+
+/* Sets the fields of a lock that is more than a plain lock on the lock
+ * table at t: a fenced lock's fence (read now, while held: the handle
+ * forgets it after), a lease's mark, a permit's number. */
+static void set_extras(lua_State *L, int t, const hrlua_acquire_args *a,
+                       const hrl_lock *lock) {
+  uint64_t fence = a->lo.fenced ? hrl_lock_fence(lock) : 0;
+  if (fence != 0) {
+    char digits[24];
+    snprintf(digits, sizeof digits, "%llu", (unsigned long long)fence);
+    /* An integer in Lua 5.4; a double in 5.1 and LuaJIT, exact to 2^53:
+     * fence_string is exact for every fence. */
+    lua_pushinteger(L, (lua_Integer)fence);
+    set_key(L, t, K_FENCE);
+    lua_pushstring(L, digits);
+    set_key(L, t, K_FENCE_STRING);
+  }
+  if (a->lo.auto_renew) {
+    lua_pushboolean(L, 1);
+    set_key(L, t, K_LEASE);
+  }
+  uint32_t permit = a->mode == HRL_MODE_PERMIT ? hrl_lock_permit(lock) : 0;
+  if (permit != 0) {
+    lua_pushinteger(L, (lua_Integer)permit);
+    set_key(L, t, K_PERMIT);
+  }
+}
+
+/* acquire(client, name, opts) -> lock | nil, err. Stack: 1 client, 2 name,
+ * 3 opts, 4 the client handle, 5 the spares, 6 the spare, 7 the handle. */
+static int facade_acquire(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 3);
+  get_key(L, 1, K_DRIVER);
+  int results;
+  if (!blocking(L, 4, UP_ACQUIRE_THROUGH, 3, &results)) {
+    return results;
+  }
+  lua_settop(L, 3);
+  get_key(L, 1, K_HANDLE);
+  hrlua_acquire_args a;
+  hrlua_check_acquire_args(L, check_client(L, 4), &a);
+  get_key(L, 1, K_SPARES);
+  bool spares = lua_type(L, 5) == LUA_TTABLE;
+  hrlua_lock *lk = NULL;
+  if (spares) {
+    lua_pushvalue(L, 2);
+    lua_rawget(L, 5);
+    hrlua_lock *sp = udata_of(L, 6, UP_HANDLE_MT);
+    if (sp != NULL && hrlua_spare_fits(sp, &a)) {
+      lk = sp;
+    }
+  } else {
+    lua_pushnil(L);
+  }
+  if (lk != NULL) {
+    lua_pushvalue(L, 6);
+  } else {
+    lk = hrlua_push_lock(L, 4, &name_arg, a.name, a.len, &a.lo, a.mode,
+                         a.permits);
+  }
+  hrl_status st = hrlua_acquire(L, lk->lock, a.wait_ms);
+  if (st != HRL_OK) {
+    /* The handle holds nothing: the next try of the name takes it (never
+     * a lease's, whose renewer may still be on it). */
+    if (spares && !a.lo.auto_renew) {
+      lua_pushvalue(L, 2);
+      lua_pushvalue(L, 7);
+      lua_rawset(L, 5);
+    }
+    int n = hrlua_push_status(L, st, hrl_lock_error(lk->lock));
+    deliver(L, 4);
+    return n;
+  }
+  if (lk == lua_touserdata(L, 6)) { /* held now: no spare any more */
+    lua_pushvalue(L, 2);
+    lua_pushnil(L);
+    lua_rawset(L, 5);
+  }
+  bool plain = !a.lo.fenced && !a.lo.auto_renew && a.mode != HRL_MODE_PERMIT;
+  lua_createtable(L, 0, plain ? 4 : 8);
+  copy_to_key(L, 8, K_NAME, 2);
+  lua_pushvalue(L, lua_upvalueindex(K_TOKEN));
+  lua_pushstring(L, hrl_lock_token(lk->lock));
+  lua_rawset(L, 8);
+  copy_to_key(L, 8, K_HANDLE, 7);
+  copy_to_key(L, 8, K_CLIENT, 1);
+  if (!plain) {
+    set_extras(L, 8, &a, lk->lock);
+  }
+  lua_pushvalue(L, lua_upvalueindex(UP_LOCK_MT));
+  lua_setmetatable(L, 8);
+  if (hrl_client_events_pending(a.client->client)) {
+    deliver(L, 4);
+  }
+  return 1;
+}
+
+/* Pushes the client's husk (stack: 1 lock, 2 client, 4 the lock's handle
+ * lk), made on first use: a handle of the client that never holds
+ * anything, so it answers as a released handle does. */
+static void push_husk(lua_State *L, const hrlua_lock *lk) {
+  get_key(L, 2, K_HUSK);
+  if (!lua_isnil(L, -1)) {
+    return;
+  }
+  lua_pop(L, 1);
+  get_key(L, 2, K_HANDLE);
+  int client_idx = lua_gettop(L);
+  hrl_lock_options lo;
+  hrl_lock_options_init(lk->owner->client, &lo);
+  lo.ttl_ms = hrl_lock_ttl_ms(lk->lock);
+  lo.auto_renew = false;
+  size_t len;
+  const char *name = hrl_lock_name(lk->lock, &len);
+  hrlua_push_lock(L, client_idx, &name_arg, name, len, &lo, HRL_MODE_LOCK, 0);
+  lua_remove(L, client_idx);
+  lua_pushvalue(L, -1);
+  set_key(L, 2, K_HUSK);
+}
+
+/* release(lock) -> true | nil, err. Stack: 1 lock, 2 client, 3 driver,
+ * 4 the lock's handle. */
+static int facade_release(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 1);
+  get_key(L, 1, K_CLIENT);
+  if (lua_type(L, 2) != LUA_TTABLE) {
+    return luaL_argerror(L, 1, "not a hiredlock lock (no client)");
+  }
+  get_key(L, 2, K_DRIVER);
+  int results;
+  if (!blocking(L, 3, UP_RELEASE_THROUGH, 1, &results)) {
+    return results;
+  }
+  get_key(L, 1, K_HANDLE);
+  hrlua_lock *lk = check_lock_io(L, 4);
+  hrl_status st = hrl_lock_release(lk->lock);
+  bool queued = hrl_client_events_pending(lk->owner->client);
+  get_key(L, 1, K_LEASE);
+  bool lease = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  if (st == HRL_OK && !lease) {
+    /* The hold is over and this object can start no other (it has no
+     * acquire): its handle goes back to the client for the next acquire
+     * of the name, and the object keeps the husk, which answers all it is
+     * asked from now on as its own handle would (release and extend:
+     * "not held"; held: false; validity: 0; lost: false), with no way to
+     * reach the next hold. */
+    push_husk(L, lk);
+    set_key(L, 1, K_HANDLE);
+    get_key(L, 1, K_NAME); /* a field the caller may have changed */
+    get_key(L, 2, K_SPARES);
+    /* nil and NaN are no keys */
+    if (!lua_isnil(L, -2) && lua_rawequal(L, -2, -2) &&
+        lua_type(L, -1) == LUA_TTABLE) {
+      lua_pushvalue(L, -2);
+      lua_pushvalue(L, 4);
+      lua_rawset(L, -3);
+    }
+    lua_pop(L, 2);
+  }
+  int n = hrlua_push_status(L, st, hrl_lock_error(lk->lock));
+  if (queued) {
+    get_key(L, 2, K_HANDLE);
+    deliver(L, lua_gettop(L));
+    lua_pop(L, 1);
+  }
+  return n;
+}
+
+/* core.acquire_on(client, name, opts, spare)
+ *   -> lock handle, token [, queued [, fence, fence_string, lease]]
+ *    | nil, err [, the handle, holding nothing]
+ * The same acquire on the core handles alone, for LuaJIT's facade (see the
+ * top of the file): acquire's checks and words, on spare (a handle of this
+ * client holding nothing, nil when none) when it fits, else on a new
+ * handle; what the lock object keeps, and whether the client has events
+ * queued (true; nil or false when not). */
+static int acquire_on(lua_State *L) {
+  hrlua_acquire_args a;
+  hrlua_check_acquire_args(L, hrlua_check_client(L, 1), &a);
+  lua_settop(L, 4);
+  hrlua_lock *lk = NULL;
+  if (lua_type(L, 4) == LUA_TUSERDATA && lua_getmetatable(L, 4)) {
+    /* Anything but a lock handle is no spare: a new handle is made. */
+    lua_pushlightuserdata(L, (void *)&hrlua_lock_key);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    bool handle = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    hrlua_lock *sp = handle ? lua_touserdata(L, 4) : NULL;
+    if (sp != NULL && hrlua_spare_fits(sp, &a)) {
+      lk = sp;
+      lua_pushvalue(L, 4);
+    }
+  }
+  if (lk == NULL) {
+    lk = hrlua_push_lock(L, 1, &name_arg, a.name, a.len, &a.lo, a.mode,
+                         a.permits);
+  }
+  int self = lua_gettop(L);
+  hrl_status st = hrlua_acquire(L, lk->lock, a.wait_ms);
+  if (st != HRL_OK) {
+    int n = hrlua_push_status(L, st, hrl_lock_error(lk->lock));
+    if (a.lo.auto_renew) {
+      return n; /* never a spare */
+    }
+    lua_pushvalue(L, self);
+    return n + 1;
+  }
+  lua_pushstring(L, hrl_lock_token(lk->lock));
+  bool queued = hrl_client_events_pending(a.client->client);
+  if (!a.lo.fenced && !a.lo.auto_renew) {
+    if (!queued) {
+      return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 3;
+  }
+  lua_pushboolean(L, queued);
+  /* A fence is read now, while held: the handle forgets it after. */
+  uint64_t fence = hrl_lock_fence(lk->lock);
+  if (fence == 0) {
+    lua_pushnil(L);
+    lua_pushnil(L);
+  } else {
+    char digits[24];
+    snprintf(digits, sizeof digits, "%llu", (unsigned long long)fence);
+    lua_pushinteger(L, (lua_Integer)fence);
+    lua_pushstring(L, digits);
+  }
+  lua_pushboolean(L, a.lo.auto_renew);
+  return 6;
+}
+
+/* core.release_on(lock handle) -> release()'s results, then whether the
+ * lock's client has events queued: true, nil, true | nil, err, true when it
+ * has (LuaJIT's facade's release with the blocking driver). */
+static int release_on(lua_State *L) {
+  hrlua_lock *lk = hrlua_check_lock_io(L, 1);
+  hrl_status st = hrl_lock_release(lk->lock);
+  int n = hrlua_push_status(L, st, hrl_lock_error(lk->lock));
+  if (!hrl_client_events_pending(lk->owner->client)) {
+    return n;
+  }
+  if (n == 1) {
+    lua_pushnil(L);
+  }
+  lua_pushboolean(L, 1);
+  return 3;
+}
+
+/* core.facade(Lock, blocking, acquire_through, release_through, deliver)
+ * -> acquire, release: see the top of the file. */
+static int facade_make(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  luaL_checktype(L, 3, LUA_TFUNCTION);
+  luaL_checktype(L, 4, LUA_TFUNCTION);
+  luaL_checktype(L, 5, LUA_TFUNCTION);
+  lua_settop(L, 5);
+  lua_pushlightuserdata(L, (void *)&hrlua_lock_key);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  lua_insert(L, UP_HANDLE_MT);
+  lua_pushlightuserdata(L, (void *)&hrlua_client_key);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  lua_insert(L, UP_CLIENT_MT);
+  for (size_t i = 0; i < sizeof key_names / sizeof key_names[0]; i++) {
+    lua_pushstring(L, key_names[i]);
+  }
+  for (int i = 1; i <= UP_COUNT; i++) {
+    lua_pushvalue(L, i);
+  }
+  lua_pushcclosure(L, facade_acquire, UP_COUNT);
+  for (int i = 1; i <= UP_COUNT; i++) {
+    lua_pushvalue(L, i);
+  }
+  lua_pushcclosure(L, facade_release, UP_COUNT);
+  return 2;
+}
+
+void hrlua_open_facade(lua_State *L) {
+  lua_pushcfunction(L, facade_make);
+  lua_setfield(L, -2, "facade");
+  lua_pushcfunction(L, acquire_on);
+  lua_setfield(L, -2, "acquire_on");
+  lua_pushcfunction(L, release_on);
+  lua_setfield(L, -2, "release_on");
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test suite in scripts/suites/, carrying on after a failure, then
-# prints each suite's summary line (in file-name order) and exits non-zero
+# prints each suite's summary line (in file-name order), then, for each
+# suite that failed, the tests that failed (failures_of), and exits non-zero
 # when any suite failed.
 #   scripts/run-tests.sh [-j JOBS] [name...]   e.g. scripts/run-tests.sh c c-asan
 # Suites run side by side, JOBS at a time (HRL_TEST_JOBS, default: the CPUs
@@ -93,6 +94,35 @@ summary_of() {
   [ -n "$line" ] || line="(no summary line: the suite did not get to run)"
   [ "${rcs[$i]}" -eq 0 ] || verdict=FAIL
   echo "$verdict  ${names[$i]} (${tooks[$i]}s): $line"
+}
+
+# The failures of suite i, short: what a CI's tail of the output must show
+# to say which test failed without the whole log. busted: each Failure /
+# Error block's head, the test's name and the first line of its message
+# (file:line: message); pytest: its short summary's FAILED / ERROR lines;
+# ctest: its list of the tests that failed, after the tests/c cases that
+# failed and their CHECK lines (tests/c/check.h); from a log with none of these
+# (a build error, a suite of another kind), its last 15 lines. At most 40
+# lines: the rest is in the log.
+failures_of() {
+  local log=$logs/${names[$1]}.log lines count cap=40
+  lines=$(sed 's/\x1b\[[0-9;]*m//g' "$log" 2>/dev/null | awk '
+    taken > 0 { print "    " $0; taken--; next }
+    /^(Failure|Error) (→|->) / { print; taken = 2; next }
+    /^(FAILED|ERROR) [^ ]*\.py/ { print; next }
+    / FAILED \([0-9]+ ms\)$/ || /: CHECK failed: / { print; next }
+    /^The following tests FAILED:/ { print; listing = 1; next }
+    listing && /^[ \t]/ { print; next }
+    { listing = 0 }')
+  if [ -z "$lines" ]; then
+    echo "  (no failed test named in the log; its last 15 lines:)"
+    lines=$(tail -n 15 "$log" 2>/dev/null)
+  fi
+  count=$(printf '%s\n' "$lines" | wc -l)
+  printf '%s\n' "$lines" | head -n "$cap"
+  if [ "$count" -gt "$cap" ]; then
+    echo "  ... $((count - cap)) more lines"
+  fi
 }
 
 run_suite() {
@@ -221,4 +251,12 @@ for i in "${!names[@]}"; do
 done
 echo "took $(($(date +%s) - t0))s, ${jobs} at a time" \
   "(load average $(cut -d' ' -f1-3 /proc/loadavg))"
+# After the summary, last: a CI that shows only the tail of the output
+# shows which tests failed.
+for i in "${!names[@]}"; do
+  [ "${rcs[$i]}" -ne 0 ] || continue
+  echo
+  echo "=============== failed in ${names[$i]} ($logs/${names[$i]}.log) ==============="
+  failures_of "$i"
+done
 exit $failed

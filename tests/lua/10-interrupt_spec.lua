@@ -20,7 +20,10 @@ describe("SIGINT during a long acquire", function()
     assert.truthy(out:find("interrupted!", 1, true), out)
     assert.is_nil(out:find("returned", 1, true)) -- the interrupt, not a result
     assert.truthy(out:find("exit 1\n", 1, true), out)
-    assert.is_true(took < 0.5 + 0.4, "took " .. took) -- not the 10 s timeout
+    -- Interrupted, not returned after the child's 10 s timeout: half of it
+    -- (it was 0.5 + 0.4 s, which a loaded machine's process start-up and
+    -- exit could pass; the output above already says it was interrupted).
+    assert.is_true(took < 10 / 2, "took " .. took)
     assert.equals(holder.token, fx:cmd(1, "GET", "int:busy"))
     assert.is_true(holder:release())
     fx:stop()

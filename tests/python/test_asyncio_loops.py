@@ -74,7 +74,9 @@ def test_a_client_from_a_second_loop_says_so(servers1, name):
     start = time.monotonic()
     with pytest.raises(RuntimeError, match=r"second event loop") as caught:
         asyncio.run(use())
-    assert time.monotonic() - start < 0.05  # at once, not after a timeout
+    # At once, not after a per-master timeout: under half of one. (It was
+    # 0.05 s, which a loaded machine's asyncio.run() start-up could pass.)
+    assert time.monotonic() - start < TOLERANT["timeout"] / 2
     assert "close()" in str(caught.value)
     assert servers1.count(name) == 0
 

@@ -93,6 +93,34 @@ def explain(d):
             if ln is not None:
                 line += f"; the leaner sketch {ln - cn:+,.0f} over the handle"
         out.append(line + ".")
+    if "async-vs-sync" in t and "async-raw-vs-raw" in f:
+        line = (
+            f"- asyncio: one task is "
+            f"{t['async-vs-sync']['ratio']['median']:.3f}{TIMES} the sync Python "
+            f"cycle; the asyncio floor alone (the raw loop's two round trips "
+            f"over a Protocol, each waiting for a future that the event loop "
+            f"wakes one pass after the reply) is "
+            f"{f['async-raw-vs-raw']['ratio']['median']:.3f}{TIMES} the raw loop"
+        )
+        if "async-raw-vs-py-raw" in f:
+            line += (
+                f" and {f['async-raw-vs-py-raw']['ratio']['median']:.3f}{TIMES} "
+                f"the same loop over a blocking Python socket"
+            )
+        if "async-vs-async-raw" in f:
+            line += (
+                f"; hiredlock.asyncio is "
+                f"{f['async-vs-async-raw']['ratio']['median']:.3f}{TIMES} that floor"
+            )
+        ins = [
+            prof.get(c, {}).get("instructions") for c in ("py-async-n1", "py-async-raw")
+        ]
+        if None not in ins:
+            line += (
+                f" ({ins[0]:,.0f} client instructions per cycle against its "
+                f"{ins[1]:,.0f})"
+            )
+        out.append(line + ".")
     c1, c5 = cases.get("c-n1"), cases.get("c-n5")
     if "fan5-vs-raw" in f and c1 and c5:
         fr = f["fan5-vs-raw"]["ratio"]["median"]

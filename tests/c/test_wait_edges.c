@@ -125,20 +125,24 @@ static void test_a_first_attempt_unanswered_waits(void) {
   CHECK_STR(hrl_lock_error(e.lk), "0 of 1 masters answered (1 needed); "
                                   "127.0.0.1:1: connection refused");
 
-  /* blocking=False (a wait of 0): at once, as before. */
+  /* blocking=False (a wait of 0): at once, as before. It takes up the
+   * place the leave above kept; its connection is reset under its SET and
+   * under its cleanup, which ran nothing there then, nor can later: the
+   * place is put back, with the lease it had. */
   first_set(e, 0, t, token);
-  hrl_proto_missed(e.lk, 0, "timeout after 50 ms");
+  hrl_proto_fail(e.lk, 0, HRL_NODE_UNREACHABLE, "connection reset");
   CHECK_INT(hrl_proto_step(e.lk, t + 50000, &s), HRL_STEP_ROUND); /* clean */
   CHECK(SENDS(e, 0, "$1\r\nr\r\n"));
-  hrl_proto_missed(e.lk, 0, "timeout after 50 ms");
+  hrl_proto_fail(e.lk, 0, HRL_NODE_UNREACHABLE, "connection reset");
   CHECK_INT(hrl_proto_step(e.lk, t + 100000, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_ECONNECT);
-  CHECK_CONTAINS(hrl_lock_error(e.lk), "timeout after 50 ms");
+  CHECK_CONTAINS(hrl_lock_error(e.lk), "connection reset");
 
   /* A refused AUTH lasts: no wait fixes it; nor a refused certificate.
-   * This acquire takes up the place the leave above kept (its cleanup
-   * missed too): a release may have handed the key to that token, so it
-   * cleans up before it fails, with the same error. */
+   * This acquire takes up the place the poll above put back: a release may
+   * have handed the key to that token, so it cleans up before it fails,
+   * with the same error (an error reply ran nothing: the place is put back
+   * again). */
   char kept[HRL_TOKEN_LEN + 1];
   first_set(e, 5000, t, kept);
   CHECK_STR(kept, token);
@@ -150,6 +154,25 @@ static void test_a_first_attempt_unanswered_waits(void) {
   CHECK_INT(hrl_proto_step(e.lk, t + 200, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_EAUTH);
   CHECK_CONTAINS(hrl_lock_error(e.lk), "WRONGPASS invalid password");
+  /* A poll whose SET and cleanup time out instead takes the place up and
+   * drops it: those commands may still run (a paused master runs them
+   * once resumed), and that cleanup would delete the key of a later
+   * acquire that took the token up and won (two holders: tests/sim,
+   * regress/rejoin-late-release.txt). The next acquire has a fresh token. */
+  first_set(e, 0, t, kept);
+  CHECK_STR(kept, token);
+  hrl_proto_missed(e.lk, 0, "timeout after 50 ms");
+  CHECK_INT(hrl_proto_step(e.lk, t + 50000, &s), HRL_STEP_ROUND); /* clean */
+  CHECK(SENDS(e, 0, "$1\r\nr\r\n"));
+  hrl_proto_missed(e.lk, 0, "timeout after 50 ms");
+  CHECK_INT(hrl_proto_step(e.lk, t + 100000, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_ECONNECT);
+  CHECK_CONTAINS(hrl_lock_error(e.lk), "timeout after 50 ms");
+  first_set(e, 5000, t + 100000, kept);
+  CHECK(strcmp(kept, token) != 0);
+  hrl_proto_fail(e.lk, 0, HRL_NODE_AUTH, "WRONGPASS invalid password");
+  CHECK_INT(hrl_proto_step(e.lk, t + 100100, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_EAUTH);
   /* After that place's lease, a fresh token: refused, it holds nothing,
    * and fails at once. */
   t += 10 * 1000 * 1000;
@@ -248,7 +271,8 @@ static void test_a_waiter_that_cannot_win_stays_parked(void) {
   drop(e);
 }
 
-/* Leaves the queue at t (a wait of 2 ms) and misses the only master: the
+/* Leaves the queue at t (a wait of 2 ms) and loses the only master's
+ * connection (a reset: the leave did not run there, nor can it later): the
  * entry stays there, and the client keeps its token and place until the
  * entry's lease ends (3.3 s here). Returns the token. */
 static void leave_behind(env e, int64_t t, char *token) {
@@ -261,7 +285,7 @@ static void leave_behind(env e, int64_t t, char *token) {
   answer(e, &pttl);
   CHECK_INT(hrl_proto_step(e.lk, t + 2000, &s), HRL_STEP_ROUND); /* leave */
   CHECK(SENDS(e, 0, "$1\r\nr\r\n"));
-  hrl_proto_missed(e.lk, 0, "timeout after 50 ms");
+  hrl_proto_fail(e.lk, 0, HRL_NODE_UNREACHABLE, "connection reset");
   CHECK_INT(hrl_proto_step(e.lk, t + 52000, &s), HRL_STEP_DONE);
   CHECK_STATUS(s.status, HRL_ETIMEOUT);
 }
@@ -282,10 +306,11 @@ static void test_a_kept_place_expires_with_its_lease(void) {
    * lease lasts, and none of them renews it. A refused SET of that token
    * may be refused by a key handed to it (tests/sim/regress/
    * rejoin-handoff.txt): each such poll sends a release of the token, then
-   * times out. The master stalls for the first releases (the entry may
-   * stay, so the place is kept); the last one in the lease finds the key
-   * handed to the token and passes it on. Once the lease is over, a fresh
-   * token's refusal holds nothing: no cleanup. */
+   * times out. The master's connection is reset under the first releases
+   * (the entry may stay, so the place is kept: a release that timed out
+   * instead may still run, and drops it, test_wait_proto.c); the last one
+   * in the lease finds the key handed to the token and passes it on. Once
+   * the lease is over, a fresh token's refusal holds nothing: no cleanup. */
   hrl_reply nil = nil_reply();
   int64_t lease_end = t + 52000 + 3300000;
   for (int64_t at = t + 500000; at <= t + 5000000; at += 500000) {
@@ -297,7 +322,7 @@ static void test_a_kept_place_expires_with_its_lease(void) {
       CHECK(SENDS(e, 0, "$1\r\nr\r\n"));
       CHECK(sends(e, 0, token, HRL_TOKEN_LEN));
       if (at + 500000 < lease_end) {
-        hrl_proto_missed(e.lk, 0, "timeout after 50 ms");
+        hrl_proto_fail(e.lk, 0, HRL_NODE_UNREACHABLE, "connection reset");
       } else {
         hrl_reply passed_on = int_reply(1);
         answer(e, &passed_on);
@@ -312,6 +337,44 @@ static void test_a_kept_place_expires_with_its_lease(void) {
   /* A blocking acquire after the lease: a new token, a new arrival. */
   first_set(e, 5000, t + 6000000, again);
   CHECK(strcmp(again, token) != 0);
+  drop(e);
+}
+
+/* A waiter whose last try went unanswered for want of connections (a
+ * refused connect here; in tests/sim, a connection owing too many replies
+ * that holds the try back) does not try at a hand-off's message before a
+ * timeout after that try began, as its timer does not: each such try could
+ * not reach the master either, and the step aside behind it passed the key
+ * to the client's other waiter, whose message and step aside passed it
+ * back, for good (tests/sim/regress/aside-chain.txt). */
+static void test_a_handoff_after_an_unanswered_try_waits(void) {
+  env e = make(1);
+  int64_t t = 0;
+  hrl_step_info s;
+  char token[HRL_TOKEN_LEN + 1];
+  first_set(e, 5000, t, token);
+  hrl_reply nil = nil_reply();
+  answer(e, &nil);
+  CHECK_INT(hrl_proto_step(e.lk, t + 1000, &s), HRL_STEP_ROUND); /* try */
+  hrl_proto_fail(e.lk, 0, HRL_NODE_UNREACHABLE, "connection refused");
+  hrl_step st = hrl_proto_step(e.lk, t + 2000, &s);
+  if (st == HRL_STEP_ROUND) { /* a step aside first: answered */
+    CHECK(SENDS(e, 0, "$1\r\na\r\n"));
+    hrl_reply zero = int_reply(0);
+    answer(e, &zero);
+    st = hrl_proto_step(e.lk, t + 2000, &s);
+  }
+  CHECK_INT(st, HRL_STEP_WAIT);
+  hrl_proto_notified(e.lk, 0);
+  CHECK_INT(hrl_proto_step(e.lk, t + 3000, &s), HRL_STEP_WAIT);
+  /* Until a timeout after the last round began (not the cap: 1 s). */
+  CHECK(s.wait_ms > 40 && s.wait_ms <= 50);
+  int64_t floor = t + 3000 + (int64_t)s.wait_ms * 1000;
+  hrl_proto_notified(e.lk, 0);
+  CHECK_INT(hrl_proto_step(e.lk, floor - 1000, &s), HRL_STEP_WAIT);
+  CHECK_INT(hrl_proto_step(e.lk, floor, &s), HRL_STEP_ROUND);
+  CHECK(SENDS(e, 0, "$1\r\nt\r\n"));
+  CHECK(sends(e, 0, token, HRL_TOKEN_LEN));
   drop(e);
 }
 
@@ -366,5 +429,6 @@ int main(void) {
   RUN(test_a_waiter_that_cannot_win_stays_parked);
   RUN(test_a_kept_place_expires_with_its_lease);
   RUN(test_a_key_that_never_expires_is_named);
+  RUN(test_a_handoff_after_an_unanswered_try_waits);
   return finish_tests("test_wait_edges");
 }

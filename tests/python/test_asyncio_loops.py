@@ -89,3 +89,26 @@ def test_a_client_from_a_second_loop_says_so(servers1, name):
     client = other
     asyncio.run(use_and_close())
     asyncio.run(use_and_close())
+
+
+def test_inspect_from_a_second_loop_says_so_as_the_locks_do(servers1, name):
+    """inspect() runs a round over the client's connections as the locks'
+    operations do, so from a second loop it gets their error, not a round
+    on transports whose loop is gone."""
+    client = hla.Client(servers1.urls, **TOLERANT)
+
+    async def use() -> None:
+        async with client.lock(name, 5, timeout=0):
+            pass
+
+    async def inspect() -> None:
+        await client.inspect(name)
+
+    asyncio.run(use())
+    errors = []
+    for second in (use, inspect):
+        with pytest.raises(RuntimeError, match=r"second event loop") as caught:
+            asyncio.run(second())
+        errors.append(str(caught.value))
+    assert errors[1] == errors[0]
+    assert servers1.count(name) == 0

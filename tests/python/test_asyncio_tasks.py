@@ -47,6 +47,41 @@ async def test_a_cancelled_acquire_leaves_no_key(fresh5, name):
 
 
 @pytest.mark.asyncio
+async def test_a_cancel_in_a_one_master_round_waits_for_its_end(fresh5, name):
+    """One master: its round runs inline in the operation, on the idle
+    connection (no task per master). Cancelled twice while the master is
+    paused with the SET unanswered, the acquire still hears the round's
+    end once it resumes, releases what it got, and only then raises
+    CancelledError; a release cancelled the same way finishes its round.
+    Neither leaves a key."""
+    client = hla.Client(fresh5.urls[:1], connect_timeout=2.0, timeout=2.0)
+    lk = client.lock(name, ttl=30)
+    assert await lk.acquire(blocking=False)  # the connection, idle now
+    await lk.release()
+    for operation in ("acquire", "release"):
+        if operation == "release":
+            assert await lk.acquire(blocking=False)
+        fresh5.pause(1)
+        try:
+            if operation == "acquire":
+                task = asyncio.create_task(lk.acquire(blocking=False))
+            else:
+                task = asyncio.create_task(lk.release())
+            await asyncio.sleep(0.1)  # the command is out, unanswered
+            task.cancel()
+            await asyncio.sleep(0.05)
+            task.cancel()  # again, while it waits for the round's end
+            await asyncio.sleep(0.05)
+        finally:
+            fresh5.resume(1)
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert not lk.locked()
+        assert fresh5.count(name) == 0, operation
+    await client.close()
+
+
+@pytest.mark.asyncio
 async def test_a_cancel_around_a_hand_off_leaves_no_key(servers, name):
     """An `async with` waiting for a holder, cancelled at points from just
     before the holder's release to after the hand-off was claimed (the

@@ -85,14 +85,17 @@ hrl_step hrl_op_finish(hrl_lock *lk, hrl_status status, hrl_step_info *info) {
     status = HRL_EINVAL;
     hrl_detailf(lk->detail, sizeof lk->detail, "%s", lk->cfg->same_server);
   }
-  if (lk->op.rejoined && status != HRL_OK &&
+  if (lk->op.rejoined && status != HRL_OK && !lk->op.token_in_flight &&
       lk->op.rejoin_until_us > lk->op.round_start_us) {
     /* An acquire that took up an entry left behind and failed before it
      * could leave it (its first round): the next one takes it up, until
      * that entry's lease ends. Never later: this acquire did not queue, so
      * nothing refreshed the entry, and a client that polls must not keep
      * an old place in line for good (it would go ahead of waiters that
-     * came after it left). */
+     * came after it left). Only while every command of the token was
+     * answered: its cleanup release, unanswered, may still run, and it
+     * would delete the key of the acquire that took the token up
+     * (tests/sim/regress/rejoin-late-release.txt). */
     hrl_wait_keep(lk, lk->op.rejoin_until_us);
   }
   lk->op.rejoined = false;

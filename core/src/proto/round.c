@@ -274,6 +274,13 @@ void hrl_round_note_token(hrl_lock *lk) {
     bool unsure = node->sent && (node->result == HRL_NODE_PENDING ||
                                  node->result == HRL_NODE_UNREACHABLE ||
                                  node->result == HRL_NODE_PROTOCOL);
+    /* Sent, and neither answered nor ended with its connection (a reset
+     * or a refused connect loses what was queued): a late or out-of-step
+     * reply, a missed deadline (the connection kept, or closed with a FIN
+     * that lets a paused server run it yet). */
+    lk->op.token_in_flight |=
+        node->sent && (node->missed || node->result == HRL_NODE_PENDING ||
+                       node->result == HRL_NODE_PROTOCOL);
     if (sets && (node->result == HRL_NODE_OK || unsure)) {
       lk->token_at |= bit;
     } else if (drops && answered) {

@@ -216,9 +216,17 @@ typedef struct hrl_op {
   uint32_t ttl_ms; /* acquire: the lock's; extend: the new one */
   uint32_t attempts;
   /* A waiting acquire (waiting.c): */
-  bool waiting;            /* it has (or may have) a queue entry */
-  bool woken;              /* try again at once (a subscriber came up) */
-  bool rejoined;           /* an earlier acquire's entry (rejoin_until_us) */
+  bool waiting;  /* it has (or may have) a queue entry */
+  bool woken;    /* try again at once (a subscriber came up) */
+  bool rejoined; /* an earlier acquire's entry (rejoin_until_us) */
+  /* A command carrying this attempt's token went out and was never
+   * answered (a missed deadline, a reply out of step; not a connection
+   * reset, which loses what was queued): it may still run, on a
+   * connection no later command of another lock object waits behind. Such a
+   * token is never saved for a later acquire to take up (hrl_wait_keep's
+   * callers): a late release, step aside or leave of it would end that
+   * acquire's hold (tests/sim/regress/rejoin-late-release.txt). */
+  bool token_in_flight;
   hrl_status leave_status; /* LEAVE, LEAVING: the result after the round */
   int64_t arrival_us;      /* wall clock at begin: its place in the queues */
   int64_t retry_at_us;     /* the next try without a hand-off (PTTL, cap) */
@@ -544,7 +552,8 @@ bool hrl_round_may_wait(const hrl_config *cfg, const hrl_lock_options *lo);
 int hrl_round_late_replies(const hrl_lock *lock, size_t i);
 
 /* round.c: after a round, which masters may hold the token now
- * (lock->token_at). */
+ * (lock->token_at), and whether a command of it may still run
+ * (op.token_in_flight). */
 void hrl_round_note_token(hrl_lock *lock);
 
 /* round.c: whether the round's command must go to master i even on a

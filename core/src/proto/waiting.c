@@ -135,7 +135,11 @@ static uint64_t key_hash(const hrl_lock *lk) {
 static void remember_entry(hrl_lock *lk, hrl_tally t, int64_t now_us) {
   hrl_config *c = lk->cfg;
   lk->op.rejoined = false; /* decided here */
-  if (t.ok + t.refused == c->n) {
+  if (t.ok + t.refused == c->n || lk->op.token_in_flight) {
+    /* Left everywhere; or a command of this token may still run (this
+     * leave itself, unanswered): a later acquire holding that token would
+     * have its key deleted or passed on by it. The entry then lapses with
+     * its lease (or the late leave drops it), as a vanished waiter's does. */
     return;
   }
   /* The last try refreshed the entry's lease; the leave began after it. */
@@ -167,6 +171,7 @@ void hrl_wait_rejoin(hrl_lock *lk, int64_t now_us) {
   op->token[0] = '\0';
   op->arrival_us = 0;
   op->rejoined = false;
+  op->token_in_flight = false; /* a fresh token, or one saved clean */
   op->queued_us = 0;
   op->clean = c->n < 64 ? ((uint64_t)1 << c->n) - 1 : ~(uint64_t)0;
   if (c->rejoins == 0) {
@@ -476,8 +481,9 @@ hrl_step hrl_wait_not_won(hrl_lock *lk, hrl_tally t, bool hold, int64_t now_us,
   }
   schedule_retry(lk, now_us);
   if (op->unanswered != HRL_OK) {
-    /* Not at once, whatever the cap: a refused connection fails in
-     * microseconds, and trying it in a loop would only burn the CPU. */
+    /* Not at once, whatever the cap or a hand-off: a refused connection
+     * fails in microseconds, and trying it in a loop would only burn the
+     * CPU (take_handed). */
     int64_t floor = now_us + (int64_t)c->opts.timeout_ms * US_PER_MS;
     op->retry_at_us = op->retry_at_us > floor ? op->retry_at_us : floor;
   }
@@ -524,6 +530,15 @@ bool hrl_wait_handed_ttl(const hrl_lock *lk) {
  * (ttl - its longest round - drift). Why that instant, not the last
  * refusal nor the message: docs/SAFETY.md, "Hand-off without a claim".
  * Otherwise the try claims them, as it always did. */
+/* Waits until next (a hand-off or a wake-up may come first). */
+static hrl_step park(hrl_lock *lk, int64_t next, int64_t now_us,
+                     hrl_step_info *info) {
+  int64_t ms = (next - now_us + US_PER_MS - 1) / US_PER_MS;
+  lk->op.phase = HRL_PHASE_WAITING;
+  info->wait_ms = ms > HRL_TTL_MAX_MS ? HRL_TTL_MAX_MS : (uint32_t)ms;
+  return HRL_STEP_WAIT;
+}
+
 static hrl_step take_handed(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
   hrl_op *op = &lk->op;
   const hrl_config *c = lk->cfg;
@@ -538,6 +553,21 @@ static hrl_step take_handed(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
   if (hrl_wait_handed_ttl(lk) && c->same_server[0] == '\0' && since != 0 &&
       (size_t)popcount64(clean) >= c->quorum && now_us - since <= longest) {
     return hrl_grant_handed(lk, clean, since, info);
+  }
+  int64_t floor = op->round_start_us + (int64_t)c->opts.timeout_ms * US_PER_MS;
+  if (op->unanswered != HRL_OK && now_us < floor) {
+    /* The last try lacked answers for want of connections: a hand-off's
+     * try too waits until a timeout after the last round (that try, or the
+     * step aside behind it) began, as the timer does (hrl_wait_not_won).
+     * Trying at each message could not reach that master either, and the
+     * step aside behind each such try would pass the key on to the next
+     * waiter, whose own message and step aside would pass it back: two
+     * waiters of one client behind a connection that owes too many
+     * replies kept it owing for good, every command but those steps aside
+     * held back, the name free and nobody able to take it
+     * (tests/sim/regress/aside-chain.txt). */
+    return park(lk, floor < op->deadline_us ? floor : op->deadline_us, now_us,
+                info);
   }
   return start_try(lk, now_us, info);
 }
@@ -582,10 +612,7 @@ static hrl_step wait_or_try(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {
     }
     next = gathered < next ? gathered : next;
   }
-  int64_t ms = (next - now_us + US_PER_MS - 1) / US_PER_MS;
-  op->phase = HRL_PHASE_WAITING;
-  info->wait_ms = ms > HRL_TTL_MAX_MS ? HRL_TTL_MAX_MS : (uint32_t)ms;
-  return HRL_STEP_WAIT;
+  return park(lk, next, now_us, info);
 }
 
 hrl_step hrl_wait_step(hrl_lock *lk, int64_t now_us, hrl_step_info *info) {

@@ -3,7 +3,6 @@ loop that first used them), and lock()."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any, Callable
 
@@ -98,14 +97,11 @@ class Client:
         :meth:`hiredlock.Client.inspect` says it: the same read-only round,
         run over this client's connections."""
         core = _core.Lock(self._core, name)
+        # From a second loop, the error the locks' operations give (before
+        # the round begins), not a round on another loop's transports.
+        loop = self._driver.bind()
         core._begin_inspect()
-        progress = Progress()
-        try:
-            await self._driver.operate(core, progress)
-        finally:
-            self._core._flush_events()
-        if progress.cancelled:
-            raise asyncio.CancelledError
+        await self._driver.operate(core, Progress(), False, loop, True)
         return Inspection.from_dict(core._inspection())
 
     def stats(self) -> dict[str, Any]:

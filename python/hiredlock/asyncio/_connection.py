@@ -14,9 +14,14 @@ import contextlib
 import os
 import socket
 import struct
+from asyncio import Future  # asyncio's own (C): what a task awaits fastest
+from typing import TYPE_CHECKING
 
 from .. import _core
 from . import _tls
+
+if TYPE_CHECKING:
+    from ._driver import Progress
 
 MORE, SEND, DONE, CLOSE = (
     _core.STREAM_MORE,
@@ -43,27 +48,35 @@ def os_message(err: BaseException) -> str:
     return text
 
 
-class Outcome(asyncio.Future):  # type: ignore[type-arg]
-    """How master i's part of a round ended. Cancelling the task that awaits
-    it cannot cancel it: the round's I/O goes on to its end (the task sees
-    its CancelledError once the outcome is in), so a cancelled acquire
-    never forgets a master that may hold its key."""
-
-    def cancel(self, msg: object = None) -> bool:
-        return False
+# Bytes read at once. The replies of a round are a few dozen bytes; a
+# longer one (an inspection of a long queue) is read in several parts.
+READ_SIZE = 16384
 
 
-class Connection(asyncio.Protocol):
-    """A connection, its stream, and the round it is serving (if any)."""
+class Connection(asyncio.BufferedProtocol):
+    """A connection, its stream, and the round it is serving (if any).
+
+    A buffered protocol: what comes in is read into a buffer of the
+    connection's own and fed to the stream from there. A plain Protocol's
+    transport makes a bytes object of 256 KiB for every read, which the
+    allocator maps and unmaps (three system calls and a page fault per
+    reply, on CPython's selector loop)."""
 
     def __init__(self) -> None:
         self.loop = asyncio.get_running_loop()  # made by the loop's connect
         self.transport: asyncio.Transport | None = None
+        self.buffer = memoryview(bytearray(READ_SIZE))
         self.stream = _core.Stream()
         self.fresh = True  # the next round sends the handshake first
+        # The lock whose round the connection serves (None: no round is
+        # out), the master's index, and the future the round's task waits
+        # on (a plain one, which the task's fast path awaits): how the
+        # round ended is kept in outcome too, for a task that was
+        # cancelled meanwhile (outcome_after()).
         self.lock: _core.Lock | None = None
         self.index = 0
-        self.waiter: Outcome | None = None
+        self.waiter: asyncio.Future[str] | None = None
+        self.outcome = KEPT
         self.reused = False
         # The lock whose commands this idle connection owes replies to: it
         # serves that lock's next round only (Master.take), so what the
@@ -80,18 +93,32 @@ class Connection(asyncio.Protocol):
         self.timer: asyncio.TimerHandle | None = None
         self.timer_at = 0.0  # the deadline the timer was armed for
 
-    # asyncio.Protocol
+    # asyncio.BufferedProtocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self.buffer
+
+    def buffer_updated(self, nbytes: int) -> None:
+        """nbytes came in, at the start of the buffer: fed to the stream
+        at once (the buffer is read into again by the next read)."""
         self.got_data = True
-        if self.lock is None:
+        data = self.buffer[:nbytes]
+        lock = self.lock
+        if lock is None:
             self._drain(data)
             return
-        self._feed(data)
+        action, out = self.stream.feed(lock, self.index, data)
+        if action == MORE:
+            return
+        if action == SEND:
+            assert self.transport is not None
+            self.transport.write(out)
+            return
+        self._end(KEPT if action == DONE else self.close())
 
-    def _drain(self, data: bytes) -> None:
+    def _drain(self, data: memoryview) -> None:
         """Late replies that came while no round was out: dropped as owed.
         Once none is owed, what its last lock sent has all run, and any
         lock may have the connection; more than was owed: out of step, it
@@ -106,7 +133,7 @@ class Connection(asyncio.Protocol):
         if self.timer is not None and self.lock is None:
             self.timer.cancel()  # idle: no round needs it
             self.timer = None
-        if self.lock is None or self.waiter is None or self.waiter.done():
+        if self.lock is None:
             return
         if self.reused and not self.stream.replied:
             self._end(STALE)  # closed by the server while idle: never ran
@@ -135,15 +162,16 @@ class Connection(asyncio.Protocol):
 
     def start(
         self, lock: _core.Lock, i: int, deadline: float, timeout_ms: int
-    ) -> Outcome:
+    ) -> asyncio.Future[str]:
         """Sends master i's part of the round, which ends by deadline (loop
         time, timeout_ms after the round began); the future says how it
-        ended."""
+        ended. If the task awaiting it is cancelled, the round still goes
+        on to its end: the task then waits with outcome_after()."""
         assert self.transport is not None
         self.lock, self.index = lock, i
         self.reused = not self.fresh
         self.owner = None
-        self.waiter = waiter = Outcome(loop=self.loop)
+        self.waiter = waiter = Future(loop=self.loop)
         data = self.stream.start(lock, i, self.fresh)
         self.fresh = False
         if data is None:  # held back: the connection owes too much
@@ -159,12 +187,25 @@ class Connection(asyncio.Protocol):
             self.timer_at = deadline
         return waiter
 
+    async def outcome_after(self, progress: Progress) -> str:
+        """How the round out ended, for a task whose wait on start()'s
+        future was cancelled: the round's I/O goes on to its end, so a
+        cancelled acquire never forgets a master that may hold its key.
+        Cancellations meanwhile are noted in progress."""
+        while self.lock is not None:  # still out: wait on a new future
+            self.waiter = waiter = Future(loop=self.loop)
+            try:
+                return await waiter
+            except asyncio.CancelledError:
+                progress.cancel()
+        return self.outcome
+
     def _on_timer(self) -> None:
         """The deadline the timer was armed for passed: the round out now
         missed it, or a later round (with a later deadline) is out, and the
         timer moves on to that one's."""
         self.timer = None
-        if self.waiter is None or self.lock is None:
+        if self.lock is None:
             return  # idle: the next round arms it
         if self.deadline > self.timer_at:
             self.timer = self.loop.call_at(self.deadline, self._on_timer)
@@ -175,7 +216,7 @@ class Connection(asyncio.Protocol):
     def expire(self) -> None:
         """The round's deadline (timeout_ms after it began) passed before
         master i's answer."""
-        if self.waiter is None or self.waiter.done() or self.lock is None:
+        if self.lock is None:
             return
         message = f"timeout after {self.timeout_ms} ms"
         action, late = self.stream.expire(self.lock, self.index, message)
@@ -185,7 +226,7 @@ class Connection(asyncio.Protocol):
 
     def skip(self) -> None:
         """The round stops waiting for this late master."""
-        if self.waiter is None or self.waiter.done() or self.lock is None:
+        if self.lock is None:
             return
         action = self.stream.skip(self.lock, self.index)
         self._end(KEPT if action == DONE else self.close())
@@ -199,19 +240,9 @@ class Connection(asyncio.Protocol):
             self.timer = None
         return CLOSED
 
-    def _feed(self, data: bytes) -> None:
-        assert self.lock is not None
-        action, out = self.stream.feed(self.lock, self.index, data)
-        if action == MORE:
-            return
-        if action == SEND:
-            assert self.transport is not None
-            self.transport.write(out)
-            return
-        self._end(KEPT if action == DONE else self.close())
-
     def _end(self, outcome: str) -> None:
         self.lock = None
+        self.outcome = outcome
         waiter, self.waiter = self.waiter, None
         if waiter is not None and not waiter.done():
             waiter.set_result(outcome)

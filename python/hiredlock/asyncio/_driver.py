@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 from .. import _core
@@ -20,7 +21,6 @@ from . import _tls
 from ._connection import (
     CLOSED,
     KEPT,
-    STALE,
     Connection,
     connected_to_itself,
     os_message,
@@ -139,14 +139,6 @@ class Master:
                 pick = k
         return idle.pop(pick) if pick >= 0 else None
 
-    def put(self, conn: Connection, lock: _core.Lock) -> None:
-        """Back to the pool after lock's round, reserved for lock's next
-        round while it owes replies to lock's commands."""
-        if conn.stream.owed:
-            conn.owner = lock
-            self.reserved = True
-        self.idle.append(conn)
-
     def release(self, lock: _core.Lock) -> None:
         """lock's operation ended: its connections are any lock's again."""
         reserved = False
@@ -200,6 +192,31 @@ class Master:
             lock._fail(self.index, _tls.failure_message(err) or os_message(err))
             return None
 
+    def ready(self) -> Connection | None:
+        """The usual case, taken without a coroutine: the newest idle
+        connection, when none is reserved and it is still open."""
+        idle = self.idle
+        if idle and not self.reserved:
+            transport = idle[-1].transport
+            if transport is not None and not transport.is_closing():
+                return idle.pop()
+        return None
+
+    def finish(self, conn: Connection, lock: _core.Lock, outcome: str) -> bool:
+        """conn served lock's round and it ended with outcome: back to the
+        pool when kept, reserved for lock's next round while it owes
+        replies to lock's commands. False when the connection was stale
+        (closed by the server while idle, before any reply), and the round
+        is to be tried on another."""
+        if outcome == KEPT:
+            if conn.stream.owed:
+                conn.owner = lock
+                self.reserved = True
+            self.idle.append(conn)
+            return True
+        conn.close()
+        return outcome == CLOSED
+
     async def exchange(
         self,
         lock: _core.Lock,
@@ -207,14 +224,15 @@ class Master:
         timeout_ms: int,
         progress: Progress,
         serving: list[Connection | None] | None = None,
+        tries: int = 2,
     ) -> None:
         """Master i's part of a round, from connection to keep or close.
-        serving[i] holds the connection while it waits (for skipping)."""
-        for _ in range(2):  # a second time only after a stale connection
-            idle = self.idle
-            if idle and not self.reserved and idle[-1].usable:
-                conn = idle.pop()  # the usual case, without a coroutine
-            else:
+        serving[i] holds the connection while it waits (for skipping).
+        A second try only after a stale connection (tries=1: one was
+        already taken, by Driver.operate)."""
+        for _ in range(tries):
+            conn = self.ready()
+            if conn is None:
                 conn = await self._connection(lock, deadline, timeout_ms, progress)
                 if conn is None:
                     return
@@ -224,18 +242,13 @@ class Master:
             try:
                 outcome = await waiter
             except asyncio.CancelledError:
-                progress.cancel()  # thrown in once the outcome was in
-                outcome = waiter.result()
+                progress.cancel()
+                outcome = await conn.outcome_after(progress)
             finally:
                 if serving is not None:
                     serving[self.index] = None
-            if outcome == KEPT:
-                self.put(conn, lock)
+            if self.finish(conn, lock, outcome):
                 return
-            conn.close()
-            if outcome == CLOSED:
-                return
-            assert outcome == STALE
         lock._fail(self.index, "server closed the connection")
 
 
@@ -256,6 +269,9 @@ class Driver:
             Master(i, core_client._master_info(i), connect_timeout, core_client)
             for i in range(len(core_client.masters))
         ]
+        self.core = core_client
+        # One master: rounds need no task per master (operate()).
+        self.single = self.masters[0] if len(self.masters) == 1 else None
         self.listener = Listener(core_client, self.masters, timeout)
         self._active = 0  # rounds running now
         self._queue: collections.deque[asyncio.Future[None]] = collections.deque()
@@ -267,14 +283,18 @@ class Driver:
         # operation until close().
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def bind(self) -> None:
-        """Checks that the running loop is the one the connections belong
+    def bind(self) -> asyncio.AbstractEventLoop:
+        """The running loop, checked to be the one the connections belong
         to (binding the first): from another one, every round would wait
-        on transports whose loop is not running, and time out."""
+        on transports whose loop is not running, and time out. Once per
+        operation: asking asyncio for the running loop costs a getpid()
+        system call on Python 3.11, so the operation takes it from here."""
         loop = asyncio.get_running_loop()
+        if loop is self._loop:
+            return loop
         if self._loop is None:
             self._loop = loop
-        elif self._loop is not loop:
+        else:
             raise RuntimeError(
                 "hiredlock.asyncio.Client used from a second event loop: its "
                 "connections belong to the loop that first used it"
@@ -282,6 +302,7 @@ class Driver:
                 "Client per event loop (hiredlock.asyncio.lock() does), or await "
                 "client.close() in the first loop before using it in another"
             )
+        return loop
 
     async def _turn(self, progress: Progress, urgent: bool) -> None:
         """Waits for a turn to run a round (none when one is free; operate()
@@ -327,12 +348,15 @@ class Driver:
         self._active -= 1
 
     async def round(
-        self, lock: _core.Lock, timeout_ms: int, progress: Progress
+        self,
+        lock: _core.Lock,
+        timeout_ms: int,
+        progress: Progress,
+        loop: asyncio.AbstractEventLoop,
     ) -> None:
         """One round on every master at once (N > 1). A cancellation of the task
         running it is noted in progress and the round goes on: each master
         ends within its deadline."""
-        loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_ms / 1000
         serving: list[Connection | None] = [None] * len(self.masters)
         pending = {
@@ -352,7 +376,13 @@ class Driver:
                     conn.skip()
 
     async def operate(
-        self, lock: _core.Lock, progress: Progress, urgent: bool = False
+        self,
+        lock: _core.Lock,
+        progress: Progress,
+        urgent: bool = False,
+        loop: asyncio.AbstractEventLoop | None = None,
+        settle: bool = False,
+        acquiring: bool = False,
     ) -> bool:
         """Steps the begun operation to its end: True when it succeeded
         (an acquire: the lock is held), False when an acquire timed out.
@@ -361,10 +391,23 @@ class Driver:
         round) and ends; a round always finishes. A waiting acquire's token
         is registered with the listener before the round that queues it.
         urgent: a holder's release or extend (a renewal), whose rounds go
-        before acquires' when the turns are all taken."""
+        before acquires' when the turns are all taken. loop: the running
+        loop, from bind() (called here when not given).
+
+        settle: the operation is a caller's (Lock's, inspect's), so it ends
+        as the caller's await does: the client's events go to logging, and
+        a cancellation goes on (CancelledError) once the operation left
+        nothing behind: an acquire (acquiring) that got the lock releases
+        it first. In this coroutine rather than one around it, as the
+        usual operation is a round on an idle connection, and every level
+        of coroutines costs its share of each await."""
+        if loop is None:
+            loop = self.bind()
         waiter: Waiter | None = None
-        self.listener.adopt()  # before the round that may queue it
-        single = self.masters[0] if len(self.masters) == 1 else None
+        listener = self.listener
+        if listener.adopted is not loop:
+            listener.adopt(loop)  # before the round that may queue it
+        single = self.single
         try:
             while True:
                 if self._active < ROUNDS_AT_ONCE:  # the usual case: one free
@@ -375,18 +418,36 @@ class Driver:
                     kind, value = lock._step()
                     if kind == "round":
                         if waiter is None and lock._waiter() is not None:
-                            waiter = self.listener.enter(lock._waiter())
-                        if single is not None:  # no layer for one master
-                            loop = asyncio.get_running_loop()
-                            deadline = loop.time() + value / 1000
+                            waiter = listener.enter(lock._waiter())
+                        if single is None:
+                            await self.round(lock, value, progress, loop)
+                            continue
+                        # One master: its exchange, inline when an idle
+                        # connection is at hand (no task, no coroutine).
+                        deadline = loop.time() + value / 1000
+                        conn = single.ready()
+                        if conn is None:
                             await single.exchange(lock, deadline, value, progress)
-                        else:
-                            await self.round(lock, value, progress)
+                            continue
+                        done = conn.start(lock, 0, deadline, value)
+                        try:
+                            outcome = await done
+                        except asyncio.CancelledError:
+                            progress.cancel()
+                            outcome = await conn.outcome_after(progress)
+                        if not single.finish(conn, lock, outcome):
+                            await single.exchange(
+                                lock, deadline, value, progress, tries=1
+                            )
                         continue
                 finally:
-                    self._end_turn()
+                    if self._urgent or self._queue:
+                        self._end_turn()  # hands it over
+                    else:
+                        self._active -= 1
                 if kind == "done":
-                    return value
+                    ok: bool = value
+                    break
                 if not progress.cancelled:
                     try:
                         if waiter is not None:
@@ -397,23 +458,35 @@ class Driver:
                         progress.cancel()
                 if progress.cancelled:
                     lock._cancel()
+        except _core.LockError:
+            if settle and progress.cancelled:
+                # "cancelled" at the sleep: it was asked
+                raise asyncio.CancelledError from None
+            raise
         finally:
             if waiter is not None:
-                self.listener.leave(waiter)
+                listener.leave(waiter)
             for m in self.masters:
                 if m.reserved:
                     m.release(lock)
+            if settle:
+                self.core._flush_events()  # to logging, if any
+        if settle and progress.cancelled:
+            if acquiring and ok:
+                lock._begin_release()
+                with contextlib.suppress(_core.LockError):
+                    await self.operate(lock, Progress(), True, loop)
+            raise asyncio.CancelledError
+        return ok
 
 
 class Progress:
     """Whether the task running an operation was cancelled meanwhile: the
     operation then stops at the first point that leaves nothing behind,
-    and the cancellation goes on from there (Lock._run)."""
+    and the cancellation goes on from there (Lock._run). No __init__:
+    one is made per operation, and most are never cancelled."""
 
-    __slots__ = ("cancelled",)
-
-    def __init__(self) -> None:
-        self.cancelled = False
+    cancelled = False
 
     def cancel(self) -> None:
         self.cancelled = True

@@ -277,11 +277,11 @@ class Listener:
         self.subs: set[Subscription] = set()
         self.adopted: asyncio.AbstractEventLoop | None = None
 
-    def adopt(self) -> None:
+    def adopt(self, loop: asyncio.AbstractEventLoop) -> None:
         """Before an operation's first round: the client hears on its
-        loop's channel (its queue entries name that channel). Done once
-        per loop (a loop's anchor never changes)."""
-        loop = asyncio.get_running_loop()
+        loop's channel (its queue entries name that channel), loop being
+        the running one. Done once per loop (a loop's anchor never
+        changes); the driver calls it only when loop is not adopted."""
         if loop is self.adopted:
             return
         state = _state()

@@ -12,14 +12,11 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from .. import _core
-from .._core import LockError
 from .._lock import _name_of, exit_error
 from ._driver import Progress
 
 if TYPE_CHECKING:
     from ._client import Client
-
-_NO_ARG = object()  # an operation whose begin takes no argument
 
 
 class Lock:
@@ -156,7 +153,12 @@ class Lock:
     def client(self) -> Client:
         return self._client
 
-    # Operations.
+    # Operations. Each: the running loop checked (Driver.bind, before the
+    # operation begins: nothing to undo), the core's begin, then
+    # Driver.operate settling it (a task cancelled meanwhile: the operation
+    # leaves nothing behind, an acquire releases what it got, then the
+    # CancelledError goes on). Written out in each, without a helper
+    # coroutine: every level of coroutines costs its share of each await.
     async def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         """Acquires the lock; see the class documentation."""
         core = self._core
@@ -165,10 +167,13 @@ class Lock:
             return await self._acquire_when_free(blocking, wait_ms)
         self._busy = True
         try:
-            ok = await self._run(core._begin_acquire, wait_ms, True)
+            driver = self._client._driver
+            loop = driver.bind()  # before the operation begins: nothing to undo
+            core._begin_acquire(wait_ms)
+            ok = await driver.operate(core, Progress(), False, loop, True, True)
         finally:
             self._leave()
-        if ok:
+        if ok and core.auto_renew:
             self._held_now()
         return ok
 
@@ -191,11 +196,15 @@ class Lock:
         if deadline is not None:
             wait_ms = max(0, round((deadline - loop.time()) * 1000))
         self._busy = True
+        core = self._core
         try:
-            ok = await self._run(self._core._begin_acquire, wait_ms, True)
+            driver = self._client._driver
+            loop = driver.bind()
+            core._begin_acquire(wait_ms)
+            ok = await driver.operate(core, Progress(), False, loop, True, True)
         finally:
             self._leave()
-        if ok:
+        if ok and core.auto_renew:
             self._held_now()
         return ok
 
@@ -228,7 +237,10 @@ class Lock:
         else:
             self._busy = True  # the usual case, without a coroutine
         try:
-            await self._run(self._core._begin_release, _NO_ARG)
+            driver = self._client._driver
+            loop = driver.bind()
+            self._core._begin_release()
+            await driver.operate(self._core, Progress(), True, loop, True)
         finally:
             self._leave()
 
@@ -237,7 +249,10 @@ class Lock:
         lock's own). Raises NotOwned when the lock was lost."""
         await self._enter()
         try:
-            await self._run(self._core._begin_extend, ttl)
+            driver = self._client._driver
+            loop = driver.bind()
+            self._core._begin_extend(ttl)
+            await driver.operate(self._core, Progress(), True, loop, True)
         finally:
             self._leave()
 
@@ -262,36 +277,6 @@ class Lock:
         self._waiters.append(fut)
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(fut, wait)
-
-    async def _run(
-        self, begin: Callable[[Any], None], arg: Any, acquiring: bool = False
-    ) -> bool:
-        """Runs one operation of the core's protocol to its end. If the task
-        awaiting it is cancelled, the operation still gets to a point that
-        leaves nothing behind (a lock it got is released), and then the
-        cancellation goes on."""
-        driver = self._client._driver
-        driver.bind()  # before the operation begins: nothing to undo
-        if arg is _NO_ARG:
-            begin()  # type: ignore[call-arg]
-        else:
-            begin(arg)
-        progress = Progress()
-        try:
-            ok = await driver.operate(self._core, progress, urgent=not acquiring)
-        except LockError:
-            if progress.cancelled:  # "cancelled" at the sleep: it was asked
-                raise asyncio.CancelledError from None
-            raise
-        finally:
-            self._client._core._flush_events()  # to logging, if any
-        if progress.cancelled:
-            if acquiring and ok:
-                self._core._begin_release()
-                with contextlib.suppress(LockError):
-                    await driver.operate(self._core, Progress(), urgent=True)
-            raise asyncio.CancelledError
-        return ok
 
     # async with
     async def __aenter__(self) -> Lock:

@@ -1,7 +1,8 @@
 """The benchmark's asyncio cases: back-to-back uncontended acquire+release
 cycles of hiredlock.asyncio (asyncio's own loop and uvloop) and of
 redis.asyncio's Lock (with the hiredis parser when it is installed), by one
-task or by 100 tasks at once, each on a lock of its own. Each run is one
+task or by 100 tasks at once, each on a lock of its own; and the asyncio
+floor (raw.py: the cycle's two round trips over a Protocol). Each run is one
 event loop; the results have the shape of cycles.run_case's.
 """
 
@@ -37,6 +38,18 @@ async def _hiredlock(urls: list[str], n: int, tasks: int) -> list[Cycle]:
     return cycles
 
 
+async def _raw(urls: list[str], n: int, tasks: int) -> list[Cycle]:
+    from . import raw
+
+    return [await raw.async_case(urls[0], buffered=True) for _ in range(tasks)]
+
+
+async def _raw_proto(urls: list[str], n: int, tasks: int) -> list[Cycle]:
+    from . import raw
+
+    return [await raw.async_case(urls[0], buffered=False) for _ in range(tasks)]
+
+
 async def _redis_asyncio(urls: list[str], n: int, tasks: int) -> list[Cycle]:
     import redis.asyncio as aioredis
 
@@ -69,6 +82,8 @@ CASES = {
     "py-async-n5": (_hiredlock, 5, 1, "asyncio"),
     "py-async-c100-n1": (_hiredlock, 1, 100, "asyncio"),
     "py-async-uv-c100-n1": (_hiredlock, 1, 100, "uvloop"),
+    "py-async-raw": (_raw, 1, 1, "asyncio"),  # the asyncio floor
+    "py-async-raw-proto": (_raw_proto, 1, 1, "asyncio"),
     "redis-asyncio": (_redis_asyncio, 1, 1, "asyncio"),
     "redis-asyncio-c100": (_redis_asyncio, 1, 100, "asyncio"),
 }

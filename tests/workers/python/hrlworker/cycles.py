@@ -94,7 +94,13 @@ def make_cases(urls: list[str]) -> dict:
         )
         return (lambda: pot.acquire(blocking=False)), pot.release
 
+    def raw_py():
+        from . import raw
+
+        return raw.sync_case(urls[0])
+
     factories = {
+        "py-raw": raw_py,
         "py-with-n1": with_n1,
         "redis-py": redis_py,
         "redis-lock": redis_lock_,

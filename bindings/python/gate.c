@@ -66,12 +66,18 @@ hrlpy_busy hrlpy_gate_after_fork(hrlpy_lock *self) {
 }
 
 /* Copies the core's state for the accessors to read while an operation
- * runs. validity_ms is truncated, so the snapshot never overstates it. */
+ * runs. validity_ms is truncated and read after now, so the snapshot never
+ * overstates it; a hold with less than a millisecond left is no longer
+ * held for the accessors (they would find none of it left either). Two
+ * clock reads, every operation does two snapshots: only a lease can be
+ * lost, so a plain lock's lost is not asked (hrl_lock_lost reads the
+ * clock). */
 static void snapshot(hrlpy_lock *self) {
   const hrl_lock *lk = self->lock;
-  self->held = hrl_lock_held(lk);
-  self->valid_until_us =
-      self->held ? hrl_now_us() + hrl_lock_validity_ms(lk) * 1000 : 0;
+  int64_t now = hrl_now_us();
+  int64_t validity_ms = hrl_lock_validity_ms(lk);
+  self->held = validity_ms > 0;
+  self->valid_until_us = self->held ? now + validity_ms * 1000 : 0;
   self->ttl_ms = hrl_lock_ttl_ms(lk);
   self->fence = hrl_lock_fence(lk);
   self->permit = hrl_lock_permit(lk);
@@ -80,6 +86,11 @@ static void snapshot(hrlpy_lock *self) {
   n = n > HRL_TOKEN_LEN ? HRL_TOKEN_LEN : n;
   memcpy(self->token, token, n);
   self->token[n] = '\0';
+  if (!self->lease) {
+    self->lost = false;
+    self->lost_reason[0] = '\0';
+    return;
+  }
   self->lost = hrl_lock_lost(lk, self->lost_reason, sizeof self->lost_reason) ==
                HRL_ELOST;
 }
@@ -191,9 +202,10 @@ int hrlpy_gate_enter(hrlpy_lock *self, hrlpy_busy op, int64_t deadline_us) {
   return r;
 }
 
+/* No snapshot here: the accessors of an idle object read the core
+ * (hrlpy_gate_view), and the next operation takes its own as it starts. */
 void hrlpy_gate_leave(hrlpy_lock *self) {
   pthread_mutex_lock(&self->mu);
-  snapshot(self);
   self->busy = HRLPY_IDLE;
   if (self->waiters > 0) {
     pthread_cond_broadcast(&self->cv);

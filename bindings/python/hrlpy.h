@@ -93,6 +93,9 @@ typedef struct hrlpy_lock {
   int64_t with_wait_ms; /* the wait of a `with` block, HRL_WAIT_FOREVER */
   bool with_blocking;
   bool gate_ready; /* mu and cv were initialised */
+  /* Made with auto_renew (a lease, which its renewer may find lost), or a
+   * lease's twin: the snapshots ask whether it is lost. */
+  bool lease;
   /* The gate: one operation at a time on the hrl_lock, which is not
    * thread-safe. mu is only ever held for a few instructions, never across
    * network I/O and never while waiting for the GIL. */

@@ -210,6 +210,7 @@ static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
   self->client = (hrlpy_client *)Py_NewRef(client);
   self->name = Py_NewRef(name);
   self->ttl_ms = lo.ttl_ms;
+  self->lease = lo.auto_renew;
   self->mode = lock_mode;
   self->permits = lock_permits;
   if (on_lost != Py_None) {
@@ -339,9 +340,10 @@ static bool interrupted(hrlpy_lock *self) {
  * for the whole wait; the core's detail says more), or NULL with an
  * exception. */
 static PyObject *acquire_with(hrlpy_lock *self, int64_t wait_ms) {
-  int64_t now = hrl_now_us();
-  int64_t deadline =
-      wait_ms == HRL_WAIT_FOREVER ? INT64_MAX : now + wait_ms * 1000;
+  /* Without a wait, any deadline already past will do: no clock read. */
+  int64_t deadline = wait_ms == HRL_WAIT_FOREVER ? INT64_MAX
+                     : wait_ms == 0              ? INT64_MIN
+                                    : hrl_now_us() + wait_ms * 1000;
   int gate = hrlpy_gate_enter(self, HRLPY_ACQUIRING, deadline);
   if (gate == HRLPY_GATE_ERROR) {
     return NULL;
@@ -367,14 +369,10 @@ static PyObject *acquire_with(hrlpy_lock *self, int64_t wait_ms) {
     hrlpy_gate_leave(self);
     if (status == HRL_OK && self->on_lost != NULL) {
       start_dispatcher(self);
-    } else if (status == HRL_OK && !self->state->lost.started) {
+    } else if (status == HRL_OK && self->lease && !self->state->lost.started) {
       /* A lease's renewals report events in the renewer thread: the
        * dispatcher logs them. */
-      hrl_lock_options lo;
-      hrl_lock_get_options(self->lock, &lo);
-      if (lo.auto_renew) {
-        start_dispatcher(self);
-      }
+      start_dispatcher(self);
     }
     hrlpy_events_flush(self->client);
     return Py_NewRef(status == HRL_OK ? Py_True : Py_False);

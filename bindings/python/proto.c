@@ -231,6 +231,7 @@ static PyObject *twin_of(hrlpy_lock *lease, hrl_lock *twin) {
   t->client = (hrlpy_client *)Py_NewRef(lease->client);
   t->name = Py_NewRef(lease->name);
   t->lease_of = Py_NewRef(lease);
+  t->lease = true;
   return (PyObject *)t;
 }
 

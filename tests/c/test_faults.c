@@ -3,6 +3,7 @@
  * message that names the cause. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -228,6 +229,99 @@ static void test_self_connect(void) {
   hrl_client_free(c);
 }
 
+/* A scripted server on 127.0.0.1 (not Redis: it answers what the test
+ * says, byte for byte): for each command it reads, it sends the next
+ * answer, in two writes 20 ms apart when the answer has a '|' (the reply
+ * split across reads), then closes. One connection: the next is refused. */
+typedef struct scripted {
+  int listener;
+  int port;
+  const char *answers[4];
+} scripted;
+
+static void *scripted_serve(void *arg) {
+  scripted *sv = arg;
+  int fd = accept(sv->listener, NULL, NULL);
+  close(sv->listener); /* a second connection is refused, not kept waiting */
+  for (int k = 0; fd >= 0 && k < 4 && sv->answers[k] != NULL; k++) {
+    char buf[4096];
+    if (recv(fd, buf, sizeof buf, 0) <= 0) {
+      break;
+    }
+    const char *a = sv->answers[k];
+    const char *cut = strchr(a, '|');
+    size_t first = cut != NULL ? (size_t)(cut - a) : strlen(a);
+    if (send(fd, a, first, MSG_NOSIGNAL) < 0) {
+      break;
+    }
+    if (cut != NULL) {
+      usleep(20000);
+      if (send(fd, cut + 1, strlen(cut + 1), MSG_NOSIGNAL) < 0) {
+        break;
+      }
+    }
+  }
+  if (fd >= 0) {
+    close(fd);
+  }
+  return NULL;
+}
+
+static void scripted_start(scripted *sv, pthread_t *t) {
+  sv->listener = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  CHECK(bind(sv->listener, (struct sockaddr *)&a, sizeof a) == 0);
+  CHECK(listen(sv->listener, 1) == 0);
+  CHECK(getsockname(sv->listener, (struct sockaddr *)&a, &len) == 0);
+  sv->port = ntohs(a.sin_port);
+  CHECK(pthread_create(t, NULL, scripted_serve, sv) == 0);
+}
+
+static hrl_lock *scripted_lock(const scripted *sv, hrl_client **c) {
+  char url[64];
+  snprintf(url, sizeof url, "redis://127.0.0.1:%d", sv->port);
+  const char *urls[] = {url};
+  hrl_options o;
+  hrl_options_init(&o);
+  o.timeout_ms = 5000; /* the split reply's 20 ms, under valgrind too */
+  o.connect_timeout_ms = 5000;
+  CHECK_STATUS(hrl_client_new(urls, 1, &o, c, NULL, 0), HRL_OK);
+  hrl_lock *lk = NULL;
+  CHECK_STATUS(hrl_lock_new(*c, "f:scripted", 10, 5000, &lk, NULL, 0), HRL_OK);
+  return lk;
+}
+
+/* The C driver reads replies with the core's RESP parser, as the stream
+ * drivers (asyncio, nginx) do: a reply split across reads is put together
+ * (the SET's +OK, the release's :1), and a stream that is not RESP fails
+ * the master with the stream drivers' words, "malformed reply" (hiredis's
+ * reader said "Protocol error, got \"?\" as reply type byte"). */
+static void test_scripted_replies(void) {
+  scripted sv = {.answers = {"+O|K\r\n", ":|1\r\n", NULL}};
+  pthread_t t;
+  scripted_start(&sv, &t);
+  hrl_client *c = NULL;
+  hrl_lock *lk = scripted_lock(&sv, &c);
+  CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
+  CHECK_STATUS(hrl_lock_release(lk), HRL_OK);
+  hrl_lock_free(lk);
+  hrl_client_free(c);
+  pthread_join(t, NULL);
+
+  scripted bad = {.answers = {"?what\r\n", NULL}};
+  scripted_start(&bad, &t);
+  lk = scripted_lock(&bad, &c);
+  CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_EPROTOCOL);
+  CHECK_CONTAINS(hrl_lock_error(lk), "malformed reply");
+  hrl_lock_free(lk);
+  hrl_client_free(c);
+  pthread_join(t, NULL);
+}
+
 int main(void) {
   RUN(test_password);
   RUN(test_acl_user);
@@ -235,5 +329,6 @@ int main(void) {
   RUN(test_out_of_memory);
   RUN(test_restart_under_open_connection);
   RUN(test_self_connect);
+  RUN(test_scripted_replies);
   return finish_tests("test_faults");
 }

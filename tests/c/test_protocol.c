@@ -101,6 +101,43 @@ static void test_command_bytes(void) {
         strlen(HRL_QUEUE_SCRIPT) + 5 * big + HRL_PREFIX_MAX + 200);
 }
 
+/* Numbers and lengths are framed without stdio, with shortcuts for one
+ * and two digits: every digit count's edges against snprintf, as a
+ * number and as the length of an argument. */
+static void test_number_framing(void) {
+  static char arg[1200];
+  memset(arg, 'x', sizeof arg);
+  uint64_t v = 1;
+  for (int digits = 1; digits <= 20; digits++) {
+    uint64_t top = digits < 20 ? v * 10 - 1 : UINT64_MAX;
+    uint64_t edges[] = {v - 1, v, v + 1, top};
+    for (size_t k = 0; k < sizeof edges / sizeof edges[0]; k++) {
+      char buf[64], want[64];
+      size_t n = hrl_resp_number(buf, edges[k]);
+      int w = snprintf(want, sizeof want, "$%d\r\n%llu\r\n",
+                       snprintf(NULL, 0, "%llu", (unsigned long long)edges[k]),
+                       (unsigned long long)edges[k]);
+      CHECK_INT(n, w);
+      CHECK(memcmp(buf, want, n) == 0);
+      if (edges[k] <= sizeof arg) {
+        char framed[1300];
+        n = hrl_resp_arg(framed, arg, (size_t)edges[k]);
+        w = snprintf(want, sizeof want, "$%llu\r\n",
+                     (unsigned long long)edges[k]);
+        CHECK_INT(n, (size_t)w + edges[k] + 2);
+        CHECK(memcmp(framed, want, (size_t)w) == 0);
+        CHECK(memcmp(framed + n - 2, "\r\n", 2) == 0);
+      }
+    }
+    if (digits < 20) {
+      v *= 10;
+    }
+  }
+  char buf[64];
+  size_t n = hrl_resp_number(buf, UINT64_MAX);
+  CHECK(n == 27 && memcmp(buf, "$20\r\n18446744073709551615\r\n", n) == 0);
+}
+
 static void test_handshake(void) {
   const char *urls[] = {"redis://user:pw@127.0.0.1:1/2", "redis://:pw@h:2",
                         "redis://h:3/4", "redis://h:5"};
@@ -580,6 +617,7 @@ static void test_protocol_misuse(void) {
 
 int main(void) {
   RUN(test_command_bytes);
+  RUN(test_number_framing);
   RUN(test_handshake);
   RUN(test_acquire_quorum);
   RUN(test_acquire_validity_must_be_positive);

@@ -90,7 +90,8 @@ hrl_status hrl_api_run(hrl_lock *lk, hrl_cancel_fn cancel, void *ud) {
   for (;;) {
     hrl_step_info s;
     hrl_turn_take(c, urgent);
-    hrl_step step = hrl_proto_step(lk, hrl_now_us(), &s);
+    int64_t now = hrl_now_us();
+    hrl_step step = hrl_proto_step(lk, now, &s);
     if (step == HRL_STEP_ROUND) {
       if (waiter == NULL && hrl_proto_waiter(lk) != NULL) {
         hrl_turn_give(c);
@@ -98,8 +99,9 @@ hrl_status hrl_api_run(hrl_lock *lk, hrl_cancel_fn cancel, void *ud) {
           waiter = &w; /* else it waits on its timers alone */
         }
         hrl_turn_take(c, urgent);
+        now = hrl_now_us(); /* the turn may have kept it waiting */
       }
-      hrl_driver_round(&c->pool, lk, s.timeout_ms);
+      hrl_driver_round(&c->pool, lk, s.timeout_ms, now);
     }
     hrl_turn_give(c);
     if (step == HRL_STEP_DONE) {

@@ -43,6 +43,9 @@ void hrl_conn_close(hrl_conn *conn) {
     redisFree(conn->ctx);
     conn->ctx = NULL;
   }
+  if (conn->parser != NULL) {
+    hrl_parser_reset(conn->parser); /* a partial reply dies with its socket */
+  }
   conn->blocking = false;
   conn->rcvtimeo_ms = 0;
   conn->owed = 0;
@@ -88,8 +91,21 @@ static void close_all(hrl_pool *pool) {
   }
 }
 
+/* Frees what a connection keeps between connections. */
+static void free_parser(hrl_conn *conn) {
+  hrl_parser_free(conn->parser);
+  conn->parser = NULL;
+}
+
 void hrl_pool_clear(hrl_pool *pool) {
   close_all(pool);
+  for (size_t i = 0; pool->conns != NULL && i < pool->n; i++) {
+    free_parser(&pool->conns[i]);
+    hrl_conn *nodes = pool->node_conns != NULL ? pool->node_conns[i] : NULL;
+    for (size_t k = 0; nodes != NULL && k < HRL_NODES_MAX; k++) {
+      free_parser(&nodes[k]);
+    }
+  }
   for (size_t i = 0; pool->node_conns != NULL && i < pool->n; i++) {
     free(pool->node_conns[i]);
   }

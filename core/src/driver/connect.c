@@ -60,6 +60,10 @@ static bool open_conn(hrl_round *r, size_t i, int64_t now_us) {
     }
     now_us = hrl_now_us(); /* the connect begins now */
   }
+  if (conn->parser == NULL && (conn->parser = hrl_parser_new()) == NULL) {
+    hrl_round_fail(r, i, HRL_NODE_UNREACHABLE, "out of memory");
+    return loaded;
+  }
   redisContext *ctx = to.path != NULL ? redisConnectUnixNonBlock(to.path)
                                       : redisConnectNonBlock(to.host, to.port);
   if (ctx == NULL) {

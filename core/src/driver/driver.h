@@ -26,6 +26,10 @@ struct hrl_tls_ctx;
 typedef struct hrl_conn {
   struct redisContext *ctx;
   struct hrl_tls *tls;
+  /* The connection's RESP reader (the one every driver uses: hiredis's
+   * reader made and freed an object per reply), made with its first
+   * connection and kept, emptied, when the connection closes. */
+  hrl_parser *parser;
   pid_t owner_pid;
   bool blocking;
   uint32_t rcvtimeo_ms;
@@ -98,10 +102,12 @@ struct hrl_tls_ctx *hrl_pool_tls_ctx(hrl_pool *pool, const hrl_config *cfg,
                                      size_t i, char *msg, size_t size);
 
 /* fanout.c: runs the current round of lock's operation on every master at
- * once through pool's connections, each master within timeout_ms. The
- * caller keeps other threads off the pool and the lock's client for the
- * whole round. */
-void hrl_driver_round(hrl_pool *pool, hrl_lock *lock, uint32_t timeout_ms);
+ * once through pool's connections, each master within timeout_ms from
+ * now_us (hrl_now_us(), read by the caller just before: the reading its
+ * step began the round at). The caller keeps other threads off the pool
+ * and the lock's client for the whole round. */
+void hrl_driver_round(hrl_pool *pool, hrl_lock *lock, uint32_t timeout_ms,
+                      int64_t now_us);
 
 /* sleep.c: sleeps for ms milliseconds, resuming after signals. */
 void hrl_sleep_ms(uint32_t ms);

@@ -361,7 +361,18 @@ static bool wait_last(round *r, size_t i, int64_t now_us) {
   return true;
 }
 
-void hrl_driver_round(hrl_pool *pool, hrl_lock *lock, uint32_t timeout_ms) {
+/* Whether a master of the round is still to be heard. */
+static bool pending(const round *r, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (r->slots[i].state != SLOT_DONE) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void hrl_driver_round(hrl_pool *pool, hrl_lock *lock, uint32_t timeout_ms,
+                      int64_t now_us) {
   round r;
   r.pool = pool;
   r.cfg = lock->cfg;
@@ -379,7 +390,7 @@ void hrl_driver_round(hrl_pool *pool, hrl_lock *lock, uint32_t timeout_ms) {
     *canary = 1;
   }
   size_t n = pool->n;
-  int64_t now = hrl_now_us();
+  int64_t now = now_us;
   for (size_t i = 0; i < n; i++) {
     if (start(&r, i, now)) {
       now = hrl_now_us();
@@ -387,8 +398,20 @@ void hrl_driver_round(hrl_pool *pool, hrl_lock *lock, uint32_t timeout_ms) {
   }
   struct pollfd fds[HRL_MASTERS_MAX];
   size_t which[HRL_MASTERS_MAX];
+  /* The clock is read once per pass, and only while a master is still to
+   * be heard: a round's last reply costs no clock read after it (the
+   * caller's next step reads the clock its validity is judged by), and
+   * the first pass takes the reading made after the last command went
+   * out. */
+  bool fresh = true;
   for (;;) {
-    now = hrl_now_us();
+    if (!fresh) {
+      if (!pending(&r, n)) {
+        return;
+      }
+      now = hrl_now_us();
+    }
+    fresh = false;
     nfds_t nfds = 0;
     int64_t first_deadline = INT64_MAX;
     for (size_t i = 0; i < n; i++) {

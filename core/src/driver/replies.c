@@ -16,66 +16,9 @@
 typedef hrl_round round;
 typedef hrl_slot slot;
 
-static redisContext *ctx_of(round *r, size_t i) {
-  return r->slots[i].conn->ctx;
-}
-
-static void fail_ctx(round *r, size_t i, hrl_node_result why) {
-  char msg[HRL_NODE_MSG_MAX];
-  const redisContext *ctx = ctx_of(r, i);
-  const char *text = ctx->errstr[0] != '\0' ? ctx->errstr : "connection error";
-  hrl_detail_copy_text(msg, sizeof msg, text, strlen(text));
-  hrl_round_fail(r, i, why, msg);
-}
-
-/* A view of one hiredis reply; a flat array's items (a Sentinel's answer)
- * go into elems. */
-static hrl_reply view_of(const redisReply *rep, hrl_reply *elems) {
-  hrl_reply v;
-  memset(&v, 0, sizeof v);
-  switch (rep->type) {
-  case REDIS_REPLY_STATUS:
-    v.type = HRL_REPLY_STATUS;
-    break;
-  case REDIS_REPLY_ERROR:
-    v.type = HRL_REPLY_ERROR;
-    break;
-  case REDIS_REPLY_INTEGER:
-    v.type = HRL_REPLY_INTEGER;
-    v.integer = rep->integer;
-    return v;
-  case REDIS_REPLY_NIL:
-    v.type = HRL_REPLY_NIL;
-    return v;
-  case REDIS_REPLY_STRING:
-    v.type = HRL_REPLY_STRING;
-    break;
-  case REDIS_REPLY_ARRAY:
-    v.type = HRL_REPLY_OTHER;
-    if (elems != NULL && rep->elements <= HRL_REPLY_ELEMENTS_MAX) {
-      for (size_t k = 0; k < rep->elements; k++) {
-        if (rep->element[k]->type == REDIS_REPLY_ARRAY) {
-          return v; /* nested: never one of our answers */
-        }
-        elems[k] = view_of(rep->element[k], NULL);
-      }
-      v.type = HRL_REPLY_ARRAY;
-      v.elements = rep->elements;
-      v.element = elems;
-    }
-    return v;
-  default:
-    v.type = HRL_REPLY_OTHER;
-    return v;
-  }
-  v.str = rep->str;
-  v.len = (size_t)rep->len;
-  return v;
-}
-
 /* Handles one complete reply; returns false when the slot is finished or
  * must send again before reading more. */
-static bool take_reply(round *r, size_t i, const redisReply *rep) {
+static bool take_reply(round *r, size_t i, const hrl_reply *v) {
   slot *s = &r->slots[i];
   hrl_conn *conn = conn_of(r, i);
   s->replied = true;
@@ -83,13 +26,11 @@ static bool take_reply(round *r, size_t i, const redisReply *rep) {
     conn->owed--; /* the late answer to an earlier round's command */
     return true;
   }
-  hrl_reply elems[HRL_REPLY_ELEMENTS_MAX];
-  hrl_reply v = view_of(rep, elems);
   if (s->handshake_left > 0) {
     char msg[HRL_NODE_MSG_MAX];
     int k = s->handshake_total - s->handshake_left;
     hrl_node_result res =
-        hrl_config_handshake_reply(r->cfg, i, k, &v, msg, sizeof msg);
+        hrl_config_handshake_reply(r->cfg, i, k, v, msg, sizeof msg);
     s->handshake_left--;
     if (res != HRL_NODE_OK) {
       hrl_round_fail(r, i, res, msg);
@@ -103,7 +44,7 @@ static bool take_reply(round *r, size_t i, const redisReply *rep) {
     return true;
   }
   s->inflight--;
-  hrl_node_result res = hrl_proto_reply(r->lock, i, &v);
+  hrl_node_result res = hrl_proto_reply(r->lock, i, v);
   switch (res) {
   case HRL_NODE_RESEND:
     hrl_round_send_command(r, i);
@@ -131,25 +72,25 @@ static bool take_reply(round *r, size_t i, const redisReply *rep) {
 
 /* Feeds n bytes read from master i to its reader and handles every
  * complete reply in them; false when the slot is finished or must send
- * again before reading more. */
+ * again before reading more. The failures say what hrl_stream_feed says. */
 static bool take_bytes(round *r, size_t i, const char *buf, ssize_t n) {
-  redisContext *ctx = ctx_of(r, i);
-  if (redisReaderFeed(ctx->reader, buf, (size_t)n) != REDIS_OK) {
-    hrl_round_fail(r, i, HRL_NODE_PROTOCOL, "out of memory");
+  hrl_parser *parser = conn_of(r, i)->parser;
+  hrl_status st = hrl_parser_feed(parser, buf, (size_t)n);
+  if (st != HRL_OK) {
+    hrl_round_fail(r, i, HRL_NODE_PROTOCOL, hrl_strerror(st));
     return false;
   }
   for (;;) {
-    void *rep = NULL;
-    if (redisGetReply(ctx, &rep) != REDIS_OK) {
-      fail_ctx(r, i, HRL_NODE_PROTOCOL);
+    hrl_reply rep;
+    int got = hrl_parser_next(parser, &rep);
+    if (got < 0) {
+      hrl_round_fail(r, i, HRL_NODE_PROTOCOL, "malformed reply");
       return false;
     }
-    if (rep == NULL) {
+    if (got == 0) {
       return true; /* the rest has not arrived yet */
     }
-    bool more = take_reply(r, i, rep);
-    freeReplyObject(rep);
-    if (!more) {
+    if (!take_reply(r, i, &rep)) {
       return false;
     }
   }
@@ -195,23 +136,20 @@ bool hrl_round_drain(round *r, size_t i) {
       }
       return true;
     }
-    if (n <= 0 ||
-        redisReaderFeed(conn->ctx->reader, buf, (size_t)n) != REDIS_OK) {
+    if (n <= 0 || hrl_parser_feed(conn->parser, buf, (size_t)n) != HRL_OK) {
       hrl_conn_close(conn); /* closed meanwhile: nothing of ours waits */
       return false;
     }
     for (;;) {
-      void *rep = NULL;
-      if (redisGetReply(conn->ctx, &rep) != REDIS_OK ||
-          (rep != NULL && conn->owed == 0)) {
-        freeReplyObject(rep); /* more than was owed: out of step */
-        hrl_conn_close(conn);
+      hrl_reply rep;
+      int got = hrl_parser_next(conn->parser, &rep);
+      if (got < 0 || (got > 0 && conn->owed == 0)) {
+        hrl_conn_close(conn); /* malformed, or more than was owed */
         return false;
       }
-      if (rep == NULL) {
+      if (got == 0) {
         break;
       }
-      freeReplyObject(rep);
       conn->owed--;
     }
   }

@@ -46,16 +46,24 @@ size_t hrl_resp_eval_capacity(size_t key_len, size_t sibling_len,
 
 /* Decimal digits of v; returns how many were written. The commands are
  * formatted on every round of every lock cycle, so no stdio here: sprintf
- * alone was most of the core's own instructions per cycle. */
+ * alone was most of the core's own instructions per cycle. Most numbers
+ * are lengths of one or two digits: those take no division loop. */
 static size_t put_uint(char *buf, uint64_t v) {
-  char tmp[NUMBER_MAX];
-  size_t n = 0;
-  do {
-    tmp[n++] = (char)('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  for (size_t i = 0; i < n; i++) {
-    buf[i] = tmp[n - 1 - i];
+  if (v < 10) {
+    buf[0] = (char)('0' + v);
+    return 1;
+  }
+  if (v < 100) {
+    buf[0] = (char)('0' + v / 10);
+    buf[1] = (char)('0' + v % 10);
+    return 2;
+  }
+  size_t n = 3;
+  for (uint64_t rest = v / 1000; rest != 0; rest /= 10) {
+    n++;
+  }
+  for (size_t i = n; i-- > 0; v /= 10) {
+    buf[i] = (char)('0' + v % 10);
   }
   return n;
 }
@@ -79,8 +87,23 @@ static size_t put_arg(char *buf, const char *arg, size_t len) {
   return n + len + 2;
 }
 
+/* Bytes known when compiling (a string literal: an argument already
+ * framed, or a run of them), copied with no length to work out. */
+#define PUT_BYTES(buf, lit)                                                    \
+  (memcpy((buf), (lit), sizeof(lit) - 1), sizeof(lit) - 1)
 /* A string literal as one argument. */
 #define PUT_LITERAL(buf, lit) put_arg((buf), (lit), sizeof(lit) - 1)
+/* "$32\r\n" is 5 bytes, the token 32, "\r\n" 2: each copy of a fixed
+ * size, so the compiler moves them inline. */
+#define TOKEN_FRAME "$32\r\n"
+_Static_assert(HRL_TOKEN_LEN == 32, "TOKEN_FRAME frames a 32-byte token");
+
+static size_t put_token(char *buf, const char *token) {
+  size_t n = PUT_BYTES(buf, TOKEN_FRAME);
+  memcpy(buf + n, token, HRL_TOKEN_LEN);
+  memcpy(buf + n + HRL_TOKEN_LEN, "\r\n", 2);
+  return n + HRL_TOKEN_LEN + 2;
+}
 
 static size_t put_number(char *buf, uint64_t v) {
   char digits[NUMBER_MAX];
@@ -92,9 +115,8 @@ static size_t put_set(char *buf, const hrl_command_args *a) {
   memcpy(buf, "*6\r\n$3\r\nSET\r\n", 13);
   n += 13;
   n += put_arg(buf + n, a->key, a->key_len);
-  n += put_arg(buf + n, a->token, HRL_TOKEN_LEN);
-  memcpy(buf + n, "$2\r\nNX\r\n$2\r\nPX\r\n", 16);
-  n += 16;
+  n += put_token(buf + n, a->token);
+  n += PUT_BYTES(buf + n, "$2\r\nNX\r\n$2\r\nPX\r\n");
   return n + put_number(buf + n, a->number);
 }
 
@@ -123,13 +145,17 @@ int hrl_resp_replies(hrl_round_kind kind) {
                                                                           : 1;
 }
 
-/* EVALSHA sha (or EVAL script): the script's first arguments. */
+/* EVALSHA sha (or EVAL script): the script's first arguments. framed_sha
+ * is "$7\r\nEVALSHA\r\n$40\r\n<sha1>\r\n", SHA_FRAMED_LEN bytes. */
+#define EVALSHA_FRAME "$7\r\nEVALSHA\r\n$40\r\n"
+#define SHA_FRAMED_LEN (sizeof EVALSHA_FRAME - 1 + 40 + 2)
+
 static size_t put_script(char *buf, int argc, bool by_sha, const char *source,
-                         size_t len, const char *sha1) {
+                         size_t len, const char *framed_sha) {
   size_t n = put_count(buf, argc);
   if (by_sha) {
-    n += PUT_LITERAL(buf + n, "EVALSHA");
-    return n + put_arg(buf + n, sha1, 40);
+    memcpy(buf + n, framed_sha, SHA_FRAMED_LEN);
+    return n + SHA_FRAMED_LEN;
   }
   n += PUT_LITERAL(buf + n, "EVAL");
   return n + put_arg(buf + n, source, len);
@@ -137,14 +163,14 @@ static size_t put_script(char *buf, int argc, bool by_sha, const char *source,
 
 #define PUT_SCRIPT(buf, argc, by_sha, name)                                    \
   put_script((buf), (argc), (by_sha), name##_SCRIPT, sizeof name##_SCRIPT - 1, \
-             name##_SHA1)
+             EVALSHA_FRAME name##_SHA1 "\r\n")
 
 /* EVALSHA sha 1 key token ttl */
 static size_t put_extend(char *buf, bool by_sha, const hrl_command_args *a) {
   size_t n = PUT_SCRIPT(buf, 6, by_sha, HRL_EXTEND);
   n += PUT_LITERAL(buf + n, "1");
   n += put_arg(buf + n, a->key, a->key_len);
-  n += put_arg(buf + n, a->token, HRL_TOKEN_LEN);
+  n += put_token(buf + n, a->token);
   return n + put_number(buf + n, a->number);
 }
 
@@ -155,7 +181,7 @@ size_t hrl_resp_plain_release(char *buf, const hrl_command_args *a) {
   size_t n = PUT_SCRIPT(buf, 5, false, HRL_PLAIN_RELEASE);
   n += PUT_LITERAL(buf + n, "1");
   n += put_arg(buf + n, a->key, a->key_len);
-  return n + put_arg(buf + n, a->token, HRL_TOKEN_LEN);
+  return n + put_token(buf + n, a->token);
 }
 
 size_t hrl_resp_plain_try(char *buf, bool fenced, const hrl_command_args *a) {
@@ -169,7 +195,7 @@ static size_t put_fence(char *buf, bool by_sha, const hrl_command_args *a) {
   n += PUT_LITERAL(buf + n, "2");
   n += put_arg(buf + n, a->key, a->key_len);
   n += put_arg(buf + n, a->fence_key, a->fence_key_len);
-  n += put_arg(buf + n, a->token, HRL_TOKEN_LEN);
+  n += put_token(buf + n, a->token);
   return n + put_number(buf + n, a->number);
 }
 
@@ -179,12 +205,12 @@ static size_t put_queue(char *buf, const char *mode, bool by_sha,
                         const hrl_command_args *a) {
   bool waiter = mode[0] != 'r';
   size_t n = PUT_SCRIPT(buf, waiter ? 14 : 8, by_sha, HRL_QUEUE);
-  n += PUT_LITERAL(buf + n, "3");
+  n += PUT_BYTES(buf + n, "$1\r\n3\r\n");
   n += put_arg(buf + n, a->key, a->key_len);
   n += put_arg(buf + n, a->queue, a->queue_len);
   n += put_arg(buf + n, a->waiters, a->waiters_len);
   n += put_arg(buf + n, mode, 1);
-  n += put_arg(buf + n, a->token, HRL_TOKEN_LEN);
+  n += put_token(buf + n, a->token);
   if (waiter) {
     n += put_number(buf + n, a->number);
     n += put_number(buf + n, (uint64_t)(a->arrival_us > 0 ? a->arrival_us : 0));
@@ -254,5 +280,12 @@ size_t hrl_resp_number(char *buf, uint64_t v) {
 
 size_t hrl_resp_script(char *buf, int argc, bool by_sha, const char *source,
                        size_t len, const char *sha1) {
-  return put_script(buf, argc, by_sha, source, len, sha1);
+  if (!by_sha) {
+    return put_script(buf, argc, false, source, len, NULL);
+  }
+  size_t n = put_count(buf, argc);
+  n += PUT_BYTES(buf + n, EVALSHA_FRAME);
+  memcpy(buf + n, sha1, 40);
+  memcpy(buf + n + 40, "\r\n", 2);
+  return n + 42;
 }

@@ -137,10 +137,13 @@ void fixture_stop(fixture *f) {
   }
   char cmd[512];
   snprintf(cmd, sizeof cmd, "%s stop %s", launcher(), f->dir);
-  if (system(cmd) != 0) {
-    fprintf(stderr, "fixture: `%s` failed\n", cmd);
-  }
   f->dir[0] = '\0';
+  if (system(cmd) != 0) {
+    /* Everything is stopped; the launcher said what went wrong before
+     * (a delayed restart that failed): the test must not pass. */
+    fprintf(stderr, "fixture: `%s` failed\n", cmd);
+    abort();
+  }
 }
 
 bool fixture_ctl(fixture *f, const char *verb, int node, const char *extra) {
@@ -153,9 +156,14 @@ bool fixture_ctl(fixture *f, const char *verb, int node, const char *extra) {
   }
   int rc = system(cmd);
   if (rc != 0) {
-    fprintf(stderr, "fixture: `%s` failed (status %d)\n", cmd, rc);
+    /* A node left in an unknown state (or another server on its port, as
+     * the launcher's message above says) leaves nothing to test: carrying
+     * on would count it as a fault and test that server instead. */
+    fprintf(stderr, "fixture: `%s` failed (status %d): %s of node %d failed\n",
+            cmd, rc, verb, node);
+    abort();
   }
-  return rc == 0;
+  return true;
 }
 
 bool fixture_run(fixture *f, const char *verb, const char *args, char *out,

@@ -53,14 +53,18 @@ const char *fixture_tls_file(const fixture *f, const char *name);
 bool fixture_cli(fixture *f, const char *node, const char *args, char *out,
                  size_t size);
 
-/* Stops the servers and removes their directory. */
+/* Stops the servers and removes their directory.  Aborts the test program
+ * when the launcher reports a failure (a delayed restart that failed). */
 void fixture_stop(fixture *f);
 
 /* Drops the inspection connections without stopping anything: for a
  * forked child that exits. */
 void fixture_forget(fixture *f);
 
-/* kill / pause / resume / restart node (1-based); extra may be NULL. */
+/* kill / pause / resume / restart node (1-based); extra may be NULL.
+ * Aborts the test program when the launcher fails (a restart whose port
+ * another process took, a node that would not die): the test cannot go on
+ * against a node in an unknown state.  Returns true otherwise. */
 bool fixture_ctl(fixture *f, const char *verb, int node, const char *extra);
 
 /* Runs a command on node (1-based) through its unix socket; NULL when the

@@ -138,11 +138,15 @@ static void run(int n) {
     }
     int node = step % n + 1;
     usleep(50000);
-    faults += fixture_ctl(&fx, "pause", node, NULL);
+    /* fixture_ctl aborts the test when a fault cannot be injected (a
+     * restart whose port another process took): none is counted unless
+     * it happened. */
+    fixture_ctl(&fx, "pause", node, NULL);
     usleep(100000);
     fixture_ctl(&fx, "resume", node, NULL);
     usleep(50000);
-    faults += fixture_ctl(&fx, "restart", node, NULL);
+    fixture_ctl(&fx, "restart", node, NULL);
+    faults += 2;
   }
   grant *all = malloc((size_t)CLIENTS * GRANTS_EACH * sizeof *all);
   size_t total = 0;

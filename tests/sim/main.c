@@ -73,7 +73,14 @@ static void run_slice(uint64_t from, uint64_t to, int job, int jobs,
        seed += (uint64_t)jobs) {
     sim_result res;
     sim_scenario_generate(&sc, seed);
-    sim_run(&sc, o, &res);
+    char why[256];
+    if (sim_scenario_assumed(&sc, why, sizeof why)) {
+      sim_run(&sc, o, &res);
+    } else { /* the generator's fault, not the core's: no world to run */
+      memset(&res, 0, sizeof res);
+      res.violation = V_CRASH;
+      snprintf(res.what, sizeof res.what, "outside the model: %s", why);
+    }
     out->schedules++;
     out->events += res.events;
     out->grants += res.grants;
@@ -190,6 +197,11 @@ static void report_failure(uint64_t seed, const sim_options *base,
   o.trace = false;
   sim_result res;
   sim_scenario_generate(&sc, seed);
+  char why[256];
+  if (!sim_scenario_assumed(&sc, why, sizeof why)) {
+    printf("seed %" PRIu64 ": crash: outside the model: %s\n", seed, why);
+    return;
+  }
   if (o.driver > 0) {
     sc.driver = o.driver - 1; /* written into the scenario file */
     o.driver = 0;

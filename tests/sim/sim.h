@@ -118,6 +118,9 @@ typedef struct sim_scenario {
    * (WAIT behind every write that grants) and sync_aof (WAITAOF). */
   int replicas, sync_replicas;
   bool sync_aof;
+  /* The clients' restart_guard (0: off, as every generated world has it;
+   * set in regression scenarios of masters restarted empty too soon). */
+  uint32_t restart_guard_ms;
   /* How the clients' driver shares its connections (sim_driver). */
   int driver;
   /* clocks: rates within the drift allowance, offsets anywhere */
@@ -132,6 +135,12 @@ typedef struct sim_scenario {
 } sim_scenario;
 
 void sim_scenario_generate(sim_scenario *sc, uint64_t seed);
+/* Whether a scenario stays within the model's assumptions (MODEL.md): no
+ * master restarts empty sooner than the longest TTL, unless the clients'
+ * restart_guard covers that TTL. Every generated one must; a scenario
+ * file may not (a regression of what happens outside them). Else false
+ * and why. */
+bool sim_scenario_assumed(const sim_scenario *sc, char *why, size_t size);
 /* Text form (one line per item); returns false on a malformed file. */
 bool sim_scenario_write(const sim_scenario *sc, const char *path);
 bool sim_scenario_read(sim_scenario *sc, const char *path, char *err,

@@ -67,6 +67,7 @@ static void client_init(world *w, client *c, int id) {
   o.drift_factor = sc->drift_factor;
   o.lock.sync_replicas = (uint32_t)sc->sync_replicas;
   o.lock.sync_aof = sc->sync_aof;
+  o.restart_guard_ms = sc->restart_guard_ms;
   o.key_prefix = "sim:";
   o.key_prefix_len = 4;
   char detail[HRL_DETAIL_MAX];

@@ -97,19 +97,33 @@ for _, n in ipairs({ 1, 5 }) do
     end)
 
     it("a waiter gets the lock once the holder releases", function()
-      local lock = assert(a:acquire("acc:handoff", { ttl = 0.4, timeout = 0 }))
+      -- A 2 s TTL: a TTL caps the per-master deadline at a tenth of it,
+      -- and the 40 ms of a 0.4 s TTL was missed on a loaded machine.
+      local lock = assert(a:acquire("acc:handoff", { ttl = 2, timeout = 0 }))
       -- The holder does not release; its TTL runs out while b waits.
       local t0 = system.monotime()
-      local later, err = b:acquire("acc:handoff", { ttl = 10, timeout = 3 })
+      local later, err = b:acquire("acc:handoff", { ttl = 10, timeout = 5 })
       local took = system.monotime() - t0
       assert.is_nil(err)
-      assert.is_true(took > 0.3 and took < 1.5, "took " .. took)
+      assert.is_true(later:held())
+      assert.is_true(took > 1.9 and took < 3.1, "took " .. took)
       local ok, err2 = lock:release()
       assert.is_nil(ok)
       assert.equals("not owned", err2)
+      -- What a hand-off promises: the waiter's token on a quorum, and no
+      -- other token anywhere. Not every master: the waiter tries once the
+      -- holder's keys expired on a quorum, and a master whose key was
+      -- still there at that try stays without the waiter's key (seen on a
+      -- loaded machine: 4 of 5).
+      local with_token = 0
       for i = 1, n do
-        assert.equals(later.token, fx:cmd(i, "GET", "acc:handoff"))
+        local value = fx:cmd(i, "GET", "acc:handoff")
+        assert.is_true(value == nil or value == later.token,
+          ("master %d holds %s"):format(i, tostring(value)))
+        with_token = with_token + (value == later.token and 1 or 0)
       end
+      assert.is_true(with_token >= math.floor(n / 2) + 1,
+        ("the waiter's token on %d of %d masters"):format(with_token, n))
       assert.is_true(later:release())
     end)
 
@@ -164,16 +178,20 @@ for _, n in ipairs({ 1, 5 }) do
       assert.is_true(ok)
       assert.is_nil(err)
       assert.is_true(fx:cmd(1, "PTTL", "acc:ext") > 4800)
-      -- A shorter TTL replaces a longer one too.
-      assert.is_true(lock:extend(0.2))
-      assert.is_true(fx:cmd(1, "PTTL", "acc:ext") <= 200)
-      assert.is_true(lock:validity() < 0.2)
+      -- A shorter TTL replaces a longer one too. (1 s, not 0.2 s: the
+      -- extend's per-master deadline is a tenth of the TTL, and a loaded
+      -- machine missed 20 ms.)
+      assert.is_true(lock:extend(1))
+      assert.is_true(fx:cmd(1, "PTTL", "acc:ext") <= 1000)
+      assert.is_true(lock:validity() < 1)
       assert.is_true(lock:release())
     end)
 
     it("extend after expiry gives nil, \"not owned\"", function()
-      local lock = assert(a:acquire("acc:expired", { ttl = 0.2, timeout = 0 }))
-      system.sleep(0.35)
+      -- 2 s, not 0.2 s: the acquire's per-master deadline is a tenth of
+      -- the TTL, and a loaded machine's Redis missed 20 ms.
+      local lock = assert(a:acquire("acc:expired", { ttl = 2, timeout = 0 }))
+      system.sleep(2.15)
       assert.is_false(lock:held())
       assert.equals(0, lock:validity())
       assert.equals(0, fx:count_key_settled("acc:expired", 2))

@@ -328,10 +328,12 @@ def test_a_paused_holders_write_is_refused(fresh5, name):
     try:
         data = store.redis(1)
         client = hiredlock.Client(fresh5.urls, **TOLERANT)
-        a = client.lock(name, ttl=0.2, fenced=True)
+        # 2 s, not 0.2 s: a TTL caps each master's reply deadline at a
+        # tenth of it, and a loaded machine's Redis missed 20 ms.
+        a = client.lock(name, ttl=2, fenced=True)
         b = client.lock(name, ttl=5, fenced=True)
         assert a.acquire()
-        time.sleep(0.3)  # A is "paused" past its TTL
+        time.sleep(2.15)  # A is "paused" past its TTL
         assert b.acquire(blocking=False)
         assert b.fence > a.fence
         hiredlock.fenced_write(data, "doc:fence", b.fence, "SET", "doc", "B")

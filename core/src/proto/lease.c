@@ -254,7 +254,7 @@ hrl_renew hrl_proto_renew_begin(hrl_lock *lk, int64_t now_us,
   lk->renewal->twin_gen = lk->renewal->hold_gen;
   lk->renewal->twin_capped = capped;
   lk->renewal->twin_floor_us = hrl_validity_floor_us(lk->cfg, now_us, ttl_ms);
-  lk->renewal->holder_floor_us = 0; /* the holder's call is not running */
+  lk->renewal->holder_raced = false; /* the holder's call is not running */
   *twin_out = t;
   return HRL_RENEW_ROUND;
 }
@@ -270,12 +270,12 @@ void hrl_lease_extend_begun(hrl_lock *lk, int64_t now_us, uint32_t ttl_ms) {
   if (!hrl_lease_is(lk)) {
     return;
   }
-  lk->renewal->holder_floor_us =
-      renewal_out(lk) ? hrl_validity_floor_us(lk->cfg, now_us, ttl_ms) : 0;
+  lk->renewal->holder_raced = renewal_out(lk);
+  lk->renewal->holder_floor_us = hrl_validity_floor_us(lk->cfg, now_us, ttl_ms);
 }
 
 void hrl_lease_extend_judged(hrl_lock *lk) {
-  if (hrl_lease_is(lk) && lk->renewal->holder_floor_us != 0 &&
+  if (hrl_lease_is(lk) && lk->renewal->holder_raced &&
       lk->valid_until_us > lk->renewal->twin_floor_us) {
     lk->valid_until_us = lk->renewal->twin_floor_us;
   }
@@ -296,7 +296,7 @@ hrl_status hrl_lease_renew_end(hrl_lock *lk, int64_t now_us) {
   }
   hrl_status st = t->op.result;
   int64_t holder_floor = lk->renewal->holder_floor_us;
-  if (holder_floor != 0 && t->valid_until_us > holder_floor) {
+  if (lk->renewal->holder_raced && t->valid_until_us > holder_floor) {
     /* The holder's extend raced this renewal: the least of both. */
     t->valid_until_us = holder_floor;
   }

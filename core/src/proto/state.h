@@ -75,9 +75,10 @@ typedef struct hrl_renewal {
    * expiry there: each may count only on the least of both. twin_floor_us
    * is the least the renewal out leaves the keys (its start + TTL - drift);
    * holder_floor_us the same for a holder's extend begun while that
-   * renewal was out, 0 when none was. */
+   * renewal was out (holder_raced). */
   int64_t twin_floor_us;
   int64_t holder_floor_us;
+  bool holder_raced;
   /* Once lost, why; before, what "expired" would say (the last failed
    * renewal), "" when nothing failed. */
   char lost_reason[HRL_DETAIL_MAX];

@@ -337,6 +337,61 @@ static void test_plain_extend_capped_while_valid(void) {
   hrl_client_free(c);
 }
 
+/* Answers every master of lk's (or a twin's) extend round begun at now_us
+ * with 1 (extended) and steps it to its end. */
+static void extend_round_ok(hrl_lock *lk, int64_t now_us) {
+  hrl_step_info s;
+  CHECK_INT(hrl_proto_step(lk, now_us, &s), HRL_STEP_ROUND);
+  for (size_t i = 0; i < 3; i++) {
+    size_t len;
+    hrl_proto_command(lk, i, &len);
+    hrl_proto_reply(lk, i,
+                    &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = 1});
+  }
+  CHECK_INT(hrl_proto_step(lk, now_us + MS, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK);
+}
+
+/* The renewal (PX 2000, what max_hold leaves) and the holder's extend
+ * (PX 3000) of one hold out at once: a master keeps whichever it runs
+ * last, so both count on the shorter, in either order of their ends (sim
+ * seed 993543, tests/sim/regress/lease-extend-race.txt). */
+static void test_renewal_and_extend_at_once_count_the_least(void) {
+  for (int renewal_first = 0; renewal_first < 2; renewal_first++) {
+    env e = make_env(3000, 4000);
+    int64_t t2 = e.t + 2000 * MS;
+    hrl_lock *twin = NULL;
+    CHECK_INT(hrl_proto_renew_begin(e.lk, t2, &twin), HRL_RENEW_ROUND);
+    CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_EXTEND, 3000, t2), HRL_OK);
+    if (renewal_first) {
+      extend_round_ok(twin, t2);
+      CHECK_STATUS(hrl_proto_renew_end(e.lk, t2 + MS), HRL_OK);
+      extend_round_ok(e.lk, t2);
+    } else {
+      extend_round_ok(e.lk, t2);
+      extend_round_ok(twin, t2);
+      CHECK_STATUS(hrl_proto_renew_end(e.lk, t2 + MS), HRL_OK);
+    }
+    /* The renewal's 2000 ms less drift (20 + 2 ms), not the extend's 3000 */
+    CHECK_INT(hrl_proto_renew_due(e.lk), t2 + (2000 - 22) * MS);
+    hrl_lock *again = NULL;
+    CHECK_INT(hrl_proto_renew_begin(e.lk, t2 + (2000 - 22) * MS, &again),
+              HRL_RENEW_LOST);
+    free_env(e);
+  }
+  /* One after the other, the holder's extend counts on its own TTL. */
+  env e = make_env(3000, 4000);
+  int64_t t2 = e.t + 2000 * MS;
+  hrl_lock *twin = NULL;
+  CHECK_INT(hrl_proto_renew_begin(e.lk, t2, &twin), HRL_RENEW_ROUND);
+  extend_round_ok(twin, t2);
+  CHECK_STATUS(hrl_proto_renew_end(e.lk, t2 + MS), HRL_OK);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_EXTEND, 3000, t2 + 2 * MS), HRL_OK);
+  extend_round_ok(e.lk, t2 + 2 * MS);
+  CHECK_INT(hrl_proto_renew_due(e.lk), t2 + 2 * MS + (3000 - 32) * MS);
+  free_env(e);
+}
+
 static void test_plain_lock_has_no_lease(void) {
   hrl_client *c = NULL;
   hrl_lock *lk = NULL;
@@ -362,6 +417,7 @@ int main(void) {
   RUN(test_max_hold_shorter_than_ttl);
   RUN(test_extend_rounds_end_with_the_validity);
   RUN(test_plain_extend_capped_while_valid);
+  RUN(test_renewal_and_extend_at_once_count_the_least);
   RUN(test_plain_lock_has_no_lease);
   return finish_tests("test_lease_proto");
 }

@@ -253,8 +253,32 @@ hrl_renew hrl_proto_renew_begin(hrl_lock *lk, int64_t now_us,
   }
   lk->renewal->twin_gen = lk->renewal->hold_gen;
   lk->renewal->twin_capped = capped;
+  lk->renewal->twin_floor_us = hrl_validity_floor_us(lk->cfg, now_us, ttl_ms);
+  lk->renewal->holder_raced = false; /* the holder's call is not running */
   *twin_out = t;
   return HRL_RENEW_ROUND;
+}
+
+/* A renewal of the current hold is out: begun, its outcome not yet taken
+ * by hrl_lease_renew_end (its commands may still run on a master). */
+static bool renewal_out(const hrl_lock *lk) {
+  const hrl_renewal *rn = lk->renewal;
+  return rn->twin->op.phase != HRL_PHASE_IDLE && rn->twin_gen == rn->hold_gen;
+}
+
+void hrl_lease_extend_begun(hrl_lock *lk, int64_t now_us, uint32_t ttl_ms) {
+  if (!hrl_lease_is(lk)) {
+    return;
+  }
+  lk->renewal->holder_raced = renewal_out(lk);
+  lk->renewal->holder_floor_us = hrl_validity_floor_us(lk->cfg, now_us, ttl_ms);
+}
+
+void hrl_lease_extend_judged(hrl_lock *lk) {
+  if (hrl_lease_is(lk) && lk->renewal->holder_raced &&
+      lk->valid_until_us > lk->renewal->twin_floor_us) {
+    lk->valid_until_us = lk->renewal->twin_floor_us;
+  }
 }
 
 hrl_status hrl_lease_renew_end(hrl_lock *lk, int64_t now_us) {
@@ -271,6 +295,11 @@ hrl_status hrl_lease_renew_end(hrl_lock *lk, int64_t now_us) {
     return HRL_ECANCELLED; /* the hold this renewal was for has ended */
   }
   hrl_status st = t->op.result;
+  int64_t holder_floor = lk->renewal->holder_floor_us;
+  if (lk->renewal->holder_raced && t->valid_until_us > holder_floor) {
+    /* The holder's extend raced this renewal: the least of both. */
+    t->valid_until_us = holder_floor;
+  }
   if (st != HRL_OK && st != HRL_ENOTOWNED) {
     /* What "expired" will say if no later renewal gets through. */
     char failure[HRL_DETAIL_MAX];

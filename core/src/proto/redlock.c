@@ -50,6 +50,11 @@ static int64_t drift_us(const hrl_config *c, uint32_t ttl_ms) {
          2 * US_PER_MS;
 }
 
+int64_t hrl_validity_floor_us(const hrl_config *c, int64_t start_us,
+                              uint32_t ttl_ms) {
+  return start_us + (int64_t)ttl_ms * US_PER_MS - drift_us(c, ttl_ms);
+}
+
 /* A master is never waited on longer than a tenth of the TTL it is asked to
  * hold, so slow masters cannot eat the validity. */
 uint32_t hrl_ttl_bound_timeout(const hrl_config *c, uint32_t ttl_ms) {
@@ -481,6 +486,7 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
     lk->valid_until_us = new_until;
     lk->ttl_ms = op->ttl_ms;
     lk->granted = ok_mask(op->nodes, c->n);
+    hrl_lease_extend_judged(lk); /* a renewal raced it: the least of both */
     return hrl_op_finish(lk, HRL_OK, info);
   }
   if ((t.ok >= c->quorum && c->same_server[0] == '\0') ||
@@ -497,6 +503,7 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
   if (new_until < lk->valid_until_us) {
     lk->valid_until_us = new_until;
   }
+  hrl_lease_extend_judged(lk);
   return fail_unreachable(lk, op->nodes, t.ok, "confirmed", info);
 }
 
@@ -576,6 +583,9 @@ hrl_status hrl_redlock_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
       return HRL_EINVAL;
     }
     op->ttl_ms = arg_ms > 0 ? (uint32_t)arg_ms : lk->ttl_ms;
+    if (kind == HRL_OP_EXTEND) {
+      hrl_lease_extend_begun(lk, now_us, op->ttl_ms);
+    }
     memcpy(op->token, lk->token, sizeof op->token);
     op->phase = HRL_PHASE_SCRIPT;
     if (kind == HRL_OP_RELEASE) {

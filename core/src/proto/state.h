@@ -70,6 +70,15 @@ typedef struct hrl_renewal {
   bool lost;             /* the hold was lost (never reported held) */
   int64_t hold_start_us; /* the acquire's round start: max_hold counts here */
   int64_t retry_at_us;   /* after a failed renewal, the next try; 0: none */
+  /* Two extends of one hold out at once (the renewal's and the holder's)
+   * race on every master, and the one a master runs last sets the key's
+   * expiry there: each may count only on the least of both. twin_floor_us
+   * is the least the renewal out leaves the keys (its start + TTL - drift);
+   * holder_floor_us the same for a holder's extend begun while that
+   * renewal was out (holder_raced). */
+  int64_t twin_floor_us;
+  int64_t holder_floor_us;
+  bool holder_raced;
   /* Once lost, why; before, what "expired" would say (the last failed
    * renewal), "" when nothing failed. */
   char lost_reason[HRL_DETAIL_MAX];
@@ -477,6 +486,18 @@ const char *hrl_node_command(hrl_lock *lock, size_t i, size_t *len);
 int hrl_node_command_replies(const hrl_lock *lock, size_t i);
 const char *hrl_node_late_command(const hrl_lock *lock, size_t i, size_t *len);
 hrl_status hrl_lease_renew_end(hrl_lock *lock, int64_t now_us);
+
+/* redlock.c: the least an extend begun at start_us with ttl_ms leaves the
+ * keys on a master that runs it, by the client's clock (start + TTL -
+ * drift): what a quorum's validity counts from. */
+int64_t hrl_validity_floor_us(const hrl_config *c, int64_t start_us,
+                              uint32_t ttl_ms);
+
+/* lease.c: the holder's extend of a lease begins at now_us asking for
+ * ttl_ms (notes whether it races a renewal out), and was judged (its
+ * validity then counts on no more than that renewal leaves). */
+void hrl_lease_extend_begun(hrl_lock *lock, int64_t now_us, uint32_t ttl_ms);
+void hrl_lease_extend_judged(hrl_lock *lock);
 
 /* redlock.c: ends an acquire that is sleeping between attempts. */
 void hrl_proto_cancel(hrl_lock *lock);

@@ -339,8 +339,8 @@ bool hrl_attempt_granted(hrl_lock *lk, hrl_tally t, int64_t now_us,
   hrl_op *op = &lk->op;
   const hrl_config *c = lk->cfg;
   op->attempt_start_us = op->round_start_us;
-  op->attempt_until_us = op->round_start_us + (int64_t)op->ttl_ms * US_PER_MS -
-                         drift_us(c, op->ttl_ms);
+  op->attempt_until_us =
+      hrl_validity_floor_us(c, op->round_start_us, op->ttl_ms);
   if (t.ok < c->quorum ||
       (op->attempt_until_us <= now_us && !HRL_MUTANT(NO_VALIDITY)) ||
       c->same_server[0] != '\0') {
@@ -471,10 +471,8 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
   }
   hrl_tally t = count_nodes(op->nodes, c->n);
   hrl_round_record(lk, t);
-  int64_t drift = drift_us(c, op->ttl_ms);
-  int64_t new_until =
-      (HRL_MUTANT(EXTEND_FROM_END) ? now_us : op->round_start_us) +
-      (int64_t)op->ttl_ms * US_PER_MS - drift;
+  int64_t new_until = hrl_validity_floor_us(
+      c, HRL_MUTANT(EXTEND_FROM_END) ? now_us : op->round_start_us, op->ttl_ms);
   if (hrl_lease_check_expiry(lk, now_us)) {
     /* A lease whose validity ran out during the round was lost then,
      * whatever the masters say now (see lease.c). */

@@ -342,18 +342,20 @@ def build_cases() -> dict[str, dict]:
     return cases
 
 
-# The targets of issue 7: (id, what, numerator, denominator, op, bound).
+# The targets: (id, what, numerator, denominator, op, bound). Issue 7 set
+# them; issue 31 restated the floor bounds (C 1.03, Python 1.06, Lua 1.10,
+# asyncio 1.6 of sync Python), which are the ones kept here.
 # A ratio is time(numerator) / time(denominator), per repetition, median.
 TARGETS = [
-    ("c-floor", "C cycle time / raw loop time", "c-n1", "raw", "<=", 1.02),
-    ("py-floor", "Python cycle time / raw loop time", "py-n1", "raw", "<=", 1.05),
+    ("c-floor", "C cycle time / raw loop time", "c-n1", "raw", "<=", 1.03),
+    ("py-floor", "Python cycle time / raw loop time", "py-n1", "raw", "<=", 1.06),
     (
         "lua5.1-floor",
         "lua5.1 cycle time / raw loop time",
         "lua5.1-n1",
         "raw",
         "<=",
-        1.05,
+        1.10,
     ),
     (
         "luajit-floor",
@@ -361,7 +363,7 @@ TARGETS = [
         "luajit-n1",
         "raw",
         "<=",
-        1.05,
+        1.10,
     ),
     (
         "lua5.4-floor",
@@ -369,7 +371,7 @@ TARGETS = [
         "lua5.4-n1",
         "raw",
         "<=",
-        1.05,
+        1.10,
     ),
     (
         "py-vs-redis-py",

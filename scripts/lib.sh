@@ -28,8 +28,8 @@ locked() {
 
 # build_main [TARGET...]: configures build/ (RelWithDebInfo, as `make build`)
 # and builds the TARGETs there (all without one), quiet unless it fails,
-# holding the lock "build": the c, interop and reliability suites and
-# bench/run.sh all build there. Run from the repository root.
+# holding the lock "build": the c, interop, reliability, sim and prebuild
+# suites and bench/run.sh all build there. Run from the repository root.
 build_main() {
   locked build _build_main "$@"
 }
@@ -38,6 +38,18 @@ _build_main() {
   [ $# -eq 0 ] || targets=(--target "$@")
   quiet cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
     quiet cmake --build build -j"$(nproc)" "${targets[@]}"
+}
+
+# build_asan: configures and builds build/asan (the C tests under ASan and
+# UBSan: the c-asan suite) holding the lock "asan": the prebuild suite
+# builds it too. Run from the repository root.
+build_asan() {
+  locked asan _build_asan
+}
+_build_asan() {
+  quiet cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DHRL_SANITIZE=ON \
+    -DHRL_BENCH=OFF &&
+    quiet cmake --build build/asan -j"$(nproc)"
 }
 
 # ctest_jobs: how many C tests ctest runs side by side: one a CPU (they

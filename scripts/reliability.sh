@@ -2,8 +2,8 @@
 # The full reliability run (`make reliability`): the documented cases of
 # tests/reliability (about 20 minutes on 2 CPUs), the bad-input tables of
 # C, Python and Lua, the C stress tests under valgrind, and the fuzzers at
-# 10^6 executions per target, the Python fences under faults at full
-# length; the results go to tests/reliability/results/
+# 10^6 executions per target, the Python and Lua fences under faults at
+# full length; the results go to tests/reliability/results/
 # and docs/RELIABILITY.md is generated from them.
 #   scripts/reliability.sh [--cases 1,2,...] [--no-fuzz] [--allow-dirty]
 # Refused on a tree with uncommitted changes (the results are committed as
@@ -36,8 +36,11 @@ python3 tests/reliability/run.py --full --bad --out "$results" "${cases[@]}" \
 # The C stress tests under valgrind (make test runs them in every other
 # build, and the rest of the C tests under valgrind).
 scripts/c-valgrind.sh -L stress || rc=1
-# The Python fences under faults at full length, 3 x 700 grants (make
-# test's python suite takes 3 x 250: tests/python/test_fencing.py).
+# The fences under faults at full length, 3 x 700 grants, from Python and
+# Lua 5.4 (make test's python and lua suites take 3 x 250:
+# tests/python/test_fencing.py, tests/lua/12-fencing_spec.lua).
+HRL_FENCE_GRANTS_EACH=700 tests/lua/run.sh lua5.4 --filter 'under faults' \
+  tests/lua/12-fencing_spec.lua || rc=1
 (
   source scripts/lib.sh
   quiet scripts/pip-install.sh pytest=pytest redis=redis \

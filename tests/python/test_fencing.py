@@ -1,9 +1,9 @@
 """Fenced locks from Python (docs/PYTHON-API.md, "Fencing"): the option,
 ``Lock.fence`` and ``Lock.fence_key``, the drifted-counter scenario of
 issue 15 with its negative control, fences strictly increasing over
-thousands of grants by several clients while masters are stopped, resumed
-and restarted, and :func:`hiredlock.fenced_write` refusing a paused
-holder's write."""
+hundreds of grants (thousands in make reliability) by several clients
+while masters are stopped, resumed and restarted, and
+:func:`hiredlock.fenced_write` refusing a paused holder's write."""
 
 from __future__ import annotations
 

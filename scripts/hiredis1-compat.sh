@@ -18,7 +18,7 @@ build_only=0
 [ "${1:-}" = --build-only ] && build_only=1
 mkdir -p build/locks
 exec 9>build/locks/hiredis1.lock
-flock 9
+flock_9
 scripts/vendor-hiredis.sh --check
 if ! fresh "$root/stamp" "$(fingerprint "$src")" ||
   [ ! -f "$prefix/lib/libhiredis.a" ]; then

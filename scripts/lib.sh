@@ -12,6 +12,30 @@ quiet() {
   fi
 }
 
+# flock_9: takes the lock on the file open on fd 9 (flock 9: build/locks/,
+# build/dist.lock), waiting as long as it takes; but first, when another
+# process holds it at a lower priority than ours (a nice suite, such as
+# prebuild building what this suite needs: scripts/run-tests.sh), raises
+# that holder's process group (its suite) to our priority: a suite never
+# waits on a build the suites beside it starve.
+flock_9() {
+  flock -n 9 && return 0
+  local fd pid mine theirs
+  mine=$(ps -o ni= -p "$BASHPID" | tr -d " ")
+  # The holder is one of the processes with the file open on their fd 9
+  # (the flock(1) that took the lock has exited; its shell holds it).
+  for fd in /proc/[0-9]*/fd/9; do
+    [ "$fd" -ef "/proc/$BASHPID/fd/9" ] || continue
+    pid=${fd#/proc/}
+    pid=${pid%%/*}
+    theirs=$(ps -o ni= -p "$pid") || continue
+    if [ "$theirs" -gt "$mine" ]; then
+      renice -n "$mine" -g "$(ps -o pgid= -p "$pid" | tr -d ' ')" >/dev/null 2>&1
+    fi
+  done
+  flock 9
+}
+
 # locked NAME CMD [ARGS...]: runs CMD holding the lock build/locks/NAME
 # (flock), so that suites running side by side (scripts/run-tests.sh) build
 # a shared output (build/, build/python, a rock tree) one at a time: the
@@ -21,7 +45,7 @@ locked() {
   shift
   mkdir -p build/locks
   (
-    flock 9
+    flock_9
     "$@"
   ) 9>"build/locks/$name.lock"
 }

@@ -534,6 +534,51 @@ static PyObject *lock_enter(PyObject *op, PyObject *unused) {
   return held ? Py_NewRef(op) : not_acquired(self);
 }
 
+static PyObject *lock_release(PyObject *op, PyObject *unused);
+
+/* __exit__(exc_type, exc, tb): the release, in C as __enter__ is: a
+ * Python __exit__ was a frame and a method call per `with` block. When the
+ * release fails with an Exception, the object's _exit_failed(exc, failure)
+ * (hiredlock.Lock's: the policy of _lock.exit_error, shared with asyncio)
+ * decides what the block raises; without one, the failure goes on. */
+static PyObject *lock_exit(PyObject *op, PyObject *const *args,
+                           Py_ssize_t nargs) {
+  if (nargs != 3) {
+    return PyErr_Format(PyExc_TypeError,
+                        "__exit__() takes exactly 3 arguments (%zd given)",
+                        nargs);
+  }
+  PyObject *done = lock_release(op, NULL);
+  if (done != NULL || !PyErr_ExceptionMatches(PyExc_Exception)) {
+    return done;
+  }
+  PyObject *type, *failure, *tb;
+  PyErr_Fetch(&type, &failure, &tb);
+  PyErr_NormalizeException(&type, &failure, &tb);
+  if (tb != NULL) {
+    PyException_SetTraceback(failure, tb);
+  }
+  PyObject *policy = PyObject_GetAttrString(op, "_exit_failed");
+  if (policy == NULL) {
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+      Py_XDECREF(type);
+      Py_XDECREF(failure);
+      Py_XDECREF(tb);
+      return NULL;
+    }
+    PyErr_Clear();
+    PyErr_Restore(type, failure, tb);
+    return NULL;
+  }
+  PyObject *result =
+      PyObject_CallFunctionObjArgs(policy, args[1], failure, NULL);
+  Py_DECREF(policy);
+  Py_XDECREF(type);
+  Py_XDECREF(failure);
+  Py_XDECREF(tb);
+  return result;
+}
+
 /* _not_acquired() -> the NotAcquired a `with` block raises now (for
  * hiredlock.asyncio's async with). */
 static PyObject *lock_not_acquired(PyObject *op, PyObject *unused) {
@@ -764,6 +809,10 @@ static PyMethodDef lock_methods[] = {
      "__enter__() -> self\n\n"
      "Acquire with the lock's timeout and blocking; raise NotAcquired\n"
      "when others held it for the whole wait."},
+    {"__exit__", (PyCFunction)(void (*)(void))lock_exit, METH_FASTCALL,
+     "__exit__(exc_type, exc, tb) -> None\n\n"
+     "Release the lock; a release that fails raises, unless the block\n"
+     "raised already (then the block's exception gets a note)."},
     {"_not_acquired", lock_not_acquired, METH_NOARGS, NULL},
     {"_make", (PyCFunction)(void (*)(void))lock_make_fast,
      METH_FASTCALL | METH_CLASS, NULL},

@@ -29,8 +29,10 @@ flock_9() {
     pid=${fd#/proc/}
     pid=${pid%%/*}
     theirs=$(ps -o ni= -p "$pid") || continue
+    # || true: a holder gone meanwhile is no error (callers run set -e).
     if [ "$theirs" -gt "$mine" ]; then
-      renice -n "$mine" -g "$(ps -o pgid= -p "$pid" | tr -d ' ')" >/dev/null 2>&1
+      renice -n "$mine" -g "$(ps -o pgid= -p "$pid" | tr -d ' ')" \
+        >/dev/null 2>&1 || true
     fi
   done
   flock 9

@@ -9,10 +9,10 @@ one shows the subscriber over TLS at work (issue 24, item 7: without it,
 every TLS hand-off waited for the retry cap).
 
 Every process and master runs on one CPU, so a hand-off cannot take less
-than the masters' CPU time of a quorum of release scripts run one after the
-other; each run measures that on its own masters (INFO cpu and
-total_commands_processed before and after: CPU per command) and gives the
-busy share one CPU allows, beside the busy share measured."""
+than a quorum of the masters' release scripts run one after the other; each
+run measures that from its own release calls (and what its masters did,
+INFO before and after) and gives the busy share one CPU allows, beside the
+busy share measured."""
 
 from __future__ import annotations
 
@@ -72,8 +72,8 @@ def boottime() -> float:
     return time.clock_gettime(time.CLOCK_BOOTTIME)
 
 
-def master_counters(urls: list[str]) -> list[tuple[float, int]]:
-    """(CPU seconds, commands processed) of every master (plain URLs)."""
+def master_counters(urls: list[str]) -> list[tuple[float, dict[str, int]]]:
+    """(CPU seconds, calls by command) of every master (plain URLs)."""
     out = []
     for url in urls:
         conn = redis.Redis.from_url(url)
@@ -82,30 +82,47 @@ def master_counters(urls: list[str]) -> list[tuple[float, int]]:
         finally:
             conn.close()
         cpu = float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
-        out.append((cpu, int(info["total_commands_processed"])))
+        calls = {
+            k[len("cmdstat_") :]: int(v["calls"])
+            for k, v in info.items()
+            if k.startswith("cmdstat_")
+        }
+        out.append((cpu, calls))
     return out
 
 
 def one_cpu_bound(before, after, holds: list[tuple], start, end) -> dict:
-    """The busy share one CPU allows: a hand-off takes at least a quorum
-    of the masters' scripts in turn (the release's, with its PUBLISH), each
-    costing what a command cost those masters in this run (CPU per command,
-    the system calls around it included); a hold lasts what it lasted."""
+    """The busy share one CPU allows. A release call is what the CPU does
+    for a hand-off: the releaser sending, every master's script (with its
+    PUBLISH) run in turn on the one CPU, the replies read; the next holder
+    needs a quorum of those scripts, so a hand-off takes at least that share
+    of a release call. The fastest tenth of the run's release calls (the
+    ones no other process's work landed in) against the run's mean hold
+    gives the busiest the lock could be here; the masters' CPU and commands
+    per hold (INFO) say what they did meanwhile."""
     n = len(before)
-    cpu = sum(a[0] - b[0] for a, b in zip(after, before))
-    cmds = sum(a[1] - b[1] for a, b in zip(after, before)) - n  # our INFO
-    held = [h[1] - h[0] for h in holds if start <= h[0] < end]
-    if cmds <= 0 or not held:
+    inside = [h for h in holds if start <= h[0] < end]
+    if not inside:
         return {}
-    per_cmd = cpu / cmds
-    hold = sum(held) / len(held)
-    gap = (n // 2 + 1) * per_cmd
+    releases = sorted(h[4] - h[1] for h in inside)
+    release = releases[len(releases) // 10]
+    hold = sum(h[1] - h[0] for h in inside) / len(inside)
+    gap = release * (n // 2 + 1) / n
+    calls: dict[str, int] = {}
+    for b, a in zip(before, after):
+        for name, k in a[1].items():
+            calls[name] = calls.get(name, 0) + k - b[1].get(name, 0)
+    calls["info"] = calls.get("info", 0) - n  # our own
+    cpu = sum(a[0] - b[0] for a, b in zip(after, before))
     return {
-        "master_us_per_command": per_cmd * 1e6,
-        "commands_per_hold": cmds / len(held),
+        "release_call_p10_ms": release * 1e3,
         "hold_ms_mean": hold * 1e3,
         "handoff_floor_ms": gap * 1e3,
         "busy_bound": hold / (hold + gap),
+        "master_cpu_ms_per_hold": cpu / len(inside) * 1e3,
+        "commands_per_hold": {
+            k: v / len(inside) for k, v in sorted(calls.items()) if v > 0
+        },
     }
 
 
@@ -163,7 +180,7 @@ def contention_run(urls, plain, name, lib_id, w, duration, cpu, extra, seed) -> 
         for k, wk in enumerate(workers):
             r = wk.read()
             timeouts += r["timeouts"]
-            holds += [(h[1], h[2], k, h[0]) for h in r["holds"]]
+            holds += [(h[1], h[2], k, h[0], h[3]) for h in r["holds"]]
         after = master_counters(plain)
     finally:
         for wk in workers:

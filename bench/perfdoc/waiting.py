@@ -73,10 +73,11 @@ def contention(d) -> list[str]:
         f"its return. Per process: the fewest and most holds of the W. "
         f"Overlaps: holds that began before the previous one was released, "
         f"as the processes saw it (CLOCK_BOOTTIME): must be 0. One CPU "
-        f"allows: every process and master shares one CPU, so a hand-off "
-        f"takes at least a quorum of the masters' release scripts run one "
-        f"after the other; what a command cost the masters in the same run "
-        f"(INFO cpu over commands processed) times the quorum, against the "
+        f"allows: every process and master shares one CPU, and a release "
+        f"call (sending, every master's script with its PUBLISH in turn, the "
+        f"replies) is what that CPU does for a hand-off; the next holder needs "
+        f"a quorum's share of it. That share of the fastest tenth of the "
+        f"run's release calls (the floor in the column), against the "
         f"run's mean hold, gives the busiest the lock could be here."
     )
     w("")

@@ -193,3 +193,34 @@ def test_set_default_client_refuses_what_it_cannot_use(servers1):
     asyncio.run(use())
     with pytest.raises(RuntimeError, match=r"second event loop"):
         asyncio.run(set_to(used))  # bound to the first loop: said at once
+
+
+def test_a_forked_child_does_not_use_its_parents_loop(servers1, name):
+    """The driver's check of the running loop (no asyncio call while the
+    bound loop runs in this thread) still sees a fork: in the child, the
+    parent's loop is not running (asyncio says so), and a lock's operation
+    raises at once instead of writing on the parent's connections."""
+
+    async def main() -> None:
+        client = hla.Client(servers1.urls, **TOLERANT)
+        lk = client.lock(name, 5)
+        assert await lk.acquire(blocking=False)  # binds the loop, connects
+        await lk.release()
+        pid = os.fork()
+        if pid == 0:  # the child: nothing of the parent's may run here
+            code = 3
+            try:
+                await lk.acquire(blocking=False)
+                code = 1
+            except RuntimeError as err:
+                code = 0 if "no running event loop" in str(err) else 2
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert servers1.count(name) == 0
+        assert await lk.acquire(blocking=False)  # the parent's still work
+        await lk.release()
+        await client.close()
+
+    asyncio.run(main())

@@ -462,6 +462,62 @@ static hrl_step judge_release(hrl_lock *lk, hrl_step_info *info) {
   return fail_unreachable(lk, op->nodes, t.ok, "confirmed", info);
 }
 
+/* The validity an extend round begun at start_us asking for ttl_ms leaves
+ * the hold: the latest time a quorum of the masters that said OK keep the
+ * key until, each by the least TTL that may run there last. A master
+ * that never answered an earlier extend of the hold (owed_px) may run it
+ * after this one, at any time from this round's start: there the key
+ * lives no longer than this start + that TTL (a renewal and the holder's
+ * extend one after the other on two connections; docs/SAFETY.md,
+ * "Managed leases"). */
+static int64_t extend_validity(const hrl_lock *lk, int64_t start_us,
+                               uint32_t ttl_ms) {
+  const hrl_config *c = lk->cfg;
+  int64_t best = INT64_MIN;
+  for (size_t i = 0; i < c->n; i++) {
+    if (lk->op.nodes[i].result != HRL_NODE_OK) {
+      continue;
+    }
+    uint32_t owed = lk->op.nodes[i].owed_px;
+    uint32_t px =
+        owed != 0 && owed < ttl_ms && !HRL_MUTANT(NO_OWED_CAP) ? owed : ttl_ms;
+    int64_t floor_i = hrl_validity_floor_us(c, start_us, px);
+    /* The quorum-th latest: floor_i when a quorum keep it that long. */
+    size_t at_least = 0;
+    for (size_t j = 0; j < c->n; j++) {
+      if (lk->op.nodes[j].result != HRL_NODE_OK) {
+        continue;
+      }
+      uint32_t owed_j = lk->op.nodes[j].owed_px;
+      uint32_t px_j = owed_j != 0 && owed_j < ttl_ms && !HRL_MUTANT(NO_OWED_CAP)
+                          ? owed_j
+                          : ttl_ms;
+      at_least += hrl_validity_floor_us(c, start_us, px_j) >= floor_i;
+    }
+    if (at_least >= c->quorum && floor_i > best) {
+      best = floor_i;
+    }
+  }
+  return best;
+}
+
+/* The masters this extend round was sent to that never answered (a
+ * missed deadline, a reply out of step; not a reset, which loses what
+ * was queued): it may run there yet, so each keeps the least such TTL
+ * for the rest of the hold. Before the round is tallied (which counts a
+ * master it heard nothing from as unreachable). */
+static void note_owed_extends(hrl_lock *lk) {
+  for (size_t i = 0; i < lk->cfg->n; i++) {
+    hrl_node *node = &lk->op.nodes[i];
+    bool owed =
+        node->sent && (node->missed || node->result == HRL_NODE_PENDING ||
+                       node->result == HRL_NODE_PROTOCOL);
+    if (owed && (node->owed_px == 0 || lk->op.ttl_ms < node->owed_px)) {
+      node->owed_px = lk->op.ttl_ms;
+    }
+  }
+}
+
 static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
                              hrl_step_info *info) {
   hrl_op *op = &lk->op;
@@ -469,10 +525,11 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
   if (op->kind == HRL_OP_RELEASE) {
     return judge_release(lk, info);
   }
+  note_owed_extends(lk);
   hrl_tally t = count_nodes(op->nodes, c->n);
   hrl_round_record(lk, t);
-  int64_t new_until = hrl_validity_floor_us(
-      c, HRL_MUTANT(EXTEND_FROM_END) ? now_us : op->round_start_us, op->ttl_ms);
+  int64_t start_us = HRL_MUTANT(EXTEND_FROM_END) ? now_us : op->round_start_us;
+  int64_t new_until = hrl_validity_floor_us(c, start_us, op->ttl_ms);
   if (hrl_lease_check_expiry(lk, now_us)) {
     /* A lease whose validity ran out during the round was lost then,
      * whatever the masters say now (see lease.c). */
@@ -480,11 +537,15 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
     hrl_detail_copy_text(lk->detail, sizeof lk->detail, why, strlen(why));
     return hrl_op_finish(lk, HRL_ELOST, info);
   }
+  if (t.ok >= c->quorum) {
+    new_until = extend_validity(lk, start_us, op->ttl_ms);
+  }
   if (t.ok >= c->quorum && new_until > now_us && c->same_server[0] == '\0') {
     lk->valid_until_us = new_until;
     lk->ttl_ms = op->ttl_ms;
     lk->granted = ok_mask(op->nodes, c->n);
-    hrl_lease_extend_judged(lk); /* a renewal raced it: the least of both */
+    /* A renewal raced it: the least of both. */
+    hrl_lease_extend_judged(lk, true);
     return hrl_op_finish(lk, HRL_OK, info);
   }
   if ((t.ok >= c->quorum && c->same_server[0] == '\0') ||
@@ -498,10 +559,11 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
   }
   /* Masters that timed out may have applied the new TTL: when it is shorter
    * than what was left, only the shorter bound is safe to keep. */
+  new_until = hrl_validity_floor_us(c, start_us, op->ttl_ms);
   if (new_until < lk->valid_until_us) {
     lk->valid_until_us = new_until;
   }
-  hrl_lease_extend_judged(lk);
+  hrl_lease_extend_judged(lk, false);
   return fail_unreachable(lk, op->nodes, t.ok, "confirmed", info);
 }
 
@@ -545,6 +607,9 @@ hrl_status hrl_redlock_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
     lk->release_pending = false;
     lk->released = 0;
     lk->release_unsure = 0;
+    for (size_t i = 0; i < lk->cfg->n; i++) {
+      op->nodes[i].owed_px = 0; /* a new token: no extend of it is out */
+    }
     hrl_lease_new_hold(lk, true);
     op->deadline_us =
         arg_ms == HRL_WAIT_FOREVER ? INT64_MAX : now_us + arg_ms * US_PER_MS;
@@ -582,6 +647,11 @@ hrl_status hrl_redlock_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
     }
     op->ttl_ms = arg_ms > 0 ? (uint32_t)arg_ms : lk->ttl_ms;
     if (kind == HRL_OP_EXTEND) {
+      /* A lease's extend is cut to what max_hold leaves, as a renewal. */
+      hrl_status capped = hrl_lease_extend_cap(lk, now_us, &op->ttl_ms);
+      if (capped != HRL_OK) {
+        return capped;
+      }
       hrl_lease_extend_begun(lk, now_us, op->ttl_ms);
     }
     memcpy(op->token, lk->token, sizeof op->token);

@@ -443,6 +443,7 @@ static void test_max_hold_caps_the_holders_extend(void) {
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_EXTEND, 3000, t2), HRL_OK);
   CHECK_STATUS(extend_round(e.lk, t2, all_ok, &px), HRL_OK);
   CHECK_INT(px, 2000); /* 3000 asked, 2000 of max_hold left */
+  CHECK_INT(hrl_lock_ttl_ms(e.lk), 3000); /* the lock's TTL stays */
   int64_t until = t2 + (2000 - 22) * MS;
   CHECK_INT(hrl_proto_renew_due(e.lk), until); /* no renewal: expiry next */
   hrl_lock *twin = NULL;
@@ -506,6 +507,9 @@ static void test_unanswered_extend_caps_the_next(void) {
   CHECK_STATUS(hrl_proto_renew_end(e.lk, t2 + MS), HRL_OK);
   CHECK_INT(px, 3000);
   CHECK_INT(e.lk->valid_until_us, t2 + (1000 - 12) * MS);
+  /* Renewed as a lock of that TTL would be, a third of it later. */
+  CHECK_INT(hrl_proto_renew_due(e.lk),
+            e.lk->valid_until_us - 1000 * MS * 2 / 3);
   /* A new hold owes nothing: its extends count on their own TTL. */
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t2 + 2 * MS), HRL_OK);
   hrl_step_info s;

@@ -109,6 +109,7 @@ void hrl_lease_held_since(hrl_lock *lk, int64_t start_us) {
      * no renewal can add to it, only the expiry is left to see. */
     lk->renewal->renew_final =
         lk->opts.max_hold_ms > 0 && lk->opts.max_hold_ms <= lk->op.ttl_ms;
+    lk->renewal->counted_ttl_ms = 0;
   }
 }
 
@@ -185,9 +186,13 @@ int64_t hrl_proto_renew_due(const hrl_lock *lk) {
   if (lk->renewal->renew_final) {
     return lk->valid_until_us; /* only the expiry is left to see */
   }
+  uint32_t ttl = lk->renewal->counted_ttl_ms != 0 &&
+                         lk->renewal->counted_ttl_ms < lk->ttl_ms
+                     ? lk->renewal->counted_ttl_ms
+                     : lk->ttl_ms;
   int64_t next = lk->renewal->retry_at_us != 0
                      ? lk->renewal->retry_at_us
-                     : lk->valid_until_us - (int64_t)lk->ttl_ms * US_PER_MS *
+                     : lk->valid_until_us - (int64_t)ttl * US_PER_MS *
                                                 RENEW_LEFT_NUM / RENEW_LEFT_DEN;
   return next < lk->valid_until_us ? next : lk->valid_until_us;
 }
@@ -225,6 +230,7 @@ hrl_status hrl_lease_extend_cap(hrl_lock *lk, int64_t now_us,
   bool capped;
   uint32_t ttl = capped_ttl(lk, now_us, *ttl_ms, &capped);
   lk->renewal->holder_capped = capped;
+  lk->renewal->holder_asked_ms = *ttl_ms;
   if (ttl == 0) {
     /* As a renewal finds it: only the expiry is left, which reports
      * "max_hold reached" when the validity ends. */
@@ -308,7 +314,12 @@ void hrl_lease_extend_judged(hrl_lock *lk, bool confirmed) {
       lk->valid_until_us > lk->renewal->twin_floor_us) {
     lk->valid_until_us = lk->renewal->twin_floor_us;
   }
+  if (confirmed) {
+    uint32_t counted = hrl_extend_counted_ttl(lk);
+    lk->renewal->counted_ttl_ms = counted < lk->op.ttl_ms ? counted : 0;
+  }
   if (confirmed && lk->renewal->holder_capped) {
+    lk->ttl_ms = lk->renewal->holder_asked_ms;
     /* Extended to max_hold: no renewal can add to it, as after a capped
      * renewal; the expiry reports "max_hold reached" on time. */
     lk->renewal->renew_final = true;
@@ -352,13 +363,16 @@ hrl_status hrl_lease_renew_end(hrl_lock *lk, int64_t now_us) {
     return HRL_ELOST; /* too late, whatever the renewal found */
   }
   switch (st) {
-  case HRL_OK:
+  case HRL_OK: {
+    uint32_t counted = hrl_extend_counted_ttl(t);
+    lk->renewal->counted_ttl_ms = counted < t->op.ttl_ms ? counted : 0;
     lk->valid_until_us = t->valid_until_us;
     lk->granted = t->granted;
     lk->renewal->retry_at_us = 0;
     lk->renewal->lost_reason[0] = '\0';
     lk->renewal->renew_final = lk->renewal->twin_capped;
     return HRL_OK;
+  }
   case HRL_ENOTOWNED:
     hrl_lease_mark_lost(lk, hrl_strerror(HRL_ENOTOWNED));
     return HRL_ELOST;

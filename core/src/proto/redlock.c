@@ -462,40 +462,36 @@ static hrl_step judge_release(hrl_lock *lk, hrl_step_info *info) {
   return fail_unreachable(lk, op->nodes, t.ok, "confirmed", info);
 }
 
-/* The validity an extend round begun at start_us asking for ttl_ms leaves
- * the hold: the latest time a quorum of the masters that said OK keep the
- * key until, each by the least TTL that may run there last. A master
+/* The TTL the validity of the extend round out counts on: the least TTL
+ * that may run last on a quorum of the masters that said OK. A master
  * that never answered an earlier extend of the hold (owed_px) may run it
  * after this one, at any time from this round's start: there the key
  * lives no longer than this start + that TTL (a renewal and the holder's
  * extend one after the other on two connections; docs/SAFETY.md,
- * "Managed leases"). */
-static int64_t extend_validity(const hrl_lock *lk, int64_t start_us,
-                               uint32_t ttl_ms) {
+ * "Managed leases"). The validity (start + TTL - drift) grows with the
+ * TTL, so the quorum-th greatest TTL gives the quorum-th latest expiry. 0
+ * when fewer than a quorum said OK. */
+uint32_t hrl_extend_counted_ttl(const hrl_lock *lk) {
   const hrl_config *c = lk->cfg;
-  int64_t best = INT64_MIN;
+  uint32_t ttl = lk->op.ttl_ms, best = 0;
   for (size_t i = 0; i < c->n; i++) {
-    if (lk->op.nodes[i].result != HRL_NODE_OK) {
+    const hrl_node *node = &lk->op.nodes[i];
+    if (node->result != HRL_NODE_OK) {
       continue;
     }
-    uint32_t owed = lk->op.nodes[i].owed_px;
     uint32_t px =
-        owed != 0 && owed < ttl_ms && !HRL_MUTANT(NO_OWED_CAP) ? owed : ttl_ms;
-    int64_t floor_i = hrl_validity_floor_us(c, start_us, px);
-    /* The quorum-th latest: floor_i when a quorum keep it that long. */
-    size_t at_least = 0;
+        node->owed_px != 0 && node->owed_px < ttl && !HRL_MUTANT(NO_OWED_CAP)
+            ? node->owed_px
+            : ttl;
+    size_t at_least = 0; /* masters that keep it at least that long */
     for (size_t j = 0; j < c->n; j++) {
-      if (lk->op.nodes[j].result != HRL_NODE_OK) {
-        continue;
-      }
-      uint32_t owed_j = lk->op.nodes[j].owed_px;
-      uint32_t px_j = owed_j != 0 && owed_j < ttl_ms && !HRL_MUTANT(NO_OWED_CAP)
-                          ? owed_j
-                          : ttl_ms;
-      at_least += hrl_validity_floor_us(c, start_us, px_j) >= floor_i;
+      const hrl_node *other = &lk->op.nodes[j];
+      at_least += other->result == HRL_NODE_OK &&
+                  (other->owed_px == 0 || other->owed_px >= px ||
+                   HRL_MUTANT(NO_OWED_CAP));
     }
-    if (at_least >= c->quorum && floor_i > best) {
-      best = floor_i;
+    if (at_least >= c->quorum && px > best) {
+      best = px;
     }
   }
   return best;
@@ -538,7 +534,7 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
     return hrl_op_finish(lk, HRL_ELOST, info);
   }
   if (t.ok >= c->quorum) {
-    new_until = extend_validity(lk, start_us, op->ttl_ms);
+    new_until = hrl_validity_floor_us(c, start_us, hrl_extend_counted_ttl(lk));
   }
   if (t.ok >= c->quorum && new_until > now_us && c->same_server[0] == '\0') {
     lk->valid_until_us = new_until;

@@ -79,8 +79,15 @@ typedef struct hrl_renewal {
   int64_t twin_floor_us;
   int64_t holder_floor_us;
   bool holder_raced;
-  /* The holder's extend out asked only for what max_hold left. */
+  /* The holder's extend out asked only for what max_hold left, not for
+   * holder_asked_ms, which stays the lock's TTL (its next acquire's). */
   bool holder_capped;
+  uint32_t holder_asked_ms;
+  /* The TTL the hold's validity counts on since its last confirmed
+   * extend, when an extend it still owes a reply cut it below what that
+   * extend asked (hrl_extend_counted_ttl), else 0: the next renewal is
+   * due a third of it later, as it would be for a lock of that TTL. */
+  uint32_t counted_ttl_ms;
   /* Once lost, why; before, what "expired" would say (the last failed
    * renewal), "" when nothing failed. */
   char lost_reason[HRL_DETAIL_MAX];
@@ -501,6 +508,11 @@ hrl_status hrl_lease_renew_end(hrl_lock *lock, int64_t now_us);
  * drift): what a quorum's validity counts from. */
 int64_t hrl_validity_floor_us(const hrl_config *c, int64_t start_us,
                               uint32_t ttl_ms);
+
+/* redlock.c: the TTL the validity of lock's extend round counts on, by
+ * the masters that said OK and the extends they still owe a reply
+ * (hrl_node.owed_px); 0 when fewer than a quorum said OK. */
+uint32_t hrl_extend_counted_ttl(const hrl_lock *lock);
 
 /* lease.c: the holder's extend of a lease begins at now_us asking for
  * ttl_ms (notes whether it races a renewal out), and was judged (its

@@ -184,7 +184,9 @@ def test_max_hold_caps_an_explicit_extend(servers1, name):
     # (it used to extend to the full 3 s and report the loss late).
     client = hiredlock.Client(servers1.urls, timeout=0.5)
     lost = threading.Event()
-    lk = client.lock(name, 1, auto_renew=True, max_hold=1.5, on_lost=lambda _: lost.set())
+    lk = client.lock(
+        name, 1, auto_renew=True, max_hold=1.5, on_lost=lambda _: lost.set()
+    )
     assert lk.acquire(blocking=False)
     lk.extend(3)
     assert 0 < servers1.redis(1).pttl(name) <= 1500

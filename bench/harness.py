@@ -306,7 +306,7 @@ def main() -> None:
             all_cases[f"ab-{cid}"] = ab
     if args.ab_python:
         AB_PYTHON.append(str(Path(args.ab_python).resolve()))
-        for cid in ("py-n1", "py-n5", "py-async-n1"):
+        for cid in ("py-n1", "py-n5", "py-async-n1", "py-with-n1"):
             ab = dict(all_cases[cid])
             ab.update(
                 worker="abpy",

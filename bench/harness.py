@@ -20,7 +20,7 @@ Phases:
   paused      one of 5 masters stopped (SIGSTOP): acquire latency of the
               N = 5 clients.
   contention  W = 4 and 8 processes on one name, N = 1 and 5, each looping
-              acquire / hold 2 ms / release / think 2 ms: hiredlock from
+              acquire / hold 2 ms / release / think 1-3 ms: hiredlock from
               Python, Lua and both (and from Python over TLS, N = 1),
               redis-py, python-redis-lock, pottery (--contention-libs:
               only some).

@@ -80,24 +80,35 @@ static const hrl_option *find_option(const char *key, size_t len) {
 
 /* One option of the table at the top of the stack (key at -2, value at -1)
  * into lo or *wait_ms, without raising: false when the key is not one
- * acquire takes or its value is refused. */
+ * acquire takes or its value is refused. *ttl_seen tells whether the key
+ * was ttl (whose option entry is then looked up only when it is needed:
+ * never for a ttl that is a number the client accepts). */
 static bool take_option(lua_State *L, const hrl_client *client,
-                        const hrl_option *ttl, hrl_lock_options *lo,
-                        int64_t *wait_ms) {
+                        hrl_lock_options *lo, int64_t *wait_ms,
+                        bool *ttl_seen) {
   if (lua_type(L, -2) != LUA_TSTRING) {
     return false;
   }
   size_t len;
   const char *key = lua_tolstring(L, -2, &len);
-  /* The keys of almost every call first, without a search. */
-  const hrl_option *opt = len == 3 && memcmp(key, "ttl", 3) == 0
-                              ? ttl
-                              : (len == 7 && memcmp(key, "timeout", 7) == 0
-                                     ? NULL
-                                     : find_option(key, len));
   int type = lua_type(L, -1);
   char detail[HRL_DETAIL_MAX];
   int64_t ms = 0;
+  /* The keys of almost every call first, without a search: ttl (a
+   * duration, hrlua_option_type_ok's number) and the wait. */
+  if (len == 3 && memcmp(key, "ttl", 3) == 0) {
+    *ttl_seen = true;
+    if (type != LUA_TNUMBER ||
+        hrl_client_ttl_seconds(client, (double)lua_tonumber(L, -1), &ms,
+                               detail, sizeof detail) != HRL_OK) {
+      return false;
+    }
+    lo->ttl_ms = (uint32_t)ms;
+    return true;
+  }
+  const hrl_option *opt = len == 7 && memcmp(key, "timeout", 7) == 0
+                              ? NULL
+                              : find_option(key, len);
   if (opt == NULL || !hrlua_lock_option(opt)) {
     /* The wait: hrlua_check_seconds's rule, as the careful reading. */
     return len == strlen(wait_option[0]) && strcmp(key, wait_option[0]) == 0 &&
@@ -108,14 +119,6 @@ static bool take_option(lua_State *L, const hrl_client *client,
   }
   if (!hrlua_option_type_ok(opt, type)) {
     return false;
-  }
-  if (opt == ttl) {
-    if (hrl_client_ttl_seconds(client, (double)lua_tonumber(L, -1), &ms, detail,
-                               sizeof detail) != HRL_OK) {
-      return false;
-    }
-    lo->ttl_ms = (uint32_t)ms;
-    return true;
   }
   /* The type is right: this converts without raising. */
   static const hrlua_arg unused = {0, "acquire", 2};
@@ -140,20 +143,23 @@ static bool take_option(lua_State *L, const hrl_client *client,
  * order). A cycle's options cost two table steps this way, where the
  * careful reading looks up every option acquire knows. */
 static bool read_options_fast(lua_State *L, int idx, const hrl_client *client,
-                              const hrl_option *ttl, hrl_lock_options *lo,
-                              int64_t *wait_ms) {
+                              hrl_lock_options *lo, int64_t *wait_ms) {
   if (lua_getmetatable(L, idx)) {
     lua_pop(L, 1);
     return false;
   }
   int top = lua_gettop(L);
+  bool ttl_seen = false;
   lua_pushnil(L);
   while (lua_next(L, idx) != 0) {
-    if (!take_option(L, client, ttl, lo, wait_ms)) {
+    if (!take_option(L, client, lo, wait_ms, &ttl_seen)) {
       lua_settop(L, top);
       return false;
     }
     lua_pop(L, 1); /* the value; the key stays for lua_next */
+  }
+  if (!ttl_seen) {
+    lo->ttl_ms = (uint32_t)ttl_option()->def;
   }
   return true;
 }
@@ -204,17 +210,17 @@ static void read_acquire_options(lua_State *L, const hrlua_arg *arg,
                                  const hrl_client *client, hrl_lock_options *lo,
                                  int64_t *wait_ms, hrl_lock_mode *mode,
                                  uint32_t *permits) {
-  const hrl_option *ttl = ttl_option();
   *mode = HRL_MODE_LOCK;
   *permits = 0;
   hrl_lock_options_init(client, lo);
-  lo->ttl_ms = (uint32_t)ttl->def;
   *wait_ms = HRLUA_DEFAULT_WAIT_MS;
-  if (lua_isnoneornil(L, arg->idx)) {
+  int type = lua_type(L, arg->idx);
+  if (type == LUA_TTABLE && read_options_fast(L, arg->idx, client, lo, wait_ms)) {
     return;
   }
-  if (lua_type(L, arg->idx) == LUA_TTABLE &&
-      read_options_fast(L, arg->idx, client, ttl, lo, wait_ms)) {
+  const hrl_option *ttl = ttl_option();
+  lo->ttl_ms = (uint32_t)ttl->def;
+  if (type == LUA_TNONE || type == LUA_TNIL) {
     return;
   }
   /* The careful reading, from the defaults again. */

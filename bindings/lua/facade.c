@@ -211,7 +211,7 @@ static int facade_acquire(lua_State *L) {
   lua_createtable(L, 0, plain ? 4 : 8);
   copy_to_key(L, 8, K_NAME, 2);
   lua_pushvalue(L, lua_upvalueindex(K_TOKEN));
-  lua_pushstring(L, hrl_lock_token(lk->lock));
+  lua_pushlstring(L, hrl_lock_token(lk->lock), HRL_TOKEN_LEN);
   lua_rawset(L, 8);
   copy_to_key(L, 8, K_HANDLE, 7);
   copy_to_key(L, 8, K_CLIENT, 1);
@@ -333,7 +333,7 @@ static int acquire_on(lua_State *L) {
     lua_pushvalue(L, self);
     return n + 1;
   }
-  lua_pushstring(L, hrl_lock_token(lk->lock));
+  lua_pushlstring(L, hrl_lock_token(lk->lock), HRL_TOKEN_LEN);
   bool queued = hrl_client_events_pending(a.client->client);
   if (!a.lo.fenced && !a.lo.auto_renew) {
     if (!queued) {

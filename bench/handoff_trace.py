@@ -4,7 +4,8 @@ master pinned on one CPU) under `perf record` of that CPU's scheduler
 switches (and, with --syscalls, its system calls), on CLOCK_MONOTONIC.
 
     bench/handoff_trace.py [-n 5] [-w 4] [--tls] [--seconds 3] [--syscalls]
-                           [--hold-ms 2] [--think-ms 2] [--show 1]
+                           [--hold-ms 2] [--think-ms 2] [--think-spread-ms 0]
+                           [--show 1]
                            [--slowlog] [--profile FILE]
 
 Run after bench/run.sh built and installed the package (build/python is
@@ -99,6 +100,12 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--role", default="py", help="worker kind: py, luajit, ...")
     p.add_argument("--hold-ms", type=float, default=2.0)
     p.add_argument("--think-ms", type=float, default=2.0)
+    p.add_argument(
+        "--think-spread-ms",
+        type=float,
+        default=0.0,
+        help="draw each think from think-ms +- this (seeded), as the bench does with 1",
+    )
     p.add_argument("--cpu", type=int, default=(os.cpu_count() or 1) - 1)
     p.add_argument("--show", type=int, default=1, help="gap timelines to print")
     p.add_argument("--syscalls", action="store_true", help="trace system calls")
@@ -180,7 +187,7 @@ def run_traced(args, urls: list[str], plain: list[str], data: Path) -> tuple:
     extra = {"connect_timeout": 1.0, "timeout": 0.5} if args.tls else {}
     workers = [start_worker(args.role, urls, args.cpu) for _ in range(args.w)]
     try:
-        for wk in workers:
+        for k, wk in enumerate(workers):
             wk.send(
                 command(
                     "contend",
@@ -188,6 +195,8 @@ def run_traced(args, urls: list[str], plain: list[str], data: Path) -> tuple:
                     lib=args.lib,
                     hold_ms=args.hold_ms,
                     think_ms=args.think_ms,
+                    think_spread_ms=args.think_spread_ms,
+                    seed=k,
                     **extra,
                 )
             )
@@ -299,7 +308,8 @@ def analyse(args, holds, released, pids, events, masters) -> None:
     gap_len = [g[1] - g[0] for g in gaps]
     print(
         f"N = {args.n}{' TLS' if args.tls else ''}, W = {args.w}, {args.role}, "
-        f"hold {args.hold_ms:g} ms, think {args.think_ms:g} ms: "
+        f"hold {args.hold_ms:g} ms, think {args.think_ms:g} "
+        f"+- {args.think_spread_ms:g} ms: "
         f"{len(gaps)} gaps traced"
     )
     print(

@@ -20,7 +20,7 @@ Phases:
   paused      one of 5 masters stopped (SIGSTOP): acquire latency of the
               N = 5 clients.
   contention  W = 4 and 8 processes on one name, N = 1 and 5, each looping
-              acquire / hold 2 ms / release / think 2 ms: hiredlock from
+              acquire / hold 2 ms / release / think 1-3 ms: hiredlock from
               Python, Lua and both (and from Python over TLS, N = 1),
               redis-py, python-redis-lock, pottery (--contention-libs:
               only some).
@@ -306,7 +306,7 @@ def main() -> None:
             all_cases[f"ab-{cid}"] = ab
     if args.ab_python:
         AB_PYTHON.append(str(Path(args.ab_python).resolve()))
-        for cid in ("py-n1", "py-n5", "py-async-n1"):
+        for cid in ("py-n1", "py-n5", "py-async-n1", "py-with-n1"):
             ab = dict(all_cases[cid])
             ab.update(
                 worker="abpy",

@@ -48,22 +48,19 @@ static int split_kwds(PyObject *kwds, PyObject **own, PyObject **options) {
   return 0;
 }
 
-/* The lock options given by keyword into lo, converted and checked by the
- * core's table. */
-static int parse_lock_options(PyObject *options, hrl_lock_options *lo) {
-  if (options == NULL) {
-    return 0;
-  }
-  if (hrlpy_check_option_keys(options, "Lock", lock_option) < 0) {
-    return -1;
-  }
+/* The most options the core's table may hold: the lock options given are
+ * gathered by their index in it. */
+#define OPTIONS_MAX 64
+
+/* The lock options given (values[i] for the core table's entry i, NULL or
+ * None: the client's default) into lo, in the table's order, converted and
+ * checked by the core's table. */
+static int apply_lock_options(PyObject *const *values, hrl_lock_options *lo) {
   size_t count;
   const hrl_option *table = hrl_options_table(&count);
   for (size_t i = 0; i < count; i++) {
-    PyObject *value = lock_option(&table[i])
-                          ? PyDict_GetItemString(options, table[i].name)
-                          : NULL;
-    if (value == NULL || value == Py_None) { /* None: the client's default */
+    PyObject *value = values[i];
+    if (value == NULL || value == Py_None) {
       continue;
     }
     double number;
@@ -83,6 +80,28 @@ static int parse_lock_options(PyObject *options, hrl_lock_options *lo) {
       hrlpy_raise_invalid("%s", detail);
       return -1;
     }
+  }
+  return 0;
+}
+
+/* The lock options of a keyword dict into values (by table index). */
+static int gather_lock_options(PyObject *options, PyObject **values) {
+  size_t count;
+  const hrl_option *table = hrl_options_table(&count);
+  if (count > OPTIONS_MAX) {
+    PyErr_SetString(PyExc_SystemError, "hiredlock: option table too large");
+    return -1;
+  }
+  if (options == NULL) {
+    return 0;
+  }
+  if (hrlpy_check_option_keys(options, "Lock", lock_option) < 0) {
+    return -1;
+  }
+  for (size_t i = 0; i < count; i++) {
+    values[i] = lock_option(&table[i])
+                    ? PyDict_GetItemString(options, table[i].name)
+                    : NULL;
   }
   return 0;
 }
@@ -136,20 +155,19 @@ static int parse_mode(PyObject *mode, PyObject *permits,
   return 0;
 }
 
-static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
-                           PyObject *options) {
-  static char *kwlist[] = {"client",  "name", "ttl",     "timeout", "blocking",
-                           "on_lost", "mode", "permits", NULL};
-  PyObject *client, *name, *ttl = NULL, *timeout = NULL, *on_lost = Py_None;
-  PyObject *mode = NULL, *permits = NULL;
+/* A Lock's own arguments (those not in the core's option table). */
+typedef struct lock_args {
+  PyObject *client, *name, *ttl, *timeout, *on_lost, *mode, *permits;
+  int blocking;
+} lock_args;
+
+/* Makes the Lock of type from its arguments and its lock options (values,
+ * by the core table's index). */
+static PyObject *lock_build(PyTypeObject *type, const lock_args *a,
+                            PyObject *const *values) {
   hrl_lock_mode lock_mode = HRL_MODE_LOCK;
   uint32_t lock_permits = 0;
-  int blocking = 1;
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|O$OpOOO:Lock", kwlist,
-                                   &client, &name, &ttl, &timeout, &blocking,
-                                   &on_lost, &mode, &permits)) {
-    return NULL;
-  }
+  PyObject *on_lost = a->on_lost;
   if (on_lost != Py_None && !PyCallable_Check(on_lost)) {
     return PyErr_Format(PyExc_TypeError,
                         "on_lost must be callable or None, not %.100s",
@@ -159,6 +177,7 @@ static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
   if (st == NULL) {
     return NULL;
   }
+  PyObject *client = a->client;
   if (!PyObject_TypeCheck(client, st->client_type)) {
     return PyErr_Format(PyExc_TypeError,
                         "client must be a hiredlock.Client, not %.100s",
@@ -167,22 +186,22 @@ static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
   hrl_client *core_client = ((hrlpy_client *)client)->client;
   const char *data;
   Py_ssize_t len;
-  if (hrlpy_bytes_view(name, "name", &data, &len) < 0) {
+  if (hrlpy_bytes_view(a->name, "name", &data, &len) < 0) {
     return NULL;
   }
   hrl_lock_options lo;
   hrl_lock_options_init(core_client, &lo);
   lo.ttl_ms = (uint32_t)st->ttl->def;
   int64_t ttl_ms, wait_ms;
-  if (ttl != NULL) {
-    if (hrlpy_ttl_ms(ttl, core_client, &ttl_ms) < 0) {
+  if (a->ttl != NULL) {
+    if (hrlpy_ttl_ms(a->ttl, core_client, &ttl_ms) < 0) {
       return NULL;
     }
     lo.ttl_ms = (uint32_t)ttl_ms;
   }
-  if (hrlpy_wait_ms(timeout, blocking, &wait_ms) < 0 ||
-      parse_lock_options(options, &lo) < 0 ||
-      parse_mode(mode, permits, &lock_mode, &lock_permits) < 0) {
+  if (hrlpy_wait_ms(a->timeout, a->blocking, &wait_ms) < 0 ||
+      apply_lock_options(values, &lo) < 0 ||
+      parse_mode(a->mode, a->permits, &lock_mode, &lock_permits) < 0) {
     return NULL;
   }
   if (on_lost != Py_None && !lo.auto_renew) {
@@ -194,7 +213,7 @@ static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
   }
   self->state = st;
   self->with_wait_ms = wait_ms;
-  self->with_blocking = blocking;
+  self->with_blocking = a->blocking;
   if (hrlpy_gate_init(self) < 0) {
     Py_DECREF(self);
     return NULL;
@@ -208,7 +227,7 @@ static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
     return hrlpy_raise_status(st, rc, detail);
   }
   self->client = (hrlpy_client *)Py_NewRef(client);
-  self->name = Py_NewRef(name);
+  self->name = Py_NewRef(a->name);
   self->ttl_ms = lo.ttl_ms;
   self->lease = lo.auto_renew;
   self->mode = lock_mode;
@@ -219,6 +238,73 @@ static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
   }
   hrlpy_link_add(&st->locks, &self->link);
   return (PyObject *)self;
+}
+
+static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
+                           PyObject *options) {
+  static char *kwlist[] = {"client",  "name", "ttl",     "timeout", "blocking",
+                           "on_lost", "mode", "permits", NULL};
+  lock_args a = {.on_lost = Py_None, .blocking = 1};
+  if (!PyArg_ParseTupleAndKeywords(
+          args, kwds, "OO|O$OpOOO:Lock", kwlist, &a.client, &a.name, &a.ttl,
+          &a.timeout, &a.blocking, &a.on_lost, &a.mode, &a.permits)) {
+    return NULL;
+  }
+  PyObject *values[OPTIONS_MAX] = {NULL};
+  if (gather_lock_options(options, values) < 0) {
+    return NULL;
+  }
+  return lock_build(type, &a, values);
+}
+
+/* The options Lock._make takes, after client, name, ttl, timeout, blocking
+ * and on_lost: Client.lock's keywords, in its order. */
+static const char *const make_options[] = {
+    "auto_renew", "max_hold", "sync_replicas", "sync_aof", "fenced", "owner",
+};
+#define MAKE_OPTIONS (sizeof make_options / sizeof make_options[0])
+
+/* Lock._make(client, name, ttl, timeout, blocking, on_lost, auto_renew,
+ * max_hold, sync_replicas, sync_aof, fenced, owner), a classmethod: what
+ * Client.lock() calls, every argument by position. A `with client.lock(name):`
+ * makes a Lock per block, and the keyword call of Lock() builds and splits
+ * dicts of the keywords first (most of a cycle's cost); here nothing is
+ * built and an option left None costs one comparison. The same checks and
+ * messages as Lock(). */
+static PyObject *lock_make_fast(PyObject *cls, PyObject *const *args,
+                                Py_ssize_t nargs) {
+  if (nargs != 6 + (Py_ssize_t)MAKE_OPTIONS) {
+    return PyErr_Format(PyExc_TypeError,
+                        "_make() takes exactly %d arguments (%zd given)",
+                        (int)(6 + MAKE_OPTIONS), nargs);
+  }
+  lock_args a = {.client = args[0],
+                 .name = args[1],
+                 .ttl = args[2],
+                 .timeout = args[3],
+                 .on_lost = args[5]};
+  a.blocking = PyObject_IsTrue(args[4]);
+  if (a.blocking < 0) {
+    return NULL;
+  }
+  PyObject *values[OPTIONS_MAX] = {NULL};
+  size_t count;
+  const hrl_option *table = hrl_options_table(&count);
+  for (size_t i = 0; i < MAKE_OPTIONS; i++) {
+    PyObject *value = args[6 + i];
+    if (value == Py_None) {
+      continue;
+    }
+    const hrl_option *opt = hrl_option_find(make_options[i]);
+    if (opt == NULL || (size_t)(opt - table) >= count ||
+        (size_t)(opt - table) >= OPTIONS_MAX) {
+      PyErr_Format(PyExc_SystemError, "hiredlock: no option %s",
+                   make_options[i]);
+      return NULL;
+    }
+    values[opt - table] = value;
+  }
+  return lock_build((PyTypeObject *)cls, &a, values);
 }
 
 void hrlpy_lock_watch(hrlpy_lock *self) {
@@ -446,6 +532,51 @@ static PyObject *lock_enter(PyObject *op, PyObject *unused) {
   bool held = got == Py_True;
   Py_DECREF(got);
   return held ? Py_NewRef(op) : not_acquired(self);
+}
+
+static PyObject *lock_release(PyObject *op, PyObject *unused);
+
+/* __exit__(exc_type, exc, tb): the release, in C as __enter__ is: a
+ * Python __exit__ was a frame and a method call per `with` block. When the
+ * release fails with an Exception, the object's _exit_failed(exc, failure)
+ * (hiredlock.Lock's: the policy of _lock.exit_error, shared with asyncio)
+ * decides what the block raises; without one, the failure goes on. */
+static PyObject *lock_exit(PyObject *op, PyObject *const *args,
+                           Py_ssize_t nargs) {
+  if (nargs != 3) {
+    return PyErr_Format(PyExc_TypeError,
+                        "__exit__() takes exactly 3 arguments (%zd given)",
+                        nargs);
+  }
+  PyObject *done = lock_release(op, NULL);
+  if (done != NULL || !PyErr_ExceptionMatches(PyExc_Exception)) {
+    return done;
+  }
+  PyObject *type, *failure, *tb;
+  PyErr_Fetch(&type, &failure, &tb);
+  PyErr_NormalizeException(&type, &failure, &tb);
+  if (tb != NULL) {
+    PyException_SetTraceback(failure, tb);
+  }
+  PyObject *policy = PyObject_GetAttrString(op, "_exit_failed");
+  if (policy == NULL) {
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+      Py_XDECREF(type);
+      Py_XDECREF(failure);
+      Py_XDECREF(tb);
+      return NULL;
+    }
+    PyErr_Clear();
+    PyErr_Restore(type, failure, tb);
+    return NULL;
+  }
+  PyObject *result =
+      PyObject_CallFunctionObjArgs(policy, args[1], failure, NULL);
+  Py_DECREF(policy);
+  Py_XDECREF(type);
+  Py_XDECREF(failure);
+  Py_XDECREF(tb);
+  return result;
 }
 
 /* _not_acquired() -> the NotAcquired a `with` block raises now (for
@@ -678,7 +809,13 @@ static PyMethodDef lock_methods[] = {
      "__enter__() -> self\n\n"
      "Acquire with the lock's timeout and blocking; raise NotAcquired\n"
      "when others held it for the whole wait."},
+    {"__exit__", (PyCFunction)(void (*)(void))lock_exit, METH_FASTCALL,
+     "__exit__(exc_type, exc, tb) -> None\n\n"
+     "Release the lock; a release that fails raises, unless the block\n"
+     "raised already (then the block's exception gets a note)."},
     {"_not_acquired", lock_not_acquired, METH_NOARGS, NULL},
+    {"_make", (PyCFunction)(void (*)(void))lock_make_fast,
+     METH_FASTCALL | METH_CLASS, NULL},
     {"locked", lock_locked, METH_NOARGS,
      "locked() -> bool\n\n"
      "True while this object holds the lock with validity left. No I/O."},

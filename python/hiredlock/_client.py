@@ -103,19 +103,22 @@ class Client(_core.Client):
         process id; ``"%h"`` and ``"%p"`` in a label are those too).
         ``None`` takes the client's defaults.
         """
-        return Lock(
+        # Every argument by position: a `with client.lock(name):` makes a
+        # Lock per block, and Lock(...)'s keywords would cost more than
+        # the acquire itself (the same checks, see _core.Lock._make).
+        return Lock._make(
             self,
             name,
             ttl,
-            timeout=timeout,
-            blocking=blocking,
-            auto_renew=auto_renew,
-            max_hold=max_hold,
-            on_lost=on_lost,
-            fenced=fenced,
-            sync_replicas=sync_replicas,
-            sync_aof=sync_aof,
-            owner=owner,
+            timeout,
+            blocking,
+            on_lost,
+            auto_renew,
+            max_hold,
+            sync_replicas,
+            sync_aof,
+            fenced,
+            owner,
         )
 
     def rwlock(

@@ -3,6 +3,7 @@ import builtins
 import os
 import ssl
 from collections.abc import Callable, Sequence
+from types import TracebackType
 from typing import Any, Literal, TypeVar
 
 _L = TypeVar("_L", bound=Lock)
@@ -88,7 +89,29 @@ class Lock:
         permits: int | None = ...,
     ) -> Lock: ...
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool: ...
+    @classmethod
+    def _make(
+        cls: type[_L],
+        client: Client,
+        name: str | bytes,
+        ttl: float,
+        timeout: float,
+        blocking: bool,
+        on_lost: Callable[[Any], object] | None,
+        auto_renew: bool | None,
+        max_hold: float | None,
+        sync_replicas: int | None,
+        sync_aof: bool | None,
+        fenced: bool | None,
+        owner: str | bool | None,
+    ) -> _L: ...
     def __enter__(self: _L) -> _L: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
     def release(self) -> None: ...
     def extend(self, ttl: float | None = None) -> None: ...
     def locked(self) -> bool: ...

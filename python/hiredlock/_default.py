@@ -49,6 +49,9 @@ def default_client() -> Client:
     ``HIREDLOCK_URL``, else ``redis://127.0.0.1:6379``.
     """
     global _client
+    client = _client  # set once; the lock only keeps two threads from both
+    if client is not None:  # making it (a read of a global is atomic)
+        return client
     with _lock:
         if _client is None:
             _client = Client(urls_from_env())
@@ -82,18 +85,35 @@ def lock(
     owner: str | bool | None = None,
 ) -> Lock:
     """A :class:`Lock` on the default client; see :meth:`Client.lock`."""
-    return default_client().lock(
+    client = _client if _client is not None else default_client()
+    if type(client) is not Client:  # a subclass may have its own lock()
+        return client.lock(
+            name,
+            ttl,
+            timeout=timeout,
+            blocking=blocking,
+            auto_renew=auto_renew,
+            max_hold=max_hold,
+            on_lost=on_lost,
+            fenced=fenced,
+            sync_replicas=sync_replicas,
+            sync_aof=sync_aof,
+            owner=owner,
+        )
+    # Client.lock's own call, without its frame (a Lock per `with` block).
+    return Lock._make(
+        client,
         name,
         ttl,
-        timeout=timeout,
-        blocking=blocking,
-        auto_renew=auto_renew,
-        max_hold=max_hold,
-        on_lost=on_lost,
-        fenced=fenced,
-        sync_replicas=sync_replicas,
-        sync_aof=sync_aof,
-        owner=owner,
+        timeout,
+        blocking,
+        on_lost,
+        auto_renew,
+        max_hold,
+        sync_replicas,
+        sync_aof,
+        fenced,
+        owner,
     )
 
 

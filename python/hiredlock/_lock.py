@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-from types import TracebackType
 from typing import Callable, TypeVar
 
 from . import _core
@@ -43,24 +42,19 @@ class Lock(_core.Lock):
     __module__ = "hiredlock"
     __slots__ = ()
 
-    # __enter__ is the C one (_core.Lock.__enter__): acquire with the lock's
-    # timeout and blocking, NotAcquired when not held, and no instruction
-    # between the acquire and the block where a Ctrl-C could strand it.
+    # __enter__ and __exit__ are the C ones (_core.Lock): acquire with the
+    # lock's timeout and blocking, NotAcquired when not held, and no
+    # instruction between the acquire and the block where a Ctrl-C could
+    # strand it; __exit__ releases, and calls _exit_failed when that fails.
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        try:
-            self.release()
-        except Exception as failure:
-            error = exit_error(self.name, exc, failure)
-            if error is failure:
-                raise
-            if error is not None:
-                raise error from failure
+    def _exit_failed(self, exc: BaseException | None, failure: Exception) -> None:
+        """What a ``with`` block whose release failed with ``failure``
+        raises (``exc``: the block's own exception, or None)."""
+        error = exit_error(self.name, exc, failure)
+        if error is failure:
+            raise failure
+        if error is not None:
+            raise error from failure
 
     def __repr__(self) -> str:
         if self.locked():

@@ -1,11 +1,13 @@
 -- contend: one of W processes taking turns on one name (the bench's
 -- contention phase), as in hrlworker/contend.py:
---   contend name=NAME [hold_ms=2] [think_ms=2] [retry_delay=S]
---           [retry_jitter=S]
+--   contend name=NAME [hold_ms=2] [think_ms=2] [think_spread_ms=0]
+--           [seed=N] [retry_delay=S] [retry_jitter=S]
 -- answers {"ready":true}, reads "go END" on stdin, then until END
 -- (CLOCK_BOOTTIME seconds, core.now()) acquires (blocking), holds hold_ms,
 -- releases, thinks think_ms, again; answers every hold as
--- [acquire called, acquired, release called, released].
+-- [acquire called, acquired, release called, released]. With
+-- think_spread_ms each think is drawn uniformly from think_ms +- spread
+-- (math.random seeded with seed), as in contend.py.
 local hiredlock = require "hiredlock"
 local core = require "hiredlock.core"
 local system = require "system"
@@ -17,6 +19,8 @@ return function(urls, opts)
   local name = opts.name
   local hold = (tonumber(opts.hold_ms) or 2) / 1000
   local think = (tonumber(opts.think_ms) or 2) / 1000
+  local spread = (tonumber(opts.think_spread_ms) or 0) / 1000
+  math.randomseed(tonumber(opts.seed) or 0)
   local client = hiredlock.new(urls, wire.client_options(opts,
     { "retry_delay", "retry_jitter" }))
   -- Connect first, so every process starts on an equal footing.
@@ -46,7 +50,7 @@ return function(urls, opts)
       local t2 = now()
       assert(lock:release())
       holds[#holds + 1] = ("[%.6f,%.6f,%.6f,%.6f]"):format(t0, t1, t2, now())
-      sleep(think)
+      sleep(think + spread * (2 * math.random() - 1))
     end
   end
   return ('{"runtime":"%s","lib":"hiredlock","holds":[%s],"timeouts":%d}')

@@ -2,11 +2,14 @@
 contention phase), with hiredlock or a Python peer.
 
     contend name=NAME [lib=hiredlock|redis-py|redis-lock|pottery]
-            [hold_ms=2] [think_ms=2] [retry_delay=S] [retry_jitter=S]
-            [connect_timeout=S] [timeout=S]
+            [hold_ms=2] [think_ms=2] [think_spread_ms=0] [seed=N]
+            [retry_delay=S] [retry_jitter=S] [connect_timeout=S] [timeout=S]
 
 Answers {"ready": true} once connected, reads "go END" on stdin, then until
 END acquires (blocking), holds hold_ms, releases, thinks think_ms, again.
+With think_spread_ms each think is drawn uniformly from think_ms +- spread
+(a random.Random(seed)): a fixed think puts a process's next attempt in the
+same place of every hand-off, in lock-step with the others' holds.
 Answers every hold as [acquire called, acquired, release called, released]
 in CLOCK_BOOTTIME seconds: the clock every process on the machine shares,
 and the one the Lua worker reads (hiredlock.core.now). redis-py gets its
@@ -17,6 +20,7 @@ the peers hiredlock's per-master deadlines, as in the main phase.
 from __future__ import annotations
 
 import logging
+import random
 import sys
 import time
 
@@ -72,6 +76,8 @@ def contend(urls: list[str], opts: dict[str, str]) -> dict:
     lib = opts.get("lib", "hiredlock")
     hold = float(opts.get("hold_ms", 2)) / 1000
     think = float(opts.get("think_ms", 2)) / 1000
+    spread = float(opts.get("think_spread_ms", 0)) / 1000
+    draw = random.Random(int(opts.get("seed", 0))).uniform
     acquire, release = make_lock(lib, urls, opts["name"], opts)
     # Connect first, so every process starts on an equal footing.
     if acquire(5):
@@ -93,5 +99,5 @@ def contend(urls: list[str], opts: dict[str, str]) -> dict:
         t2 = now()
         release()
         holds.append([t0, t1, t2, now()])
-        sleep(think)
+        sleep(draw(think - spread, think + spread) if spread else think)
     return {"runtime": "python", "lib": lib, "holds": holds, "timeouts": timeouts}

@@ -94,22 +94,41 @@ PyObject *hrlpy_begin_extend(PyObject *op, PyObject *ttl) {
       self, hrl_proto_begin(self->lock, HRL_OP_EXTEND, ttl_ms, hrl_now_us()));
 }
 
+/* (kind, value) for the asyncio driver's step, two per operation: built
+ * directly, as Py_BuildValue's format parsing cost about as much as the
+ * protocol's step itself. value is a new reference (stolen). */
+static PyObject *kind_and(const char *kind, Py_ssize_t len, PyObject *value) {
+  if (value == NULL) {
+    return NULL;
+  }
+  PyObject *pair = PyTuple_New(2);
+  PyObject *k = pair == NULL ? NULL : PyUnicode_FromStringAndSize(kind, len);
+  if (k == NULL) {
+    Py_XDECREF(pair);
+    Py_DECREF(value);
+    return NULL;
+  }
+  PyTuple_SET_ITEM(pair, 0, k);
+  PyTuple_SET_ITEM(pair, 1, value);
+  return pair;
+}
+
 PyObject *hrlpy_step(PyObject *op, PyObject *unused) {
   (void)unused;
   hrlpy_lock *self = (hrlpy_lock *)op;
   hrl_step_info info;
   switch (hrl_proto_step(self->lock, hrl_now_us(), &info)) {
   case HRL_STEP_ROUND:
-    return Py_BuildValue("(sI)", "round", (unsigned)info.timeout_ms);
+    return kind_and("round", 5, PyLong_FromUnsignedLong(info.timeout_ms));
   case HRL_STEP_WAIT:
-    return Py_BuildValue("(sI)", "wait", (unsigned)info.wait_ms);
+    return kind_and("wait", 4, PyLong_FromUnsignedLong(info.wait_ms));
   case HRL_STEP_DONE:
   default:
     if (info.status == HRL_OK) {
-      return Py_BuildValue("(sO)", "done", Py_True);
+      return kind_and("done", 4, Py_NewRef(Py_True));
     }
     if (info.status == HRL_ETIMEOUT) {
-      return Py_BuildValue("(sO)", "done", Py_False);
+      return kind_and("done", 4, Py_NewRef(Py_False));
     }
     return hrlpy_raise_status(self->state, info.status,
                               hrl_lock_error(self->lock));
@@ -342,7 +361,15 @@ static PyObject *action_and_bytes(hrl_stream_action a, const char *bytes,
   if (out == NULL) {
     return NULL;
   }
-  PyObject *pair = Py_BuildValue("(iN)", (int)a, out);
+  PyObject *pair = PyTuple_New(2); /* no Py_BuildValue: a call per reply */
+  PyObject *action = pair == NULL ? NULL : PyLong_FromLong((long)a);
+  if (action == NULL) {
+    Py_XDECREF(pair);
+    Py_DECREF(out);
+    return NULL;
+  }
+  PyTuple_SET_ITEM(pair, 0, action);
+  PyTuple_SET_ITEM(pair, 1, out);
   return pair;
 }
 

@@ -32,7 +32,7 @@ from .._core import (
 )
 from .._fencing import FENCED_WRITE_SCRIPT, StaleFence
 from ._client import Client
-from ._default import default_client, lock, synchronized
+from ._default import default_client, lock, set_default_client, synchronized
 from ._fencing import fenced_write
 from ._lock import Lock
 
@@ -50,5 +50,6 @@ __all__ = [
     "default_client",
     "fenced_write",
     "lock",
+    "set_default_client",
     "synchronized",
 ]

@@ -110,13 +110,20 @@ class Connection(asyncio.BufferedProtocol):
             self._drain(data)
             return
         action, out = self.stream.feed(lock, self.index, data)
+        if action == DONE:  # the usual case: _end(KEPT) written out
+            self.lock = None
+            self.outcome = KEPT
+            waiter, self.waiter = self.waiter, None
+            if waiter is not None and not waiter.done():
+                waiter.set_result(KEPT)
+            return
         if action == MORE:
             return
         if action == SEND:
             assert self.transport is not None
             self.transport.write(out)
             return
-        self._end(KEPT if action == DONE else self.close())
+        self._end(self.close())
 
     def _drain(self, data: memoryview) -> None:
         """Late replies that came while no round was out: dropped as owed.

@@ -14,7 +14,10 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-from typing import TYPE_CHECKING, Any
+import os
+import time
+from threading import get_ident
+from typing import TYPE_CHECKING, Any, Callable
 
 from .. import _core
 from . import _tls
@@ -252,6 +255,21 @@ class Master:
         lock._fail(self.index, "server closed the connection")
 
 
+class _Forks:
+    """How many times this process is a fork's child (Driver.bind: a loop
+    bound before a fork is not the child's running loop, as asyncio says
+    of it there)."""
+
+    count = 0
+
+    @classmethod
+    def forked(cls) -> None:
+        cls.count += 1
+
+
+os.register_at_fork(after_in_child=_Forks.forked)
+
+
 # Rounds one client runs at once, and so connections it keeps per master:
 # more tasks than this queue for a turn (before the round starts, so the
 # wait is not taken from any master's deadline) instead of opening a
@@ -280,20 +298,44 @@ class Driver:
         # lease's renewal never queues behind a crowd of waiters' tries.
         self._urgent: collections.deque[asyncio.Future[None]] = collections.deque()
         # The event loop the connections belong to, from the first
-        # operation until close().
+        # operation until close(); the same when it is one of asyncio's
+        # own (bind()'s fast check), with the fork count it was bound at.
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._native: asyncio.BaseEventLoop | None = None
+        self._forks = 0
+        # The bound loop's clock: time.monotonic itself when that is what
+        # its time() returns (asyncio's own loops), one call less a round.
+        self.clock: Callable[[], float] = time.monotonic
 
     def bind(self) -> asyncio.AbstractEventLoop:
         """The running loop, checked to be the one the connections belong
         to (binding the first): from another one, every round would wait
         on transports whose loop is not running, and time out. Once per
-        operation: asking asyncio for the running loop costs a getpid()
-        system call on Python 3.11, so the operation takes it from here."""
+        operation, and without asking asyncio for the running loop when
+        the bound loop is one of asyncio's own: that costs a getpid()
+        system call on Python 3.11 (one per operation, a fifth of the
+        cycle's), where the loop's own thread id says the same. A thread
+        runs one loop at a time, and asyncio's loop holds the id of the
+        thread running it (None when stopped), so the bound loop is the
+        running one exactly when that id is this thread's; a fork's child
+        asks asyncio again (which says no loop runs there)."""
+        native = self._native
+        if (
+            native is not None
+            and native._thread_id == get_ident()
+            and self._forks == _Forks.count
+        ):
+            return native
         loop = asyncio.get_running_loop()
         if loop is self._loop:
             return loop
         if self._loop is None:
             self._loop = loop
+            if isinstance(loop, asyncio.BaseEventLoop):
+                self._native = loop
+                self._forks = _Forks.count
+            native_clock = type(loop).time is asyncio.BaseEventLoop.time
+            self.clock = time.monotonic if native_clock else loop.time
         else:
             raise RuntimeError(
                 "hiredlock.asyncio.Client used from a second event loop: its "
@@ -331,7 +373,7 @@ class Driver:
         for m in self.masters:
             m.close()
         self.listener.close()
-        self._loop = None
+        self._loop = self._native = None
 
     def _end_turn(self) -> None:
         """Hands the turn to the first round waiting for one, if any (a
@@ -417,15 +459,23 @@ class Driver:
                 try:
                     kind, value = lock._step()
                     if kind == "round":
-                        if waiter is None and lock._waiter() is not None:
+                        # A holder's release or extend (urgent) never waits.
+                        if waiter is None and not urgent and lock._waiter():
                             waiter = listener.enter(lock._waiter())
                         if single is None:
                             await self.round(lock, value, progress, loop)
                             continue
                         # One master: its exchange, inline when an idle
-                        # connection is at hand (no task, no coroutine).
-                        deadline = loop.time() + value / 1000
-                        conn = single.ready()
+                        # connection is at hand (no task, no coroutine):
+                        # Master.ready() and finish()'s usual case written
+                        # out, as each call is a share of the cycle.
+                        deadline = self.clock() + value / 1000
+                        idle = single.idle
+                        conn = None
+                        if idle and not single.reserved:
+                            transport = idle[-1].transport
+                            if transport is not None and not transport.is_closing():
+                                conn = idle.pop()
                         if conn is None:
                             await single.exchange(lock, deadline, value, progress)
                             continue
@@ -435,7 +485,9 @@ class Driver:
                         except asyncio.CancelledError:
                             progress.cancel()
                             outcome = await conn.outcome_after(progress)
-                        if not single.finish(conn, lock, outcome):
+                        if outcome is KEPT and not conn.stream.owed:
+                            idle.append(conn)
+                        elif not single.finish(conn, lock, outcome):
                             await single.exchange(
                                 lock, deadline, value, progress, tries=1
                             )

@@ -172,7 +172,9 @@ class Lock:
             core._begin_acquire(wait_ms)
             ok = await driver.operate(core, Progress(), False, loop, True, True)
         finally:
-            self._leave()
+            self._busy = False  # _leave(), its usual case written out
+            if self._waiters:
+                self._leave()
         if ok and core.auto_renew:
             self._held_now()
         return ok
@@ -242,7 +244,9 @@ class Lock:
             self._core._begin_release()
             await driver.operate(self._core, Progress(), True, loop, True)
         finally:
-            self._leave()
+            self._busy = False  # _leave(), its usual case written out
+            if self._waiters:
+                self._leave()
 
     async def extend(self, ttl: float | None = None) -> None:
         """Resets the TTL on every master to ``ttl`` seconds (default: the

@@ -78,26 +78,64 @@ static const hrl_option *find_option(const char *key, size_t len) {
   return NULL;
 }
 
+/* Whether a and b are the same number, bit for bit (NaN is never kept:
+ * the core refuses it). */
+static bool same_number(double a, double b) {
+  return memcmp(&a, &b, sizeof a) == 0;
+}
+
 /* One option of the table at the top of the stack (key at -2, value at -1)
  * into lo or *wait_ms, without raising: false when the key is not one
- * acquire takes or its value is refused. */
-static bool take_option(lua_State *L, const hrl_client *client,
-                        const hrl_option *ttl, hrl_lock_options *lo,
-                        int64_t *wait_ms) {
+ * acquire takes or its value is refused. *ttl_seen tells whether the key
+ * was ttl (whose option entry is then looked up only when it is needed:
+ * never for a ttl that is a number the client accepts). */
+static bool take_option(lua_State *L, hrlua_client *client,
+                        hrl_lock_options *lo, int64_t *wait_ms,
+                        bool *ttl_seen) {
   if (lua_type(L, -2) != LUA_TSTRING) {
     return false;
   }
   size_t len;
   const char *key = lua_tolstring(L, -2, &len);
-  /* The keys of almost every call first, without a search. */
-  const hrl_option *opt = len == 3 && memcmp(key, "ttl", 3) == 0
-                              ? ttl
-                              : (len == 7 && memcmp(key, "timeout", 7) == 0
-                                     ? NULL
-                                     : find_option(key, len));
   int type = lua_type(L, -1);
   char detail[HRL_DETAIL_MAX];
   int64_t ms = 0;
+  /* The keys of almost every call first, without a search: ttl (a
+   * duration, hrlua_option_type_ok's number) and the wait. */
+  if (len == 3 && memcmp(key, "ttl", 3) == 0) {
+    *ttl_seen = true;
+    if (type != LUA_TNUMBER) {
+      return false;
+    }
+    double seconds = (double)lua_tonumber(L, -1);
+    if (client->ttl_ms == 0 || !same_number(seconds, client->ttl_s)) {
+      if (hrl_client_ttl_seconds(client->client, seconds, &ms, detail,
+                                 sizeof detail) != HRL_OK) {
+        return false;
+      }
+      client->ttl_s = seconds;
+      client->ttl_ms = (uint32_t)ms;
+    }
+    lo->ttl_ms = client->ttl_ms;
+    return true;
+  }
+  if (len == 7 && memcmp(key, "timeout", 7) == 0) {
+    if (type != LUA_TNUMBER) {
+      return false;
+    }
+    double seconds = (double)lua_tonumber(L, -1);
+    if (!same_number(seconds, client->wait_s)) {
+      if (hrl_seconds_to_ms(key, seconds, 0, HRL_TTL_MAX_MS, &ms, detail,
+                            sizeof detail) != HRL_OK) {
+        return false;
+      }
+      client->wait_s = seconds;
+      client->wait_ms = ms;
+    }
+    *wait_ms = client->wait_ms;
+    return true;
+  }
+  const hrl_option *opt = find_option(key, len);
   if (opt == NULL || !hrlua_lock_option(opt)) {
     /* The wait: hrlua_check_seconds's rule, as the careful reading. */
     return len == strlen(wait_option[0]) && strcmp(key, wait_option[0]) == 0 &&
@@ -108,14 +146,6 @@ static bool take_option(lua_State *L, const hrl_client *client,
   }
   if (!hrlua_option_type_ok(opt, type)) {
     return false;
-  }
-  if (opt == ttl) {
-    if (hrl_client_ttl_seconds(client, (double)lua_tonumber(L, -1), &ms, detail,
-                               sizeof detail) != HRL_OK) {
-      return false;
-    }
-    lo->ttl_ms = (uint32_t)ms;
-    return true;
   }
   /* The type is right: this converts without raising. */
   static const hrlua_arg unused = {0, "acquire", 2};
@@ -139,21 +169,24 @@ static bool take_option(lua_State *L, const hrl_client *client,
  * first unknown key, else the first bad value in the option table's
  * order). A cycle's options cost two table steps this way, where the
  * careful reading looks up every option acquire knows. */
-static bool read_options_fast(lua_State *L, int idx, const hrl_client *client,
-                              const hrl_option *ttl, hrl_lock_options *lo,
-                              int64_t *wait_ms) {
+static bool read_options_fast(lua_State *L, int idx, hrlua_client *client,
+                              hrl_lock_options *lo, int64_t *wait_ms) {
   if (lua_getmetatable(L, idx)) {
     lua_pop(L, 1);
     return false;
   }
   int top = lua_gettop(L);
+  bool ttl_seen = false;
   lua_pushnil(L);
   while (lua_next(L, idx) != 0) {
-    if (!take_option(L, client, ttl, lo, wait_ms)) {
+    if (!take_option(L, client, lo, wait_ms, &ttl_seen)) {
       lua_settop(L, top);
       return false;
     }
     lua_pop(L, 1); /* the value; the key stays for lua_next */
+  }
+  if (!ttl_seen) {
+    lo->ttl_ms = (uint32_t)ttl_option()->def;
   }
   return true;
 }
@@ -201,20 +234,21 @@ static void read_mode(lua_State *L, const hrlua_arg *arg, hrl_lock_mode *mode,
  * wrong, naming arg. The one-pass reading takes no mode or permits: a
  * table with them is read the careful way. */
 static void read_acquire_options(lua_State *L, const hrlua_arg *arg,
-                                 const hrl_client *client, hrl_lock_options *lo,
+                                 hrlua_client *hc, hrl_lock_options *lo,
                                  int64_t *wait_ms, hrl_lock_mode *mode,
                                  uint32_t *permits) {
-  const hrl_option *ttl = ttl_option();
+  const hrl_client *client = hc->client;
   *mode = HRL_MODE_LOCK;
   *permits = 0;
   hrl_lock_options_init(client, lo);
-  lo->ttl_ms = (uint32_t)ttl->def;
   *wait_ms = HRLUA_DEFAULT_WAIT_MS;
-  if (lua_isnoneornil(L, arg->idx)) {
+  int type = lua_type(L, arg->idx);
+  if (type == LUA_TTABLE && read_options_fast(L, arg->idx, hc, lo, wait_ms)) {
     return;
   }
-  if (lua_type(L, arg->idx) == LUA_TTABLE &&
-      read_options_fast(L, arg->idx, client, ttl, lo, wait_ms)) {
+  const hrl_option *ttl = ttl_option();
+  lo->ttl_ms = (uint32_t)ttl->def;
+  if (type == LUA_TNONE || type == LUA_TNIL) {
     return;
   }
   /* The careful reading, from the defaults again. */
@@ -260,7 +294,7 @@ void hrlua_check_acquire_args(lua_State *L, hrlua_client *client,
                               hrlua_acquire_args *a) {
   a->client = client;
   a->name = hrlua_check_name(L, &name_arg, &a->len);
-  read_acquire_options(L, &options_arg, a->client->client, &a->lo, &a->wait_ms,
+  read_acquire_options(L, &options_arg, a->client, &a->lo, &a->wait_ms,
                        &a->mode, &a->permits);
 }
 

@@ -1,5 +1,6 @@
 /* Client handles: core.new(urls, options). A client holds N masters and
  * their connections; it makes no connection until a lock needs one. */
+#include <math.h>
 #include <string.h>
 
 #include "hrlua.h"
@@ -106,6 +107,10 @@ static int client_new(lua_State *L) {
   c->client = NULL;
   c->connect_timeout_ms = o.connect_timeout_ms;
   c->timeout_ms = o.timeout_ms;
+  c->ttl_s = 0;
+  c->ttl_ms = 0; /* none converted yet (see hrlua.h) */
+  c->wait_s = NAN;
+  c->wait_ms = 0;
   luaL_getmetatable(L, HRLUA_CLIENT_MT);
   lua_setmetatable(L, -2);
   int self = lua_gettop(L);

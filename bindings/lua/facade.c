@@ -211,7 +211,7 @@ static int facade_acquire(lua_State *L) {
   lua_createtable(L, 0, plain ? 4 : 8);
   copy_to_key(L, 8, K_NAME, 2);
   lua_pushvalue(L, lua_upvalueindex(K_TOKEN));
-  lua_pushstring(L, hrl_lock_token(lk->lock));
+  lua_pushlstring(L, hrl_lock_token(lk->lock), HRL_TOKEN_LEN);
   lua_rawset(L, 8);
   copy_to_key(L, 8, K_HANDLE, 7);
   copy_to_key(L, 8, K_CLIENT, 1);
@@ -267,9 +267,11 @@ static int facade_release(lua_State *L) {
   hrlua_lock *lk = check_lock_io(L, 4);
   hrl_status st = hrl_lock_release(lk->lock);
   bool queued = hrl_client_events_pending(lk->owner->client);
-  get_key(L, 1, K_LEASE);
-  bool lease = lua_toboolean(L, -1);
-  lua_pop(L, 1);
+  /* A lease (its object's _lease) is the handle's own option: read there,
+   * without a field lookup. */
+  hrl_lock_options held;
+  hrl_lock_get_options(lk->lock, &held);
+  bool lease = held.auto_renew;
   if (st == HRL_OK && !lease) {
     /* The hold is over and this object can start no other (it has no
      * acquire): its handle goes back to the client for the next acquire
@@ -309,22 +311,15 @@ static int facade_release(lua_State *L) {
  * queued (true; nil or false when not). */
 static int acquire_on(lua_State *L) {
   hrlua_acquire_args a;
-  hrlua_check_acquire_args(L, hrlua_check_client(L, 1), &a);
+  hrlua_check_acquire_args(L, check_client(L, 1), &a);
   lua_settop(L, 4);
+  /* Anything but a lock handle is no spare: a new handle is made. */
+  hrlua_lock *sp = udata_of(L, 4, UP_HANDLE_MT);
   hrlua_lock *lk = NULL;
-  if (lua_type(L, 4) == LUA_TUSERDATA && lua_getmetatable(L, 4)) {
-    /* Anything but a lock handle is no spare: a new handle is made. */
-    lua_pushlightuserdata(L, (void *)&hrlua_lock_key);
-    lua_rawget(L, LUA_REGISTRYINDEX);
-    bool handle = lua_rawequal(L, -1, -2);
-    lua_pop(L, 2);
-    hrlua_lock *sp = handle ? lua_touserdata(L, 4) : NULL;
-    if (sp != NULL && hrlua_spare_fits(sp, &a)) {
-      lk = sp;
-      lua_pushvalue(L, 4);
-    }
-  }
-  if (lk == NULL) {
+  if (sp != NULL && hrlua_spare_fits(sp, &a)) {
+    lk = sp;
+    lua_pushvalue(L, 4);
+  } else {
     lk = hrlua_push_lock(L, 1, &name_arg, a.name, a.len, &a.lo, a.mode,
                          a.permits);
   }
@@ -338,7 +333,7 @@ static int acquire_on(lua_State *L) {
     lua_pushvalue(L, self);
     return n + 1;
   }
-  lua_pushstring(L, hrl_lock_token(lk->lock));
+  lua_pushlstring(L, hrl_lock_token(lk->lock), HRL_TOKEN_LEN);
   bool queued = hrl_client_events_pending(a.client->client);
   if (!a.lo.fenced && !a.lo.auto_renew) {
     if (!queued) {
@@ -367,7 +362,7 @@ static int acquire_on(lua_State *L) {
  * lock's client has events queued: true, nil, true | nil, err, true when it
  * has (LuaJIT's facade's release with the blocking driver). */
 static int release_on(lua_State *L) {
-  hrlua_lock *lk = hrlua_check_lock_io(L, 1);
+  hrlua_lock *lk = check_lock_io(L, 1);
   hrl_status st = hrl_lock_release(lk->lock);
   int n = hrlua_push_status(L, st, hrl_lock_error(lk->lock));
   if (!hrl_client_events_pending(lk->owner->client)) {
@@ -380,6 +375,13 @@ static int release_on(lua_State *L) {
   return 3;
 }
 
+/* Pushes the metatable of the core's lock or client handles (key: its
+ * registry key). */
+static void push_metatable(lua_State *L, const char *key) {
+  lua_pushlightuserdata(L, (void *)key);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+}
+
 /* core.facade(Lock, blocking, acquire_through, release_through, deliver)
  * -> acquire, release: see the top of the file. */
 static int facade_make(lua_State *L) {
@@ -389,11 +391,9 @@ static int facade_make(lua_State *L) {
   luaL_checktype(L, 4, LUA_TFUNCTION);
   luaL_checktype(L, 5, LUA_TFUNCTION);
   lua_settop(L, 5);
-  lua_pushlightuserdata(L, (void *)&hrlua_lock_key);
-  lua_rawget(L, LUA_REGISTRYINDEX);
+  push_metatable(L, &hrlua_lock_key);
   lua_insert(L, UP_HANDLE_MT);
-  lua_pushlightuserdata(L, (void *)&hrlua_client_key);
-  lua_rawget(L, LUA_REGISTRYINDEX);
+  push_metatable(L, &hrlua_client_key);
   lua_insert(L, UP_CLIENT_MT);
   for (size_t i = 0; i < sizeof key_names / sizeof key_names[0]; i++) {
     lua_pushstring(L, key_names[i]);
@@ -409,11 +409,23 @@ static int facade_make(lua_State *L) {
   return 2;
 }
 
+/* Pushes f as a C closure whose upvalues UP_HANDLE_MT and UP_CLIENT_MT are
+ * the handles' metatables (the others nil: f reads no other), so that it
+ * checks its handles without a registry lookup, as the facade does. */
+static void push_on(lua_State *L, lua_CFunction f) {
+  for (int i = 1; i < UP_HANDLE_MT; i++) {
+    lua_pushnil(L);
+  }
+  push_metatable(L, &hrlua_lock_key);
+  push_metatable(L, &hrlua_client_key);
+  lua_pushcclosure(L, f, UP_CLIENT_MT);
+}
+
 void hrlua_open_facade(lua_State *L) {
   lua_pushcfunction(L, facade_make);
   lua_setfield(L, -2, "facade");
-  lua_pushcfunction(L, acquire_on);
+  push_on(L, acquire_on);
   lua_setfield(L, -2, "acquire_on");
-  lua_pushcfunction(L, release_on);
+  push_on(L, release_on);
   lua_setfield(L, -2, "release_on");
 }

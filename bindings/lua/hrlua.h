@@ -42,6 +42,15 @@ typedef struct hrlua_client {
   hrl_client *client;
   uint32_t connect_timeout_ms;
   uint32_t timeout_ms;
+  /* The last ttl and timeout in seconds an acquire's options gave, each
+   * with the milliseconds the core made of it (only an accepted value is
+   * kept; ttl_ms 0: none yet, wait_s NaN: none yet). A loop passes the
+   * same values every time: the conversion, a pure function of the value
+   * and the client's bounds, runs once (acquire.c). */
+  double ttl_s;
+  uint32_t ttl_ms;
+  double wait_s;
+  int64_t wait_ms;
 } hrlua_client;
 
 /* A lock handle; owner stays valid as long as the lock (see above). lock is

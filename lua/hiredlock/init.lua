@@ -432,6 +432,13 @@ else
     end
     local chandle, spares = self._handle, self._spares
     local spare = spares[name]
+    -- A plain lock's object, made before the call into the core: LuaJIT
+    -- compiles the steps on the way into a C function, and interprets
+    -- those after it (the trace stitched after the call stops at the
+    -- return to the caller's frame). Unused when the acquire fails or the
+    -- lock is more than a plain one.
+    local lock = setmetatable({ name = name, token = false, _handle = false,
+      _client = self }, Lock)
     -- handle, token [, queued [, fence, fence_string, lease]]
     --   | nil, err [, the handle, holding nothing]
     local handle, token, queued, fence, fence_string, lease =
@@ -456,8 +463,8 @@ else
       permit = handle:permit()
     end
     if fence == nil and not lease and permit == nil then
-      return setmetatable({ name = name, token = token, _handle = handle,
-        _client = self }, Lock)
+      lock.token, lock._handle = token, handle
+      return lock
     end
     return new_lock(self, name, handle, token, fence, fence_string, lease,
       permit)

@@ -6,6 +6,7 @@
 
 #include "check.h"
 #include "proto/resp.h"
+#include "proto/state.h"
 
 static const char *const three[] = {
     "redis://127.0.0.1:1", "redis://127.0.0.1:2", "redis://127.0.0.1:3"};
@@ -379,8 +380,9 @@ static void test_renewal_and_extend_at_once_count_the_least(void) {
               HRL_RENEW_LOST);
     free_env(e);
   }
-  /* One after the other, the holder's extend counts on its own TTL. */
-  env e = make_env(3000, 4000);
+  /* One after the other, the holder's extend counts on its own TTL (a
+   * max_hold far enough not to cut it). */
+  env e = make_env(3000, 6000);
   int64_t t2 = e.t + 2000 * MS;
   hrl_lock *twin = NULL;
   CHECK_INT(hrl_proto_renew_begin(e.lk, t2, &twin), HRL_RENEW_ROUND);
@@ -388,7 +390,149 @@ static void test_renewal_and_extend_at_once_count_the_least(void) {
   CHECK_STATUS(hrl_proto_renew_end(e.lk, t2 + MS), HRL_OK);
   CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_EXTEND, 3000, t2 + 2 * MS), HRL_OK);
   extend_round_ok(e.lk, t2 + 2 * MS);
-  CHECK_INT(hrl_proto_renew_due(e.lk), t2 + 2 * MS + (3000 - 32) * MS);
+  CHECK_INT(e.lk->valid_until_us, t2 + 2 * MS + (3000 - 32) * MS);
+  free_env(e);
+}
+
+/* The TTL of lk's extend round command to master 0 (its last argument). */
+static uint32_t extend_px(hrl_lock *lk) {
+  size_t len;
+  const char *cmd = hrl_proto_command(lk, 0, &len);
+  CHECK(cmd != NULL);
+  if (cmd == NULL) {
+    return 0;
+  }
+  const char *p = cmd + len - 2;
+  while (p[-1] != '\n') {
+    p--;
+  }
+  return (uint32_t)strtoul(p, NULL, 10);
+}
+
+/* Runs lk's (or a twin's) extend round begun at now_us: each master
+ * answers with the integer in answers (-1: no reply by the deadline).
+ * Returns the outcome; *px: the TTL it asked for. */
+static hrl_status extend_round(hrl_lock *lk, int64_t now_us,
+                               const int answers[3], uint32_t *px) {
+  hrl_step_info s;
+  CHECK_INT(hrl_proto_step(lk, now_us, &s), HRL_STEP_ROUND);
+  *px = extend_px(lk);
+  for (size_t i = 0; i < 3; i++) {
+    size_t len;
+    hrl_proto_command(lk, i, &len);
+    if (answers[i] < 0) {
+      hrl_proto_missed(lk, i, "timeout after 50 ms");
+    } else {
+      hrl_proto_reply(
+          lk, i,
+          &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = answers[i]});
+    }
+  }
+  CHECK_INT(hrl_proto_step(lk, now_us + MS, &s), HRL_STEP_DONE);
+  return s.status;
+}
+
+/* The holder's own extend of a lease is cut to what max_hold leaves, as
+ * a renewal is: max_hold is the longest the lease holds the lock, from
+ * its acquire; the lease reports "max_hold reached" when that validity
+ * ends, and an extend with nothing left fails with those words. */
+static void test_max_hold_caps_the_holders_extend(void) {
+  env e = make_env(3000, 4000);
+  int64_t t2 = e.t + 2000 * MS;
+  uint32_t px = 0;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_EXTEND, 3000, t2), HRL_OK);
+  CHECK_STATUS(extend_round(e.lk, t2, all_ok, &px), HRL_OK);
+  CHECK_INT(px, 2000); /* 3000 asked, 2000 of max_hold left */
+  CHECK_INT(hrl_lock_ttl_ms(e.lk), 3000); /* the lock's TTL stays */
+  int64_t until = t2 + (2000 - 22) * MS;
+  CHECK_INT(hrl_proto_renew_due(e.lk), until); /* no renewal: expiry next */
+  hrl_lock *twin = NULL;
+  CHECK_INT(hrl_proto_renew_begin(e.lk, until - MS, &twin), HRL_RENEW_WAIT);
+  /* At the validity, the loss says why, to the extend as to lost(). */
+  char detail[HRL_DETAIL_MAX];
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_EXTEND, 0, until), HRL_ELOST);
+  CHECK_STR(e.lk->detail, "max_hold reached");
+  CHECK_STATUS(hrl_lock_lost(e.lk, detail, sizeof detail), HRL_ELOST);
+  CHECK_STR(detail, "max_hold reached");
+  free_env(e);
+  /* Held, with less of max_hold left than any round could hold it for:
+   * the extend fails at once with the words the loss will have. */
+  e = make_env(30, 40);
+  int64_t t1 = e.t + 10 * MS;
+  CHECK_STATUS(renew_at(e, t1, all_ok, &px), HRL_OK);
+  CHECK_INT(px, 30);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_EXTEND, 0, e.t + 36 * MS),
+               HRL_ELOST);
+  CHECK_STR(e.lk->detail, "max_hold reached");
+  CHECK_STATUS(hrl_lock_lost(e.lk, detail, sizeof detail), HRL_OK);
+  CHECK_INT(hrl_proto_renew_due(e.lk), e.lk->valid_until_us);
+  free_env(e);
+  /* With room to spare, an extend asks for what it was asked. */
+  e = make_env(3000, 10000);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_EXTEND, 3000, e.t + 1000 * MS),
+               HRL_OK);
+  CHECK_STATUS(extend_round(e.lk, e.t + 1000 * MS, all_ok, &px), HRL_OK);
+  CHECK_INT(px, 3000);
+  free_env(e);
+}
+
+/* An extend of the hold that a master never answered may still run
+ * there, after any later extend sent on another connection: a renewal
+ * (PX 3000) that timed out on two masters, then the holder's extend of
+ * 5000 ms confirmed by all three, counts on 3000 ms from its start there;
+ * the reverse, the holder's extend of 1000 ms unanswered, then a renewal
+ * confirmed, counts on 1000 ms. */
+static void test_unanswered_extend_caps_the_next(void) {
+  const int one_ok[3] = {1, -1, -1};
+  env e = make_env(3000, 0);
+  int64_t t1 = e.t + 1000 * MS;
+  CHECK_STATUS(renew_at(e, t1, one_ok, NULL), HRL_ECONNECT);
+  int64_t t2 = t1 + 10 * MS;
+  uint32_t px = 0;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_EXTEND, 5000, t2), HRL_OK);
+  CHECK_STATUS(extend_round(e.lk, t2, all_ok, &px), HRL_OK);
+  CHECK_INT(px, 5000);
+  CHECK_INT(e.lk->valid_until_us, t2 + (3000 - 32) * MS);
+  free_env(e);
+
+  e = make_env(3000, 0);
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_EXTEND, 1000, t1 = e.t + 500 * MS),
+               HRL_OK);
+  CHECK_STATUS(extend_round(e.lk, t1, one_ok, &px), HRL_ECONNECT);
+  CHECK_INT(e.lk->valid_until_us, t1 + (1000 - 12) * MS);
+  t2 = t1 + 20 * MS;
+  hrl_lock *twin = NULL;
+  CHECK_INT(hrl_proto_renew_begin(e.lk, t2, &twin), HRL_RENEW_ROUND);
+  CHECK_STATUS(extend_round(twin, t2, all_ok, &px), HRL_OK);
+  CHECK_STATUS(hrl_proto_renew_end(e.lk, t2 + MS), HRL_OK);
+  CHECK_INT(px, 3000);
+  CHECK_INT(e.lk->valid_until_us, t2 + (1000 - 12) * MS);
+  /* Renewed as a lock of that TTL would be, a third of it later. */
+  CHECK_INT(hrl_proto_renew_due(e.lk),
+            e.lk->valid_until_us - 1000 * MS * 2 / 3);
+  /* A new hold owes nothing: its extends count on their own TTL. */
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_RELEASE, 0, t2 + 2 * MS), HRL_OK);
+  hrl_step_info s;
+  CHECK_INT(hrl_proto_step(e.lk, t2 + 2 * MS, &s), HRL_STEP_ROUND);
+  for (size_t i = 0; i < 3; i++) {
+    hrl_proto_reply(e.lk, i,
+                    &(hrl_reply){.type = HRL_REPLY_INTEGER, .integer = 1});
+  }
+  CHECK_INT(hrl_proto_step(e.lk, t2 + 2 * MS, &s), HRL_STEP_DONE);
+  int64_t t3 = t2 + 10 * MS;
+  CHECK_STATUS(hrl_proto_begin(e.lk, HRL_OP_ACQUIRE, 0, t3), HRL_OK);
+  CHECK_INT(hrl_proto_step(e.lk, t3, &s), HRL_STEP_ROUND);
+  for (size_t i = 0; i < 3; i++) {
+    hrl_proto_reply(
+        e.lk, i, &(hrl_reply){.type = HRL_REPLY_STATUS, .str = "OK", .len = 2});
+  }
+  CHECK_INT(hrl_proto_step(e.lk, t3, &s), HRL_STEP_DONE);
+  CHECK_STATUS(s.status, HRL_OK);
+  CHECK_INT(hrl_proto_renew_begin(e.lk, t3 + 1000 * MS, &twin),
+            HRL_RENEW_ROUND);
+  CHECK_STATUS(extend_round(twin, t3 + 1000 * MS, all_ok, &px), HRL_OK);
+  CHECK_STATUS(hrl_proto_renew_end(e.lk, t3 + 1001 * MS), HRL_OK);
+  CHECK_INT(e.lk->valid_until_us, t3 + 1000 * MS + (3000 - 32) * MS);
   free_env(e);
 }
 
@@ -418,6 +562,8 @@ int main(void) {
   RUN(test_extend_rounds_end_with_the_validity);
   RUN(test_plain_extend_capped_while_valid);
   RUN(test_renewal_and_extend_at_once_count_the_least);
+  RUN(test_max_hold_caps_the_holders_extend);
+  RUN(test_unanswered_extend_caps_the_next);
   RUN(test_plain_lock_has_no_lease);
   return finish_tests("test_lease_proto");
 }

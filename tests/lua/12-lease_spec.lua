@@ -219,6 +219,24 @@ describe("auto_renew with the C driver", function()
       .. "smallest TTL, 5 ms; got 3 ms", 1, true), err)
   end)
 
+  it("cuts an explicit extend to what max_hold leaves", function()
+    -- max_hold is the longest the lease holds the lock, from its acquire:
+    -- the holder's extend is cut as a renewal is, and the loss comes at
+    -- max_hold, not after the 3 s asked for.
+    local client = fx:client(TOLERANT)
+    local lock = assert(client:acquire("l:extcap",
+      lease_opts({ max_hold = 1.5 })))
+    assert(lock:extend(3))
+    for i = 1, 5 do
+      local pttl = fx:cmd(i, "PTTL", "l:extcap")
+      assert.is_true(pttl > 0 and pttl <= 1500, tostring(pttl))
+    end
+    assert.is_true(lock:validity() <= 1.5, tostring(lock:validity()))
+    assert.is_truthy(time_until(function() return lock:lost() end, 3))
+    assert.same({ nil, "lost: max_hold reached" }, { lock:check() })
+    assert.same({ nil, "lost: max_hold reached" }, { lock:extend() })
+  end)
+
   it("stops renewing on release and on garbage collection", function()
     local client = fx:client(TOLERANT)
     local lock = assert(client:acquire("l:stop", lease_opts({ ttl = 0.6 })))
@@ -298,6 +316,22 @@ describe("auto_renew through the sans-I/O protocol", function()
     assert.is_nil(lock:renew_due())
     assert.equals("none", socket_driver.renew(lock))
     assert.same({ nil, "lost: not owned" }, { socket_driver.release(lock) })
+  end)
+
+  it("cuts the holder's extend to max_hold in the sans-I/O protocol",
+    function()
+    local handle = core.new(fx.urls, TOLERANT)
+    local lock = assert(socket_driver.acquire(handle, "l:protocap",
+      lease_opts({ ttl = 1, max_hold = 1.5 })))
+    assert(socket_driver.extend(lock, 3))
+    for i = 1, 3 do
+      local pttl = fx:cmd(i, "PTTL", "l:protocap")
+      assert.is_true(pttl > 0 and pttl <= 1500, tostring(pttl))
+    end
+    -- Only the expiry is left: due at the validity, then lost.
+    local due = assert(lock:renew_due())
+    system.sleep(math.max(due - core.now(), 0) + 0.01)
+    assert.same({ "lost", "max_hold reached" }, { socket_driver.renew(lock) })
   end)
 
   it("ends a renewal round when the validity does", function()

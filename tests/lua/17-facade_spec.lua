@@ -319,6 +319,37 @@ describe("the lock object", function()
     end)
   end)
 
+  -- The binding converts an acquire's ttl and timeout once per client while
+  -- they repeat (bindings/lua/acquire.c): a changed value takes effect at
+  -- once, and a refused one is refused after an accepted one as before.
+  it("takes each acquire's own ttl and timeout, however they vary", function()
+    local c = fx:client(TOLERANT)
+    local other = fx:client(TOLERANT)
+    local pttls = {}
+    for i, ttl in ipairs({ 30, 30, 10, 30, 2.5 }) do
+      local lock = assert(c:acquire("fa:ttls", { ttl = ttl, timeout = 0 }))
+      pttls[i] = fx:cmd(1, "PTTL", "fa:ttls")
+      assert.is_true(pttls[i] > ttl * 1000 - 1000 and pttls[i] <= ttl * 1000,
+        ("ttl %s: pttl %d"):format(ttl, pttls[i]))
+      assert.is_true(lock:release())
+    end
+    local held = assert(other:acquire("fa:ttls", { ttl = 30, timeout = 0 }))
+    for _, timeout in ipairs({ 0, 0.05, 0 }) do
+      local lock, err = c:acquire("fa:ttls", { ttl = 30, timeout = timeout })
+      assert.is_nil(lock)
+      assert.equals("timeout", err)
+    end
+    assert.is_true(held:release())
+    for _, bad in ipairs({ { ttl = -1 }, { ttl = 0 / 0 }, { timeout = -1 },
+      { ttl = 30, timeout = 0 / 0 } }) do
+      local ok, err = pcall(c.acquire, c, "fa:ttls", bad)
+      assert.is_false(ok)
+      assert.matches("bad argument #2 to 'acquire'", err, 1, true)
+    end
+    local lock = assert(c:acquire("fa:ttls", { ttl = 30, timeout = 0 }))
+    assert.is_true(lock:release())
+  end)
+
   it("fields a caller sets stay the caller's", function()
     local lock = assert(fx:client(TOLERANT):acquire("fa:own", { timeout = 0 }))
     lock.note = "mine"

@@ -176,3 +176,39 @@ def test_asyncio_max_hold_shorter_than_ttl_bounds_the_hold(servers1, name):
         return took
 
     assert asyncio.run(main()) < 1.3
+
+
+def test_max_hold_caps_an_explicit_extend(servers1, name):
+    # max_hold is the longest the lease holds the lock, from its acquire:
+    # the holder's own extend is cut to what it leaves, as a renewal is
+    # (it used to extend to the full 3 s and report the loss late).
+    client = hiredlock.Client(servers1.urls, timeout=0.5)
+    lost = threading.Event()
+    lk = client.lock(
+        name, 1, auto_renew=True, max_hold=1.5, on_lost=lambda _: lost.set()
+    )
+    assert lk.acquire(blocking=False)
+    lk.extend(3)
+    assert 0 < servers1.redis(1).pttl(name) <= 1500
+    assert 0 < lk.validity <= 1.5
+    assert lk.ttl == 3  # the TTL it was asked for stays the lock's
+    assert lost.wait(3)
+    with pytest.raises(hiredlock.LockLost, match=r"^lost: max_hold reached$"):
+        lk.check()
+    with pytest.raises(hiredlock.LockLost, match=r"^lost: max_hold reached$"):
+        lk.extend()
+
+
+@pytest.mark.asyncio
+async def test_max_hold_caps_an_explicit_extend_asyncio(servers1, name):
+    client = hla.Client(servers1.urls, timeout=0.5)
+    lk = client.lock(name, ttl=1, auto_renew=True, max_hold=1.5)
+    assert await lk.acquire(blocking=False)
+    await lk.extend(3)
+    assert 0 < servers1.redis(1).pttl(name) <= 1500
+    assert 0 < lk.validity <= 1.5
+    await asyncio.sleep(lk.validity + 0.1)
+    assert lk.lost
+    with pytest.raises(hiredlock.LockLost, match=r"^lost: max_hold reached$"):
+        lk.check()
+    await client.close()

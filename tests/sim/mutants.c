@@ -55,6 +55,10 @@ static const mutant_def mutants[] = {
      "a hand-off taken without a claim is dated from the last refusal, "
      "not the first queue round",
      true},
+    {"no-owed-cap", HRL_MUTANT_NO_OWED_CAP, MODEL_MUTANT_NONE,
+     "an extend that went unanswered on a master does not cap the later "
+     "extends of the hold there",
+     false},
     {"handoff-px-window", 0, MODEL_HANDOFF_PX_WINDOW,
      "the queue script hands a listening waiter the window, not its ttl", true},
 };

@@ -74,6 +74,7 @@ static void gen_session(sim_rng *r, sim_scenario *sc, sim_session *s,
   s->extends = sim_rng_chance(r, f == FLAVOR_CLOCKS ? 50 : 20)
                    ? (int)sim_rng_range(r, 1, 2)
                    : 0;
+  s->extend_ttl_ms = 0; /* the lock's: only a scenario file asks others */
   s->writes = s->fenced ? (int)sim_rng_range(r, 0, 3) : 0;
   s->stall_ms = s->writes > 0 && sim_rng_chance(r, 20)
                     ? sim_rng_range(r, ttl / 2, 2 * ttl)
@@ -412,10 +413,15 @@ bool sim_scenario_write(const sim_scenario *sc, const char *path) {
             "session client=%d lane=%d at=%" PRId64 " name=%d wait=%" PRId64
             " ttl=%u fenced=%d lease=%d max_hold=%u hold=%" PRId64
             " extends=%d writes=%d stall=%" PRId64 " cancel=%" PRId64
-            " abandon=%d vanish=%d\n",
+            " abandon=%d vanish=%d",
             s->client, s->lane, s->at_us, s->name, s->wait_ms, s->ttl_ms,
             s->fenced, s->lease, s->max_hold_ms, s->hold_ms, s->extends,
             s->writes, s->stall_ms, s->cancel_ms, s->abandon, s->vanish);
+    if (s->extend_ttl_ms != 0) {
+      /* Written only when set: the scenarios of before read the same. */
+      fprintf(f, " extend_ttl=%u", s->extend_ttl_ms);
+    }
+    fputc('\n', f);
   }
   for (int i = 0; i < sc->faults; i++) {
     const sim_fault *x = &sc->fault[i];
@@ -552,6 +558,13 @@ static bool read_line(sim_scenario *sc, const char *l) {
     NUM(l, "cancel", s->cancel_ms);
     NUM(l, "abandon", s->abandon);
     NUM(l, "vanish", s->vanish);
+    int64_t extend_ttl = 0; /* optional: the lock's TTL when absent */
+    if (field(l, "extend_ttl", (char[16]){0}, 16) != NULL &&
+        (!num(l, "extend_ttl", &extend_ttl) || extend_ttl < 0 ||
+         extend_ttl > HRL_TTL_MAX_MS)) {
+      return false;
+    }
+    s->extend_ttl_ms = (uint32_t)extend_ttl;
     return s->client >= 0 && s->client < sc->clients && s->lane >= 0 &&
            s->lane < sc->lanes && s->name >= 0 && s->name < sc->names;
   } else if (strncmp(l, "fault ", 6) == 0) {

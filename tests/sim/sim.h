@@ -73,11 +73,13 @@ typedef struct sim_session {
   uint32_t max_hold_ms; /* a lease's cap, 0: none */
   int64_t hold_ms;      /* how long the holder keeps it before release */
   int extends;          /* explicit extends during the hold */
-  int writes;           /* fenced writes during the hold */
-  int64_t stall_ms;     /* the client freezes that long before a write */
-  int64_t cancel_ms;    /* cancel the acquire after this (-1: never) */
-  bool abandon;         /* never released (the holder's process is gone) */
-  bool vanish;          /* the lane stops while waiting (a dead waiter) */
+  /* The TTL they ask for, 0: the lock's (a scenario's extend_ttl=). */
+  uint32_t extend_ttl_ms;
+  int writes;        /* fenced writes during the hold */
+  int64_t stall_ms;  /* the client freezes that long before a write */
+  int64_t cancel_ms; /* cancel the acquire after this (-1: never) */
+  bool abandon;      /* never released (the holder's process is gone) */
+  bool vanish;       /* the lane stops while waiting (a dead waiter) */
 } sim_session;
 
 typedef enum sim_fault_kind {

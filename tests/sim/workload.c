@@ -259,7 +259,7 @@ static void hold_step(world *w, lane *l) {
     l->extends_left--;
     l->st = L_EXTENDING;
     l->call_start = w->now;
-    runner_begin(w, &l->run, l->lk, HRL_OP_EXTEND, 0);
+    runner_begin(w, &l->run, l->lk, HRL_OP_EXTEND, s->extend_ttl_ms);
     return;
   }
   if (s->abandon) {
@@ -375,6 +375,10 @@ void lane_op_done(world *w, runner *r) {
     }
     if (l->lk->held) {
       schedule_hold(w, l);
+      /* As the built-in renewer does when the holder's call ends
+       * (api/renewer.c, hrl_lease_leave): the extend moved the validity,
+       * and with it when the next renewal is due. */
+      schedule_renewal(w, l, false);
     } else {
       l->extends_left = l->writes_left = 0;
       hold_step(w, l);

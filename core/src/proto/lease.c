@@ -109,6 +109,7 @@ void hrl_lease_held_since(hrl_lock *lk, int64_t start_us) {
      * no renewal can add to it, only the expiry is left to see. */
     lk->renewal->renew_final =
         lk->opts.max_hold_ms > 0 && lk->opts.max_hold_ms <= lk->op.ttl_ms;
+    lk->renewal->counted_ttl_ms = 0;
   }
 }
 
@@ -185,26 +186,33 @@ int64_t hrl_proto_renew_due(const hrl_lock *lk) {
   if (lk->renewal->renew_final) {
     return lk->valid_until_us; /* only the expiry is left to see */
   }
+  uint32_t ttl = lk->renewal->counted_ttl_ms != 0 &&
+                         lk->renewal->counted_ttl_ms < lk->ttl_ms
+                     ? lk->renewal->counted_ttl_ms
+                     : lk->ttl_ms;
   int64_t next = lk->renewal->retry_at_us != 0
                      ? lk->renewal->retry_at_us
-                     : lk->valid_until_us - (int64_t)lk->ttl_ms * US_PER_MS *
+                     : lk->valid_until_us - (int64_t)ttl * US_PER_MS *
                                                 RENEW_LEFT_NUM / RENEW_LEFT_DEN;
   return next < lk->valid_until_us ? next : lk->valid_until_us;
 }
 
-/* The TTL a renewal at now_us asks for: the lock's, or what max_hold
- * leaves when that is less. 0 when renewal is over: what is left would
- * not outlast the validity the lock has, or no round could hold it. */
-static uint32_t renewal_ttl(const hrl_lock *lk, int64_t now_us, bool *capped) {
+/* The TTL an extend of the hold at now_us (a renewal's, or the holder's
+ * asking for want_ms) may ask for: want_ms, or what max_hold leaves when
+ * that is less (max_hold counts from the acquire: the longest the lease
+ * holds the lock). 0 when nothing is left: what is left would not
+ * outlast the validity the lock has, or no round could hold it. */
+static uint32_t capped_ttl(const hrl_lock *lk, int64_t now_us, uint32_t want_ms,
+                           bool *capped) {
   *capped = false;
   if (lk->opts.max_hold_ms == 0) {
-    return lk->ttl_ms;
+    return want_ms;
   }
   int64_t cap_us =
       lk->renewal->hold_start_us + (int64_t)lk->opts.max_hold_ms * US_PER_MS;
   int64_t left_ms = (cap_us - now_us) / US_PER_MS;
-  if (left_ms >= (int64_t)lk->ttl_ms) {
-    return lk->ttl_ms;
+  if (left_ms >= (int64_t)want_ms) {
+    return want_ms;
   }
   *capped = true;
   if (left_ms < (int64_t)lk->cfg->min_ttl_ms ||
@@ -212,6 +220,26 @@ static uint32_t renewal_ttl(const hrl_lock *lk, int64_t now_us, bool *capped) {
     return 0;
   }
   return (uint32_t)left_ms;
+}
+
+hrl_status hrl_lease_extend_cap(hrl_lock *lk, int64_t now_us,
+                                uint32_t *ttl_ms) {
+  if (!hrl_lease_is(lk)) {
+    return HRL_OK;
+  }
+  bool capped;
+  uint32_t ttl = capped_ttl(lk, now_us, *ttl_ms, &capped);
+  lk->renewal->holder_capped = capped;
+  lk->renewal->holder_asked_ms = *ttl_ms;
+  if (ttl == 0) {
+    /* As a renewal finds it: only the expiry is left, which reports
+     * "max_hold reached" when the validity ends. */
+    lk->renewal->renew_final = true;
+    hrl_detailf(lk->detail, sizeof lk->detail, "max_hold reached");
+    return HRL_ELOST;
+  }
+  *ttl_ms = ttl;
+  return HRL_OK;
 }
 
 hrl_renew hrl_proto_renew_begin(hrl_lock *lk, int64_t now_us,
@@ -233,7 +261,7 @@ hrl_renew hrl_proto_renew_begin(hrl_lock *lk, int64_t now_us,
     return HRL_RENEW_WAIT;
   }
   bool capped;
-  uint32_t ttl_ms = renewal_ttl(lk, now_us, &capped);
+  uint32_t ttl_ms = capped_ttl(lk, now_us, lk->ttl_ms, &capped);
   if (ttl_ms == 0) {
     lk->renewal->renew_final = true;
     return HRL_RENEW_WAIT;
@@ -248,6 +276,10 @@ hrl_renew hrl_proto_renew_begin(hrl_lock *lk, int64_t now_us,
   t->ttl_ms = lk->ttl_ms;
   memcpy(t->token, lk->token, sizeof t->token);
   t->permit = lk->permit;
+  for (size_t i = 0; i < lk->cfg->n; i++) {
+    /* The extends of the hold still owed a reply cap this one too. */
+    t->op.nodes[i].owed_px = lk->op.nodes[i].owed_px;
+  }
   if (hrl_proto_begin(t, HRL_OP_EXTEND, ttl_ms, now_us) != HRL_OK) {
     return HRL_RENEW_WAIT; /* cannot happen: the TTL is in range */
   }
@@ -274,10 +306,23 @@ void hrl_lease_extend_begun(hrl_lock *lk, int64_t now_us, uint32_t ttl_ms) {
   lk->renewal->holder_floor_us = hrl_validity_floor_us(lk->cfg, now_us, ttl_ms);
 }
 
-void hrl_lease_extend_judged(hrl_lock *lk) {
-  if (hrl_lease_is(lk) && lk->renewal->holder_raced &&
+void hrl_lease_extend_judged(hrl_lock *lk, bool confirmed) {
+  if (!hrl_lease_is(lk)) {
+    return;
+  }
+  if (lk->renewal->holder_raced &&
       lk->valid_until_us > lk->renewal->twin_floor_us) {
     lk->valid_until_us = lk->renewal->twin_floor_us;
+  }
+  if (confirmed) {
+    uint32_t counted = hrl_extend_counted_ttl(lk);
+    lk->renewal->counted_ttl_ms = counted < lk->op.ttl_ms ? counted : 0;
+  }
+  if (confirmed && lk->renewal->holder_capped) {
+    lk->ttl_ms = lk->renewal->holder_asked_ms;
+    /* Extended to max_hold: no renewal can add to it, as after a capped
+     * renewal; the expiry reports "max_hold reached" on time. */
+    lk->renewal->renew_final = true;
   }
 }
 
@@ -295,6 +340,13 @@ hrl_status hrl_lease_renew_end(hrl_lock *lk, int64_t now_us) {
     return HRL_ECANCELLED; /* the hold this renewal was for has ended */
   }
   hrl_status st = t->op.result;
+  for (size_t i = 0; i < lk->cfg->n; i++) {
+    /* What this renewal left unanswered caps the holder's next extends. */
+    uint32_t owed = t->op.nodes[i].owed_px, *mine = &lk->op.nodes[i].owed_px;
+    if (owed != 0 && (*mine == 0 || owed < *mine)) {
+      *mine = owed;
+    }
+  }
   int64_t holder_floor = lk->renewal->holder_floor_us;
   if (lk->renewal->holder_raced && t->valid_until_us > holder_floor) {
     /* The holder's extend raced this renewal: the least of both. */
@@ -311,13 +363,16 @@ hrl_status hrl_lease_renew_end(hrl_lock *lk, int64_t now_us) {
     return HRL_ELOST; /* too late, whatever the renewal found */
   }
   switch (st) {
-  case HRL_OK:
+  case HRL_OK: {
+    uint32_t counted = hrl_extend_counted_ttl(t);
+    lk->renewal->counted_ttl_ms = counted < t->op.ttl_ms ? counted : 0;
     lk->valid_until_us = t->valid_until_us;
     lk->granted = t->granted;
     lk->renewal->retry_at_us = 0;
     lk->renewal->lost_reason[0] = '\0';
     lk->renewal->renew_final = lk->renewal->twin_capped;
     return HRL_OK;
+  }
   case HRL_ENOTOWNED:
     hrl_lease_mark_lost(lk, hrl_strerror(HRL_ENOTOWNED));
     return HRL_ELOST;

@@ -21,6 +21,7 @@ enum hrl_mutant {
   HRL_MUTANT_UNACKED_UNTAKEN, /* a write its WAIT found short taken for none */
   HRL_MUTANT_HANDOFF_AT_MESSAGE,  /* a hand-off dated from its message */
   HRL_MUTANT_HANDOFF_AT_LAST_TRY, /* ... from the last refusal's round */
+  HRL_MUTANT_NO_OWED_CAP, /* an unanswered extend's TTL not kept as a cap */
   HRL_MUTANT_COUNT
 };
 

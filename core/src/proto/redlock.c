@@ -462,6 +462,58 @@ static hrl_step judge_release(hrl_lock *lk, hrl_step_info *info) {
   return fail_unreachable(lk, op->nodes, t.ok, "confirmed", info);
 }
 
+/* The TTL the validity of the extend round out counts on: the least TTL
+ * that may run last on a quorum of the masters that said OK. A master
+ * that never answered an earlier extend of the hold (owed_px) may run it
+ * after this one, at any time from this round's start: there the key
+ * lives no longer than this start + that TTL (a renewal and the holder's
+ * extend one after the other on two connections; docs/SAFETY.md,
+ * "Managed leases"). The validity (start + TTL - drift) grows with the
+ * TTL, so the quorum-th greatest TTL gives the quorum-th latest expiry. 0
+ * when fewer than a quorum said OK. */
+uint32_t hrl_extend_counted_ttl(const hrl_lock *lk) {
+  const hrl_config *c = lk->cfg;
+  uint32_t ttl = lk->op.ttl_ms, best = 0;
+  for (size_t i = 0; i < c->n; i++) {
+    const hrl_node *node = &lk->op.nodes[i];
+    if (node->result != HRL_NODE_OK) {
+      continue;
+    }
+    uint32_t px =
+        node->owed_px != 0 && node->owed_px < ttl && !HRL_MUTANT(NO_OWED_CAP)
+            ? node->owed_px
+            : ttl;
+    size_t at_least = 0; /* masters that keep it at least that long */
+    for (size_t j = 0; j < c->n; j++) {
+      const hrl_node *other = &lk->op.nodes[j];
+      at_least += other->result == HRL_NODE_OK &&
+                  (other->owed_px == 0 || other->owed_px >= px ||
+                   HRL_MUTANT(NO_OWED_CAP));
+    }
+    if (at_least >= c->quorum && px > best) {
+      best = px;
+    }
+  }
+  return best;
+}
+
+/* The masters this extend round was sent to that never answered (a
+ * missed deadline, a reply out of step; not a reset, which loses what
+ * was queued): it may run there yet, so each keeps the least such TTL
+ * for the rest of the hold. Before the round is tallied (which counts a
+ * master it heard nothing from as unreachable). */
+static void note_owed_extends(hrl_lock *lk) {
+  for (size_t i = 0; i < lk->cfg->n; i++) {
+    hrl_node *node = &lk->op.nodes[i];
+    bool owed =
+        node->sent && (node->missed || node->result == HRL_NODE_PENDING ||
+                       node->result == HRL_NODE_PROTOCOL);
+    if (owed && (node->owed_px == 0 || lk->op.ttl_ms < node->owed_px)) {
+      node->owed_px = lk->op.ttl_ms;
+    }
+  }
+}
+
 static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
                              hrl_step_info *info) {
   hrl_op *op = &lk->op;
@@ -469,10 +521,11 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
   if (op->kind == HRL_OP_RELEASE) {
     return judge_release(lk, info);
   }
+  note_owed_extends(lk);
   hrl_tally t = count_nodes(op->nodes, c->n);
   hrl_round_record(lk, t);
-  int64_t new_until = hrl_validity_floor_us(
-      c, HRL_MUTANT(EXTEND_FROM_END) ? now_us : op->round_start_us, op->ttl_ms);
+  int64_t start_us = HRL_MUTANT(EXTEND_FROM_END) ? now_us : op->round_start_us;
+  int64_t new_until = hrl_validity_floor_us(c, start_us, op->ttl_ms);
   if (hrl_lease_check_expiry(lk, now_us)) {
     /* A lease whose validity ran out during the round was lost then,
      * whatever the masters say now (see lease.c). */
@@ -480,11 +533,15 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
     hrl_detail_copy_text(lk->detail, sizeof lk->detail, why, strlen(why));
     return hrl_op_finish(lk, HRL_ELOST, info);
   }
+  if (t.ok >= c->quorum) {
+    new_until = hrl_validity_floor_us(c, start_us, hrl_extend_counted_ttl(lk));
+  }
   if (t.ok >= c->quorum && new_until > now_us && c->same_server[0] == '\0') {
     lk->valid_until_us = new_until;
     lk->ttl_ms = op->ttl_ms;
     lk->granted = ok_mask(op->nodes, c->n);
-    hrl_lease_extend_judged(lk); /* a renewal raced it: the least of both */
+    /* A renewal raced it: the least of both. */
+    hrl_lease_extend_judged(lk, true);
     return hrl_op_finish(lk, HRL_OK, info);
   }
   if ((t.ok >= c->quorum && c->same_server[0] == '\0') ||
@@ -498,10 +555,11 @@ static hrl_step judge_script(hrl_lock *lk, int64_t now_us,
   }
   /* Masters that timed out may have applied the new TTL: when it is shorter
    * than what was left, only the shorter bound is safe to keep. */
+  new_until = hrl_validity_floor_us(c, start_us, op->ttl_ms);
   if (new_until < lk->valid_until_us) {
     lk->valid_until_us = new_until;
   }
-  hrl_lease_extend_judged(lk);
+  hrl_lease_extend_judged(lk, false);
   return fail_unreachable(lk, op->nodes, t.ok, "confirmed", info);
 }
 
@@ -545,6 +603,9 @@ hrl_status hrl_redlock_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
     lk->release_pending = false;
     lk->released = 0;
     lk->release_unsure = 0;
+    for (size_t i = 0; i < lk->cfg->n; i++) {
+      op->nodes[i].owed_px = 0; /* a new token: no extend of it is out */
+    }
     hrl_lease_new_hold(lk, true);
     op->deadline_us =
         arg_ms == HRL_WAIT_FOREVER ? INT64_MAX : now_us + arg_ms * US_PER_MS;
@@ -582,6 +643,11 @@ hrl_status hrl_redlock_begin(hrl_lock *lk, hrl_op_kind kind, int64_t arg_ms,
     }
     op->ttl_ms = arg_ms > 0 ? (uint32_t)arg_ms : lk->ttl_ms;
     if (kind == HRL_OP_EXTEND) {
+      /* A lease's extend is cut to what max_hold leaves, as a renewal. */
+      hrl_status capped = hrl_lease_extend_cap(lk, now_us, &op->ttl_ms);
+      if (capped != HRL_OK) {
+        return capped;
+      }
       hrl_lease_extend_begun(lk, now_us, op->ttl_ms);
     }
     memcpy(op->token, lk->token, sizeof op->token);

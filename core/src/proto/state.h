@@ -79,6 +79,15 @@ typedef struct hrl_renewal {
   int64_t twin_floor_us;
   int64_t holder_floor_us;
   bool holder_raced;
+  /* The holder's extend out asked only for what max_hold left, not for
+   * holder_asked_ms, which stays the lock's TTL (its next acquire's). */
+  bool holder_capped;
+  uint32_t holder_asked_ms;
+  /* The TTL the hold's validity counts on since its last confirmed
+   * extend, when an extend it still owes a reply cut it below what that
+   * extend asked (hrl_extend_counted_ttl), else 0: the next renewal is
+   * due a third of it later, as it would be for a lock of that TTL. */
+  uint32_t counted_ttl_ms;
   /* Once lost, why; before, what "expired" would say (the last failed
    * renewal), "" when nothing failed. */
   char lost_reason[HRL_DETAIL_MAX];
@@ -184,6 +193,13 @@ typedef struct hrl_node {
   uint16_t target;
   /* A semaphore's attempt or try: the permit the master granted (hold.c). */
   uint32_t permit;
+  /* Unlike the rest, kept from round to round for the whole hold (reset
+   * when an acquire begins): the least TTL of an extend of the hold
+   * (the holder's or a renewal's) sent here and never answered, 0 when
+   * none. It may run here yet, after any later extend, on a connection
+   * no order holds to: the key then expires no sooner than that later
+   * extend's start + this TTL (redlock.c, judge_script). */
+  uint32_t owed_px;
   char msg[HRL_NODE_MSG_MAX];
 } hrl_node;
 
@@ -493,11 +509,23 @@ hrl_status hrl_lease_renew_end(hrl_lock *lock, int64_t now_us);
 int64_t hrl_validity_floor_us(const hrl_config *c, int64_t start_us,
                               uint32_t ttl_ms);
 
+/* redlock.c: the TTL the validity of lock's extend round counts on, by
+ * the masters that said OK and the extends they still owe a reply
+ * (hrl_node.owed_px); 0 when fewer than a quorum said OK. */
+uint32_t hrl_extend_counted_ttl(const hrl_lock *lock);
+
 /* lease.c: the holder's extend of a lease begins at now_us asking for
  * ttl_ms (notes whether it races a renewal out), and was judged (its
  * validity then counts on no more than that renewal leaves). */
 void hrl_lease_extend_begun(hrl_lock *lock, int64_t now_us, uint32_t ttl_ms);
-void hrl_lease_extend_judged(hrl_lock *lock);
+void hrl_lease_extend_judged(hrl_lock *lock, bool confirmed);
+
+/* lease.c: the TTL the holder's extend of a lease at now_us may ask for:
+ * *ttl_ms, or what max_hold leaves of the hold when that is less (as a
+ * renewal's). HRL_ELOST ("max_hold reached", in detail) when nothing is
+ * left: the validity already reaches the cap. HRL_OK for any other lock. */
+hrl_status hrl_lease_extend_cap(hrl_lock *lock, int64_t now_us,
+                                uint32_t *ttl_ms);
 
 /* redlock.c: ends an acquire that is sleeping between attempts. */
 void hrl_proto_cancel(hrl_lock *lock);

@@ -30,7 +30,7 @@ trap 'echo "dist: failed at line $LINENO" >&2' ERR
 # both ask for it): a second caller waits, then finds it up to date.
 mkdir -p build
 exec 9>build/dist.lock
-flock 9
+flock_9
 
 # Every CPython >= 3.9 on this machine, one path a line: pyenv's versions
 # (the newest patch release of each minor), else python3.

@@ -3,13 +3,22 @@
 # hiredis 1.x is the copy the packages bundle, vendor/hiredis/ (taken from
 # the hiredis-py sdist on PyPI by scripts/vendor-hiredis.sh, pinned by its
 # checksum), compiled into build/hiredis1/prefix with a pkg-config file, and
-# found through PKG_CONFIG_PATH exactly as a system install would be.
+# found through PKG_CONFIG_PATH exactly as a system install would be; then
+# runs the C tests there.
+#   scripts/hiredis1-compat.sh [--build-only]
+# The build holds the lock build/locks/hiredis1.lock (the prebuild suite
+# builds it too); --build-only stops before the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 root=build/hiredis1
 prefix=$PWD/$root/prefix
 src=vendor/hiredis
+build_only=0
+[ "${1:-}" = --build-only ] && build_only=1
+mkdir -p build/locks
+exec 9>build/locks/hiredis1.lock
+flock_9
 scripts/vendor-hiredis.sh --check
 if ! fresh "$root/stamp" "$(fingerprint "$src")" ||
   [ ! -f "$prefix/lib/libhiredis.a" ]; then
@@ -40,4 +49,6 @@ export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 echo "hiredis-compat: building against hiredis $(pkg-config --modversion hiredis)"
 quiet cmake -S . -B "$root/build" -DCMAKE_BUILD_TYPE=Debug -DHRL_BENCH=OFF
 quiet cmake --build "$root/build" -j"$(nproc)"
+exec 9>&- # built: the lock is released before the tests
+[ $build_only -eq 0 ] || exit 0
 ctest --test-dir "$root/build" --output-on-failure -j"$(ctest_jobs)"

@@ -12,6 +12,32 @@ quiet() {
   fi
 }
 
+# flock_9: takes the lock on the file open on fd 9 (flock 9: build/locks/,
+# build/dist.lock), waiting as long as it takes; but first, when another
+# process holds it at a lower priority than ours (a nice suite, such as
+# prebuild building what this suite needs: scripts/run-tests.sh), raises
+# that holder's process group (its suite) to our priority: a suite never
+# waits on a build the suites beside it starve.
+flock_9() {
+  flock -n 9 && return 0
+  local fd pid mine theirs
+  mine=$(ps -o ni= -p "$BASHPID" | tr -d " ")
+  # The holder is one of the processes with the file open on their fd 9
+  # (the flock(1) that took the lock has exited; its shell holds it).
+  for fd in /proc/[0-9]*/fd/9; do
+    [ "$fd" -ef "/proc/$BASHPID/fd/9" ] || continue
+    pid=${fd#/proc/}
+    pid=${pid%%/*}
+    theirs=$(ps -o ni= -p "$pid") || continue
+    # || true: a holder gone meanwhile is no error (callers run set -e).
+    if [ "$theirs" -gt "$mine" ]; then
+      renice -n "$mine" -g "$(ps -o pgid= -p "$pid" | tr -d ' ')" \
+        >/dev/null 2>&1 || true
+    fi
+  done
+  flock 9
+}
+
 # locked NAME CMD [ARGS...]: runs CMD holding the lock build/locks/NAME
 # (flock), so that suites running side by side (scripts/run-tests.sh) build
 # a shared output (build/, build/python, a rock tree) one at a time: the
@@ -21,15 +47,15 @@ locked() {
   shift
   mkdir -p build/locks
   (
-    flock 9
+    flock_9
     "$@"
   ) 9>"build/locks/$name.lock"
 }
 
 # build_main [TARGET...]: configures build/ (RelWithDebInfo, as `make build`)
 # and builds the TARGETs there (all without one), quiet unless it fails,
-# holding the lock "build": the c, interop and reliability suites and
-# bench/run.sh all build there. Run from the repository root.
+# holding the lock "build": the c, interop, reliability, sim and prebuild
+# suites and bench/run.sh all build there. Run from the repository root.
 build_main() {
   locked build _build_main "$@"
 }
@@ -38,6 +64,18 @@ _build_main() {
   [ $# -eq 0 ] || targets=(--target "$@")
   quiet cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
     quiet cmake --build build -j"$(nproc)" "${targets[@]}"
+}
+
+# build_asan: configures and builds build/asan (the C tests under ASan and
+# UBSan: the c-asan suite) holding the lock "asan": the prebuild suite
+# builds it too. Run from the repository root.
+build_asan() {
+  locked asan _build_asan
+}
+_build_asan() {
+  quiet cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DHRL_SANITIZE=ON \
+    -DHRL_BENCH=OFF &&
+    quiet cmake --build build/asan -j"$(nproc)"
 }
 
 # ctest_jobs: how many C tests ctest runs side by side: one a CPU (they

@@ -14,7 +14,7 @@ source scripts/lib.sh
 # the second finds build/python fresh.
 mkdir -p build/locks
 exec 9>build/locks/python.lock
-flock 9
+flock_9
 pip=(python3 -m pip install -q --disable-pip-version-check)
 # A distribution's own python3 (PEP 668) refuses installs unless told.
 if python3 -c 'import os, sys, sysconfig

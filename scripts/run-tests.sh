@@ -6,8 +6,9 @@
 #   scripts/run-tests.sh [-j JOBS] [name...]   e.g. scripts/run-tests.sh c c-asan
 # Suites run side by side, JOBS at a time (HRL_TEST_JOBS, default: the CPUs
 # plus one; most suites spend their time waiting on Redis, timers and
-# processes, not on a CPU), the longest first (the seconds each took last
-# time, build/logs/NAME.seconds, else its suite_seconds). They share nothing
+# processes, not on a CPU), the alone ones (below) first, then the longest
+# first (the seconds each took last time, build/logs/NAME.seconds, else its
+# suite_seconds). They share nothing
 # but what the build scripts make under build/, and those take a lock
 # (scripts/lib.sh: locked) while they build it; every Redis comes from
 # tests/fixtures/redis-fixture on ports and directories of its own. Each
@@ -152,10 +153,16 @@ if [ "$jobs" -eq 1 ]; then
     summaries[i]=$(summary_of "$i")
   done
 else
-  # Longest first: the last suite to start is a short one.
+  # Longest first: the last suite to start is a short one; but an alone
+  # suite before all: it runs beside nice suites only, so started first it
+  # runs while they do (and the prebuild suite fills the CPU it leaves),
+  # while started later it would wait for every other suite to end and run
+  # at the tail, with slots idle (its figure from a last run, shorter than
+  # python's, put it there).
   mapfile -t order < <(for i in "${!names[@]}"; do
-    echo "$(expected_seconds "$i") $i"
-  done | sort -k1,1nr -k2,2n | cut -d' ' -f2)
+    alone=$(suite_var "${files[$i]}" suite_alone)
+    echo "$([ "$alone" = 1 ] && echo 0 || echo 1) $(expected_seconds "$i") $i"
+  done | sort -k1,1n -k2,2nr -k3,3n | cut -d' ' -f3)
   echo "run-tests.sh: ${#names[@]} suites, $jobs at a time" \
     "(load average $(cut -d' ' -f1-3 /proc/loadavg))"
   # Every suite in a process group of its own (job control), so that an

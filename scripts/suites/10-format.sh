@@ -1,7 +1,7 @@
 # C sources are clang-format clean (.clang-format at the root), and the
 # Python sources ruff clean: lint and format (pyproject.toml's [tool.ruff]).
 suite_summary='^format: '
-suite_seconds=18 # alone on 2 CPUs: the longest suites start first
+suite_seconds=18 # s, 3 at a time on 2 CPUs: the longest start first
 suite_nice=1 # computes only: on the CPU time the other suites leave
 suite_run() {
   local c py rc=0

@@ -3,7 +3,7 @@
 # check on copies of the tree with one drift each must fail on every one
 # (scripts/check-sources.py).
 suite_summary='^sources: '
-suite_seconds=7 # alone on 2 CPUs: the longest suites start first
+suite_seconds=7 # s, 3 at a time on 2 CPUs: the longest start first
 suite_nice=1 # computes only: on the CPU time the other suites leave
 suite_run() {
   python3 scripts/check-sources.py

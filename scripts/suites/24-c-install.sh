@@ -2,7 +2,7 @@
 # hiredlock.pc land in the prefix, and the quick start builds with
 # `pkg-config --cflags --libs hiredlock` (shared and --static) and runs.
 suite_summary='^c-install: '
-suite_seconds=5 # alone on 2 CPUs: the longest suites start first
+suite_seconds=5 # s, 3 at a time on 2 CPUs: the longest start first
 suite_run() {
   local prefix=$PWD/build/install/prefix
   rm -rf build/install

@@ -9,6 +9,7 @@ suite_summary='^sim suite: '
 # wait on timers. build/ is shared with c, interop, reliability and docs:
 # build_main takes its lock.
 suite_nice=1
+suite_seconds=96 # s, 3 at a time on 2 CPUs: the longest start first
 suite_run() {
   build_main hrl-sim hrl-sim-mutants &&
     tests/sim/suite.sh build/tests/sim "${SIM_SEEDS:-1-10000}" \

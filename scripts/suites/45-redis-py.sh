@@ -4,7 +4,7 @@
 # the ones docs/MIGRATING.md lists, which are strict expected failures
 # (tests/redis_py/run.sh has the details).
 suite_summary='^=* ?[0-9]+ (passed|failed).* in [0-9.]+s'
-suite_seconds=13 # alone on 2 CPUs: the longest suites start first
+suite_seconds=13 # s, 3 at a time on 2 CPUs: the longest start first
 suite_run() {
   tests/redis_py/run.sh
 }

@@ -4,7 +4,7 @@
 # trees build/lua/5.1 and build/lua/5.4 (luarocks make), and CMake's
 # build/tests/interop/interop_agent.
 suite_summary='^=* ?[0-9]+ (passed|failed).* in [0-9.]+s'
-suite_seconds=79 # alone on 2 CPUs: the longest suites start first
+suite_seconds=79 # s, 3 at a time on 2 CPUs: the longest start first
 suite_run() {
   local root run_dir rc abi init
   root=$(pwd)

@@ -5,7 +5,7 @@
 # checkout found beside the repository; tests/resty_lock/conftest.py), never
 # copied here; without it the checks are skipped, and the summary says so.
 suite_summary='^=* ?[0-9]+ (passed|failed|skipped).* in [0-9.]+s'
-suite_seconds=23 # alone on 2 CPUs: the longest suites start first
+suite_seconds=23 # s, 3 at a time on 2 CPUs: the longest start first
 suite_run() {
   local root run_dir rc
   root=$(pwd)

@@ -8,7 +8,7 @@
 # of a checkout rebuilding from a clean tree (scripts/packaging.sh).
 # Needs root (unshare -m), as CI has.
 suite_summary='^packaging: (ok|FAILED)'
-suite_seconds=74 # alone on 2 CPUs: the longest suites start first
+suite_seconds=74 # s, 3 at a time on 2 CPUs: the longest start first
 suite_run() {
   tests/fixtures/redis-fixture run -n 3 --tls -- scripts/packaging.sh ||
     { echo "packaging: FAILED"; return 1; }

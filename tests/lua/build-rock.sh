@@ -18,7 +18,7 @@ abi=${1:?usage: tests/lua/build-rock.sh 5.1|5.4}
 # (scripts/run-tests.sh), and the second finds the tree fresh.
 mkdir -p build/locks
 exec 9>"build/locks/rock-$abi.lock"
-flock 9
+flock_9
 tree=$PWD/build/lua/$abi
 src=build/lua/src-$abi
 cflags="-O2 -fPIC -std=c11 -Wall -Wextra -Werror -Wshadow"

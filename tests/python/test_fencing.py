@@ -1,13 +1,14 @@
 """Fenced locks from Python (docs/PYTHON-API.md, "Fencing"): the option,
 ``Lock.fence`` and ``Lock.fence_key``, the drifted-counter scenario of
 issue 15 with its negative control, fences strictly increasing over
-thousands of grants by several clients while masters are stopped, resumed
-and restarted, and :func:`hiredlock.fenced_write` refusing a paused
-holder's write."""
+hundreds of grants (thousands in make reliability) by several clients
+while masters are stopped, resumed and restarted, and
+:func:`hiredlock.fenced_write` refusing a paused holder's write."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 
@@ -145,14 +146,29 @@ def test_drifted_counters_do_not_break_monotonicity(fresh5, name):
     assert naive([2, 3, 4, 5]) == 2  # went back: not a fence
 
 
+# Grants each of the three clients takes in test_fences_increase_under_faults:
+# 250 in make test (the C core's test_fence_faults, 4 x 600 grants under the
+# same faults at N = 1 and 5, runs there in the c, c-asan and c-hiredis1
+# suites), 700 in make reliability (scripts/reliability.sh). At N = 1 most of
+# the run is spent waiting out keys a stopped master kept, so the time grows
+# with the grants: 700 each took a quarter of the python suite.
+GRANTS_EACH = int(os.environ.get("HRL_FENCE_GRANTS_EACH", "250"))
+# Whatever the grants, the clients go on until every master has been through
+# this many rounds of pause, resume and restart (so that fewer grants still
+# span the faults).
+FAULT_ROUNDS = 2
+
+
 @pytest.mark.parametrize("n", [1, 5])
 def test_fences_increase_under_faults(n):
-    """Three clients, 2100 grants, masters stopped, resumed and restarted
-    from their AOF meanwhile: every fence is greater than that of every
-    grant whose acquire returned before its own began, and none repeats."""
+    """Three clients, 3 x GRANTS_EACH grants, masters stopped, resumed and
+    restarted from their AOF meanwhile (every master FAULT_ROUNDS times at
+    least): every fence is greater than that of every grant whose acquire
+    returned before its own began, and none repeats."""
     masters = Servers(n, "--aof")
     grants: list[tuple[int, int, int]] = []
     done = threading.Event()
+    rounds = [0]  # complete rounds of faults on every master
     failures: list[BaseException] = []
 
     def work() -> None:
@@ -167,7 +183,7 @@ def test_fences_increase_under_faults(n):
         lk = client.lock("pf:faults", ttl=1)
         mine = 0
         try:
-            while mine < 700:
+            while mine < GRANTS_EACH or rounds[0] < FAULT_ROUNDS:
                 t0 = time.monotonic_ns()
                 try:
                     ok = lk.acquire(timeout=1)
@@ -197,6 +213,7 @@ def test_fences_increase_under_faults(n):
                     if done.wait(0.05):
                         return
                     getattr(masters, verb)(i)
+            rounds[0] += 1
 
     workers = [threading.Thread(target=work) for _ in range(3)]
     injector = threading.Thread(target=faults)
@@ -211,7 +228,8 @@ def test_fences_increase_under_faults(n):
         injector.join(60)
         masters.stop()
     assert not failures
-    assert len(grants) == 2100
+    assert len(grants) >= 3 * GRANTS_EACH
+    assert rounds[0] >= FAULT_ROUNDS
     fences = [g[2] for g in grants]
     assert len(set(fences)) == len(fences)
     ended = sorted(grants, key=lambda g: g[1])

@@ -97,20 +97,26 @@ PyObject *hrlpy_begin_extend(PyObject *op, PyObject *ttl) {
 /* (kind, value) for the asyncio driver's step, two per operation: built
  * directly, as Py_BuildValue's format parsing cost about as much as the
  * protocol's step itself. value is a new reference (stolen). */
+/* (first, second) as a 2-tuple, taking both references (no Py_BuildValue:
+ * a call per step and per reply); either NULL (a failed conversion) gives
+ * NULL, with the other released. */
+static PyObject *pair_of(PyObject *first, PyObject *second) {
+  PyObject *pair = first == NULL || second == NULL ? NULL : PyTuple_New(2);
+  if (pair == NULL) {
+    Py_XDECREF(first);
+    Py_XDECREF(second);
+    return NULL;
+  }
+  PyTuple_SET_ITEM(pair, 0, first);
+  PyTuple_SET_ITEM(pair, 1, second);
+  return pair;
+}
+
 static PyObject *kind_and(const char *kind, Py_ssize_t len, PyObject *value) {
   if (value == NULL) {
     return NULL;
   }
-  PyObject *pair = PyTuple_New(2);
-  PyObject *k = pair == NULL ? NULL : PyUnicode_FromStringAndSize(kind, len);
-  if (k == NULL) {
-    Py_XDECREF(pair);
-    Py_DECREF(value);
-    return NULL;
-  }
-  PyTuple_SET_ITEM(pair, 0, k);
-  PyTuple_SET_ITEM(pair, 1, value);
-  return pair;
+  return pair_of(PyUnicode_FromStringAndSize(kind, len), value);
 }
 
 PyObject *hrlpy_step(PyObject *op, PyObject *unused) {
@@ -361,16 +367,7 @@ static PyObject *action_and_bytes(hrl_stream_action a, const char *bytes,
   if (out == NULL) {
     return NULL;
   }
-  PyObject *pair = PyTuple_New(2); /* no Py_BuildValue: a call per reply */
-  PyObject *action = pair == NULL ? NULL : PyLong_FromLong((long)a);
-  if (action == NULL) {
-    Py_XDECREF(pair);
-    Py_DECREF(out);
-    return NULL;
-  }
-  PyTuple_SET_ITEM(pair, 0, action);
-  PyTuple_SET_ITEM(pair, 1, out);
-  return pair;
+  return pair_of(PyLong_FromLong((long)a), out);
 }
 
 static PyObject *stream_start(PyObject *op, PyObject *const *args,

@@ -5,7 +5,10 @@
 -- sans-I/O protocol of hiredlock.core, see docs/LUA-API.md); this file only
 -- opens connections, moves bytes and waits. The waiting side (one
 -- subscriber per worker and master, whatever the number of clients,
--- requests parked on semaphores) is hiredlock/driver/listener.lua.
+-- requests parked on semaphores) is hiredlock/driver/listener.lua; a
+-- waiting acquire sends its first try after the one its worker has out for
+-- the name, if any (hiredlock/driver/first_try.lua: a stampede's winner
+-- hears its reply before the worker runs everyone else's try).
 --
 -- The contract is the one of hiredlock/driver/hiredis.lua:
 --   acquire(client_handle, name, opts) -> lock_handle | nil, err

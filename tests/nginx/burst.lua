@@ -47,4 +47,22 @@ function B.burst()
     table.concat(errors, ",")))
 end
 
+--- /abandon?n=K: K first tries (first_try.enter) of distinct names whose
+-- owners never say they are over, as when their requests are aborted mid-
+-- round, on masters whose rounds are bounded at 0 s, then one more of the
+-- first name: "entries_after replaced", the worker's first tries on record
+-- (swept, not K and more) and whether the last enter owned a new first
+-- try instead of parking behind the abandoned one ("new" or "parked").
+function B.abandon()
+  local first_try = require "hiredlock.driver.first_try"
+  local n = tonumber(ngx.req.get_uri_args().n) or 1000
+  local list = { { opts = { pool = "abandon:" .. ngx.now() },
+    connect_timeout_ms = 0, timeout_ms = 0 } }
+  for i = 1, n do
+    first_try.enter("abandoned:" .. i, list, 5)
+  end
+  local again = first_try.enter("abandoned:1", list, 5)
+  ngx.print(("%d %s"):format(first_try.size(), again and "new" or "parked"))
+end
+
 return B

@@ -38,3 +38,12 @@ def test_acquires_without_a_wait_go_at_once(ngx, servers3):
     rounds, granted, errors = burst(ngx, c="c3", timeout=0)
     assert granted >= 1 and granted + len(errors) == N
     assert rounds >= N
+
+
+def test_first_tries_whose_owners_never_end_are_swept_and_replaced(ngx):
+    # first_try.lua's record of 1000 abandoned first tries (their requests
+    # aborted mid-round, past their rounds' bound): swept as it grows, and
+    # the name's next acquire goes at once instead of parking behind one
+    entries, again = ngx.get("/abandon", n=1000).body.split()
+    assert int(entries) < 200
+    assert again == "new"

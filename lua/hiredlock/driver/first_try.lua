@@ -29,12 +29,29 @@ local semaphore = require "ngx.semaphore"
 local core = require "hiredlock.core"
 
 local now = core.now
-local concat = table.concat
+local concat, pairs, setmetatable = table.concat, pairs, setmetatable
 
 local M = {}
 
--- Per key (name and masters): the first try out, {sema, ends}.
+-- Per key (name and masters): the first try out, {key, sema, ends}. An
+-- entry whose owner never said it was over (its request aborted) stays
+-- until the name's next acquire replaces it, or a sweep: when the table
+-- has grown to `sweep_at` entries, those past their end go (amortized: the
+-- next sweep waits for twice the entries left).
 local out = {}
+local entries, sweep_at = 0, 64
+
+local function sweep(t)
+  entries = 0
+  for key, flight in pairs(out) do
+    if flight.ends <= t then
+      out[key] = nil
+    else
+      entries = entries + 1
+    end
+  end
+  sweep_at = entries * 2 > 64 and entries * 2 or 64
+end
 
 -- The masters' part of a key, per targets list (a client's, computed once):
 -- their pools (address, database, credentials digest) and the longest a
@@ -59,10 +76,12 @@ local function masters_of(list)
   return m
 end
 
---- Before a waiting acquire's first round: nil when it goes at once (and
--- owns the name's first try: pass the result to M.over after its first
--- round), else it parked behind another's first try, waited up to wait_s,
--- and goes now (returns nil too). Returns the flight to end, or nil.
+--- Before a waiting acquire's first round, on its client's targets list
+-- (hiredlock/driver/cosocket_conn.lua). With no first try out for the
+-- name, the caller's is the one: returns it, to pass to M.over once its
+-- first round is over. Else parks until that one is over, wait_s (the
+-- acquire's timeout) or its round's bound, whichever comes first, and
+-- returns nil.
 function M.enter(name, list, wait_s)
   local m = masters_of(list)
   local key = name .. m.key
@@ -73,6 +92,12 @@ function M.enter(name, list, wait_s)
     ahead.sema:wait(wait_s < left and wait_s or left)
     return nil
   end
+  if not ahead then
+    if entries + 1 >= sweep_at then
+      sweep(t)
+    end
+    entries = entries + 1
+  end
   local flight = { key = key, sema = semaphore.new(0), ends = t + m.longest }
   out[key] = flight
   return flight
@@ -82,11 +107,18 @@ end
 function M.over(flight)
   if out[flight.key] == flight then
     out[flight.key] = nil
+    entries = entries - 1
   end
   local waiting = -flight.sema:count()
   if waiting > 0 then
     flight.sema:post(waiting)
   end
+end
+
+--- How many first tries the worker has on record (out, or abandoned and
+-- not swept yet): for tests and monitoring.
+function M.size()
+  return entries
 end
 
 return M

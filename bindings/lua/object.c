@@ -45,9 +45,9 @@ enum member {
   M_CLIENT,
   M_LEASE
 };
-static const char *const member_names[] = {
-    "name", "token", "fence", "fence_string", "permit", "_handle", "_client",
-    "_lease"};
+static const char *const member_names[] = {"name",         "token",  "fence",
+                                           "fence_string", "permit", "_handle",
+                                           "_client",      "_lease"};
 
 typedef struct hrlua_object {
   hrlua_lock *handle; /* the anchor's HANDLE */
@@ -112,8 +112,8 @@ void hrlua_object_anchor(lua_State *L, hrlua_lock *lk, int handle_idx,
   lk->anchored = true;
 }
 
-void hrlua_object_push(lua_State *L, hrlua_lock *lk, int handle_idx,
-                       int mt_idx, const hrlua_acquire_args *a) {
+void hrlua_object_push(lua_State *L, hrlua_lock *lk, int handle_idx, int mt_idx,
+                       const hrlua_acquire_args *a) {
   hrlua_object *o = hrlua_newuserdata(L, sizeof *o);
   o->handle = lk;
   o->hold = ++lk->hold;
@@ -327,8 +327,12 @@ static int object_release(lua_State *L) {
   }
   push_handle(L, o, 2, 3);
   hrlua_lock *lk = lua_touserdata(L, 5);
-  bool is_handle = lk != NULL && lua_getmetatable(L, 5) &&
-                   lua_rawequal(L, -1, lua_upvalueindex(UP_LOCK_MT));
+  /* The object's own handle needs no type check (the anchor is out of
+   * Lua's reach); a _handle the caller set, or the husk, gets one. */
+  bool is_handle = lk == o->handle;
+  if (!is_handle && lk != NULL && lua_getmetatable(L, 5)) {
+    is_handle = lua_rawequal(L, -1, lua_upvalueindex(UP_LOCK_MT));
+  }
   lua_settop(L, 5);
   if (!is_handle || lk->lock == NULL || lk->owner->client == NULL) {
     lk = hrlua_check_lock_io(L, 5); /* raises */

@@ -59,15 +59,65 @@ class Lock:
         cancel_on_lost: bool = False,
         **options: Any,
     ) -> None:
-        self._client = client
-        self._core = _core.Lock(
+        core = _core.Lock(
             client._core, name, ttl, timeout=timeout, blocking=blocking, **options
         )
+        self._setup(client, core, on_lost, cancel_on_lost)
+
+    @classmethod
+    def _make(
+        cls,
+        client: Client,
+        name: str | bytes,
+        ttl: float,
+        timeout: float,
+        blocking: bool,
+        on_lost: Callable[[Lock], object] | None,
+        cancel_on_lost: bool,
+        auto_renew: bool | None,
+        max_hold: float | None,
+        sync_replicas: int | None,
+        sync_aof: bool | None,
+        fenced: bool | None,
+        owner: str | bool | None,
+    ) -> Lock:
+        """What Client.lock() calls, every argument by position, as the
+        sync Client.lock() does (_core.Lock._make: the same checks and
+        messages as Lock(), without the keyword dicts Lock(...) builds and
+        splits, which cost more than the lock itself). A lock made per
+        `async with` block pays it every time."""
+        self = cls.__new__(cls)
+        core = _core.Lock._make(
+            client._core,
+            name,
+            ttl,
+            timeout,
+            blocking,
+            None,  # on_lost is this object's (called in the event loop)
+            auto_renew,
+            max_hold,
+            sync_replicas,
+            sync_aof,
+            fenced,
+            owner,
+        )
+        self._setup(client, core, on_lost, cancel_on_lost)
+        return self
+
+    def _setup(
+        self,
+        client: Client,
+        core: _core.Lock,
+        on_lost: Callable[[Lock], object] | None,
+        cancel_on_lost: bool,
+    ) -> None:
+        self._client = client
+        self._core = core
         if on_lost is not None and not callable(on_lost):
             raise TypeError(
                 f"on_lost must be callable or None, not {type(on_lost).__name__}"
             )
-        if (on_lost is not None or cancel_on_lost) and not self._core.auto_renew:
+        if (on_lost is not None or cancel_on_lost) and not core.auto_renew:
             raise ValueError(
                 "invalid argument: on_lost and cancel_on_lost need auto_renew=True"
             )

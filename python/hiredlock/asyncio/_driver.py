@@ -473,7 +473,15 @@ class Driver:
                 owner._busy = True  # the usual case, without a coroutine
         try:
             if owner is not None:
-                loop = self.bind()  # before the operation begins
+                # bind() before the operation begins, its usual case (the
+                # loop of the connections, one of asyncio's) written out.
+                loop = self._native
+                if (
+                    loop is None
+                    or loop._thread_id != get_ident()
+                    or self._forks != _Forks.count
+                ):
+                    loop = self.bind()
                 if begin is ACQUIRE:
                     lock._begin_acquire(arg)
                 elif begin is RELEASE:

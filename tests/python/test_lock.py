@@ -287,9 +287,9 @@ def test_client_lock_passes_every_argument_to_the_lock(servers, client, name):
     ]:
         with pytest.raises((TypeError, ValueError), match=error):
             client.lock(name, **kw)
-    with pytest.raises(TypeError, match="lock\\(\\) missing 1 required positional"):
+    with pytest.raises(TypeError, match=r"lock\(\) missing 1 required positional"):
         client.lock()
-    with pytest.raises(TypeError, match="lock\\(\\) takes .* positional"):
+    with pytest.raises(TypeError, match=r"lock\(\) takes .* positional"):
         client.lock(name, 5, 1)
     with pytest.raises(TypeError, match="multiple values for argument 'ttl'"):
         client.lock(name, 5, ttl=6)

@@ -68,8 +68,10 @@ typedef struct hrlpy_state {
   hrlpy_lost_queue lost;       /* on_lost callbacks to run (lost.c) */
   PyObject *event_sink;        /* hiredlock._events' emit(client) (ops.c) */
   PyObject *lock_class;        /* what Client._lock makes: hiredlock.Lock */
-  /* The core table's index of each option Lock._make takes (lock_new.c). */
+  /* The options Lock._make takes (lock_new.c), in the core table's order:
+   * their index in it, and their place among _make's options. */
   uint8_t make_index[HRLPY_MAKE_OPTIONS];
+  uint8_t make_arg[HRLPY_MAKE_OPTIONS];
 } hrlpy_state;
 
 typedef struct hrlpy_client {

@@ -48,32 +48,41 @@ static int split_kwds(PyObject *kwds, PyObject **own, PyObject **options) {
  * gathered by their index in it. */
 #define OPTIONS_MAX 64
 
-/* The lock options given (values[i] for the core table's entry i, NULL or
- * None: the client's default) into lo, in the table's order, converted and
- * checked by the core's table. */
-static int apply_lock_options(PyObject *const *values, hrl_lock_options *lo) {
+/* One lock option's Python value (None: the client's default) into lo,
+ * converted and checked by the core's table. */
+static int apply_lock_option(PyObject *value, const hrl_option *opt,
+                             hrl_lock_options *lo) {
+  if (value == NULL || value == Py_None) {
+    return 0;
+  }
+  double number;
+  const char *bytes;
+  Py_ssize_t len;
+  char detail[HRL_DETAIL_MAX];
+  if (hrlpy_option_value(value, opt, &number, &bytes, &len) < 0) {
+    return -1;
+  }
+  hrl_status st =
+      opt->kind == HRL_OPTION_LABEL
+          ? hrl_lock_options_set_text(lo, opt, bytes, (size_t)len, detail,
+                                      sizeof detail)
+          : hrl_lock_options_set(lo, opt, number, detail, sizeof detail);
+  if (st != HRL_OK) {
+    hrlpy_raise_invalid("%s", detail);
+    return -1;
+  }
+  return 0;
+}
+
+/* The lock options given into lo, in the table's order (the first wrong
+ * one is reported): values[k] is for the table's entry index[k], NULL or
+ * None for the client's default; index ascends. */
+static int apply_lock_options(const uint8_t *index, PyObject *const *values,
+                              size_t n, hrl_lock_options *lo) {
   size_t count;
   const hrl_option *table = hrl_options_table(&count);
-  for (size_t i = 0; i < count; i++) {
-    PyObject *value = values[i];
-    if (value == NULL || value == Py_None) {
-      continue;
-    }
-    double number;
-    const char *bytes;
-    Py_ssize_t len;
-    char detail[HRL_DETAIL_MAX];
-    if (hrlpy_option_value(value, &table[i], &number, &bytes, &len) < 0) {
-      return -1;
-    }
-    hrl_status st =
-        table[i].kind == HRL_OPTION_LABEL
-            ? hrl_lock_options_set_text(lo, &table[i], bytes, (size_t)len,
-                                        detail, sizeof detail)
-            : hrl_lock_options_set(lo, &table[i], number, detail,
-                                   sizeof detail);
-    if (st != HRL_OK) {
-      hrlpy_raise_invalid("%s", detail);
+  for (size_t k = 0; k < n; k++) {
+    if (apply_lock_option(values[k], &table[index[k]], lo) < 0) {
       return -1;
     }
   }
@@ -157,10 +166,12 @@ typedef struct lock_args {
   int blocking;
 } lock_args;
 
-/* Makes the Lock of type from its arguments and its lock options (values,
- * by the core table's index). */
+/* Makes the Lock of type from its arguments and its lock options
+ * (values[k] for the core table's entry index[k], as apply_lock_options
+ * takes them). */
 static PyObject *lock_build(PyTypeObject *type, const lock_args *a,
-                            PyObject *const *values) {
+                            const uint8_t *index, PyObject *const *values,
+                            size_t n) {
   hrl_lock_mode lock_mode = HRL_MODE_LOCK;
   uint32_t lock_permits = 0;
   PyObject *on_lost = a->on_lost;
@@ -196,7 +207,7 @@ static PyObject *lock_build(PyTypeObject *type, const lock_args *a,
     lo.ttl_ms = (uint32_t)ttl_ms;
   }
   if (hrlpy_wait_ms(a->timeout, a->blocking, &wait_ms) < 0 ||
-      apply_lock_options(values, &lo) < 0 ||
+      apply_lock_options(index, values, n, &lo) < 0 ||
       parse_mode(a->mode, a->permits, &lock_mode, &lock_permits) < 0) {
     return NULL;
   }
@@ -250,7 +261,13 @@ static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
   if (gather_lock_options(options, values) < 0) {
     return NULL;
   }
-  return lock_build(type, &a, values);
+  size_t count;
+  hrl_options_table(&count);
+  uint8_t index[OPTIONS_MAX];
+  for (size_t i = 0; i < count; i++) {
+    index[i] = (uint8_t)i;
+  }
+  return lock_build(type, &a, index, values, count);
 }
 
 /* The options Client.lock and Lock._make take besides client, name, ttl,
@@ -272,6 +289,21 @@ int hrlpy_make_options_init(hrlpy_state *st) {
       return -1;
     }
     st->make_index[i] = (uint8_t)(opt - table);
+    st->make_arg[i] = (uint8_t)i;
+  }
+  /* Sorted by table index (a handful: insertion sort), so that they are
+   * applied, and the first wrong one reported, in the table's order as
+   * Lock() does. */
+  for (size_t i = 1; i < HRLPY_MAKE_OPTIONS; i++) {
+    for (size_t j = i; j > 0 && st->make_index[j - 1] > st->make_index[j];
+         j--) {
+      uint8_t t = st->make_index[j];
+      st->make_index[j] = st->make_index[j - 1];
+      st->make_index[j - 1] = t;
+      t = st->make_arg[j];
+      st->make_arg[j] = st->make_arg[j - 1];
+      st->make_arg[j - 1] = t;
+    }
   }
   return 0;
 }
@@ -294,11 +326,11 @@ static PyObject *make_from(PyTypeObject *type, hrlpy_state *st,
       return NULL;
     }
   }
-  PyObject *values[OPTIONS_MAX] = {NULL};
-  for (size_t i = 0; i < HRLPY_MAKE_OPTIONS; i++) {
-    values[st->make_index[i]] = args[5 + i];
+  PyObject *values[HRLPY_MAKE_OPTIONS];
+  for (size_t k = 0; k < HRLPY_MAKE_OPTIONS; k++) {
+    values[k] = args[5 + st->make_arg[k]];
   }
-  return lock_build(type, &a, values);
+  return lock_build(type, &a, st->make_index, values, HRLPY_MAKE_OPTIONS);
 }
 
 /* Lock._make(client, name, ttl, timeout, blocking, on_lost, auto_renew,

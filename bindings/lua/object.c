@@ -188,8 +188,10 @@ static void push_handle(lua_State *L, const hrlua_object *o, int anchor_idx,
     }
     lua_pop(L, 1);
   }
-  /* A finalized handle (lock NULL) answers for itself: "closed". */
-  if (o->hold == o->handle->hold || o->handle->lock == NULL) {
+  /* A finalized handle (lock NULL), or one whose client was finalized (a
+   * husk can no longer be made), answers for itself: "closed". */
+  if (o->hold == o->handle->hold || o->handle->lock == NULL ||
+      o->handle->owner->client == NULL) {
     rawget_lud(L, anchor_idx, &key_handle);
   } else {
     push_husk(L, o->handle, anchor_idx, client_idx);
@@ -340,8 +342,10 @@ static int object_release(lua_State *L) {
   hrl_status st = hrl_lock_release(lk->lock);
   bool queued = hrl_client_events_pending(lk->owner->client);
   if (st == HRL_OK && lk == o->handle && o->hold == lk->hold && !o->lease) {
-    lk->hold++; /* this object is over */
-    push_husk(L, lk, 2, 3);
+    /* This object is over: from now on it answers through the client's
+     * husk, made when first asked for (push_handle), not here: a cycle
+     * that never reads the released object pays no lookup for it. */
+    lk->hold++;
     lua_pushvalue(L, lua_upvalueindex(K_SPARES));
     lua_rawget(L, 3);
     if (lua_type(L, -1) == LUA_TTABLE) {

@@ -402,8 +402,9 @@ TARGETS = [
     # about 6x the raw N = 1 loop (FLOOR_RATIOS' fan5-vs-raw). What a
     # fan-out saves shows through a delay proxy: the delay phase's target
     # (hrlbench/delay.py, RATIO_MAX) is the fan-out target.
-    # issue 17: hiredlock.asyncio; the bound is issue 31's (the asyncio
-    # floor alone, FLOOR_RATIOS' async-raw-vs-raw, is about 2 here).
+    # issue 17: hiredlock.asyncio; the bound is issue 31's. The asyncio
+    # floor alone may be above it on a machine (TARGET_FLOORS: the row then
+    # says "floor-bound here", with the floor measured in the same run).
     (
         "async-vs-sync",
         "asyncio cycle time (one task) / sync Python cycle time",
@@ -411,6 +412,23 @@ TARGETS = [
         "py-n1",
         "<=",
         1.6,
+    ),
+    # What hiredlock.asyncio adds to its own floor (the raw asyncio loop:
+    # the same two round trips over a BufferedProtocol, a future awaited
+    # per round trip). The bound: the 1.06 the sync binding is allowed over
+    # its floor (py-floor), plus 0.11 for the one duty of a lock that the
+    # raw loop skips and no driver can: a deadline per master, a timer
+    # armed in the event loop, which makes each of asyncio's blocking
+    # passes compute a select timeout (11,170 client instructions a cycle,
+    # 11 % of the raw loop's 99,030: callgrind, CPython 3.11; its share of
+    # the time is at most that).
+    (
+        "async-vs-async-raw",
+        "hiredlock.asyncio time (one task) / raw asyncio loop time",
+        "py-async-n1",
+        "py-async-raw",
+        "<=",
+        1.17,
     ),
     (
         "async-vs-redis-asyncio",
@@ -526,6 +544,15 @@ DEPLOY_RATIOS = [
         "py-repl-n5",
     ),
 ]
+# Targets a machine's floor may put out of reach: target id -> the floor
+# case that stands in for the numerator, a client with no overhead at all
+# over its floor. The target's ratio with that case (measured per
+# repetition, as the target's) is what this machine allows; when it is
+# itself past the bound, the target is reported as floor-bound here, with
+# that figure (issue 31, item 6: no target the machine cannot reach judged
+# as the library's miss). asyncio against sync Python: the raw asyncio loop
+# over the raw loop, divided by sync Python over the raw loop.
+TARGET_FLOORS = {"async-vs-sync": "py-async-raw"}
 # What the floor itself allows for the same comparisons.
 FLOOR_RATIOS = [
     ("fan5-vs-raw", "fan-out N=5 time / raw N=1 time", "fan5", "raw"),
@@ -557,12 +584,6 @@ FLOOR_RATIOS = [
         "raw asyncio loop time / raw blocking Python loop time",
         "py-async-raw",
         "py-raw",
-    ),
-    (
-        "async-vs-async-raw",
-        "hiredlock.asyncio time (one task) / raw asyncio loop time",
-        "py-async-n1",
-        "py-async-raw",
     ),
 ]
 

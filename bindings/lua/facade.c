@@ -8,18 +8,19 @@
  * (client, name, opts) takes the client's handle of a released lock of the
  * same name (client._spares[name]) when it was made with the same settings
  * (hrlua_spare_fits), else makes one, acquires on it and returns the
- * facade's lock object, one table {name, token, _handle, _client} (and a
- * fenced lock's fence and fence_string, a lease's _lease, a permit's
- * number) with the metatable Lock; release(lock) releases, and once the
- * hold is over gives the handle back to the client's spares and leaves the
- * object the client's husk, a handle that never held anything (see
- * Lock:release in init.lua). A client or a lock of any other driver
+ * lock object, one userdata whose members are made when read and whose
+ * release gives the handle back to the client's spares (object.c).
+ * release(lock) is Lock.release, for the tables of the other drivers
+ * (init.lua's new_lock): with the blocking driver (the client's driver
+ * switched back) it does what the object's release does, and leaves the
+ * table the client's husk, a handle that never held anything. A client or
+ * a lock of any other driver
  * (client._driver is not `blocking`) goes to acquire_through(client, name,
  * opts) or release_through(lock), Lua; after a call that left the client
  * events, deliver(client handle) hands them to the client's on_event.
  *
  * Why in C: a cycle's Lua steps (fields read and written, the spare's
- * lookup, the lock table's construction, a call through a handle's
+ * lookup, the lock object's construction, a call through a handle's
  * metatable) cost as much as the C core's whole cycle in Lua 5.1 and 5.4;
  * done here, with the keys kept as upvalues (no string to intern per
  * call), they cost about a third. What they do is unchanged; the rules
@@ -38,23 +39,18 @@ enum {
   UP_ACQUIRE_THROUGH,
   UP_RELEASE_THROUGH,
   UP_DELIVER,
+  UP_OBJECT_MT, /* the lock objects' (object.c) */
   K_DRIVER,
   K_HANDLE,
   K_SPARES,
   K_CLIENT,
   K_HUSK,
-  K_LEASE,
   K_NAME,
-  K_TOKEN,
-  K_FENCE,
-  K_FENCE_STRING,
-  K_PERMIT,
-  UP_COUNT = K_PERMIT
+  UP_COUNT = K_NAME
 };
 
-static const char *const key_names[] = {
-    "_driver", "_handle", "_spares", "_client",      "_husk", "_lease",
-    "name",    "token",   "fence",   "fence_string", "permit"};
+static const char *const key_names[] = {"_driver", "_handle", "_spares",
+                                        "_client", "_husk",   "name"};
 
 static const hrlua_arg name_arg = {2, "acquire", 1};
 
@@ -68,13 +64,6 @@ static void get_key(lua_State *L, int t, int key) {
 static void set_key(lua_State *L, int t, int key) {
   lua_pushvalue(L, lua_upvalueindex(key));
   lua_insert(L, -2);
-  lua_rawset(L, t);
-}
-
-/* t[key] = the value at idx, without metamethods. */
-static void copy_to_key(lua_State *L, int t, int key, int idx) {
-  lua_pushvalue(L, lua_upvalueindex(key));
-  lua_pushvalue(L, idx);
   lua_rawset(L, t);
 }
 
@@ -129,33 +118,6 @@ static bool blocking(lua_State *L, int driver_idx, int through, int n,
   return false;
 }
 
-/* Sets the fields of a lock that is more than a plain lock on the lock
- * table at t: a fenced lock's fence (read now, while held: the handle
- * forgets it after), a lease's mark, a permit's number. */
-static void set_extras(lua_State *L, int t, const hrlua_acquire_args *a,
-                       const hrl_lock *lock) {
-  uint64_t fence = a->lo.fenced ? hrl_lock_fence(lock) : 0;
-  if (fence != 0) {
-    char digits[24];
-    snprintf(digits, sizeof digits, "%llu", (unsigned long long)fence);
-    /* An integer in Lua 5.4; a double in 5.1 and LuaJIT, exact to 2^53:
-     * fence_string is exact for every fence. */
-    lua_pushinteger(L, (lua_Integer)fence);
-    set_key(L, t, K_FENCE);
-    lua_pushstring(L, digits);
-    set_key(L, t, K_FENCE_STRING);
-  }
-  if (a->lo.auto_renew) {
-    lua_pushboolean(L, 1);
-    set_key(L, t, K_LEASE);
-  }
-  uint32_t permit = a->mode == HRL_MODE_PERMIT ? hrl_lock_permit(lock) : 0;
-  if (permit != 0) {
-    lua_pushinteger(L, (lua_Integer)permit);
-    set_key(L, t, K_PERMIT);
-  }
-}
-
 /* acquire(client, name, opts) -> lock | nil, err. Stack: 1 client, 2 name,
  * 3 opts, 4 the client handle, 5 the spares, 6 the spare, 7 the handle. */
 static int facade_acquire(lua_State *L) {
@@ -177,7 +139,7 @@ static int facade_acquire(lua_State *L) {
     lua_pushvalue(L, 2);
     lua_rawget(L, 5);
     hrlua_lock *sp = udata_of(L, 6, UP_HANDLE_MT);
-    if (sp != NULL && hrlua_spare_fits(sp, &a)) {
+    if (sp != NULL && sp->anchored && hrlua_spare_fits(sp, &a)) {
       lk = sp;
     }
   } else {
@@ -188,6 +150,7 @@ static int facade_acquire(lua_State *L) {
   } else {
     lk = hrlua_push_lock(L, 4, &name_arg, a.name, a.len, &a.lo, a.mode,
                          a.permits);
+    hrlua_object_anchor(L, lk, 7, 1);
   }
   hrl_status st = hrlua_acquire(L, lk->lock, a.wait_ms);
   if (st != HRL_OK) {
@@ -207,19 +170,7 @@ static int facade_acquire(lua_State *L) {
     lua_pushnil(L);
     lua_rawset(L, 5);
   }
-  bool plain = !a.lo.fenced && !a.lo.auto_renew && a.mode != HRL_MODE_PERMIT;
-  lua_createtable(L, 0, plain ? 4 : 8);
-  copy_to_key(L, 8, K_NAME, 2);
-  lua_pushvalue(L, lua_upvalueindex(K_TOKEN));
-  lua_pushlstring(L, hrl_lock_token(lk->lock), HRL_TOKEN_LEN);
-  lua_rawset(L, 8);
-  copy_to_key(L, 8, K_HANDLE, 7);
-  copy_to_key(L, 8, K_CLIENT, 1);
-  if (!plain) {
-    set_extras(L, 8, &a, lk->lock);
-  }
-  lua_pushvalue(L, lua_upvalueindex(UP_LOCK_MT));
-  lua_setmetatable(L, 8);
+  hrlua_object_push(L, lk, 7, lua_upvalueindex(UP_OBJECT_MT), &a);
   if (hrl_client_events_pending(a.client->client)) {
     deliver(L, 4);
   }
@@ -395,6 +346,8 @@ static int facade_make(lua_State *L) {
   lua_insert(L, UP_HANDLE_MT);
   push_metatable(L, &hrlua_client_key);
   lua_insert(L, UP_CLIENT_MT);
+  hrlua_object_metatable(L, UP_LOCK_MT, UP_BLOCKING, UP_RELEASE_THROUGH,
+                         UP_DELIVER);
   for (size_t i = 0; i < sizeof key_names / sizeof key_names[0]; i++) {
     lua_pushstring(L, key_names[i]);
   }

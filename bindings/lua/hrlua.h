@@ -64,6 +64,12 @@ typedef struct hrlua_lock {
   /* What it holds: a plain lock (HRL_MODE_LOCK), the only kind the
    * facade's acquire takes again as a spare (facade.c). */
   hrl_lock_mode mode;
+  /* The facade's lock objects (object.c): anchored, the handle's uservalue
+   * is its own anchor table, which the objects share; hold counts the
+   * objects given the handle and the handle's returns to the spares, so an
+   * object whose number is not the handle's is over (released). */
+  bool anchored;
+  uint32_t hold;
 } hrlua_lock;
 
 /* The registry keys of the client and lock metatables (their addresses;
@@ -214,6 +220,25 @@ void hrlua_open_stream(lua_State *L);
  * lock), and a new client's event queue. */
 void hrlua_open_ops(lua_State *L);
 void hrlua_events_attach(lua_State *L, hrl_client *client);
+
+/* object.c: the facade's lock object with the blocking driver, one
+ * userdata per acquire (see the top of object.c). */
+
+/* Pushes the objects' metatable for the facade's Lock table at lock_idx,
+ * the blocking driver's table at blocking_idx, release_through and deliver
+ * (as core.facade takes them) at through_idx and deliver_idx. */
+void hrlua_object_metatable(lua_State *L, int lock_idx, int blocking_idx,
+                            int through_idx, int deliver_idx);
+
+/* Gives the handle lk at handle_idx, which the facade just made for the
+ * client table at client_idx, its own anchor (once). */
+void hrlua_object_anchor(lua_State *L, hrlua_lock *lk, int handle_idx,
+                         int client_idx);
+
+/* Pushes a new object for the hold the anchored handle lk at handle_idx
+ * just started (a's options), with the metatable at mt_idx. */
+void hrlua_object_push(lua_State *L, hrlua_lock *lk, int handle_idx, int mt_idx,
+                       const hrlua_acquire_args *a);
 
 /* Registers the methods of l into the method table (__index) of the
  * metatable tname. */

@@ -38,6 +38,8 @@ hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
   lk->lock = NULL;
   lk->owner = c;
   lk->borrowed = false;
+  lk->anchored = false;
+  lk->hold = 0;
   lk->mode = mode;
   luaL_getmetatable(L, HRLUA_LOCK_MT);
   lua_setmetatable(L, -2);

@@ -233,6 +233,8 @@ static void push_twin(lua_State *L, hrl_lock *twin) {
   t->owner = lease->owner;
   t->mode = lease->mode;
   t->borrowed = true;
+  t->anchored = false;
+  t->hold = 0;
   luaL_getmetatable(L, HRLUA_LOCK_MT);
   lua_setmetatable(L, -2);
   lua_createtable(L, 2, 0);

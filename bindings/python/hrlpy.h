@@ -63,6 +63,14 @@ typedef struct hrlpy_state {
   hrlpy_link locks;            /* live Lock objects, for after_fork */
   hrlpy_lost_queue lost;       /* on_lost callbacks to run (lost.c) */
   PyObject *event_sink;        /* hiredlock._events' emit(client) (ops.c) */
+  /* What Lock._step() returns, made once (proto.c): the kinds "round" and
+   * "wait" interned, and the two ends ("done", True) and ("done", False)
+   * whole. Two steps per operation; fresh strings and a tuple for each
+   * were a tenth of the asyncio driver's own work per cycle. */
+  PyObject *step_round;
+  PyObject *step_wait;
+  PyObject *step_done_true;
+  PyObject *step_done_false;
 } hrlpy_state;
 
 typedef struct hrlpy_client {
@@ -230,6 +238,8 @@ PyObject *hrlpy_renew_begin(PyObject *op, PyObject *unused);
 PyObject *hrlpy_renew_end(PyObject *op, PyObject *unused);
 extern PyType_Spec hrlpy_stream_spec;
 int hrlpy_proto_constants(PyObject *module);
+/* Lock._step()'s kinds and ends, made once into the state (proto.c). */
+int hrlpy_proto_init(hrlpy_state *st);
 /* lost.c: the on_lost queue and its dispatcher thread. */
 int hrlpy_lost_init(hrlpy_lost_queue *q);
 void hrlpy_lost_close(hrlpy_lost_queue *q);

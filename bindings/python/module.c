@@ -120,7 +120,7 @@ static int core_exec(PyObject *module) {
       PyModule_AddIntConstant(module, "MASTERS_MAX", HRL_MASTERS_MAX) < 0 ||
       PyModule_AddStringConstant(module, "FENCED_WRITE_SCRIPT",
                                  HRL_FENCED_WRITE_SCRIPT) < 0 ||
-      add_options(module) < 0) {
+      add_options(module) < 0 || hrlpy_proto_init(st) < 0) {
     return -1;
   }
   return hrlpy_fork_register(module);
@@ -139,6 +139,10 @@ static int core_traverse(PyObject *module, visitproc visit, void *arg) {
   Py_VISIT(st->connection_error);
   Py_VISIT(st->permission_denied);
   Py_VISIT(st->event_sink);
+  Py_VISIT(st->step_round);
+  Py_VISIT(st->step_wait);
+  Py_VISIT(st->step_done_true);
+  Py_VISIT(st->step_done_false);
   return 0;
 }
 
@@ -155,6 +159,10 @@ static int core_clear(PyObject *module) {
   Py_CLEAR(st->connection_error);
   Py_CLEAR(st->permission_denied);
   Py_CLEAR(st->event_sink);
+  Py_CLEAR(st->step_round);
+  Py_CLEAR(st->step_wait);
+  Py_CLEAR(st->step_done_true);
+  Py_CLEAR(st->step_done_false);
   return 0;
 }
 

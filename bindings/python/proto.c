@@ -96,9 +96,6 @@ PyObject *hrlpy_begin_extend(PyObject *op, PyObject *ttl) {
       self, hrl_proto_begin(self->lock, HRL_OP_EXTEND, ttl_ms, hrl_now_us()));
 }
 
-/* (kind, value) for the asyncio driver's step, two per operation: built
- * directly, as Py_BuildValue's format parsing cost about as much as the
- * protocol's step itself. value is a new reference (stolen). */
 /* (first, second) as a 2-tuple, taking both references (no Py_BuildValue:
  * a call per step and per reply); either NULL (a failed conversion) gives
  * NULL, with the other released. */
@@ -114,29 +111,45 @@ static PyObject *pair_of(PyObject *first, PyObject *second) {
   return pair;
 }
 
-static PyObject *kind_and(const char *kind, Py_ssize_t len, PyObject *value) {
+int hrlpy_proto_init(hrlpy_state *st) {
+  st->step_round = PyUnicode_InternFromString("round");
+  st->step_wait = PyUnicode_InternFromString("wait");
+  PyObject *done = PyUnicode_InternFromString("done");
+  if (st->step_round == NULL || st->step_wait == NULL || done == NULL) {
+    Py_XDECREF(done);
+    return -1;
+  }
+  st->step_done_true = pair_of(Py_NewRef(done), Py_NewRef(Py_True));
+  st->step_done_false = pair_of(done, Py_NewRef(Py_False));
+  return st->step_done_true == NULL || st->step_done_false == NULL ? -1 : 0;
+}
+
+/* (kind, value): kind one of the state's interned kinds (borrowed), value
+ * a new reference (stolen). */
+static PyObject *kind_and(PyObject *kind, PyObject *value) {
   if (value == NULL) {
     return NULL;
   }
-  return pair_of(PyUnicode_FromStringAndSize(kind, len), value);
+  return pair_of(Py_NewRef(kind), value);
 }
 
 PyObject *hrlpy_step(PyObject *op, PyObject *unused) {
   (void)unused;
   hrlpy_lock *self = (hrlpy_lock *)op;
+  hrlpy_state *st = self->state;
   hrl_step_info info;
   switch (hrl_proto_step(self->lock, hrl_now_us(), &info)) {
   case HRL_STEP_ROUND:
-    return kind_and("round", 5, PyLong_FromUnsignedLong(info.timeout_ms));
+    return kind_and(st->step_round, PyLong_FromUnsignedLong(info.timeout_ms));
   case HRL_STEP_WAIT:
-    return kind_and("wait", 4, PyLong_FromUnsignedLong(info.wait_ms));
+    return kind_and(st->step_wait, PyLong_FromUnsignedLong(info.wait_ms));
   case HRL_STEP_DONE:
   default:
     if (info.status == HRL_OK) {
-      return kind_and("done", 4, Py_NewRef(Py_True));
+      return Py_NewRef(st->step_done_true);
     }
     if (info.status == HRL_ETIMEOUT) {
-      return kind_and("done", 4, Py_NewRef(Py_False));
+      return Py_NewRef(st->step_done_false);
     }
     return hrlpy_raise_status(self->state, info.status,
                               hrl_lock_error(self->lock));

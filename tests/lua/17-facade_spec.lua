@@ -357,4 +357,48 @@ describe("the lock object", function()
     assert.is_nil(lock.nothing)
     assert.is_true(lock:release())
   end)
+
+  -- With the blocking driver the object is no table (bindings/lua/object.c):
+  -- what a caller does with a table's fields still works on it.
+  it("a member a caller sets reads as set; the hold is untouched", function()
+    local c = fx:client(TOLERANT)
+    local lock = assert(c:acquire("fa:set", { fenced = true, timeout = 0 }))
+    local token, fence = lock.token, lock.fence
+    lock.token, lock.fence, lock[1], lock[lock] = "mine", 0, "one", "self"
+    assert.equals("mine", lock.token)
+    assert.equals(0, lock.fence)
+    assert.equals("one", lock[1])
+    assert.equals("self", lock[lock])
+    assert.equals("fa:set", lock.name)
+    assert.equals(token, fx:cmd(1, "GET", "fa:set"))
+    assert.is_true(lock:held())
+    assert.is_true(lock:release()) -- the hold's own token, not the field
+    assert.equals(0, fx:cmd(1, "EXISTS", "fa:set"))
+    assert.is_true(fence >= 1)
+    local ok, err = pcall(function() lock[nil] = 1 end)
+    assert.is_false(ok)
+    assert.matches("index is nil", err)
+  end)
+
+  it("reads a member only when asked, and the same every time", function()
+    local c = fx:client(TOLERANT)
+    local lock = assert(c:acquire("fa:lazy", { fenced = true, timeout = 0 }))
+    local stored = fx:cmd(1, "GET", "fa:lazy")
+    assert.is_true(lock:release())
+    -- The handle serves the next holds; the first object still has its own.
+    for _ = 1, 3 do
+      assert.is_true(assert(c:acquire("fa:lazy", { fenced = true,
+        timeout = 0 })):release())
+    end
+    assert.equals(stored, lock.token)
+    assert.equals(lock.token, lock.token)
+    assert.equals(1, lock.fence)
+    assert.equals("1", lock.fence_string)
+    assert.is_nil(lock.permit)
+    assert.equals(c, lock._client)
+    assert.equals("fa:lazy", lock.name)
+    assert.equals(getmetatable(lock).__index, getmetatable(lock))
+    assert.is_function(lock.release)
+    assert.is_function(lock.extend)
+  end)
 end)

@@ -115,12 +115,32 @@ async def test_bad_arguments_say_what_the_sync_api_says(servers1, name):
         with pytest.raises(Exception) as s:
             call_sync()
         assert (type(a.value), str(a.value)) == (type(s.value), str(s.value))
-    for kwargs in [{"ttl": 0.002}, {"ttl": -1}]:
-        with pytest.raises(ValueError) as a:
+    # client.lock() passes its options by position (Lock._make): the same
+    # checks and words as the sync client's.
+    for kwargs in [
+        {"ttl": 0.002},
+        {"ttl": -1},
+        {"ttl": "30"},
+        {"timeout": -2},
+        {"auto_renew": True, "max_hold": -1},
+        {"sync_replicas": -1},
+        {"sync_aof": "yes"},
+        {"owner": 5},
+        {"fenced": "no"},
+    ]:
+        with pytest.raises((ValueError, TypeError)) as a:
             client.lock(name, **kwargs)
-        with pytest.raises(ValueError) as s:
+        with pytest.raises((ValueError, TypeError)) as s:
             hiredlock.Client(servers1.urls).lock(name, **kwargs)
-        assert str(a.value) == str(s.value)
+        assert (type(a.value), str(a.value)) == (type(s.value), str(s.value))
+    fenced = client.lock(name, 7, fenced=True, blocking=False, owner="me")
+    assert (fenced.ttl, fenced.blocking, fenced.fence_key is not None) == (
+        7,
+        False,
+        True,
+    )
+    with pytest.raises(TypeError, match="tiemout"):
+        client.lock(name, tiemout=1)  # any other keyword: Lock() names it
     with pytest.raises(ValueError, match="invalid argument: timeout must be between"):
         hla.Client(servers1.urls, timeout=0)
     with pytest.raises(TypeError, match="unexpected keyword argument 'tiemout'"):

@@ -251,3 +251,58 @@ async def test_async_excludes_sync_and_redis_py_and_the_reverse(servers1, name):
     assert await lk.acquire(blocking=False)
     await lk.release()
     r.close()
+
+
+@pytest.mark.asyncio
+async def test_a_cancel_at_every_event_loop_pass_of_a_cycle(servers1, name):
+    # acquire() and release() are one coroutine each (Driver.operate, no
+    # level around it): a cancellation at every pass of the event loop,
+    # from before the task first runs to after it ended, leaves the object
+    # usable, and no key behind it but a hold acquire() returned.
+    client = hla.Client(servers1.urls, **TOLERANT)
+    lk = client.lock(name, ttl=30)
+    assert await lk.acquire(blocking=False)  # connected: passes as in use
+    await lk.release()
+
+    async def cancelled_after(passes: int, coro) -> str:
+        task = asyncio.create_task(coro)
+        for _ in range(passes):
+            await asyncio.sleep(0)
+        task.cancel()
+        try:
+            result = await task
+        except asyncio.CancelledError:
+            return "cancelled"
+        return "done" if result is not False else "refused"
+
+    # Every pass until both ran to their end before the cancel (how many
+    # that takes depends on when the server answers: the passes do not
+    # wait for I/O).
+    outcomes = {"acquire": set(), "release": set()}
+    ended = 0
+    for k in range(2000):
+        if ended == 3:
+            break
+        got = await cancelled_after(k, lk.acquire(blocking=False))
+        outcomes["acquire"].add(got)
+        assert got in ("done", "cancelled")
+        assert lk.locked() == (got == "done")
+        assert servers1.count(name) == (got == "done")
+        if not lk.locked():
+            assert await lk.acquire(blocking=False)
+        got = await cancelled_after(k, lk.release())
+        outcomes["release"].add(got)
+        ended = ended + 1 if "done" in outcomes["acquire"] and got == "done" else 0
+        # A release that began runs its round to its end; one cancelled
+        # before it began leaves the hold to the next.
+        assert lk.locked() == (k == 0 and got == "cancelled")
+        if lk.locked():
+            await lk.release()
+        assert servers1.count(name) == 0
+        # Never left busy: the next operation runs at once.
+        assert await asyncio.wait_for(lk.acquire(blocking=False), 1)
+        await asyncio.wait_for(lk.release(), 1)
+    assert outcomes == {"acquire": {"done", "cancelled"}} | {
+        "release": {"done", "cancelled"}
+    }
+    await client.close()

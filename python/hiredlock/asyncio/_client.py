@@ -66,11 +66,58 @@ class Client:
         *,
         timeout: float = -1,
         blocking: bool = True,
+        auto_renew: bool | None = None,
+        max_hold: float | None = None,
+        on_lost: Callable[[Lock], object] | None = None,
+        cancel_on_lost: bool = False,
+        fenced: bool | None = None,
+        sync_replicas: int | None = None,
+        sync_aof: bool | None = None,
+        owner: str | bool | None = None,
         **options: Any,
     ) -> Lock:
         """A :class:`Lock` on ``name``, not yet held; the arguments are
-        those of :meth:`hiredlock.Client.lock`."""
-        return Lock(self, name, ttl, timeout=timeout, blocking=blocking, **options)
+        those of :meth:`hiredlock.Client.lock`, and ``cancel_on_lost``
+        (:class:`Lock`)."""
+        if options:  # any other lock option: checked (and named) by Lock()
+            given = {
+                "auto_renew": auto_renew,
+                "max_hold": max_hold,
+                "fenced": fenced,
+                "sync_replicas": sync_replicas,
+                "sync_aof": sync_aof,
+                "owner": owner,
+            }
+            for key, value in given.items():
+                if value is not None:
+                    options[key] = value
+            return Lock(
+                self,
+                name,
+                ttl,
+                timeout=timeout,
+                blocking=blocking,
+                on_lost=on_lost,
+                cancel_on_lost=cancel_on_lost,
+                **options,
+            )
+        # Every argument by position (see Lock._make): `async with
+        # client.lock(name):` makes a Lock per block.
+        return Lock._make(
+            self,
+            name,
+            ttl,
+            timeout,
+            blocking,
+            on_lost,
+            cancel_on_lost,
+            auto_renew,
+            max_hold,
+            sync_replicas,
+            sync_aof,
+            fenced,
+            owner,
+        )
 
     def synchronized(
         self,

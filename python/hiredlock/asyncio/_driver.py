@@ -34,6 +34,11 @@ from ._listener import Listener, Waiter
 if TYPE_CHECKING:  # ssl only at the first rediss:// connect (_tls.py)
     import ssl
 
+    from ._lock import Lock
+
+# What Driver.operate begins for a Lock's acquire(), release(), extend().
+ACQUIRE, RELEASE, EXTEND = "acquire", "release", "extend"
+
 
 class Master:
     """One master: where it is, its idle connections, and connects still in
@@ -434,6 +439,10 @@ class Driver:
         loop: asyncio.AbstractEventLoop | None = None,
         settle: bool = False,
         acquiring: bool = False,
+        owner: Lock | None = None,
+        begin: str = "",
+        arg: Any = None,
+        arg2: Any = None,
     ) -> bool:
         """Steps the begun operation to its end: True when it succeeded
         (an acquire: the lock is held), False when an acquire timed out.
@@ -451,93 +460,139 @@ class Driver:
         nothing behind: an acquire (acquiring) that got the lock releases
         it first. In this coroutine rather than one around it, as the
         usual operation is a round on an idle connection, and every level
-        of coroutines costs its share of each await."""
-        if loop is None:
-            loop = self.bind()
-        waiter: Waiter | None = None
-        listener = self.listener
-        if listener.adopted is not loop:
-            listener.adopt(loop)  # before the round that may queue it
-        single = self.single
+        of coroutines costs its share of each await.
+
+        owner: the asyncio Lock whose acquire(), release() or extend()
+        (begin: ACQUIRE, RELEASE, EXTEND) this coroutine is, begun here:
+        one operation at a time on the object, the running loop checked
+        before the operation begins (nothing to undo), and a lease's
+        renewal after an acquire that got it. acquire(blocking, timeout)
+        and release() return this coroutine itself rather than awaiting it
+        in one of their own, for the same reason (the usual cycle is two
+        operations, each resumed twice)."""
+        if owner is not None:
+            if begin is ACQUIRE:
+                blocking, arg = arg, lock._wait_ms(arg, arg2)  # as sync acquire
+                if owner._busy or lock.locked():
+                    return await owner._acquire_when_free(blocking, arg)
+                owner._busy = True
+            elif owner._busy:
+                await owner._enter()
+            else:
+                owner._busy = True  # the usual case, without a coroutine
         try:
-            while True:
-                if self._active < ROUNDS_AT_ONCE:  # the usual case: one free
-                    self._active += 1
+            if owner is not None:
+                # bind() before the operation begins, its usual case (the
+                # loop of the connections, one of asyncio's) written out.
+                loop = self._native
+                if (
+                    loop is None
+                    or loop._thread_id != get_ident()
+                    or self._forks != _Forks.count
+                ):
+                    loop = self.bind()
+                if begin is ACQUIRE:
+                    lock._begin_acquire(arg)
+                elif begin is RELEASE:
+                    lock._begin_release()
                 else:
-                    await self._turn(progress, urgent)
-                try:
-                    kind, value = lock._step()
-                    if kind == "round":
-                        # A holder's release or extend (urgent) never waits.
-                        if waiter is None and not urgent and lock._waiter():
-                            waiter = listener.enter(lock._waiter())
-                        if single is None:
-                            await self.round(lock, value, progress, loop)
+                    lock._begin_extend(arg)
+            if loop is None:
+                loop = self.bind()
+            waiter: Waiter | None = None
+            listener = self.listener
+            if listener.adopted is not loop:
+                listener.adopt(loop)  # before the round that may queue it
+            single = self.single
+            try:
+                while True:
+                    if self._active < ROUNDS_AT_ONCE:  # the usual case: one free
+                        self._active += 1
+                    else:
+                        await self._turn(progress, urgent)
+                    try:
+                        kind, value = lock._step()
+                        if kind == "round":
+                            # A holder's release or extend (urgent) never waits.
+                            if waiter is None and not urgent and lock._waiter():
+                                waiter = listener.enter(lock._waiter())
+                            if single is None:
+                                await self.round(lock, value, progress, loop)
+                                continue
+                            # One master: its exchange, inline when an idle
+                            # connection is at hand (no task, no coroutine):
+                            # Master.ready() and finish()'s usual case written
+                            # out, as each call is a share of the cycle.
+                            deadline = self.clock() + value / 1000
+                            idle = single.idle
+                            conn = None
+                            if idle and not single.reserved:
+                                transport = idle[-1].transport
+                                if transport is not None and not transport.is_closing():
+                                    conn = idle.pop()
+                            if conn is None:
+                                await single.exchange(lock, deadline, value, progress)
+                                continue
+                            done = conn.start(lock, 0, deadline, value)
+                            try:
+                                outcome = await done
+                            except asyncio.CancelledError:
+                                progress.cancel()
+                                outcome = await conn.outcome_after(progress)
+                            if outcome is KEPT and not conn.stream.owed:
+                                idle.append(conn)
+                            elif not single.finish(conn, lock, outcome):
+                                await single.exchange(
+                                    lock, deadline, value, progress, tries=1
+                                )
                             continue
-                        # One master: its exchange, inline when an idle
-                        # connection is at hand (no task, no coroutine):
-                        # Master.ready() and finish()'s usual case written
-                        # out, as each call is a share of the cycle.
-                        deadline = self.clock() + value / 1000
-                        idle = single.idle
-                        conn = None
-                        if idle and not single.reserved:
-                            transport = idle[-1].transport
-                            if transport is not None and not transport.is_closing():
-                                conn = idle.pop()
-                        if conn is None:
-                            await single.exchange(lock, deadline, value, progress)
-                            continue
-                        done = conn.start(lock, 0, deadline, value)
+                    finally:
+                        if self._urgent or self._queue:
+                            self._end_turn()  # hands it over
+                        else:
+                            self._active -= 1
+                    if kind == "done":
+                        ok: bool = value
+                        break
+                    if not progress.cancelled:
                         try:
-                            outcome = await done
+                            if waiter is not None:
+                                await waiter.wait(lock, value)
+                            else:  # registered before any wait: never
+                                await asyncio.sleep(value / 1000)
                         except asyncio.CancelledError:
                             progress.cancel()
-                            outcome = await conn.outcome_after(progress)
-                        if outcome is KEPT and not conn.stream.owed:
-                            idle.append(conn)
-                        elif not single.finish(conn, lock, outcome):
-                            await single.exchange(
-                                lock, deadline, value, progress, tries=1
-                            )
-                        continue
-                finally:
-                    if self._urgent or self._queue:
-                        self._end_turn()  # hands it over
-                    else:
-                        self._active -= 1
-                if kind == "done":
-                    ok: bool = value
-                    break
-                if not progress.cancelled:
-                    try:
-                        if waiter is not None:
-                            await waiter.wait(lock, value)
-                        else:  # registered before any wait: never
-                            await asyncio.sleep(value / 1000)
-                    except asyncio.CancelledError:
-                        progress.cancel()
-                if progress.cancelled:
-                    lock._cancel()
-        except _core.LockError:
+                    if progress.cancelled:
+                        lock._cancel()
+            except _core.LockError:
+                if settle and progress.cancelled:
+                    # "cancelled" at the sleep: it was asked
+                    raise asyncio.CancelledError from None
+                raise
+            finally:
+                if waiter is not None:
+                    listener.leave(waiter)
+                for m in self.masters:
+                    if m.reserved:
+                        m.release(lock)
+                if settle:
+                    self.core._flush_events()  # to logging, if any
             if settle and progress.cancelled:
-                # "cancelled" at the sleep: it was asked
-                raise asyncio.CancelledError from None
-            raise
+                if acquiring and ok:
+                    lock._begin_release()
+                    with contextlib.suppress(_core.LockError):
+                        await self.operate(lock, Progress(), True, loop)
+                raise asyncio.CancelledError
         finally:
-            if waiter is not None:
-                listener.leave(waiter)
-            for m in self.masters:
-                if m.reserved:
-                    m.release(lock)
-            if settle:
-                self.core._flush_events()  # to logging, if any
-        if settle and progress.cancelled:
-            if acquiring and ok:
-                lock._begin_release()
-                with contextlib.suppress(_core.LockError):
-                    await self.operate(lock, Progress(), True, loop)
-            raise asyncio.CancelledError
+            if owner is not None:
+                owner._busy = False  # Lock._leave(), its usual case written out
+                if owner._waiters:
+                    owner._leave()
+        if owner is not None:
+            if begin is not ACQUIRE:
+                return None  # type: ignore[return-value]  # release(), extend()
+            if ok and lock.auto_renew:
+                owner._held_now()
         return ok
 
 

@@ -7,13 +7,13 @@ import asyncio
 import contextlib
 import functools
 import inspect
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Coroutine
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from .. import _core
 from .._lock import _name_of, exit_error
-from ._driver import Progress
+from ._driver import ACQUIRE, EXTEND, RELEASE, Progress
 
 if TYPE_CHECKING:
     from ._client import Client
@@ -59,15 +59,65 @@ class Lock:
         cancel_on_lost: bool = False,
         **options: Any,
     ) -> None:
-        self._client = client
-        self._core = _core.Lock(
+        core = _core.Lock(
             client._core, name, ttl, timeout=timeout, blocking=blocking, **options
         )
+        self._setup(client, core, on_lost, cancel_on_lost)
+
+    @classmethod
+    def _make(
+        cls,
+        client: Client,
+        name: str | bytes,
+        ttl: float,
+        timeout: float,
+        blocking: bool,
+        on_lost: Callable[[Lock], object] | None,
+        cancel_on_lost: bool,
+        auto_renew: bool | None,
+        max_hold: float | None,
+        sync_replicas: int | None,
+        sync_aof: bool | None,
+        fenced: bool | None,
+        owner: str | bool | None,
+    ) -> Lock:
+        """What Client.lock() calls, every argument by position, as the
+        sync Client.lock() does (_core.Lock._make: the same checks and
+        messages as Lock(), without the keyword dicts Lock(...) builds and
+        splits, which cost more than the lock itself). A lock made per
+        `async with` block pays it every time."""
+        self = cls.__new__(cls)
+        core = _core.Lock._make(
+            client._core,
+            name,
+            ttl,
+            timeout,
+            blocking,
+            None,  # on_lost is this object's (called in the event loop)
+            auto_renew,
+            max_hold,
+            sync_replicas,
+            sync_aof,
+            fenced,
+            owner,
+        )
+        self._setup(client, core, on_lost, cancel_on_lost)
+        return self
+
+    def _setup(
+        self,
+        client: Client,
+        core: _core.Lock,
+        on_lost: Callable[[Lock], object] | None,
+        cancel_on_lost: bool,
+    ) -> None:
+        self._client = client
+        self._core = core
         if on_lost is not None and not callable(on_lost):
             raise TypeError(
                 f"on_lost must be callable or None, not {type(on_lost).__name__}"
             )
-        if (on_lost is not None or cancel_on_lost) and not self._core.auto_renew:
+        if (on_lost is not None or cancel_on_lost) and not core.auto_renew:
             raise ValueError(
                 "invalid argument: on_lost and cancel_on_lost need auto_renew=True"
             )
@@ -154,30 +204,31 @@ class Lock:
         return self._client
 
     # Operations. Each: the running loop checked (Driver.bind, before the
-    # operation begins: nothing to undo), the core's begin, then
-    # Driver.operate settling it (a task cancelled meanwhile: the operation
-    # leaves nothing behind, an acquire releases what it got, then the
-    # CancelledError goes on). Written out in each, without a helper
-    # coroutine: every level of coroutines costs its share of each await.
-    async def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        """Acquires the lock; see the class documentation."""
-        core = self._core
-        wait_ms = core._wait_ms(blocking, timeout)  # checked as sync acquire
-        if self._busy or core.locked():
-            return await self._acquire_when_free(blocking, wait_ms)
-        self._busy = True
-        try:
-            driver = self._client._driver
-            loop = driver.bind()  # before the operation begins: nothing to undo
-            core._begin_acquire(wait_ms)
-            ok = await driver.operate(core, Progress(), False, loop, True, True)
-        finally:
-            self._busy = False  # _leave(), its usual case written out
-            if self._waiters:
-                self._leave()
-        if ok and core.auto_renew:
-            self._held_now()
-        return ok
+    # operation begins: nothing to undo), the core's begin, then the
+    # operation settled (a task cancelled meanwhile: the operation leaves
+    # nothing behind, an acquire releases what it got, then the
+    # CancelledError goes on). All of it in one coroutine, Driver.operate
+    # (given this object as owner), which acquire() and release() return
+    # rather than await in one of their own: every level of coroutines
+    # costs its share of each await. Nothing happens before the coroutine
+    # first runs (a task cancelled before it starts changes nothing).
+    def acquire(
+        self, blocking: bool = True, timeout: float = -1
+    ) -> Coroutine[Any, Any, bool]:
+        """Acquires the lock; see the class documentation (``await
+        lock.acquire()``)."""
+        return self._client._driver.operate(
+            self._core,
+            Progress(),
+            False,
+            None,
+            True,
+            True,
+            self,
+            ACQUIRE,
+            blocking,
+            timeout,
+        )
 
     async def _acquire_when_free(self, blocking: bool, wait_ms: int) -> bool:
         """acquire() on an object that holds the lock or is busy: like a
@@ -229,36 +280,21 @@ class Lock:
                     {"message": "hiredlock.asyncio: on_lost raised", "exception": exc}
                 )
 
-    async def release(self) -> None:
+    def release(self) -> Coroutine[Any, Any, None]:
         """Releases the lock on every master; afterwards it is not held,
         whatever happened. Raises NotOwned when it was lost (or not held),
         ConnectionError when too few masters confirmed (call it again to
-        finish)."""
-        if self._busy:
-            await self._enter()
-        else:
-            self._busy = True  # the usual case, without a coroutine
-        try:
-            driver = self._client._driver
-            loop = driver.bind()
-            self._core._begin_release()
-            await driver.operate(self._core, Progress(), True, loop, True)
-        finally:
-            self._busy = False  # _leave(), its usual case written out
-            if self._waiters:
-                self._leave()
+        finish). ``await lock.release()``."""
+        return self._client._driver.operate(  # type: ignore[return-value]
+            self._core, Progress(), True, None, True, False, self, RELEASE
+        )
 
     async def extend(self, ttl: float | None = None) -> None:
         """Resets the TTL on every master to ``ttl`` seconds (default: the
         lock's own). Raises NotOwned when the lock was lost."""
-        await self._enter()
-        try:
-            driver = self._client._driver
-            loop = driver.bind()
-            self._core._begin_extend(ttl)
-            await driver.operate(self._core, Progress(), True, loop, True)
-        finally:
-            self._leave()
+        await self._client._driver.operate(
+            self._core, Progress(), True, None, True, False, self, EXTEND, ttl
+        )
 
     # One operation at a time on the object.
     async def _enter(self) -> None:

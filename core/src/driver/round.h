@@ -46,7 +46,7 @@ typedef struct hrl_round {
   hrl_lock *lock;
   uint32_t timeout_ms;
   uint32_t connect_ms; /* a new connection's bound (hrl_proto_connect_ms) */
-  pid_t pid; /* 0 when the fork canary vouches for every connection */
+  pid_t pid;           /* 0 when the fork canary vouches for every connection */
   hrl_slot slots[HRL_MASTERS_MAX];
 } hrl_round;
 

@@ -5,7 +5,10 @@
 -- sans-I/O protocol of hiredlock.core, see docs/LUA-API.md); this file only
 -- opens connections, moves bytes and waits. The waiting side (one
 -- subscriber per worker and master, whatever the number of clients,
--- requests parked on semaphores) is hiredlock/driver/listener.lua.
+-- requests parked on semaphores) is hiredlock/driver/listener.lua; a
+-- waiting acquire sends its first try after the one its worker has out for
+-- the name, if any (hiredlock/driver/first_try.lua: a stampede's winner
+-- hears its reply before the worker runs everyone else's try).
 --
 -- The contract is the one of hiredlock/driver/hiredis.lua:
 --   acquire(client_handle, name, opts) -> lock_handle | nil, err
@@ -62,6 +65,7 @@ local core = require "hiredlock.core"
 local events = require "hiredlock.events"
 local listener = require "hiredlock.driver.listener"
 local conn = require "hiredlock.driver.cosocket_conn"
+local first_try = require "hiredlock.driver.first_try"
 
 local ngx = assert(rawget(_G, "ngx"),
   "hiredlock.driver.cosocket runs under ngx_lua (OpenResty) only")
@@ -446,11 +450,17 @@ end
 
 -- Runs the begun operation to its end (the driver loop of hiredlock/proto.h).
 -- A waiting acquire registers its token with the worker's listener before
--- the round that queues it, and waits on its semaphore between tries.
-local function run(client, lock)
+-- the round that queues it, and waits on its semaphore between tries. A
+-- first try (first_try.enter's flight) lets the acquires parked behind it
+-- go once its round is over.
+local function run(client, lock, flight)
   local waiter
   while true do
     local step, a, b = lock:step()
+    if flight and step ~= "round" then
+      first_try.over(flight)
+      flight = nil
+    end
     if step == "done" then
       if waiter then
         waiter:leave()
@@ -471,6 +481,10 @@ local function run(client, lock)
         end
       end
       round(client, lock, a)
+      if flight then
+        first_try.over(flight)
+        flight = nil
+      end
     end
   end
 end
@@ -608,7 +622,14 @@ function M.acquire(client, name, opts)
   if not begun then
     return nil, err
   end
-  local acquired, aerr = run(client, lock)
+  -- A waiting acquire of a plain lock sends its first try after the one
+  -- this worker has out for the name, if any (hiredlock/driver/first_try).
+  local flight
+  local mode = opts and opts.mode
+  if timeout > 0 and (mode == nil or mode == "lock") then
+    flight = first_try.enter(name, targets_of(client), timeout)
+  end
+  local acquired, aerr = run(client, lock, flight)
   if not acquired then
     return nil, aerr
   end

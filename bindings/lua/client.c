@@ -104,6 +104,7 @@ static int client_new(lua_State *L) {
   /* The handle exists before the client, so a failing allocation cannot
    * leak the client; __gc handles a NULL client. */
   hrlua_client *c = hrlua_newuserdata(L, sizeof *c);
+  c->tag = &hrlua_client_key;
   c->client = NULL;
   c->connect_timeout_ms = o.connect_timeout_ms;
   c->timeout_ms = o.timeout_ms;

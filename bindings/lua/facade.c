@@ -34,8 +34,6 @@
 enum {
   UP_LOCK_MT = 1,
   UP_BLOCKING,
-  UP_HANDLE_MT, /* the metatables of the core's lock and client handles */
-  UP_CLIENT_MT,
   UP_ACQUIRE_THROUGH,
   UP_RELEASE_THROUGH,
   UP_DELIVER,
@@ -67,28 +65,22 @@ static void set_key(lua_State *L, int t, int key) {
   lua_rawset(L, t);
 }
 
-/* The userdata at idx when its metatable is the one at upvalue mt, else
- * NULL: hrlua_checkudata's test without its registry lookup. */
-static void *udata_of(lua_State *L, int idx, int mt) {
-  void *p = lua_touserdata(L, idx);
-  if (p == NULL || !lua_getmetatable(L, idx)) {
-    return NULL;
-  }
-  bool same = lua_rawequal(L, -1, lua_upvalueindex(mt));
-  lua_pop(L, 1);
-  return same ? p : NULL;
+/* The lock handle at idx, or NULL (hrlua_tagged). */
+static hrlua_lock *lock_at(lua_State *L, int idx) {
+  return hrlua_tagged(L, idx, &hrlua_lock_key, sizeof(hrlua_lock));
 }
 
 /* The live client handle at idx; otherwise hrlua_check_client raises. */
 static hrlua_client *check_client(lua_State *L, int idx) {
-  hrlua_client *c = udata_of(L, idx, UP_CLIENT_MT);
+  hrlua_client *c =
+      hrlua_tagged(L, idx, &hrlua_client_key, sizeof(hrlua_client));
   return c != NULL && c->client != NULL ? c : hrlua_check_client(L, idx);
 }
 
 /* The lock handle at idx that can talk to the masters; otherwise
  * hrlua_check_lock_io raises. */
 static hrlua_lock *check_lock_io(lua_State *L, int idx) {
-  hrlua_lock *lk = udata_of(L, idx, UP_HANDLE_MT);
+  hrlua_lock *lk = lock_at(L, idx);
   return lk != NULL && lk->lock != NULL && lk->owner->client != NULL
              ? lk
              : hrlua_check_lock_io(L, idx);
@@ -138,7 +130,7 @@ static int facade_acquire(lua_State *L) {
   if (spares) {
     lua_pushvalue(L, 2);
     lua_rawget(L, 5);
-    hrlua_lock *sp = udata_of(L, 6, UP_HANDLE_MT);
+    hrlua_lock *sp = lock_at(L, 6);
     if (sp != NULL && sp->anchored && hrlua_spare_fits(sp, &a)) {
       lk = sp;
     }
@@ -265,7 +257,7 @@ static int acquire_on(lua_State *L) {
   hrlua_check_acquire_args(L, check_client(L, 1), &a);
   lua_settop(L, 4);
   /* Anything but a lock handle is no spare: a new handle is made. */
-  hrlua_lock *sp = udata_of(L, 4, UP_HANDLE_MT);
+  hrlua_lock *sp = lock_at(L, 4);
   hrlua_lock *lk = NULL;
   if (sp != NULL && hrlua_spare_fits(sp, &a)) {
     lk = sp;
@@ -326,13 +318,6 @@ static int release_on(lua_State *L) {
   return 3;
 }
 
-/* Pushes the metatable of the core's lock or client handles (key: its
- * registry key). */
-static void push_metatable(lua_State *L, const char *key) {
-  lua_pushlightuserdata(L, (void *)key);
-  lua_rawget(L, LUA_REGISTRYINDEX);
-}
-
 /* core.facade(Lock, blocking, acquire_through, release_through, deliver)
  * -> acquire, release: see the top of the file. */
 static int facade_make(lua_State *L) {
@@ -342,10 +327,6 @@ static int facade_make(lua_State *L) {
   luaL_checktype(L, 4, LUA_TFUNCTION);
   luaL_checktype(L, 5, LUA_TFUNCTION);
   lua_settop(L, 5);
-  push_metatable(L, &hrlua_lock_key);
-  lua_insert(L, UP_HANDLE_MT);
-  push_metatable(L, &hrlua_client_key);
-  lua_insert(L, UP_CLIENT_MT);
   hrlua_object_metatable(L, UP_LOCK_MT, UP_BLOCKING, UP_RELEASE_THROUGH,
                          UP_DELIVER);
   for (size_t i = 0; i < sizeof key_names / sizeof key_names[0]; i++) {
@@ -362,23 +343,11 @@ static int facade_make(lua_State *L) {
   return 2;
 }
 
-/* Pushes f as a C closure whose upvalues UP_HANDLE_MT and UP_CLIENT_MT are
- * the handles' metatables (the others nil: f reads no other), so that it
- * checks its handles without a registry lookup, as the facade does. */
-static void push_on(lua_State *L, lua_CFunction f) {
-  for (int i = 1; i < UP_HANDLE_MT; i++) {
-    lua_pushnil(L);
-  }
-  push_metatable(L, &hrlua_lock_key);
-  push_metatable(L, &hrlua_client_key);
-  lua_pushcclosure(L, f, UP_CLIENT_MT);
-}
-
 void hrlua_open_facade(lua_State *L) {
   lua_pushcfunction(L, facade_make);
   lua_setfield(L, -2, "facade");
-  push_on(L, acquire_on);
+  lua_pushcfunction(L, acquire_on);
   lua_setfield(L, -2, "acquire_on");
-  push_on(L, release_on);
+  lua_pushcfunction(L, release_on);
   lua_setfield(L, -2, "release_on");
 }

@@ -39,6 +39,7 @@ typedef struct hrlua_arg {
  * connect_timeout_ms and timeout_ms are the client's options, kept for
  * drivers that open their own connections (client:master_info). */
 typedef struct hrlua_client {
+  const void *tag; /* &hrlua_client_key: see hrlua_tagged */
   hrl_client *client;
   uint32_t connect_timeout_ms;
   uint32_t timeout_ms;
@@ -56,6 +57,7 @@ typedef struct hrlua_client {
 /* A lock handle; owner stays valid as long as the lock (see above). lock is
  * NULL once the handle was finalized. */
 typedef struct hrlua_lock {
+  const void *tag; /* &hrlua_lock_key: see hrlua_tagged */
   hrl_lock *lock;
   hrlua_client *owner;
   /* A lease's renewal twin (proto.c, renew_begin): the lock belongs to the
@@ -76,6 +78,26 @@ typedef struct hrlua_lock {
  * see hrlua_newmetatable), defined in client.c and lock.c. */
 extern const char hrlua_client_key;
 extern const char hrlua_lock_key;
+
+/* The full userdata at idx when it is size bytes and its first field is
+ * tag, else NULL: the type test of the facade's cycle (facade.c,
+ * object.c), which checks a handle or object two or three times a cycle.
+ * The tag is the address of the type's registry key, which only the
+ * type's constructor writes; no other userdata can carry it (Lua code
+ * cannot write a userdata's bytes), and a light userdata or a smaller one
+ * fails on its size before its bytes are read. About a third of the
+ * metatable test's instructions (lua_getmetatable and lua_rawequal);
+ * anything it refuses goes to the full check (hrlua_check_client, ...),
+ * whose words are unchanged. */
+static inline void *hrlua_tagged(lua_State *L, int idx, const void *tag,
+                                 size_t size) {
+  void *p = lua_touserdata(L, idx);
+  if (p == NULL || hrlua_rawlen(L, idx) != size ||
+      *(const void *const *)p != tag) {
+    return NULL;
+  }
+  return p;
+}
 
 /* client.c: the live client handle at idx; raises when it is not one or was
  * finalized. */

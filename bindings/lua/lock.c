@@ -35,6 +35,7 @@ hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
                             hrl_lock_mode mode, uint32_t permits) {
   hrlua_client *c = hrlua_check_client(L, client_idx);
   hrlua_lock *lk = hrlua_newuserdata(L, sizeof *lk);
+  lk->tag = &hrlua_lock_key;
   lk->lock = NULL;
   lk->owner = c;
   lk->borrowed = false;

@@ -49,7 +49,11 @@ static const char *const member_names[] = {"name",         "token",  "fence",
                                            "fence_string", "permit", "_handle",
                                            "_client",      "_lease"};
 
+/* The objects' tag (hrlua_tagged). */
+static const char object_tag = 'O';
+
 typedef struct hrlua_object {
+  const void *tag;    /* &object_tag */
   hrlua_lock *handle; /* the anchor's HANDLE */
   uint32_t hold;      /* handle->hold when acquired */
   uint32_t permit;    /* a permit's number, 0 for any other lock */
@@ -115,6 +119,7 @@ void hrlua_object_anchor(lua_State *L, hrlua_lock *lk, int handle_idx,
 void hrlua_object_push(lua_State *L, hrlua_lock *lk, int handle_idx, int mt_idx,
                        const hrlua_acquire_args *a) {
   hrlua_object *o = hrlua_newuserdata(L, sizeof *o);
+  o->tag = &object_tag;
   o->handle = lk;
   o->hold = ++lk->hold;
   o->lease = a->lo.auto_renew;
@@ -131,13 +136,7 @@ void hrlua_object_push(lua_State *L, hrlua_lock *lk, int handle_idx, int mt_idx,
 
 /* The object at idx, or NULL. */
 static hrlua_object *to_object(lua_State *L, int idx) {
-  hrlua_object *o = lua_touserdata(L, idx);
-  if (o == NULL || !lua_getmetatable(L, idx)) {
-    return NULL;
-  }
-  bool same = lua_rawequal(L, -1, lua_upvalueindex(UP_OBJECT_MT));
-  lua_pop(L, 1);
-  return same ? o : NULL;
+  return hrlua_tagged(L, idx, &object_tag, sizeof(hrlua_object));
 }
 
 static hrlua_object *check_object(lua_State *L, int idx) {
@@ -188,8 +187,10 @@ static void push_handle(lua_State *L, const hrlua_object *o, int anchor_idx,
     }
     lua_pop(L, 1);
   }
-  /* A finalized handle (lock NULL) answers for itself: "closed". */
-  if (o->hold == o->handle->hold || o->handle->lock == NULL) {
+  /* A finalized handle (lock NULL), or one whose client was finalized (a
+   * husk can no longer be made), answers for itself: "closed". */
+  if (o->hold == o->handle->hold || o->handle->lock == NULL ||
+      o->handle->owner->client == NULL) {
     rawget_lud(L, anchor_idx, &key_handle);
   } else {
     push_husk(L, o->handle, anchor_idx, client_idx);
@@ -340,8 +341,10 @@ static int object_release(lua_State *L) {
   hrl_status st = hrl_lock_release(lk->lock);
   bool queued = hrl_client_events_pending(lk->owner->client);
   if (st == HRL_OK && lk == o->handle && o->hold == lk->hold && !o->lease) {
-    lk->hold++; /* this object is over */
-    push_husk(L, lk, 2, 3);
+    /* This object is over: from now on it answers through the client's
+     * husk, made when first asked for (push_handle), not here: a cycle
+     * that never reads the released object pays no lookup for it. */
+    lk->hold++;
     lua_pushvalue(L, lua_upvalueindex(K_SPARES));
     lua_rawget(L, 3);
     if (lua_type(L, -1) == LUA_TTABLE) {

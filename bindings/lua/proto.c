@@ -229,6 +229,7 @@ static int lock_renew_due(lua_State *L) {
 static void push_twin(lua_State *L, hrl_lock *twin) {
   hrlua_lock *lease = hrlua_check_lock(L, 1);
   hrlua_lock *t = hrlua_newuserdata(L, sizeof *t);
+  t->tag = &hrlua_lock_key;
   t->lock = twin;
   t->owner = lease->owner;
   t->mode = lease->mode;

@@ -373,6 +373,23 @@ static PyMethodDef client_methods[] = {
     {"stats", hrlpy_client_stats, METH_NOARGS,
      "stats() -> dict\n\n"
      "The client's counters since it was made (docs/OPERATING.md)."},
+    {"_lock", (PyCFunction)(void (*)(void))hrlpy_client_lock,
+     METH_FASTCALL | METH_KEYWORDS,
+     "lock(name, ttl=30, *, timeout=-1, blocking=True, auto_renew=None,\n"
+     "     max_hold=None, on_lost=None, fenced=None, sync_replicas=None,\n"
+     "     sync_aof=None, owner=None) -> Lock\n\n"
+     "A Lock on name (str or bytes), not yet held.\n\n"
+     "ttl is how long the lock lives in Redis, in seconds. timeout and\n"
+     "blocking bound the wait of a with block (-1: forever; blocking=False:\n"
+     "one attempt). auto_renew makes it a managed lease, renewed while held\n"
+     "(at most max_hold seconds; 0: no cap), and on_lost(lock) is called\n"
+     "when its hold is lost; fenced=True takes a fencing token with every\n"
+     "acquire (Lock.fence). sync_replicas=N: a master's vote for an acquire\n"
+     "or extend counts only once N of its replicas have the write (WAIT),\n"
+     "and with sync_aof=True once it is fsynced to the AOF (WAITAOF). owner\n"
+     "writes a label beside the lock with every acquire, shown by inspect()\n"
+     "and `hiredlock status` (True: this host and process id; \"%h\" and\n"
+     "\"%p\" in a label are those too). None takes the client's defaults."},
     {"_take_events", hrlpy_client_take_events, METH_NOARGS, NULL},
     {"_flush_events", hrlpy_client_flush_events, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},

@@ -46,6 +46,10 @@ typedef struct hrlpy_lost_queue {
   bool started; /* a dispatcher thread runs in this process (GIL) */
 } hrlpy_lost_queue;
 
+/* The options Client.lock and Lock._make take after their own arguments
+ * (lock_new.c). */
+#define HRLPY_MAKE_OPTIONS 6
+
 typedef struct hrlpy_state {
   PyTypeObject *client_type;
   PyTypeObject *lock_type;
@@ -63,6 +67,11 @@ typedef struct hrlpy_state {
   hrlpy_link locks;            /* live Lock objects, for after_fork */
   hrlpy_lost_queue lost;       /* on_lost callbacks to run (lost.c) */
   PyObject *event_sink;        /* hiredlock._events' emit(client) (ops.c) */
+  PyObject *lock_class;        /* what Client._lock makes: hiredlock.Lock */
+  /* The options Lock._make takes (lock_new.c), in the core table's order:
+   * their index in it, and their place among _make's options. */
+  uint8_t make_index[HRLPY_MAKE_OPTIONS];
+  uint8_t make_arg[HRLPY_MAKE_OPTIONS];
   /* What Lock._step() returns, made once (proto.c): the kinds "round" and
    * "wait" interned, and the two ends ("done", True) and ("done", False)
    * whole. Two steps per operation; fresh strings and a tuple for each
@@ -182,6 +191,14 @@ int hrlpy_wait_ms(PyObject *timeout, bool blocking, int64_t *wait_ms);
 /* client.c / lock.c */
 extern PyType_Spec hrlpy_client_spec;
 extern PyType_Spec hrlpy_lock_spec;
+/* lock_new.c: making a Lock (Lock(), Lock._make, Client._lock). */
+int hrlpy_make_options_init(hrlpy_state *st);
+PyObject *hrlpy_lock_new(PyTypeObject *type, PyObject *args, PyObject *kwds);
+PyObject *hrlpy_lock_make(PyObject *cls, PyObject *const *args,
+                          Py_ssize_t nargs);
+PyObject *hrlpy_client_lock(PyObject *op, PyObject *const *args,
+                            Py_ssize_t nargs, PyObject *kwnames);
+PyObject *hrlpy_set_lock_class(PyObject *module, PyObject *cls);
 /* lock.c: has the core call on_lost (if any) when self's hold is lost. */
 void hrlpy_lock_watch(hrlpy_lock *self);
 

@@ -15,315 +15,10 @@
 
 #include <string.h>
 
-/* Options a Lock takes by keyword besides its own arguments: the lock
- * options of the core's table (the TTL is an argument of its own). */
-static bool lock_option(const hrl_option *opt) {
-  return (opt->scope == HRL_SCOPE_LOCK ||
-          opt->scope == HRL_SCOPE_LOCK_DEFAULT) &&
-         strcmp(opt->name, "ttl") != 0;
-}
-
-/* Splits kwds into the arguments Lock() parses itself and the lock options
- * (new references in *own and *options, either may be NULL). */
-static int split_kwds(PyObject *kwds, PyObject **own, PyObject **options) {
-  static const char *const names[] = {"client",   "name",    "ttl",  "timeout",
-                                      "blocking", "on_lost", "mode", "permits"};
-  *own = NULL;
-  *options = NULL;
-  if (kwds == NULL || PyDict_GET_SIZE(kwds) == 0) {
-    return 0;
-  }
-  *own = PyDict_New();
-  *options = PyDict_Copy(kwds);
-  if (*own == NULL || *options == NULL) {
-    return -1;
-  }
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-    PyObject *v = PyDict_GetItemString(*options, names[i]);
-    if (v != NULL && (PyDict_SetItemString(*own, names[i], v) < 0 ||
-                      PyDict_DelItemString(*options, names[i]) < 0)) {
-      return -1;
-    }
-  }
-  return 0;
-}
-
-/* The most options the core's table may hold: the lock options given are
- * gathered by their index in it. */
-#define OPTIONS_MAX 64
-
-/* The lock options given (values[i] for the core table's entry i, NULL or
- * None: the client's default) into lo, in the table's order, converted and
- * checked by the core's table. */
-static int apply_lock_options(PyObject *const *values, hrl_lock_options *lo) {
-  size_t count;
-  const hrl_option *table = hrl_options_table(&count);
-  for (size_t i = 0; i < count; i++) {
-    PyObject *value = values[i];
-    if (value == NULL || value == Py_None) {
-      continue;
-    }
-    double number;
-    const char *bytes;
-    Py_ssize_t len;
-    char detail[HRL_DETAIL_MAX];
-    if (hrlpy_option_value(value, &table[i], &number, &bytes, &len) < 0) {
-      return -1;
-    }
-    hrl_status st =
-        table[i].kind == HRL_OPTION_LABEL
-            ? hrl_lock_options_set_text(lo, &table[i], bytes, (size_t)len,
-                                        detail, sizeof detail)
-            : hrl_lock_options_set(lo, &table[i], number, detail,
-                                   sizeof detail);
-    if (st != HRL_OK) {
-      hrlpy_raise_invalid("%s", detail);
-      return -1;
-    }
-  }
-  return 0;
-}
-
-/* The lock options of a keyword dict into values (by table index). */
-static int gather_lock_options(PyObject *options, PyObject **values) {
-  size_t count;
-  const hrl_option *table = hrl_options_table(&count);
-  if (count > OPTIONS_MAX) {
-    PyErr_SetString(PyExc_SystemError, "hiredlock: option table too large");
-    return -1;
-  }
-  if (options == NULL) {
-    return 0;
-  }
-  if (hrlpy_check_option_keys(options, "Lock", lock_option) < 0) {
-    return -1;
-  }
-  for (size_t i = 0; i < count; i++) {
-    values[i] = lock_option(&table[i])
-                    ? PyDict_GetItemString(options, table[i].name)
-                    : NULL;
-  }
-  return 0;
-}
-
-/* mode ("lock", "read", "write", "permit") and permits (an int, for a
- * permit alone) into *mode_out and *permits_out, checked by the core. */
-static int parse_mode(PyObject *mode, PyObject *permits,
-                      hrl_lock_mode *mode_out, uint32_t *permits_out) {
-  char detail[HRL_DETAIL_MAX];
-  *mode_out = HRL_MODE_LOCK;
-  *permits_out = 0;
-  if (mode != NULL && mode != Py_None) {
-    if (!PyUnicode_Check(mode)) {
-      PyErr_Format(PyExc_TypeError, "mode must be str, not %.100s",
-                   Py_TYPE(mode)->tp_name);
-      return -1;
-    }
-    Py_ssize_t len;
-    const char *text = PyUnicode_AsUTF8AndSize(mode, &len);
-    if (text == NULL) {
-      return -1;
-    }
-    if (hrl_lock_mode_parse(text, (size_t)len, mode_out, detail,
-                            sizeof detail) != HRL_OK) {
-      hrlpy_raise_invalid("%s", detail);
-      return -1;
-    }
-  }
-  if (permits != NULL && permits != Py_None) {
-    if (!PyLong_Check(permits) || PyBool_Check(permits)) {
-      PyErr_Format(PyExc_TypeError, "permits must be int, not %.100s",
-                   Py_TYPE(permits)->tp_name);
-      return -1;
-    }
-    double n = PyLong_AsDouble(permits);
-    if (n == -1.0 && PyErr_Occurred()) {
-      PyErr_Clear();
-      n = -1.0; /* too large for a double: out of range all the same */
-    }
-    if (hrl_lock_permits_parse(n, permits_out, detail, sizeof detail) !=
-        HRL_OK) {
-      hrlpy_raise_invalid("%s", detail);
-      return -1;
-    }
-  }
-  if (hrl_lock_mode_check(*mode_out, *permits_out, detail, sizeof detail) !=
-      HRL_OK) {
-    hrlpy_raise_invalid("%s", detail);
-    return -1;
-  }
-  return 0;
-}
-
-/* A Lock's own arguments (those not in the core's option table). */
-typedef struct lock_args {
-  PyObject *client, *name, *ttl, *timeout, *on_lost, *mode, *permits;
-  int blocking;
-} lock_args;
-
-/* Makes the Lock of type from its arguments and its lock options (values,
- * by the core table's index). */
-static PyObject *lock_build(PyTypeObject *type, const lock_args *a,
-                            PyObject *const *values) {
-  hrl_lock_mode lock_mode = HRL_MODE_LOCK;
-  uint32_t lock_permits = 0;
-  PyObject *on_lost = a->on_lost;
-  if (on_lost != Py_None && !PyCallable_Check(on_lost)) {
-    return PyErr_Format(PyExc_TypeError,
-                        "on_lost must be callable or None, not %.100s",
-                        Py_TYPE(on_lost)->tp_name);
-  }
-  hrlpy_state *st = hrlpy_state_of_type(type);
-  if (st == NULL) {
-    return NULL;
-  }
-  PyObject *client = a->client;
-  if (!PyObject_TypeCheck(client, st->client_type)) {
-    return PyErr_Format(PyExc_TypeError,
-                        "client must be a hiredlock.Client, not %.100s",
-                        Py_TYPE(client)->tp_name);
-  }
-  hrl_client *core_client = ((hrlpy_client *)client)->client;
-  const char *data;
-  Py_ssize_t len;
-  if (hrlpy_bytes_view(a->name, "name", &data, &len) < 0) {
-    return NULL;
-  }
-  hrl_lock_options lo;
-  hrl_lock_options_init(core_client, &lo);
-  lo.ttl_ms = (uint32_t)st->ttl->def;
-  int64_t ttl_ms, wait_ms;
-  if (a->ttl != NULL) {
-    if (hrlpy_ttl_ms(a->ttl, core_client, &ttl_ms) < 0) {
-      return NULL;
-    }
-    lo.ttl_ms = (uint32_t)ttl_ms;
-  }
-  if (hrlpy_wait_ms(a->timeout, a->blocking, &wait_ms) < 0 ||
-      apply_lock_options(values, &lo) < 0 ||
-      parse_mode(a->mode, a->permits, &lock_mode, &lock_permits) < 0) {
-    return NULL;
-  }
-  if (on_lost != Py_None && !lo.auto_renew) {
-    return hrlpy_raise_invalid("on_lost needs auto_renew=True");
-  }
-  hrlpy_lock *self = (hrlpy_lock *)type->tp_alloc(type, 0);
-  if (self == NULL) {
-    return NULL;
-  }
-  self->state = st;
-  self->with_wait_ms = wait_ms;
-  self->with_blocking = a->blocking;
-  if (hrlpy_gate_init(self) < 0) {
-    Py_DECREF(self);
-    return NULL;
-  }
-  char detail[HRL_DETAIL_MAX];
-  hrl_status rc =
-      hrl_lock_new_mode(core_client, data, (size_t)len, &lo, lock_mode,
-                        lock_permits, &self->lock, detail, sizeof detail);
-  if (rc != HRL_OK) {
-    Py_DECREF(self);
-    return hrlpy_raise_status(st, rc, detail);
-  }
-  self->client = (hrlpy_client *)Py_NewRef(client);
-  self->name = Py_NewRef(a->name);
-  self->ttl_ms = lo.ttl_ms;
-  self->lease = lo.auto_renew;
-  self->mode = lock_mode;
-  self->permits = lock_permits;
-  if (on_lost != Py_None) {
-    self->on_lost = Py_NewRef(on_lost);
-    hrlpy_lock_watch(self);
-  }
-  hrlpy_link_add(&st->locks, &self->link);
-  return (PyObject *)self;
-}
-
-static PyObject *lock_make(PyTypeObject *type, PyObject *args, PyObject *kwds,
-                           PyObject *options) {
-  static char *kwlist[] = {"client",  "name", "ttl",     "timeout", "blocking",
-                           "on_lost", "mode", "permits", NULL};
-  lock_args a = {.on_lost = Py_None, .blocking = 1};
-  if (!PyArg_ParseTupleAndKeywords(
-          args, kwds, "OO|O$OpOOO:Lock", kwlist, &a.client, &a.name, &a.ttl,
-          &a.timeout, &a.blocking, &a.on_lost, &a.mode, &a.permits)) {
-    return NULL;
-  }
-  PyObject *values[OPTIONS_MAX] = {NULL};
-  if (gather_lock_options(options, values) < 0) {
-    return NULL;
-  }
-  return lock_build(type, &a, values);
-}
-
-/* The options Lock._make takes, after client, name, ttl, timeout, blocking
- * and on_lost: Client.lock's keywords, in its order. */
-static const char *const make_options[] = {
-    "auto_renew", "max_hold", "sync_replicas", "sync_aof", "fenced", "owner",
-};
-#define MAKE_OPTIONS (sizeof make_options / sizeof make_options[0])
-
-/* Lock._make(client, name, ttl, timeout, blocking, on_lost, auto_renew,
- * max_hold, sync_replicas, sync_aof, fenced, owner), a classmethod: what
- * Client.lock() calls, every argument by position. A `with client.lock(name):`
- * makes a Lock per block, and the keyword call of Lock() builds and splits
- * dicts of the keywords first (most of a cycle's cost); here nothing is
- * built and an option left None costs one comparison. The same checks and
- * messages as Lock(). */
-static PyObject *lock_make_fast(PyObject *cls, PyObject *const *args,
-                                Py_ssize_t nargs) {
-  if (nargs != 6 + (Py_ssize_t)MAKE_OPTIONS) {
-    return PyErr_Format(PyExc_TypeError,
-                        "_make() takes exactly %d arguments (%zd given)",
-                        (int)(6 + MAKE_OPTIONS), nargs);
-  }
-  lock_args a = {.client = args[0],
-                 .name = args[1],
-                 .ttl = args[2],
-                 .timeout = args[3],
-                 .on_lost = args[5]};
-  a.blocking = PyObject_IsTrue(args[4]);
-  if (a.blocking < 0) {
-    return NULL;
-  }
-  PyObject *values[OPTIONS_MAX] = {NULL};
-  size_t count;
-  const hrl_option *table = hrl_options_table(&count);
-  for (size_t i = 0; i < MAKE_OPTIONS; i++) {
-    PyObject *value = args[6 + i];
-    if (value == Py_None) {
-      continue;
-    }
-    const hrl_option *opt = hrl_option_find(make_options[i]);
-    if (opt == NULL || (size_t)(opt - table) >= count ||
-        (size_t)(opt - table) >= OPTIONS_MAX) {
-      PyErr_Format(PyExc_SystemError, "hiredlock: no option %s",
-                   make_options[i]);
-      return NULL;
-    }
-    values[opt - table] = value;
-  }
-  return lock_build((PyTypeObject *)cls, &a, values);
-}
-
 void hrlpy_lock_watch(hrlpy_lock *self) {
   if (self->on_lost != NULL) {
     hrl_lock_on_lost(self->lock, hrlpy_lost_post, self);
   }
-}
-
-/* Lock(client, name, ttl=30, *, timeout=-1, blocking=True, **options):
- * the options are the lock options of the core's table. */
-static PyObject *lock_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-  PyObject *own = NULL, *options = NULL;
-  PyObject *self = NULL;
-  if (split_kwds(kwds, &own, &options) == 0) {
-    self = lock_make(type, args, own, options);
-  }
-  Py_XDECREF(own);
-  Py_XDECREF(options);
-  return self;
 }
 
 static int lock_traverse(PyObject *op, visitproc visit, void *arg) {
@@ -371,6 +66,40 @@ static void lock_dealloc(PyObject *op) {
   type->tp_free(op);
   Py_DECREF(type);
 }
+
+/* Whether the calling thread is the only one that can want the GIL: one
+ * interpreter with one thread state (a threading.Thread, an executor's
+ * worker, the on_lost dispatcher, a C thread that called
+ * PyGILState_Ensure once: each has one of its own). Then a core call whose
+ * length its reply deadlines bound (an attempt without a wait, a release,
+ * an extend) keeps the GIL: releasing and retaking it was the largest
+ * cost the binding added to a cycle (about 700 instructions per cycle
+ * through the GIL's mutex and condition variable), and nobody could have
+ * used it meanwhile. A thread appearing during the call (a C thread's
+ * first PyGILState_Ensure) waits for it, as it would for any Python
+ * code; a wait (acquire with a timeout) always releases it, since its
+ * length is the caller's. */
+static bool only_thread(void) {
+  PyInterpreterState *interp = PyInterpreterState_Head();
+  if (PyInterpreterState_Next(interp) != NULL) {
+    return false;
+  }
+  PyThreadState *head = PyInterpreterState_ThreadHead(interp);
+  return head != NULL && PyThreadState_Next(head) == NULL;
+}
+
+/* The core call `call` (a statement setting status), with the GIL
+ * released unless only_thread() says nobody could use it. */
+#define BOUNDED_CALL(call)                                                     \
+  do {                                                                         \
+    if (only_thread()) {                                                       \
+      call;                                                                    \
+    } else {                                                                   \
+      Py_BEGIN_ALLOW_THREADS;                                                  \
+      call;                                                                    \
+      Py_END_ALLOW_THREADS;                                                    \
+    }                                                                          \
+  } while (0)
 
 /* The core's cancel callback: while an acquire waits (at least every
  * 50 ms), take the GIL for a moment and run the signal handlers. */
@@ -443,10 +172,14 @@ static PyObject *acquire_with(hrlpy_lock *self, int64_t wait_ms) {
     wait_ms = left > 0 ? (left + 999) / 1000 : 0;
   }
   hrl_status status;
-  hrl_cancel_fn cancel = wait_ms != 0 ? cancel_on_signal : NULL;
-  Py_BEGIN_ALLOW_THREADS;
-  status = hrl_lock_acquire_cancellable(self->lock, wait_ms, cancel, NULL);
-  Py_END_ALLOW_THREADS;
+  if (wait_ms == 0) {
+    BOUNDED_CALL(status = hrl_lock_acquire(self->lock, 0));
+  } else {
+    Py_BEGIN_ALLOW_THREADS;
+    status = hrl_lock_acquire_cancellable(self->lock, wait_ms, cancel_on_signal,
+                                          NULL);
+    Py_END_ALLOW_THREADS;
+  }
   if (status == HRL_OK && interrupted(self)) {
     hrlpy_gate_leave(self);
     return NULL;
@@ -610,9 +343,7 @@ static PyObject *lock_release(PyObject *op, PyObject *unused) {
     return NULL;
   }
   hrl_status status;
-  Py_BEGIN_ALLOW_THREADS;
-  status = hrl_lock_release(self->lock);
-  Py_END_ALLOW_THREADS;
+  BOUNDED_CALL(status = hrl_lock_release(self->lock));
   if (status != HRL_OK) {
     return finish(self, status);
   }
@@ -638,9 +369,7 @@ static PyObject *lock_extend(PyObject *op, PyObject *const *args,
     return NULL;
   }
   hrl_status status;
-  Py_BEGIN_ALLOW_THREADS;
-  status = hrl_lock_extend(self->lock, (uint32_t)ttl_ms);
-  Py_END_ALLOW_THREADS;
+  BOUNDED_CALL(status = hrl_lock_extend(self->lock, (uint32_t)ttl_ms));
   if (status != HRL_OK) {
     return finish(self, status);
   }
@@ -814,7 +543,7 @@ static PyMethodDef lock_methods[] = {
      "Release the lock; a release that fails raises, unless the block\n"
      "raised already (then the block's exception gets a note)."},
     {"_not_acquired", lock_not_acquired, METH_NOARGS, NULL},
-    {"_make", (PyCFunction)(void (*)(void))lock_make_fast,
+    {"_make", (PyCFunction)(void (*)(void))hrlpy_lock_make,
      METH_FASTCALL | METH_CLASS, NULL},
     {"locked", lock_locked, METH_NOARGS,
      "locked() -> bool\n\n"
@@ -903,7 +632,7 @@ static PyType_Slot lock_slots[] = {
      "None: the client's default. mode \"read\" or \"write\": a hold of\n"
      "the read-write lock name; \"permit\": a permit of the semaphore\n"
      "name with `permits` permits."},
-    {Py_tp_new, lock_new},
+    {Py_tp_new, hrlpy_lock_new},
     {Py_tp_dealloc, lock_dealloc},
     {Py_tp_traverse, lock_traverse},
     {Py_tp_clear, lock_clear},

@@ -82,6 +82,9 @@ static int add_options(PyObject *module) {
 static int core_exec(PyObject *module) {
   hrlpy_state *st = PyModule_GetState(module);
   st->ttl = hrl_option_find("ttl");
+  if (hrlpy_make_options_init(st) < 0) {
+    return -1;
+  }
   hrlpy_link_init(&st->clients);
   hrlpy_link_init(&st->locks);
   if (hrlpy_lost_init(&st->lost) < 0) {
@@ -139,6 +142,7 @@ static int core_traverse(PyObject *module, visitproc visit, void *arg) {
   Py_VISIT(st->connection_error);
   Py_VISIT(st->permission_denied);
   Py_VISIT(st->event_sink);
+  Py_VISIT(st->lock_class);
   Py_VISIT(st->step_round);
   Py_VISIT(st->step_wait);
   Py_VISIT(st->step_done_true);
@@ -159,6 +163,7 @@ static int core_clear(PyObject *module) {
   Py_CLEAR(st->connection_error);
   Py_CLEAR(st->permission_denied);
   Py_CLEAR(st->event_sink);
+  Py_CLEAR(st->lock_class);
   Py_CLEAR(st->step_round);
   Py_CLEAR(st->step_wait);
   Py_CLEAR(st->step_done_true);
@@ -183,6 +188,8 @@ static PyMethodDef core_functions[] = {
     {"_set_event_sink", hrlpy_set_event_sink, METH_O,
      "Set the callable events are handed to, emit(client) (hiredlock._events "
      "sets it: it logs them)."},
+    {"_set_lock_class", hrlpy_set_lock_class, METH_O,
+     "Set the class Client.lock makes (hiredlock._lock sets hiredlock.Lock)."},
     {"_after_fork_in_child", hrlpy_after_fork_in_child, METH_NOARGS,
      "Reset every client and lock in a forked child (registered with "
      "os.register_at_fork)."},

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 
 from . import _core, _from_redis
 from ._holds import RWLock, SyncSemaphore
@@ -72,54 +72,48 @@ class Client(_core.Client):
                 )
         return cls(redis, **options)
 
-    def lock(
-        self,
-        name: Name,
-        ttl: float = DEFAULT_TTL,
-        *,
-        timeout: float = -1,
-        blocking: bool = True,
-        auto_renew: bool | None = None,
-        max_hold: float | None = None,
-        on_lost: OnLost = None,
-        fenced: bool | None = None,
-        sync_replicas: int | None = None,
-        sync_aof: bool | None = None,
-        owner: str | bool | None = None,
-    ) -> Lock:
-        """A :class:`Lock` on ``name`` (str or bytes), not yet held.
+    if TYPE_CHECKING:
 
-        ``ttl`` is how long the lock lives in Redis, in seconds. ``timeout``
-        and ``blocking`` bound the wait of a ``with`` block (-1: forever;
-        ``blocking=False``: one attempt). ``auto_renew`` makes it a managed
-        lease, renewed while held (at most ``max_hold`` seconds; 0: no cap),
-        and ``on_lost(lock)`` is called when its hold is lost; ``fenced=True``
-        takes a fencing token with every acquire (:attr:`Lock.fence`).
-        ``sync_replicas=N``: a master's vote for an acquire or extend counts
-        only once N of its replicas have the write (``WAIT``), and with
-        ``sync_aof=True`` once it is fsynced to the AOF (``WAITAOF``).
-        ``owner`` writes a label beside the lock with every acquire, shown
-        by :meth:`inspect` and ``hiredlock status`` (``True``: this host and
-        process id; ``"%h"`` and ``"%p"`` in a label are those too).
-        ``None`` takes the client's defaults.
-        """
-        # Every argument by position: a `with client.lock(name):` makes a
-        # Lock per block, and Lock(...)'s keywords would cost more than
-        # the acquire itself (the same checks, see _core.Lock._make).
-        return Lock._make(
+        def lock(
             self,
-            name,
-            ttl,
-            timeout,
-            blocking,
-            on_lost,
-            auto_renew,
-            max_hold,
-            sync_replicas,
-            sync_aof,
-            fenced,
-            owner,
-        )
+            name: Name,
+            ttl: float = DEFAULT_TTL,
+            *,
+            timeout: float = -1,
+            blocking: bool = True,
+            auto_renew: bool | None = None,
+            max_hold: float | None = None,
+            on_lost: OnLost = None,
+            fenced: bool | None = None,
+            sync_replicas: int | None = None,
+            sync_aof: bool | None = None,
+            owner: str | bool | None = None,
+        ) -> Lock:
+            """A :class:`Lock` on ``name`` (str or bytes), not yet held.
+
+            ``ttl`` is how long the lock lives in Redis, in seconds. ``timeout``
+            and ``blocking`` bound the wait of a ``with`` block (-1: forever;
+            ``blocking=False``: one attempt). ``auto_renew`` makes it a managed
+            lease, renewed while held (at most ``max_hold`` seconds; 0: no cap),
+            and ``on_lost(lock)`` is called when its hold is lost; ``fenced=True``
+            takes a fencing token with every acquire (:attr:`Lock.fence`).
+            ``sync_replicas=N``: a master's vote for an acquire or extend counts
+            only once N of its replicas have the write (``WAIT``), and with
+            ``sync_aof=True`` once it is fsynced to the AOF (``WAITAOF``).
+            ``owner`` writes a label beside the lock with every acquire, shown
+            by :meth:`inspect` and ``hiredlock status`` (``True``: this host and
+            process id; ``"%h"`` and ``"%p"`` in a label are those too).
+            ``None`` takes the client's defaults.
+            """
+
+            ...
+
+    else:
+        # Client.lock is C (_core.Client._lock, making the class
+        # _lock registered): a `with client.lock(name):` makes a Lock per
+        # block, and a Python frame with ten keyword defaults cost more
+        # than the Lock itself.
+        lock = _core.Client._lock
 
     def rwlock(
         self,

@@ -71,6 +71,10 @@ class Lock(_core.Lock):
         )
 
 
+# What Client.lock (C: _core.Client._lock) makes.
+_core._set_lock_class(Lock)
+
+
 def exit_error(
     name: object, exc: BaseException | None, failure: Exception
 ) -> BaseException | None:

@@ -252,3 +252,46 @@ def test_default_client_from_the_environment(servers, name, monkeypatch):
         assert hiredlock.default_client().masters == ("127.0.0.1:6379",)
     finally:
         hiredlock.set_default_client(None)
+
+
+def test_client_lock_passes_every_argument_to_the_lock(servers, client, name):
+    # Client.lock is C (_core.Client._lock): each argument, by position or
+    # keyword, must reach the Lock as Lock(...) takes it, and one given
+    # wrong must be named in the error.
+    lk = client.lock(name, 7, blocking=False, fenced=True)
+    assert type(lk) is hiredlock.Lock and lk.client is client and lk.name == name
+    assert (lk.ttl, lk.timeout, lk.blocking) == (7.0, -1.0, False)
+    assert lk.fence_key is not None and not lk.auto_renew
+    assert client.lock(name, timeout=2.5).timeout == 2.5
+
+    def lost(lock):
+        pass
+
+    lease = client.lock(name, auto_renew=True, max_hold=60, on_lost=lost)
+    assert lease.auto_renew and lease.on_lost is lost
+    assert client.lock(name, fenced=False).fence_key is None
+    owned = client.lock(name, owner="cron %p", sync_replicas=0, sync_aof=False)
+    assert owned.acquire(blocking=False)
+    assert client.inspect(name).owner.startswith("cron ")
+    owned.release()
+    for kw, error in [
+        ({"max_hold": -1}, "max_hold"),
+        ({"sync_replicas": 101}, "sync_replicas"),
+        ({"sync_aof": 2}, "sync_aof"),
+        ({"owner": 5}, "owner"),
+        ({"fenced": "yes"}, "fenced"),
+        ({"auto_renew": 1}, "auto_renew"),
+        ({"on_lost": lost}, "on_lost needs auto_renew"),
+        ({"on_lost": 5}, "on_lost must be callable"),
+        ({"timeout": "1"}, "timeout"),
+    ]:
+        with pytest.raises((TypeError, ValueError), match=error):
+            client.lock(name, **kw)
+    with pytest.raises(TypeError, match=r"lock\(\) missing 1 required positional"):
+        client.lock()
+    with pytest.raises(TypeError, match=r"lock\(\) takes .* positional"):
+        client.lock(name, 5, 1)
+    with pytest.raises(TypeError, match="multiple values for argument 'ttl'"):
+        client.lock(name, 5, ttl=6)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'ttl_ms'"):
+        client.lock(name, ttl_ms=5)

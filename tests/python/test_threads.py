@@ -145,3 +145,44 @@ def test_network_waits_release_the_gil(client, name):
         t.join()
     holder.release()
     assert counted[0] > 10000  # the other thread ran during the wait
+
+
+def test_calls_without_a_wait_release_the_gil_when_other_threads_run(fresh5, name):
+    # A process with one thread keeps the GIL through an attempt, a release
+    # or an extend (nobody could take it; lock.c only_thread); with a
+    # second thread it is released as always: here a paused master makes
+    # each call last a per-master timeout, and the other thread must run
+    # meanwhile.
+    t = 0.3
+    c = hiredlock.Client(fresh5.urls[0], connect_timeout=1.0, timeout=t)
+    lk = c.lock(name, ttl=10)
+    assert lk.acquire(blocking=False)  # connected before the pause
+    box = [0]
+    ran: list[int] = []
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            box[0] += 1
+
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    before = box[0]
+    time.sleep(t)  # what the spinner does in t with the GIL free
+    free = box[0] - before
+    fresh5.pause(1)
+    try:
+        for call in (lk.extend, lk.release, lambda: lk.acquire(False)):
+            before = box[0]
+            start = time.monotonic()
+            with pytest.raises(hiredlock.ConnectionError):
+                call()
+            assert time.monotonic() - start >= t - 0.01
+            ran.append(box[0] - before)
+    finally:
+        fresh5.resume(1)
+        stop.set()
+        spinner.join()
+    # Holding the GIL through a call lets the spinner run one switch
+    # interval (5 ms) of the 0.3 s at most.
+    assert min(ran) > free / 4, (free, ran)

@@ -179,7 +179,10 @@ for _, driver in ipairs({ "hiredis", "luasocket" }) do
       local launcher, dir = fixture.launcher, fx.dir
       os.execute(("(sleep 1.5; '%s' migrate '%s' %d %d keys; '%s' migrate '%s' %d %d end)"
         .. " >/dev/null 2>&1 &"):format(launcher, dir, slot, to, launcher, dir, slot, to))
-      ok, lock, err = pcall(waiter.acquire, waiter, name, { timeout = 5, fenced = true })
+      -- Waits as long as the migration's end takes to come (the two
+      -- launcher calls behind the sleep take seconds on a loaded machine,
+      -- and 5 s was too short): before, a server error came at once.
+      ok, lock, err = pcall(waiter.acquire, waiter, name, { timeout = 30, fenced = true })
       took = system.monotime() - t0
       for _ = 1, 200 do -- the migration's end, done in the background
         if select(2, fx:slot(name)) == to then

@@ -31,10 +31,12 @@ def sibling(name: str, suffix: str) -> str:
     return f"{name}{{{name}}}{suffix}"
 
 
-def build(servers: Servers, i: int, name: str) -> None:
+def build(servers: Servers, i: int, name: str) -> tuple[float, float]:
     """On master i: the holder with its label, the fence counter at 7, and
     three waiters queued 3, 2 and 1 s ago whose entries live 5, 4 and 3 s
-    more, the first two labelled (as their tries write them)."""
+    more, the first two labelled (as their tries write them). Returns the
+    instants (wall clock, s) those are counted from: the arrival's and the
+    master's TIME."""
     r = servers.redis(i)
     r.set(name, HOLDER, px=20000)
     r.set(sibling(name, ":owner:") + HOLDER, "web-1:4242", px=20000)
@@ -51,6 +53,7 @@ def build(servers: Servers, i: int, name: str) -> None:
         )
     r.set(sibling(name, ":owner:") + WAITERS[0], "worker-1", px=20000)
     r.set(sibling(name, ":owner:") + WAITERS[1], "worker-2", px=20000)
+    return arrival / 1e6, now_ms / 1e3
 
 
 @pytest.fixture
@@ -58,15 +61,19 @@ def state():
     """Three masters with the state built on each, the third one killed."""
     servers = Servers(3)
     try:
-        for i in (1, 2, 3):
-            build(servers, i, "jobs:reindex")
+        servers.built = [build(servers, i, "jobs:reindex") for i in (1, 2, 3)]
         servers.kill(3)
         yield servers
     finally:
         servers.stop(check=False)
 
 
-def check(ins: hiredlock.Inspection, servers: Servers) -> None:
+def check(
+    ins: hiredlock.Inspection, servers: Servers, before: float, after: float
+) -> None:
+    """before, after: the wall clock around the inspection, which ages the
+    waiters by as much as it came after the state was built (a loaded
+    machine takes seconds to kill a server)."""
     assert ins.name == "jobs:reindex"
     assert (ins.state, ins.held) == ("held", True)
     assert (ins.quorum, ins.answered, ins.holding) == (2, 2, 2)
@@ -86,9 +93,12 @@ def check(ins: hiredlock.Inspection, servers: Servers) -> None:
         assert 19.0 < m.ttl <= 20.0
         assert [w.token for w in m.waiters] == [t[:8] for t in WAITERS]
         assert [w.owner for w in m.waiters] == ["worker-1", "worker-2", None]
-        for k, w in enumerate(m.waiters):
-            assert w.age == pytest.approx(3 - k, abs=0.4)
-            assert w.lease == pytest.approx(5 - k, abs=0.4)
+    for (arrival, now), m in zip(servers.built, ins.masters[:2]):
+        for k, w in enumerate(m.waiters):  # to the ms both ways
+            assert before - arrival - 0.002 <= w.age - (3 - k)
+            assert w.age - (3 - k) <= after - arrival + 0.002
+            assert now - after - 0.002 <= w.lease - (5 - k)
+            assert w.lease - (5 - k) <= now - before + 0.002
     down = ins.masters[2]
     assert (down.ok, down.present, down.token, down.ttl) == (False, False, None, None)
     assert down.error.startswith("connection failed: ")
@@ -96,7 +106,9 @@ def check(ins: hiredlock.Inspection, servers: Servers) -> None:
 
 def test_sync_client_reads_the_state(state):
     client = hiredlock.Client(state.urls, **TOLERANT)
-    check(client.inspect("jobs:reindex"), state)
+    before = time.time()
+    ins = client.inspect("jobs:reindex")
+    check(ins, state, before, time.time())
     assert client.stats()["inspections"] == 1
     assert client.inspect(b"nobody").state == "free"
     state.redis(2).delete("jobs:reindex")
@@ -112,7 +124,9 @@ def test_sync_client_reads_the_state(state):
 @pytest.mark.asyncio
 async def test_asyncio_client_reads_the_same(state):
     async with hiredlock.asyncio.Client(state.urls, **TOLERANT) as client:
-        check(await client.inspect("jobs:reindex"), state)
+        before = time.time()
+        ins = await client.inspect("jobs:reindex")
+        check(ins, state, before, time.time())
         assert client.stats()["inspections"] == 1
 
 

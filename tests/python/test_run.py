@@ -181,12 +181,15 @@ def test_max_hold_stops_the_command(servers5, name):
 
 
 def test_max_hold_shorter_than_the_ttl_stops_the_command(servers5, name):
-    """--max-hold 1 with the default --ttl 30: stopped after 1 s, not 30."""
+    """--max-hold 1 with the default --ttl 30: stopped after 1 s, not 30.
+    The lease is renewed, so without max_hold the command would run its
+    30 s: bounded by that, not by a figure a loaded machine's process
+    starts can pass."""
     start = time.monotonic()
     proc = hiredlock_run(servers5, "--max-hold", "1", name, "--", "sleep", "30")
     code, _, err = finish(proc)
     assert code == 75
-    assert time.monotonic() - start < 1 + 3
+    assert 1 <= time.monotonic() - start < 30 / 2
     assert "lost: max_hold reached" in err
     assert servers5.count(name) == 0
 

@@ -66,6 +66,13 @@ def pytest_configure(config):
             f"redis-py {redis.__version__} from {redis.__file__} is imported, "
             f"not the sdist's {want} (from {here})"
         )
+    # Deadlines for a loaded machine (those of tests/fixtures' TOLERANT):
+    # these tests judge redis-py's Lock semantics, not per-master deadlines,
+    # and hiredlock's 50 ms default, which their clients' settings leave in
+    # place, missed under load (the asyncio ones through AsyncLock).
+    import hiredlock.redis_py
+
+    hiredlock.redis_py.configure(connect_timeout=1.0, timeout=0.5)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -167,7 +167,10 @@ typedef struct hrl_event_record {
 
 /**
  * Queues client's events, up to capacity (at least 1) of them; more are
- * dropped and counted until some are taken. posted (may be NULL) is
+ * dropped and counted until some are taken. The queue takes its room as
+ * events come, not up front (an event that finds no memory is dropped and
+ * counted the same way), so a client made per request costs no more for
+ * it. The first call's capacity holds. posted (may be NULL) is
  * called with user_data after each event is queued, in the thread that
  * reported it, with no mutex held: to wake the taker, no more. Replaces
  * hrl_client_on_event's callback. HRL_ENOMEM.

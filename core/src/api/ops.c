@@ -10,9 +10,11 @@
 #include "proto/detail.h"
 
 struct hrl_event_queue {
-  pthread_mutex_t mu; /* held for a copy, never across a callback */
-  hrl_event_record *ring;
-  size_t capacity, first, count;
+  pthread_mutex_t mu;     /* held for a copy, never across a callback */
+  hrl_event_record *ring; /* NULL until the first event */
+  size_t size;            /* records in ring */
+  size_t capacity;        /* records it may grow to */
+  size_t first, count;
   uint64_t dropped;
   int pending; /* count, for a read without the mutex */
   void (*posted)(void *);
@@ -39,16 +41,51 @@ static void fix_pointers(hrl_event_record *r) {
   r->ev.detail = r->detail;
 }
 
+/* The ring's first size, in records: what a burst of events on a few
+ * masters (down, then back) takes without growing again. */
+#define RING_FIRST 8
+
+/* Room for one more record. The ring grows as events come (doubling, up to
+ * the capacity asked for), not when the queue is made: the bindings make
+ * a client per request (the nginx cosocket driver, per hiredlock.new),
+ * and most never see an event; a ring of the bindings' 256 records
+ * (344 KiB) per client was mmap'd, zeroed and unmapped each time. An
+ * allocation that fails drops the event, counted like one the queue had
+ * no room for. */
+static bool make_room(struct hrl_event_queue *q) {
+  if (q->count < q->size) {
+    return true;
+  }
+  if (q->size == q->capacity) {
+    return false;
+  }
+  size_t size = q->size == 0 ? RING_FIRST : q->size * 2;
+  size = size < q->capacity ? size : q->capacity;
+  hrl_event_record *ring = calloc(size, sizeof *ring);
+  if (ring == NULL) {
+    return false;
+  }
+  for (size_t k = 0; k < q->count; k++) {
+    ring[k] = q->ring[(q->first + k) % q->size];
+    fix_pointers(&ring[k]);
+  }
+  free(q->ring);
+  q->ring = ring;
+  q->size = size;
+  q->first = 0;
+  return true;
+}
+
 /* The core's callback when events are queued: a copy into the ring. */
 static void queue_event(const hrl_event *ev, void *ud) {
   struct hrl_event_queue *q = ud;
   pthread_mutex_lock(&q->mu);
-  if (q->count == q->capacity) {
+  if (!make_room(q)) {
     q->dropped++;
     pthread_mutex_unlock(&q->mu);
     return;
   }
-  hrl_event_record *r = &q->ring[(q->first + q->count) % q->capacity];
+  hrl_event_record *r = &q->ring[(q->first + q->count) % q->size];
   r->ev = *ev;
   if (ev->name != NULL) {
     size_t n = ev->name_len < sizeof r->name ? ev->name_len : sizeof r->name;
@@ -80,15 +117,9 @@ hrl_status hrl_client_queue_events(hrl_client *c, size_t capacity,
     }
     c->events = q;
   }
-  capacity = capacity > 0 ? capacity : 1;
   pthread_mutex_lock(&q->mu);
-  if (q->ring == NULL) {
-    q->ring = calloc(capacity, sizeof *q->ring);
-    if (q->ring == NULL) {
-      pthread_mutex_unlock(&q->mu);
-      return HRL_ENOMEM;
-    }
-    q->capacity = capacity;
+  if (q->capacity == 0) { /* the first call's capacity, as before */
+    q->capacity = capacity > 0 ? capacity : 1;
   }
   q->posted = posted;
   q->posted_ud = ud;
@@ -116,7 +147,7 @@ size_t hrl_client_take_events(hrl_client *c, hrl_event_record *out, size_t max,
   for (; n < max && q->count > 0; n++) {
     out[n] = q->ring[q->first];
     fix_pointers(&out[n]);
-    q->first = (q->first + 1) % q->capacity;
+    q->first = (q->first + 1) % q->size;
     q->count--;
   }
   if (dropped != NULL) {

@@ -34,8 +34,6 @@
  *   lock:fail(i, why, message)     -> "redirect" (a cluster: send to
  *                                     lock:target(i)) | the master's result
  *   lock:missed(i, message)        -> bytes to send too | nil
- *   lock:connect_ms()              -> a new connection's bound in this
- *                                     round (hrl_proto_connect_ms)
  *   client:handshake(i)            -> bytes ("" when none), replies
  *   client:handshake_reply(i, k, kind, value) -> result, message
  *   client:master_info(i)          -> {host, port | path, db, label,
@@ -419,15 +417,6 @@ static int core_now(lua_State *L) {
   return 1;
 }
 
-/* lock:connect_ms() -> integer: how long the round may wait for a master
- * whose connection it opens (hrl_proto_connect_ms; the driver takes the
- * larger of it and the round's timeout). */
-static int lock_connect_ms(lua_State *L) {
-  hrlua_lock *lk = hrlua_check_lock_io(L, 1);
-  lua_pushinteger(L, (lua_Integer)hrl_proto_connect_ms(lk->lock));
-  return 1;
-}
-
 void hrlua_open_proto(lua_State *L) {
   static const luaL_Reg lock_methods[] = {{"begin", lock_begin},
                                           {"step", lock_step},
@@ -436,7 +425,6 @@ void hrlua_open_proto(lua_State *L) {
                                           {"fail", lock_fail},
                                           {"missed", lock_missed},
                                           {"skippable", lock_skippable},
-                                          {"connect_ms", lock_connect_ms},
                                           {"client", lock_client},
                                           {"target", lock_target},
                                           {"renew_due", lock_renew_due},

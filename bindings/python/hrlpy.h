@@ -245,7 +245,6 @@ PyObject *hrlpy_step(PyObject *op, PyObject *unused);
 PyObject *hrlpy_fail(PyObject *op, PyObject *const *args, Py_ssize_t nargs);
 PyObject *hrlpy_missed(PyObject *op, PyObject *const *args, Py_ssize_t nargs);
 PyObject *hrlpy_skippable(PyObject *op, PyObject *arg);
-PyObject *hrlpy_connect_ms(PyObject *op, PyObject *unused);
 PyObject *hrlpy_cancel(PyObject *op, PyObject *unused);
 PyObject *hrlpy_waiter(PyObject *op, PyObject *unused);
 PyObject *hrlpy_notified(PyObject *op, PyObject *arg);

@@ -558,7 +558,6 @@ static PyMethodDef lock_methods[] = {
     {"_fail", (PyCFunction)(void (*)(void))hrlpy_fail, METH_FASTCALL, NULL},
     {"_missed", (PyCFunction)(void (*)(void))hrlpy_missed, METH_FASTCALL, NULL},
     {"_skippable", hrlpy_skippable, METH_O, NULL},
-    {"_connect_ms", hrlpy_connect_ms, METH_NOARGS, NULL},
     {"_cancel", hrlpy_cancel, METH_NOARGS, NULL},
     {"_waiter", hrlpy_waiter, METH_NOARGS, NULL},
     {"_notified", hrlpy_notified, METH_O, NULL},

@@ -21,8 +21,6 @@
  *   lock._missed(i, message)           master i missed the deadline before
  *                                      its command went out (connecting)
  *   lock._skippable(i)                 -> bool (hrl_proto_skippable)
- *   lock._connect_ms()                 -> int: a new connection's bound in
- *                                         this round (hrl_proto_connect_ms)
  *   lock._cancel()                     ends an acquire between attempts
  *   lock._renew_in()                   -> seconds until the lease's next
  *                                         renewal is due | None
@@ -245,12 +243,6 @@ PyObject *hrlpy_skippable(PyObject *op, PyObject *arg) {
     return NULL;
   }
   return PyBool_FromLong(hrl_proto_skippable(self->lock, i));
-}
-
-PyObject *hrlpy_connect_ms(PyObject *op, PyObject *unused) {
-  (void)unused;
-  return PyLong_FromUnsignedLong(
-      hrl_proto_connect_ms(((hrlpy_lock *)op)->lock));
 }
 
 /* --- leases: the renewals a Python driver runs (hrl_proto_renew_*) ------ */

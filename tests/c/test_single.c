@@ -1,6 +1,4 @@
 /* One master, real Redis: the plain lock's whole life, seen in Redis. */
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -328,50 +326,6 @@ static void test_cancel_stops_waiting(void) {
   hrl_client_free(c);
 }
 
-/* Resumes the paused node 1 of fx after 200 ms, noting when it began. */
-static void *resume_later(void *p) {
-  _Atomic int64_t *resumed_at_us = p;
-  usleep(200 * 1000);
-  atomic_store(resumed_at_us, hrl_now_us());
-  fixture_ctl(&fx, "resume", 1, NULL);
-  return NULL;
-}
-
-/* A fresh connection to a server that accepts but answers its handshake
- * (SELECT, for db=2) and command only 200 ms later, as a loaded server
- * or machine does: with connect_timeout 2 s and the default 50 ms
- * per-master timeout, the first acquire waits for it, as connect_timeout
- * covers opening a usable connection. Before, the handshake had the 50 ms
- * of a kept connection: "connection failed: ... timeout after 50 ms". */
-static void test_slow_handshake_within_connect_timeout(void) {
-  char url[300];
-  snprintf(url, sizeof url, "%s/2", fx.url[0]);
-  const char *urls[] = {url};
-  hrl_options o;
-  hrl_options_init(&o);
-  o.connect_timeout_ms = 2000;
-  CHECK_INT(o.timeout_ms, 50);
-  hrl_client *c = NULL;
-  CHECK_STATUS(hrl_client_new(urls, 1, &o, &c, NULL, 0), HRL_OK);
-  hrl_lock *lk = new_lock(c, "single:slow", 10000);
-  fixture_ctl(&fx, "pause", 1, NULL);
-  _Atomic int64_t resumed_at_us = 0;
-  pthread_t th;
-  pthread_create(&th, NULL, resume_later, &resumed_at_us);
-  hrl_status st = hrl_lock_acquire(lk, 0);
-  int64_t done_us = hrl_now_us();
-  pthread_join(th, NULL);
-  if (st != HRL_OK) {
-    fprintf(stderr, "  first acquire: %s\n", hrl_lock_error(lk));
-  }
-  CHECK_STATUS(st, HRL_OK);
-  /* It was answered by the resumed server, not before. */
-  CHECK(done_us >= atomic_load(&resumed_at_us));
-  CHECK_STATUS(hrl_lock_release(lk), HRL_OK); /* the kept connection */
-  hrl_lock_free(lk);
-  hrl_client_free(c);
-}
-
 int main(void) {
   fixture_start(&fx, 1, NULL);
   RUN(test_acquire_excludes_and_release_frees);
@@ -383,7 +337,6 @@ int main(void) {
   RUN(test_unix_socket_and_database);
   RUN(test_unreachable_port_fails_fast);
   RUN(test_cancel_stops_waiting);
-  RUN(test_slow_handshake_within_connect_timeout);
   fixture_stop(&fx);
   return finish_tests("test_single");
 }

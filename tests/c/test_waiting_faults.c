@@ -23,6 +23,22 @@ static int64_t ms_since(int64_t t0) {
   return (hrl_now_us() - t0) / 1000;
 }
 
+/* A fresh client's first acquire, which also connects: a connect or its
+ * handshake (bounded by the 50 ms per-master default) can miss under a
+ * loaded test run ("connection failed" in a clean-clone make test beside
+ * valgrind and the prebuild), and connecting is not what these tests are
+ * about: tried again for up to 5 s while that is the answer. A failed
+ * acquire leaves no key behind. */
+static void acquire_connecting(hrl_lock *lk) {
+  int64_t t0 = hrl_now_us();
+  hrl_status st = hrl_lock_acquire(lk, 0);
+  while (st == HRL_ECONNECT && ms_since(t0) < 5000) {
+    usleep(20 * 1000);
+    st = hrl_lock_acquire(lk, 0);
+  }
+  CHECK_STATUS(st, HRL_OK);
+}
+
 typedef struct contender {
   hrl_client *client;
   const char *name;
@@ -55,8 +71,7 @@ static void test_a_paused_master_does_not_starve_the_holder(void) {
   fixture fx;
   fixture_start(&fx, 5, NULL);
   hrl_options o; /* the default 50 ms per master; time for a first
-                    connect and its handshake under valgrind (both within
-                    connect_timeout), which is not what is tested */
+                    connect under valgrind, which is not what is tested */
   hrl_options_init(&o);
   o.connect_timeout_ms = 1000;
   hrl_client *c = fixture_client(&fx, &o);
@@ -67,12 +82,12 @@ static void test_a_paused_master_does_not_starve_the_holder(void) {
   hrl_lock *lease = NULL;
   CHECK_STATUS(hrl_lock_new_with(c, "wf:starve", 9, &lo, &lease, NULL, 0),
                HRL_OK);
-  CHECK_STATUS(hrl_lock_acquire(lease, 0), HRL_OK);
+  acquire_connecting(lease);
   hrl_lock *held = new_lock(c, "wf:held", 10000);
-  CHECK_STATUS(hrl_lock_acquire(held, 0), HRL_OK);
+  acquire_connecting(held);
   hrl_client *lone = fixture_client(&fx, &o);
   hrl_lock *alone = new_lock(lone, "wf:alone", 10000);
-  CHECK_STATUS(hrl_lock_acquire(alone, 0), HRL_OK);
+  acquire_connecting(alone);
   atomic_bool stop = false;
   contender a = {c, "wf:starve", &stop};
   pthread_t th[THREADS];

@@ -178,15 +178,13 @@ async def test_a_carried_connect_that_failed_meanwhile_is_begun_again(name, seen
     over; the master is restarted, which resets it, before the next round
     (the loop sees the reset before that round, or in it): that error is
     old news, and the next round connects anew, as the C driver does
-    (connect.c), instead of failing with it. A 1 s TTL bounds a round's
-    wait for a new connection at 0.5 s (hrl_proto_connect_ms: half the
-    TTL), well before the connect's own 10 s."""
+    (connect.c), instead of failing with it."""
     servers = Servers(1, "--tls")
     try:
         client = hla.Client(
             servers.tls_urls, ssl_ca_certs=ca(servers), connect_timeout=10, timeout=0.2
         )
-        lk = client.lock(name, ttl=1)
+        lk = client.lock(name)
         servers.pause(1)
         with pytest.raises(hiredlock.ConnectionError, match="connecting"):
             await lk.acquire(blocking=False)  # the handshake carries over

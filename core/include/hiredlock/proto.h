@@ -208,18 +208,6 @@ typedef struct hrl_target {
 HRL_API void hrl_proto_target(const hrl_lock *lock, size_t i, hrl_target *out);
 
 /**
- * How long the current round may wait for a master whose connection is
- * opened for it (the connect, a TLS handshake, hrl_proto_handshake's
- * replies and the command): the larger of this and the round's timeout_ms
- * (a kept connection's bound), counted from the round's start or, for a
- * connect begun in an earlier round, from when this round began waiting
- * on it; never beyond connect_timeout after that connect began. It is
- * connect_timeout, at most half the TTL in an acquire's rounds, and 0 in
- * rounds whose timeout is a deadline of their own (an extend, a fence).
- */
-HRL_API uint32_t hrl_proto_connect_ms(const hrl_lock *lock);
-
-/**
  * Records that master i failed in this round; message may be NULL. Returns
  * the master's result, or HRL_NODE_REDIRECT when master i is a Redis
  * Cluster whose node could not be reached before the command went out and

@@ -2,16 +2,11 @@
  * The built-in driver's connects: a master's connection is opened lazily,
  * in parallel with the others', within the round (fanout.c).
  *
- * A round waits for a master it opens a connection to no longer than the
- * protocol's bound for new connections (hrl_proto_connect_ms: in most
- * rounds connect_timeout, at least the per-master timeout), and that
- * bound covers the whole of opening a usable connection: the connect, a
- * TLS handshake, the handshake commands and then the command. A connect
- * that takes longer stays in progress and the next round goes on waiting
- * for it, until connect_timeout after it began. Once a master missed a
- * round, a settled round stops waiting for its connect (fanout.c's
- * leave_late), so a server that accepts no connection (stopped, or its
- * backlog full) costs one round the bound, and later ones nothing.
+ * A round waits for a master no longer than its per-master timeout, also
+ * while connecting: a connect that takes longer stays in progress and the
+ * next round goes on waiting for it, until connect_timeout after it began.
+ * A server that accepts no connection (stopped, or its backlog full) thus
+ * costs a round the per-master timeout, not the connect timeout.
  *
  * A rediss:// master's TLS handshake follows the TCP connect and counts
  * against the same connect_timeout: it is stepped by the round's poll()
@@ -31,17 +26,17 @@
 #include "round.h"
 
 /* Waits in this round for master i's connect (or TLS handshake) in
- * progress: for the round's bound on new connections, or until the
- * connect's own deadline if that comes first. */
+ * progress: until the round's per-master timeout, or the connect's own
+ * deadline if that comes first. */
 static void wait_connect(hrl_round *r, size_t i, int64_t now_us) {
   hrl_conn *conn = conn_of(r, i);
   int64_t left_us = conn->connect_deadline_us - now_us;
   int64_t ms = (left_us + 999) / 1000;
   r->slots[i].state = conn->handshaking ? SLOT_HANDSHAKE : SLOT_CONNECTING;
   hrl_round_set_deadline(r, i, now_us,
-                         ms < (int64_t)r->connect_ms
+                         ms < (int64_t)r->timeout_ms
                              ? (uint32_t)(ms > 0 ? ms : 0)
-                             : r->connect_ms);
+                             : r->timeout_ms);
 }
 
 /* Opens a new connection to master i; the command follows once it is up.
@@ -160,9 +155,7 @@ static bool self_connected(int fd) {
 
 /* The connection is up (and a TLS one has shaken hands): in blocking mode
  * for the one blocking recv() of a round (see fanout.c; if it cannot be
- * set, every wait goes through poll()), then the handshake commands and
- * the command, within what is left of the connect's bound (wait_connect),
- * or the per-master timeout from now if that ends later. */
+ * set, every wait goes through poll()), then the handshake commands. */
 static void ready(hrl_round *r, size_t i, int64_t now_us) {
   hrl_conn *conn = conn_of(r, i);
   int fd = conn->ctx->fd;
@@ -171,9 +164,7 @@ static void ready(hrl_round *r, size_t i, int64_t now_us) {
   conn->handshaking = false;
   conn->blocking = flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0;
   r->slots[i].tls_want = 0;
-  if (now_us + (int64_t)r->timeout_ms * 1000 > r->slots[i].deadline_us) {
-    hrl_round_set_deadline(r, i, now_us, r->timeout_ms);
-  }
+  hrl_round_set_deadline(r, i, now_us, r->timeout_ms);
   hrl_round_send_handshake(r, i);
 }
 

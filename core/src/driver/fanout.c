@@ -33,10 +33,8 @@
  * still waits for it, so every master gets its full timeout once.
  *
  * Connects (and a rediss:// master's TLS handshake) are connect.c's: a
- * round waits for a new connection, its handshake and its command no
- * longer than the protocol's bound for new connections (connect_timeout,
- * hrl_proto_connect_ms), and a connect still in progress carries over to
- * the next round.
+ * round waits for one no longer than the per-master timeout, and a connect
+ * still in progress carries over to the next round.
  *
  * hiredis connects and parses replies; writes go out through send() with
  * MSG_NOSIGNAL so a master that went away cannot raise SIGPIPE in the host
@@ -380,8 +378,6 @@ void hrl_driver_round(hrl_pool *pool, hrl_lock *lock, uint32_t timeout_ms,
   r.cfg = lock->cfg;
   r.lock = lock;
   r.timeout_ms = timeout_ms;
-  r.connect_ms = hrl_proto_connect_ms(lock);
-  r.connect_ms = r.connect_ms > timeout_ms ? r.connect_ms : timeout_ms;
   /* Connections inherited through fork() are the parent's: close them
    * (never write to them) and open our own. The canary page says so
    * without a system call; without it, every connection's owner_pid. */

@@ -45,8 +45,7 @@ typedef struct hrl_round {
   hrl_config *cfg; /* a handshake's INFO records who the server is */
   hrl_lock *lock;
   uint32_t timeout_ms;
-  uint32_t connect_ms; /* a new connection's bound (hrl_proto_connect_ms) */
-  pid_t pid;           /* 0 when the fork canary vouches for every connection */
+  pid_t pid; /* 0 when the fork canary vouches for every connection */
   hrl_slot slots[HRL_MASTERS_MAX];
 } hrl_round;
 

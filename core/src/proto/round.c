@@ -204,33 +204,6 @@ bool hrl_round_runs_late(hrl_round_kind kind) {
          kind == HRL_ROUND_TRY || kind == HRL_ROUND_ASIDE;
 }
 
-/* How long a round waits for a master whose connection it has to open
- * first (connect, TLS handshake, handshake commands, then the command):
- * connect_timeout, as a user expects that to cover opening a usable
- * connection, where the per-master timeout alone failed a first acquire
- * whenever the handshake's round trip was slow (a loaded machine,
- * valgrind). An acquire's round no more than half the TTL, so the connect
- * cannot eat the lock's validity (what it does eat is counted: validity
- * runs from the round's start); rounds whose timeout is a deadline of the
- * lock's own (an extend ends with the validity it keeps, a fence round
- * within its attempt's) keep it (0). Computed, not stored: the lock
- * object stays within the malloc cache (test_ops_proto). */
-uint32_t hrl_proto_connect_ms(const hrl_lock *lk) {
-  uint32_t bound = lk->cfg->opts.connect_timeout_ms;
-  switch (lk->op.round_kind) {
-  case HRL_ROUND_EXTEND:
-  case HRL_ROUND_FENCE:
-    return 0;
-  case HRL_ROUND_SET:
-  case HRL_ROUND_FENCED_ACQUIRE:
-  case HRL_ROUND_TRY:
-  case HRL_ROUND_FENCED_TRY:
-    return lk->op.ttl_ms / 2 < bound ? lk->op.ttl_ms / 2 : bound;
-  default:
-    return bound;
-  }
-}
-
 void hrl_round_start(hrl_lock *lk, hrl_round_kind kind, uint32_t timeout_ms,
                      int64_t now_us) {
   hrl_op *op = &lk->op;

@@ -18,10 +18,8 @@
 --
 -- A round goes to all N masters at once, one light thread
 -- (ngx.thread.spawn) per master after the first, each against its own
--- deadline: connect_timeout to connect, and for a new connection's
--- handshake and command what is left of the protocol's bound for new
--- connections (lock:connect_ms(), connect_timeout in most rounds), else the
--- round's timeout for the replies; a master known to be late is not waited for once the round is
+-- deadline: connect_timeout to connect, then the round's timeout for the
+-- replies; a master known to be late is not waited for once the round is
 -- decided without it (lock:skippable, looked at every SETTLE_SLICE_MS of
 -- a wait, as a cosocket waits for its own socket only). A connection comes from a keepalive pool whose name holds the
 -- master, its database and a digest of the handshake (credentials), so two
@@ -244,17 +242,6 @@ end
 -- went out: close it, try the one lock:target says).
 local function converse(client, lock, i, t, c, nodes, timeout_ms)
   local deadline = now() + timeout_ms / 1000
-  if c.opened then
-    -- A connection opened for this round: its handshake and the command
-    -- have what is left of the protocol's bound for new connections
-    -- (connect_timeout: hrl_proto_connect_ms), counted from the connect,
-    -- or the round's timeout from now if that ends later.
-    local ms = lock:connect_ms()
-    if c.opened + ms / 1000 > deadline then
-      deadline, timeout_ms = c.opened + ms / 1000, ms
-    end
-    c.opened = nil
-  end
   local outcome = identify(client, lock, i, t, c, deadline, timeout_ms)
   if outcome then
     return outcome
@@ -355,7 +342,6 @@ local function obtain(lock, t)
       return c
     end
   end
-  local opened = now()
   local sock, err = connect(t)
   if not sock then
     return nil, err
@@ -367,7 +353,7 @@ local function obtain(lock, t)
     stats.new = stats.new + 1
   end
   return { sock = sock, stream = core.stream(), fresh = not reused,
-    reused = reused, opened = not reused and opened or nil }
+    reused = reused }
 end
 
 -- Where a connection goes after a round it may be kept from: the

@@ -240,20 +240,11 @@ class Master:
         already taken, by Driver.operate)."""
         for _ in range(tries):
             conn = self.ready()
-            until, ms = deadline, timeout_ms
             if conn is None:
-                # A connection still to be opened has the protocol's bound
-                # for new ones (connect_timeout: hrl_proto_connect_ms) for
-                # its connect, its handshake and the command; a kept one
-                # turns up as well, and has the round's.
-                ms = max(timeout_ms, lock._connect_ms())
-                until = deadline + (ms - timeout_ms) / 1000
-                conn = await self._connection(lock, until, ms, progress)
+                conn = await self._connection(lock, deadline, timeout_ms, progress)
                 if conn is None:
                     return
-                if not conn.fresh:
-                    until, ms = deadline, timeout_ms
-            waiter = conn.start(lock, self.index, until, ms)
+            waiter = conn.start(lock, self.index, deadline, timeout_ms)
             if serving is not None:
                 serving[self.index] = conn
             try:

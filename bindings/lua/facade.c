@@ -180,13 +180,7 @@ static void push_husk(lua_State *L, const hrlua_lock *lk) {
   lua_pop(L, 1);
   get_key(L, 2, K_HANDLE);
   int client_idx = lua_gettop(L);
-  hrl_lock_options lo;
-  hrl_lock_options_init(lk->owner->client, &lo);
-  lo.ttl_ms = hrl_lock_ttl_ms(lk->lock);
-  lo.auto_renew = false;
-  size_t len;
-  const char *name = hrl_lock_name(lk->lock, &len);
-  hrlua_push_lock(L, client_idx, &name_arg, name, len, &lo, HRL_MODE_LOCK, 0);
+  hrlua_push_husk(L, client_idx, lk);
   lua_remove(L, client_idx);
   lua_pushvalue(L, -1);
   set_key(L, 2, K_HUSK);

@@ -119,6 +119,11 @@ hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
                             size_t len, const hrl_lock_options *lo,
                             hrl_lock_mode mode, uint32_t permits);
 
+/* lock.c: pushes a new husk for lk on the client handle at client_idx: a
+ * handle of lk's name and TTL that never holds anything, so it answers as
+ * a released handle does (the facade and the lock object cache it). */
+void hrlua_push_husk(lua_State *L, int client_idx, const hrlua_lock *lk);
+
 /* acquire.c: client:acquire(name, opts)'s arguments (name at stack 2,
  * opts at 3) for client (checked by the caller), checked, with acquire's
  * words whichever entry point the user's acquire reached. */

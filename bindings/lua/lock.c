@@ -59,6 +59,17 @@ hrlua_lock *hrlua_push_lock(lua_State *L, int client_idx,
   return lk;
 }
 
+void hrlua_push_husk(lua_State *L, int client_idx, const hrlua_lock *lk) {
+  static const hrlua_arg name_arg = {2, "acquire", 1};
+  hrl_lock_options lo;
+  hrl_lock_options_init(lk->owner->client, &lo);
+  lo.ttl_ms = hrl_lock_ttl_ms(lk->lock);
+  lo.auto_renew = false;
+  size_t len;
+  const char *name = hrl_lock_name(lk->lock, &len);
+  hrlua_push_lock(L, client_idx, &name_arg, name, len, &lo, HRL_MODE_LOCK, 0);
+}
+
 /* lock:acquire([timeout]) -> true | nil, err: takes the lock again with the
  * same handle (a fresh token). */
 static int lock_acquire(lua_State *L) {

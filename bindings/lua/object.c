@@ -160,14 +160,7 @@ static void push_husk(lua_State *L, const hrlua_lock *lk, int anchor_idx,
   lua_pop(L, 1);
   rawget_lud(L, anchor_idx, &key_owner);
   int owner = lua_gettop(L);
-  hrl_lock_options lo;
-  hrl_lock_options_init(lk->owner->client, &lo);
-  lo.ttl_ms = hrl_lock_ttl_ms(lk->lock);
-  lo.auto_renew = false;
-  size_t len;
-  const char *name = hrl_lock_name(lk->lock, &len);
-  static const hrlua_arg name_arg = {2, "acquire", 1};
-  hrlua_push_lock(L, owner, &name_arg, name, len, &lo, HRL_MODE_LOCK, 0);
+  hrlua_push_husk(L, owner, lk);
   lua_remove(L, owner);
   lua_pushvalue(L, lua_upvalueindex(K_HUSK));
   lua_pushvalue(L, -2);

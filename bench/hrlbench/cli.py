@@ -47,6 +47,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "hiredlock-py,hiredlock-py-tls)",
     )
     p.add_argument(
+        "--contention-n",
+        help="contention phase: these numbers of masters (comma list; "
+        "default 1,5, --quick 1)",
+    )
+    p.add_argument(
+        "--contention-seconds",
+        type=float,
+        help="contention phase: seconds a run (default 10, --quick 1.5)",
+    )
+    p.add_argument(
         "--wait-quiet",
         type=float,
         default=None,
@@ -94,8 +104,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     a.seconds = a.seconds or (0.1 if quick else 0.25)
     a.paused_reps = 1 if quick else 3
     a.paused_seconds = 0.6 if quick else 4.0
-    a.contention_seconds = 1.5 if quick else 10.0
-    a.contention_n = [1] if quick else [1, 5]
+    a.contention_seconds = a.contention_seconds or (1.5 if quick else 10.0)
+    a.contention_n = (
+        [int(n) for n in a.contention_n.split(",")]
+        if a.contention_n
+        else [1]
+        if quick
+        else [1, 5]
+    )
     a.contention_w = [4, 8]
     a.stampede_reps = 1 if quick else 5
     a.delay_reps = 1 if quick else 3

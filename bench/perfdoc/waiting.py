@@ -19,6 +19,12 @@ def _value(t) -> str:
                 f"{t['one_cpu_bound'] * 100:.1f} % one CPU allows)"
             )
         return f"{v * 100:.1f} %"
+    if "one_cpu_ratio" in t:
+        return (
+            f"{v:.2f} (one CPU allows it {t['one_cpu_ratio']:.2f} of the "
+            f"peer's: {t['one_cpu_holds']:.0f} holds/s on {t['masters']} masters "
+            f"against {t['peer_one_cpu_holds']:.0f} on its one)"
+        )
     return f"{v:.2f}"
 
 

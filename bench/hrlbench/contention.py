@@ -270,6 +270,10 @@ def judge(runs: list[dict]) -> list[dict]:
                 t["one_cpu_holds"] = mine
                 t["peer_one_cpu_holds"] = theirs
                 t["one_cpu_ratio"] = mine / theirs
+                # How much of its own bound each used: the lock's share of
+                # the verdict, beside the machine's.
+                t["of_one_cpu"] = r["holds_per_s"] / mine
+                t["peer_of_one_cpu"] = peer[r["w"]]["holds_per_s"] / theirs
                 t["floor_bound"] = mine < theirs
             targets.append(t)
     return targets

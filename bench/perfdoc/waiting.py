@@ -23,7 +23,9 @@ def _value(t) -> str:
         return (
             f"{v:.2f} (one CPU allows it {t['one_cpu_ratio']:.2f} of the "
             f"peer's: {t['one_cpu_holds']:.0f} holds/s on {t['masters']} masters "
-            f"against {t['peer_one_cpu_holds']:.0f} on its one)"
+            f"against {t['peer_one_cpu_holds']:.0f} on its one; it used "
+            f"{t['of_one_cpu'] * 100:.0f} % of that, the peer "
+            f"{t['peer_of_one_cpu'] * 100:.0f} % of its own)"
         )
     return f"{v:.2f}"
 
@@ -88,7 +90,8 @@ def contention(d) -> list[str]:
         f"python-redis-lock runs on one master only: hiredlock's N = 5 runs "
         f"are held against its N = 1 run, and where one CPU allows hiredlock "
         f"at N = 5 fewer holds/s (that bound over the mean hold) than it "
-        f"allows the peer on its one master, the target is floor-bound here."
+        f"allows the peer on its one master, the target is floor-bound here "
+        f"(the row says how much of its own bound each used)."
     )
     w("")
     for n in sorted({r["n"] for r in runs}):

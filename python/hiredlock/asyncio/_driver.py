@@ -502,8 +502,13 @@ class Driver:
                     else:
                         await self._turn(progress, urgent)
                     try:
-                        kind, value = lock._step()
-                        if kind == "round":
+                        # The turn is kept from a round to the step after
+                        # it (a round again, or the end): one take and one
+                        # hand-over per operation, not per step.
+                        while True:
+                            kind, value = lock._step()
+                            if kind != "round":
+                                break
                             # A holder's release or extend (urgent) never waits.
                             if waiter is None and not urgent and lock._waiter():
                                 waiter = listener.enter(lock._waiter())
@@ -536,7 +541,6 @@ class Driver:
                                 await single.exchange(
                                     lock, deadline, value, progress, tries=1
                                 )
-                            continue
                     finally:
                         if self._urgent or self._queue:
                             self._end_turn()  # hands it over

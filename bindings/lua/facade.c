@@ -25,7 +25,6 @@
  * done here, with the keys kept as upvalues (no string to intern per
  * call), they cost about a third. What they do is unchanged; the rules
  * stay in the core. */
-#include <stdio.h>
 
 #include "hrlua.h"
 
@@ -286,10 +285,8 @@ static int acquire_on(lua_State *L) {
     lua_pushnil(L);
     lua_pushnil(L);
   } else {
-    char digits[24];
-    snprintf(digits, sizeof digits, "%llu", (unsigned long long)fence);
     lua_pushinteger(L, (lua_Integer)fence);
-    lua_pushstring(L, digits);
+    hrlua_push_fence_string(L, fence);
   }
   lua_pushboolean(L, a.lo.auto_renew);
   return 6;

@@ -24,7 +24,6 @@
  * a field set shadows the member of its name (_handle too: release uses
  * it, and raises when it is no lock handle). The methods are the facade's
  * Lock table's (lua/hiredlock/init.lua), release this file's. */
-#include <stdio.h>
 #include <string.h>
 
 #include "hrlua.h"
@@ -190,12 +189,6 @@ static void push_handle(lua_State *L, const hrlua_object *o, int anchor_idx,
   }
 }
 
-static void push_fence_string(lua_State *L, uint64_t fence) {
-  char digits[24];
-  snprintf(digits, sizeof digits, "%llu", (unsigned long long)fence);
-  lua_pushstring(L, digits);
-}
-
 /* __index(object, key): a field the caller set, a member, a method. */
 static int object_index(lua_State *L) {
   /* Lua calls it with an object only: __metatable keeps the metatable, and
@@ -241,7 +234,7 @@ static int object_index(lua_State *L) {
     if (o->fence == 0) {
       lua_pushnil(L);
     } else {
-      push_fence_string(L, o->fence);
+      hrlua_push_fence_string(L, o->fence);
     }
     return 1;
   case M_PERMIT:

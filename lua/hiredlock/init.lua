@@ -525,8 +525,18 @@ else
     if opts ~= nil and opts.mode == "permit" then
       permit = handle:permit()
     end
-    if fence == nil and not lease and permit == nil then
-      lock.token, lock._handle = token, handle
+    if not lease and permit == nil then
+      if fence == nil then
+        lock.token, lock._handle = token, handle
+        return lock
+      end
+      -- A fenced lock's table, made here and returned from a local: a
+      -- tail call (return new_lock(...), return setmetatable(...)) aborts
+      -- the trace stitched after the call into the core ("NYI: return to
+      -- lower frame"), and every fenced acquire's steps after it were
+      -- interpreted.
+      lock = setmetatable({ name = name, token = token, fence = fence,
+        fence_string = fence_string, _handle = handle, _client = self }, Lock)
       return lock
     end
     return new_lock(self, name, handle, token, fence, fence_string, lease,

@@ -143,6 +143,9 @@ typedef struct hrlua_acquire_args {
 void hrlua_check_acquire_args(lua_State *L, hrlua_client *client,
                               hrlua_acquire_args *a);
 
+/* facade.c: a lock handle's release for LuaJIT's FFI (see there). */
+int hrlua_ffi_release(void *ud);
+
 /* acquire.c: the core's ttl option (its default and bounds). */
 const hrl_option *hrlua_ttl_option(void);
 

@@ -193,6 +193,10 @@ static PyObject *lock_acquire(PyObject *op, PyObject *const *args,
   hrlpy_lock *self = (hrlpy_lock *)op;
   bool blocking = true;
   int64_t wait_ms = HRL_WAIT_FOREVER;
+  if (nargs == 1 && kwnames == NULL && args[0] == Py_False) {
+    /* acquire(False), the one-attempt idiom: no argument parsing. */
+    return acquire_with(self, 0);
+  }
   if (nargs != 0 || kwnames != NULL) {
     static const char *const names[] = {"blocking", "timeout", NULL};
     PyObject *a[2];

@@ -107,6 +107,7 @@ typedef struct hrlpy_lock {
   hrl_lock *lock;
   PyObject *on_lost;    /* called with the Lock when a lease is lost */
   hrlpy_link lost_link; /* in the state's lost queue (lost.c), under its mu */
+  bool watched;         /* the core posts its loss (hrlpy_lock_watch) */
   int64_t with_wait_ms; /* the wait of a `with` block, HRL_WAIT_FOREVER */
   bool with_blocking;
   bool gate_ready; /* mu and cv were initialised */

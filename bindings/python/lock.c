@@ -18,6 +18,7 @@
 void hrlpy_lock_watch(hrlpy_lock *self) {
   if (self->on_lost != NULL) {
     hrl_lock_on_lost(self->lock, hrlpy_lost_post, self);
+    self->watched = true;
   }
 }
 
@@ -56,7 +57,7 @@ static void lock_dealloc(PyObject *op) {
     return;
   }
   hrl_lock_free(self->lock);
-  if (self->state != NULL) {
+  if (self->watched) { /* only a watched lock can be on the lost queue */
     hrlpy_lost_forget(self);
   }
   hrlpy_gate_destroy(self);

@@ -400,8 +400,7 @@ HRL_API hrl_stream_action hrl_stream_feed(hrl_stream *stream, hrl_lock *lock,
 /** The round's deadline passed for master i (message: why, for users).
  *  A handshake still unanswered then is kept (DONE) and goes on in the next
  *  round, if this round began within connect_timeout of the round the
- *  handshake began in (else CLOSE: "connect timeout after N ms
- *  (handshake)"). */
+ *  handshake began in (else CLOSE). */
 HRL_API hrl_stream_action hrl_stream_expire(hrl_stream *stream, hrl_lock *lock,
                                             size_t i, const char *message,
                                             const char **out, size_t *out_len);

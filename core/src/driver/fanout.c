@@ -303,10 +303,7 @@ static void expire(round *r, size_t i, int64_t now_us) {
   bool connecting = s->state == SLOT_CONNECTING || s->state == SLOT_HANDSHAKE;
   bool keep = can_leave(r, i, now_us);
   const char *stage = s->state == SLOT_HANDSHAKE ? " (TLS handshake)" : "";
-  if (shaking_hands(s) && !keep) {
-    hrl_detailf(msg, sizeof msg, "connect timeout after %u ms (handshake)",
-                (unsigned)r->cfg->opts.connect_timeout_ms);
-  } else if (connecting && !keep) {
+  if (connecting && !keep) {
     hrl_detailf(msg, sizeof msg, "connect timeout after %u ms%s",
                 (unsigned)r->cfg->opts.connect_timeout_ms, stage);
   } else if (connecting) {

@@ -258,12 +258,6 @@ static hrl_stream_action leave(hrl_stream *s, const hrl_lock *lk, size_t i,
 hrl_stream_action hrl_stream_expire(hrl_stream *s, hrl_lock *lk, size_t i,
                                     const char *message, const char **out,
                                     size_t *out_len) {
-  char msg[HRL_NODE_MSG_MAX];
-  if (s->handshake_left > 0 && !handshake_carries(s, lk)) {
-    hrl_detailf(msg, sizeof msg, "connect timeout after %u ms (handshake)",
-                (unsigned)lk->cfg->opts.connect_timeout_ms);
-    message = msg;
-  }
   hrl_proto_missed(lk, i, message);
   *out = NULL;
   *out_len = 0;

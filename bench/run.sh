@@ -11,6 +11,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# --help first: the installs and builds below take minutes on a new machine
+# (toxiproxy's Go install alone), and the options need none of them.
+for arg in "$@"; do
+  case $arg in
+  -h | --help) exec python3 bench/hrlbench/cli.py --help ;;
+  esac
+done
+
 # Debian packages: the compiler, hiredis, Redis, Lua, LuaRocks, lua-redis,
 # valgrind and strace (the profile phase).
 scripts/install-deps.sh core python lua bench

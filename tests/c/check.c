@@ -51,6 +51,17 @@ void reply_int(hrl_lock *lk, size_t i, long long v) {
   hrl_proto_reply(lk, i, &r);
 }
 
+int64_t check_run_delay_us(void) {
+  FILE *f = fopen("/proc/thread-self/schedstat", "r");
+  if (f == NULL) {
+    return 0;
+  }
+  unsigned long long on_cpu = 0, waiting = 0;
+  int got = fscanf(f, "%llu %llu", &on_cpu, &waiting);
+  fclose(f);
+  return got == 2 ? (int64_t)(waiting / 1000) : 0;
+}
+
 hrl_options check_tolerant_options(void) {
   hrl_options o;
   hrl_options_init(&o);

@@ -72,6 +72,13 @@ hrl_reply nil_reply(void);
 void reply_ok(hrl_lock *lk, size_t i);
 void reply_int(hrl_lock *lk, size_t i, long long v);
 
+/* How long the calling thread has spent runnable but waiting for a CPU
+ * (the run delay of /proc/thread-self/schedstat), in microseconds: what
+ * the machine's load took from a span timed on this thread, on the
+ * kernel's own count. A timing check allows it on top of its bound. 0
+ * where the kernel does not say (the bound is then the bare one). */
+int64_t check_run_delay_us(void);
+
 /* Options with room for a loaded machine: 1 s connects, 0.5 s replies,
  * and quick retries (10 +/- 5 ms). */
 hrl_options check_tolerant_options(void);

@@ -249,9 +249,39 @@ static bool subscribed(fixture *f, const char *channel, size_t len) {
   return yes;
 }
 
+/* How many SUBSCRIBE commands master 1 refused (its ACL LOG: entries of
+ * the same client and reason add to one entry's count). */
+static long long refused_subscribes(fixture *f) {
+  redisReply *r = fixture_cmd(f, 1, "ACL LOG");
+  long long n = 0;
+  for (size_t i = 0;
+       r != NULL && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
+    redisReply *e = r->element[i];
+    long long count = 0;
+    bool subscribe = false;
+    for (size_t k = 0; e->type == REDIS_REPLY_ARRAY && k + 1 < e->elements;
+         k += 2) {
+      const char *field = e->element[k]->str;
+      redisReply *v = e->element[k + 1];
+      if (strcmp(field, "count") == 0) {
+        count = v->integer;
+      } else if (strcmp(field, "object") == 0) {
+        subscribe = v->str != NULL && strcmp(v->str, "subscribe") == 0;
+      }
+    }
+    n += subscribe ? count : 0;
+  }
+  freeReplyObject(r);
+  return n;
+}
+
 /* The subscriber connection is killed while the waiter waits, and cannot
  * subscribe again for a while (ACL): the hand-off is published to nobody.
- * Once the subscription is back, the waiter tries again and claims it. */
+ * Once the subscription is back, the waiter tries again and claims it.
+ * No fixed sleep: the hand-off is seen to stay the waiter's, unclaimed,
+ * across two of its subscriber's tries refused after the release (50 ms
+ * and 100 ms apart, then up to 1 s: listen.c), which is when it would
+ * have heard. */
 static void test_a_killed_subscriber_connection(void) {
   hrl_client *c = patient(&fx);
   hrl_client *w = patient(&fx);
@@ -263,17 +293,42 @@ static void test_a_killed_subscriber_connection(void) {
   await_queued(&fx, "wait:killed", 1);
   size_t len;
   const char *channel = hrl_client_channel(w, &len);
-  for (int i = 0; i < 2000 && !subscribed(&fx, channel, len); i++) {
+  int64_t t_sub = hrl_now_us();
+  while (!subscribed(&fx, channel, len) &&
+         ms_since(t_sub) < PATIENT_CAP_MS / 2) {
     usleep(1000); /* until its subscription is up */
   }
+  CHECK(subscribed(&fx, channel, len));
+  char queued[64];
+  redisReply *q =
+      fixture_cmd(&fx, 1, "ZRANGE wait:killed{wait:killed}:queue 0 0");
+  CHECK(q != NULL && q->type == REDIS_REPLY_ARRAY && q->elements == 1);
+  snprintf(queued, sizeof queued, "%s",
+           q != NULL && q->elements == 1 ? q->element[0]->str : "");
+  freeReplyObject(q);
   /* Kill it, and refuse it until the hand-off is made. */
+  freeReplyObject(fixture_cmd(&fx, 1, "ACL LOG RESET"));
   freeReplyObject(fixture_cmd(&fx, 1, "ACL SETUSER default -subscribe"));
   CHECK(fixture_int(&fx, 1, "CLIENT KILL TYPE pubsub") >= 1);
   int64_t t0 = hrl_now_us();
   CHECK_STATUS(hrl_lock_release(holder), HRL_OK);
-  usleep(300 * 1000);
-  /* Reserved for the waiter, which has not heard of it. */
-  CHECK_INT(fixture_int(&fx, 1, "EXISTS wait:killed"), 1);
+  /* Reserved for the waiter: the key holds the token it queued with. */
+  char value[64];
+  fixture_get(&fx, 1, "wait:killed", 11, value, sizeof value);
+  CHECK_STR(value, queued);
+  long long refused = refused_subscribes(&fx);
+  while (refused_subscribes(&fx) < refused + 2 &&
+         ms_since(t0) < PATIENT_CAP_MS / 2) {
+    fixture_get(&fx, 1, "wait:killed", 11, value, sizeof value);
+    if (strcmp(value, queued) != 0) {
+      break; /* taken by a waiter that heard nothing: checked below */
+    }
+    usleep(1000);
+  }
+  /* Still the waiter's, which has not heard of it. */
+  fixture_get(&fx, 1, "wait:killed", 11, value, sizeof value);
+  CHECK_STR(value, queued);
+  CHECK(refused_subscribes(&fx) >= refused + 2);
   freeReplyObject(fixture_cmd(&fx, 1, "ACL SETUSER default +subscribe"));
   pthread_join(th, NULL);
   CHECK_STATUS(a.status, HRL_OK);

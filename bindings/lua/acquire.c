@@ -49,8 +49,10 @@ hrl_status hrlua_acquire(lua_State *L, hrl_lock *lock, int64_t wait_ms) {
   return st;
 }
 
-/* The ttl option, whose bounds are the client's (hrl_client_ttl_seconds). */
-static const hrl_option *ttl_option(void) {
+/* The ttl option, whose bounds are the client's (hrl_client_ttl_seconds):
+ * for the careful reading only (its default is in every hrlua_client,
+ * ttl_default_ms, read without a search). */
+const hrl_option *hrlua_ttl_option(void) {
   size_t count;
   const hrl_option *table = hrl_options_table(&count);
   for (size_t i = 0; i < count; i++) {
@@ -117,6 +119,12 @@ static bool take_option(lua_State *L, hrlua_client *client,
       client->ttl_ms = (uint32_t)ms;
     }
     lo->ttl_ms = client->ttl_ms;
+    return true;
+  }
+  /* fenced = true: a flag, taken as hrl_lock_options_set takes it; any
+   * other type is left to the search below, which refuses it. */
+  if (len == 6 && memcmp(key, "fenced", 6) == 0 && type == LUA_TBOOLEAN) {
+    lo->fenced = lua_toboolean(L, -1) != 0;
     return true;
   }
   if (len == 7 && memcmp(key, "timeout", 7) == 0) {
@@ -186,7 +194,7 @@ static bool read_options_fast(lua_State *L, int idx, hrlua_client *client,
     lua_pop(L, 1); /* the value; the key stays for lua_next */
   }
   if (!ttl_seen) {
-    lo->ttl_ms = (uint32_t)ttl_option()->def;
+    lo->ttl_ms = client->ttl_default_ms;
   }
   return true;
 }
@@ -246,14 +254,13 @@ static void read_acquire_options(lua_State *L, const hrlua_arg *arg,
   if (type == LUA_TTABLE && read_options_fast(L, arg->idx, hc, lo, wait_ms)) {
     return;
   }
-  const hrl_option *ttl = ttl_option();
-  lo->ttl_ms = (uint32_t)ttl->def;
+  lo->ttl_ms = hc->ttl_default_ms;
   if (type == LUA_TNONE || type == LUA_TNIL) {
-    return;
+    return; /* no options: nothing to read */
   }
   /* The careful reading, from the defaults again. */
   hrl_lock_options_init(client, lo);
-  lo->ttl_ms = (uint32_t)ttl->def;
+  lo->ttl_ms = hc->ttl_default_ms;
   *wait_ms = HRLUA_DEFAULT_WAIT_MS;
   hrlua_check_options(L, arg, hrlua_lock_option, wait_option);
   size_t count;

@@ -112,6 +112,7 @@ static int client_new(lua_State *L) {
   c->ttl_ms = 0; /* none converted yet (see hrlua.h) */
   c->wait_s = NAN;
   c->wait_ms = 0;
+  c->ttl_default_ms = (uint32_t)hrlua_ttl_option()->def;
   luaL_getmetatable(L, HRLUA_CLIENT_MT);
   lua_setmetatable(L, -2);
   int self = lua_gettop(L);

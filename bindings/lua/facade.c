@@ -25,7 +25,6 @@
  * done here, with the keys kept as upvalues (no string to intern per
  * call), they cost about a third. What they do is unchanged; the rules
  * stay in the core. */
-#include <stdio.h>
 
 #include "hrlua.h"
 
@@ -286,10 +285,8 @@ static int acquire_on(lua_State *L) {
     lua_pushnil(L);
     lua_pushnil(L);
   } else {
-    char digits[24];
-    snprintf(digits, sizeof digits, "%llu", (unsigned long long)fence);
     lua_pushinteger(L, (lua_Integer)fence);
-    lua_pushstring(L, digits);
+    hrlua_push_fence_string(L, fence);
   }
   lua_pushboolean(L, a.lo.auto_renew);
   return 6;
@@ -303,6 +300,42 @@ static int release_on(lua_State *L) {
   hrl_status st = hrl_lock_release(lk->lock);
   int n = hrlua_push_status(L, st, hrl_lock_error(lk->lock));
   if (!hrl_client_events_pending(lk->owner->client)) {
+    return n;
+  }
+  if (n == 1) {
+    lua_pushnil(L);
+  }
+  lua_pushboolean(L, 1);
+  return 3;
+}
+
+/* LuaJIT's facade calls this through the FFI (core.ffi_release, its
+ * address): a compiled trace calls it in place, where a call of release_on
+ * (a lua_CFunction, which the JIT cannot compile) leaves the trace for the
+ * interpreter and starts another after it (340 instructions a cycle).
+ * ud is a lock handle (the caller checked its metatable). Its release's
+ * status, plus 256 when the client has events queued; -1, with nothing
+ * done, when the handle or its client was finalized: release_on then
+ * raises what the method raises. */
+int hrlua_ffi_release(void *ud) {
+  hrlua_lock *lk = ud;
+  if (lk == NULL || lk->tag != &hrlua_lock_key || lk->lock == NULL ||
+      lk->owner->client == NULL) {
+    return -1;
+  }
+  hrl_status st = hrl_lock_release(lk->lock);
+  return (int)st + (hrl_client_events_pending(lk->owner->client) ? 256 : 0);
+}
+
+/* core.release_status(lock handle, code) -> release_on's results for the
+ * code hrlua_ffi_release returned (no I/O): true, nil, true | nil, err,
+ * true when the client has events queued. */
+static int release_status(lua_State *L) {
+  hrlua_lock *lk = hrlua_check_lock(L, 1);
+  int code = (int)luaL_checkinteger(L, 2);
+  int n =
+      hrlua_push_status(L, (hrl_status)(code & 255), hrl_lock_error(lk->lock));
+  if ((code & 256) == 0) {
     return n;
   }
   if (n == 1) {
@@ -344,4 +377,13 @@ void hrlua_open_facade(lua_State *L) {
   lua_setfield(L, -2, "acquire_on");
   lua_pushcfunction(L, release_on);
   lua_setfield(L, -2, "release_on");
+  lua_pushcfunction(L, release_status);
+  lua_setfield(L, -2, "release_status");
+  /* For LuaJIT's FFI: hrlua_ffi_release's address, and the lock handles'
+   * metatable, which tells the caller a value is one. */
+  lua_pushlightuserdata(L, (void *)hrlua_ffi_release);
+  lua_setfield(L, -2, "ffi_release");
+  lua_pushlightuserdata(L, (void *)&hrlua_lock_key);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  lua_setfield(L, -2, "lock_metatable");
 }

@@ -52,6 +52,9 @@ typedef struct hrlua_client {
   uint32_t ttl_ms;
   double wait_s;
   int64_t wait_ms;
+  /* The ttl option's default (the core's option table), for an acquire
+   * that gives none: read once here, not searched for per acquire. */
+  uint32_t ttl_default_ms;
 } hrlua_client;
 
 /* A lock handle; owner stays valid as long as the lock (see above). lock is
@@ -140,6 +143,12 @@ typedef struct hrlua_acquire_args {
 void hrlua_check_acquire_args(lua_State *L, hrlua_client *client,
                               hrlua_acquire_args *a);
 
+/* facade.c: a lock handle's release for LuaJIT's FFI (see there). */
+int hrlua_ffi_release(void *ud);
+
+/* acquire.c: the core's ttl option (its default and bounds). */
+const hrl_option *hrlua_ttl_option(void);
+
 /* acquire.c: whether the spare handle sp (one holding nothing) can take the
  * acquire a in place of a new handle: made by a's client for the same name
  * with the same settings, a plain lock, not a lease's. */
@@ -212,6 +221,8 @@ void hrlua_opt_seconds(lua_State *L, const hrlua_arg *arg, const char *name,
 /* result.c: pushes `true`, or `nil, message` built by hrl_format_error;
  * returns the number of values pushed. */
 int hrlua_push_status(lua_State *L, hrl_status status, const char *detail);
+/* result.c: pushes fence (1 to 2^64 - 1) as its exact decimal string. */
+void hrlua_push_fence_string(lua_State *L, uint64_t fence);
 
 /* result.c: names of the per-master results ("ok", "refused", ...). */
 const char *hrlua_node_result_name(hrl_node_result r);

@@ -6,7 +6,6 @@
  * A lock handle keeps its client alive through the shared anchor table (see
  * hrlua.h). Finalizing a handle frees the C lock but never does network I/O:
  * a lock dropped while held is left to expire with its TTL. */
-#include <stdio.h>
 #include <string.h>
 
 #include "hrlua.h"
@@ -134,9 +133,7 @@ static int lock_fence_string(lua_State *L) {
     lua_pushnil(L);
     return 1;
   }
-  char digits[24];
-  snprintf(digits, sizeof digits, "%llu", (unsigned long long)fence);
-  lua_pushstring(L, digits);
+  hrlua_push_fence_string(L, fence);
   return 1;
 }
 

@@ -8,10 +8,12 @@
  * bytes, a fence, a permit's number, whether it is a lease) and makes a
  * member's value only when it is read (docs/LUA-API.md, "The lock object",
  * promises the members, not a table). Its uservalue is its handle's anchor,
- * {[1] = the client handle (the core's anchor), [OWNER] = the client
- * handle, [HANDLE] = the core lock handle, [CLIENT] = the facade's client
- * table}, made once per handle and shared by every object the handle
+ * {[A_OWNER] = the client handle (the core's anchor, at 1), [A_HANDLE] =
+ * the core lock handle, [A_CLIENT] = the facade's client table, [A_NAME] =
+ * the name}, made once per handle and shared by every object the handle
  * serves: it keeps the handle and the client alive as long as the object.
+ * Its entries are an array (read by index, where light userdata keys cost
+ * a hash lookup each, three or four per cycle).
  *
  * The handle goes back to the client's spares at release (facade.c); an
  * object is the handle's current one while their hold numbers match, and
@@ -19,19 +21,20 @@
  * (_handle is the husk: release and extend "not held", held false, ...).
  *
  * Fields a caller sets are the caller's, as on a table: the first one gives
- * the object a table of its own (a copy of the anchor's entries, under
- * light userdata keys no Lua code can write), read before any member, so
+ * the object a table of its own (holding the anchor under a light userdata
+ * key no Lua code can write), read before any member, so
  * a field set shadows the member of its name (_handle too: release uses
  * it, and raises when it is no lock handle). The methods are the facade's
  * Lock table's (lua/hiredlock/init.lua), release this file's. */
-#include <stdio.h>
 #include <string.h>
 
 #include "hrlua.h"
 
-/* Light userdata keys of the anchor: their addresses. */
-static const char key_owner = 'o', key_handle = 'h', key_client = 'c',
-                  key_name = 'n';
+/* The anchor's entries. */
+enum { A_OWNER = 1, A_HANDLE, A_CLIENT, A_NAME, A_COUNT = A_NAME };
+
+/* The anchor's key in an object's own table: its address. */
+static const char key_anchor = 'a';
 
 /* The members made on reading; what else __index finds is the Lock
  * table's. */
@@ -79,40 +82,27 @@ enum {
   UP_COUNT = K_HANDLE
 };
 
-static void rawget_lud(lua_State *L, int t, const char *key) {
-  lua_pushlightuserdata(L, (void *)key);
-  lua_rawget(L, t);
-}
-
-static void rawset_lud(lua_State *L, int t, const char *key, int value) {
-  lua_pushlightuserdata(L, (void *)key);
-  lua_pushvalue(L, value);
-  lua_rawset(L, t);
-}
-
 void hrlua_object_anchor(lua_State *L, hrlua_lock *lk, int handle_idx,
                          int client_idx) {
   if (lk->anchored) {
     return;
   }
   hrlua_getuservalue(L, handle_idx); /* the client's anchor: {client} */
-  lua_rawgeti(L, -1, 1);
-  int owner = lua_gettop(L);
-  lua_createtable(L, 1, 4);
-  int anchor = owner + 1;
-  lua_pushvalue(L, owner);
-  lua_rawseti(L, anchor, 1);
-  rawset_lud(L, anchor, &key_owner, owner);
-  rawset_lud(L, anchor, &key_handle, handle_idx);
-  rawset_lud(L, anchor, &key_client, client_idx);
+  lua_createtable(L, A_COUNT, 0);
+  int anchor = lua_gettop(L);
+  lua_rawgeti(L, anchor - 1, 1);
+  lua_rawseti(L, anchor, A_OWNER);
+  lua_pushvalue(L, handle_idx);
+  lua_rawseti(L, anchor, A_HANDLE);
+  lua_pushvalue(L, client_idx);
+  lua_rawseti(L, anchor, A_CLIENT);
   /* The name as a Lua string, made once: the spares' key at release. */
   size_t len;
   const char *name = hrl_lock_name(lk->lock, &len);
-  lua_pushlightuserdata(L, (void *)&key_name);
   lua_pushlstring(L, name, len);
-  lua_rawset(L, anchor);
+  lua_rawseti(L, anchor, A_NAME);
   hrlua_setuservalue(L, handle_idx);
-  lua_pop(L, 2);
+  lua_pop(L, 1);
   lk->anchored = true;
 }
 
@@ -139,6 +129,17 @@ static hrlua_object *to_object(lua_State *L, int idx) {
   return hrlua_tagged(L, idx, &object_tag, sizeof(hrlua_object));
 }
 
+/* Pushes the anchor of the object o at idx (its uservalue, or what its own
+ * table holds). */
+static void push_anchor(lua_State *L, const hrlua_object *o, int idx) {
+  hrlua_getuservalue(L, idx);
+  if (o->own_table) {
+    lua_pushlightuserdata(L, (void *)&key_anchor);
+    lua_rawget(L, -2);
+    lua_remove(L, -2);
+  }
+}
+
 static hrlua_object *check_object(lua_State *L, int idx) {
   hrlua_object *o = to_object(L, idx);
   if (o == NULL) {
@@ -158,7 +159,7 @@ static void push_husk(lua_State *L, const hrlua_lock *lk, int anchor_idx,
     return;
   }
   lua_pop(L, 1);
-  rawget_lud(L, anchor_idx, &key_owner);
+  lua_rawgeti(L, anchor_idx, A_OWNER);
   int owner = lua_gettop(L);
   hrlua_push_husk(L, owner, lk);
   lua_remove(L, owner);
@@ -167,14 +168,16 @@ static void push_husk(lua_State *L, const hrlua_lock *lk, int anchor_idx,
   lua_rawset(L, client_idx);
 }
 
-/* Pushes the handle the object o answers through (its uservalue at
- * anchor_idx, the client table at client_idx): a _handle the caller set,
- * else its own while the hold is its, else the client's husk. */
-static void push_handle(lua_State *L, const hrlua_object *o, int anchor_idx,
-                        int client_idx) {
+/* Pushes the handle the object o at obj_idx answers through (its anchor
+ * at anchor_idx, the client table at client_idx): a _handle the caller
+ * set, else its own while the hold is its, else the client's husk. */
+static void push_handle(lua_State *L, const hrlua_object *o, int obj_idx,
+                        int anchor_idx, int client_idx) {
   if (o->own_table) {
+    hrlua_getuservalue(L, obj_idx);
     lua_pushvalue(L, lua_upvalueindex(K_HANDLE));
-    lua_rawget(L, anchor_idx);
+    lua_rawget(L, -2);
+    lua_remove(L, -2);
     if (!lua_isnil(L, -1)) {
       return;
     }
@@ -184,16 +187,10 @@ static void push_handle(lua_State *L, const hrlua_object *o, int anchor_idx,
    * husk can no longer be made), answers for itself: "closed". */
   if (o->hold == o->handle->hold || o->handle->lock == NULL ||
       o->handle->owner->client == NULL) {
-    rawget_lud(L, anchor_idx, &key_handle);
+    lua_rawgeti(L, anchor_idx, A_HANDLE);
   } else {
     push_husk(L, o->handle, anchor_idx, client_idx);
   }
-}
-
-static void push_fence_string(lua_State *L, uint64_t fence) {
-  char digits[24];
-  snprintf(digits, sizeof digits, "%llu", (unsigned long long)fence);
-  lua_pushstring(L, digits);
 }
 
 /* __index(object, key): a field the caller set, a member, a method. */
@@ -222,8 +219,8 @@ static int object_index(lua_State *L) {
   }
   switch ((enum member)lua_tointeger(L, -1)) {
   case M_NAME: /* the anchor's: the handle may be finalized */
-    hrlua_getuservalue(L, 1);
-    rawget_lud(L, lua_gettop(L), &key_name);
+    push_anchor(L, o, 1);
+    lua_rawgeti(L, -1, A_NAME);
     return 1;
   case M_TOKEN:
     lua_pushlstring(L, o->token, HRL_TOKEN_LEN);
@@ -241,7 +238,7 @@ static int object_index(lua_State *L) {
     if (o->fence == 0) {
       lua_pushnil(L);
     } else {
-      push_fence_string(L, o->fence);
+      hrlua_push_fence_string(L, o->fence);
     }
     return 1;
   case M_PERMIT:
@@ -263,11 +260,11 @@ static int object_index(lua_State *L) {
     break;
   }
   bool client = lua_tointeger(L, -1) == M_CLIENT;
-  hrlua_getuservalue(L, 1);
+  push_anchor(L, o, 1);
   int anchor = lua_gettop(L);
-  rawget_lud(L, anchor, &key_client);
+  lua_rawgeti(L, anchor, A_CLIENT);
   if (!client) {
-    push_handle(L, o, anchor, anchor + 1);
+    push_handle(L, o, 1, anchor, anchor + 1);
   }
   return 1;
 }
@@ -279,18 +276,11 @@ static int object_newindex(lua_State *L) {
   lua_settop(L, 3);
   hrlua_getuservalue(L, 1);
   if (!o->own_table) {
-    lua_createtable(L, 1, 4);
-    int own = lua_gettop(L);
-    static const char *const keys[] = {&key_owner, &key_handle, &key_client,
-                                       &key_name};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-      const char *key = keys[i];
-      lua_pushlightuserdata(L, (void *)key);
-      lua_pushvalue(L, -1);
-      lua_rawget(L, 4);
-      lua_rawset(L, own);
-    }
-    lua_pushvalue(L, own);
+    lua_createtable(L, 0, 2);
+    lua_pushlightuserdata(L, (void *)&key_anchor);
+    lua_pushvalue(L, 4);
+    lua_rawset(L, -3);
+    lua_pushvalue(L, -1);
     hrlua_setuservalue(L, 1);
     o->own_table = true;
   }
@@ -308,8 +298,8 @@ static int object_newindex(lua_State *L) {
 static int object_release(lua_State *L) {
   hrlua_object *o = check_object(L, 1);
   lua_settop(L, 1);
-  hrlua_getuservalue(L, 1);
-  rawget_lud(L, 2, &key_client);
+  push_anchor(L, o, 1);
+  lua_rawgeti(L, 2, A_CLIENT);
   lua_pushvalue(L, lua_upvalueindex(K_DRIVER));
   lua_rawget(L, 3);
   if (!lua_rawequal(L, 4, lua_upvalueindex(UP_BLOCKING))) {
@@ -319,7 +309,7 @@ static int object_release(lua_State *L) {
     lua_call(L, 1, LUA_MULTRET);
     return lua_gettop(L);
   }
-  push_handle(L, o, 2, 3);
+  push_handle(L, o, 1, 2, 3);
   hrlua_lock *lk = lua_touserdata(L, 5);
   /* The object's own handle needs no type check (the anchor is out of
    * Lua's reach); a _handle the caller set, or the husk, gets one. */
@@ -341,7 +331,7 @@ static int object_release(lua_State *L) {
     lua_pushvalue(L, lua_upvalueindex(K_SPARES));
     lua_rawget(L, 3);
     if (lua_type(L, -1) == LUA_TTABLE) {
-      rawget_lud(L, 2, &key_name);
+      lua_rawgeti(L, 2, A_NAME);
       lua_pushvalue(L, 5);
       lua_rawset(L, -3);
     }
@@ -350,7 +340,7 @@ static int object_release(lua_State *L) {
   int n = hrlua_push_status(L, st, hrl_lock_error(lk->lock));
   if (queued) {
     lua_pushvalue(L, lua_upvalueindex(UP_DELIVER));
-    rawget_lud(L, 2, &key_owner);
+    lua_rawgeti(L, 2, A_OWNER);
     lua_call(L, 1, 0);
   }
   return n;

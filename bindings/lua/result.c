@@ -19,6 +19,18 @@ int hrlua_push_status(lua_State *L, hrl_status status, const char *detail) {
   return 2;
 }
 
+void hrlua_push_fence_string(lua_State *L, uint64_t fence) {
+  /* By hand, not snprintf: a fenced acquire of LuaJIT's facade pushes it
+   * every time, and "%llu" costs more than the rest of the push. */
+  char digits[20];
+  size_t at = sizeof digits;
+  do {
+    digits[--at] = (char)('0' + fence % 10);
+    fence /= 10;
+  } while (fence != 0);
+  lua_pushlstring(L, digits + at, sizeof digits - at);
+}
+
 static const char *const node_result_names[] = {
     [HRL_NODE_PENDING] = "pending",   [HRL_NODE_OK] = "ok",
     [HRL_NODE_REFUSED] = "refused",   [HRL_NODE_UNREACHABLE] = "unreachable",

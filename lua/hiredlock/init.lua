@@ -488,6 +488,16 @@ else
   -- costs LuaJIT more than the table (10,115 instructions per cycle against
   -- 8,983, December 2026), its members being read through C calls.
   local acquire_on, release_on = core.acquire_on, core.release_on
+  -- release through the FFI where there is one: the JIT compiles a call
+  -- of a C function pointer into the trace, where a call of release_on (a
+  -- lua_CFunction) leaves it (bindings/lua/facade.c, hrlua_ffi_release).
+  local release_status, LOCK_HANDLE = core.release_status,
+    core.lock_metatable
+  local ffi_release = nil
+  local has_ffi, ffi = pcall(require, "ffi")
+  if has_ffi and type(core.ffi_release) == "userdata" then
+    ffi_release = ffi.cast("int (*)(void *)", core.ffi_release)
+  end
 
   function Client:acquire(name, opts)
     if self._driver ~= BLOCKING then
@@ -525,8 +535,18 @@ else
     if opts ~= nil and opts.mode == "permit" then
       permit = handle:permit()
     end
-    if fence == nil and not lease and permit == nil then
-      lock.token, lock._handle = token, handle
+    if not lease and permit == nil then
+      if fence == nil then
+        lock.token, lock._handle = token, handle
+        return lock
+      end
+      -- A fenced lock's table, made here and returned from a local: a
+      -- tail call (return new_lock(...), return setmetatable(...)) aborts
+      -- the trace stitched after the call into the core ("NYI: return to
+      -- lower frame"), and every fenced acquire's steps after it were
+      -- interpreted.
+      lock = setmetatable({ name = name, token = token, fence = fence,
+        fence_string = fence_string, _handle = handle, _client = self }, Lock)
       return lock
     end
     return new_lock(self, name, handle, token, fence, fence_string, lease,
@@ -538,7 +558,19 @@ else
     if client._driver ~= BLOCKING then
       return release_other(self)
     end
-    local ok, err, queued = release_on(handle)
+    local ok, err, queued
+    local code = -1
+    if ffi_release ~= nil and type(handle) == "userdata"
+      and getmetatable(handle) == LOCK_HANDLE then
+      code = ffi_release(handle)
+    end
+    if code == 0 then
+      ok = true
+    elseif code < 0 then -- not a live handle: release_on raises
+      ok, err, queued = release_on(handle)
+    else
+      ok, err, queued = release_status(handle, code)
+    end
     if ok and not self._lease then -- the handle to the spares, see above
       local husk = client._husk
       if husk == nil then

@@ -205,6 +205,29 @@ describe("owner labels, counters and events", function()
     local all = hiredlock.prometheus()
     assert.matches("hiredlock_releases_total{client=", all, 1, true)
   end)
+
+  -- The events a release leaves the client (here a master lost between the
+  -- acquire and the release) reach on_event before release returns, in
+  -- every runtime (LuaJIT's facade releases through the FFI and learns of
+  -- them from the code it returns).
+  it("call on_event with a release's events when it returns", function()
+    local seen = {}
+    local client = fx:client(with(TOLERANT, {
+      on_event = function(ev)
+        seen[#seen + 1] = ev
+      end,
+    }))
+    local lock = assert(client:acquire("released", { timeout = 0 }))
+    assert.same({}, seen)
+    fx:ctl("kill", 2)
+    local ok, err = lock:release()
+    fx:ctl("restart", 2)
+    assert.same({ true, nil }, { ok, err })
+    assert.equals(1, #seen)
+    assert.equals("master_down", seen[1].kind)
+    assert.is_false(lock:held())
+    assert.same({ nil, "not held" }, { lock:release() })
+  end)
 end)
 
 -- A read-write lock's and a semaphore's hash (docs/DESIGN.md, the holds):

@@ -12,7 +12,10 @@ static Py_ssize_t find_name(const char *const *names, PyObject *key) {
     return -2;
   }
   for (Py_ssize_t i = 0; names[i] != NULL; i++) {
-    if ((size_t)len == strlen(names[i]) && memcmp(k, names[i], len) == 0) {
+    /* The first byte first: most names differ there, and k is never
+     * empty when it matches (names are). */
+    if (k[0] == names[i][0] && (size_t)len == strlen(names[i]) &&
+        memcmp(k, names[i], len) == 0) {
       return i;
     }
   }

@@ -38,6 +38,7 @@ static int init_sync(hrlpy_lock *self) {
 
 int hrlpy_gate_init(hrlpy_lock *self) {
   self->busy = HRLPY_IDLE;
+  self->snapped = false;
   if (init_sync(self) < 0) {
     PyErr_SetString(PyExc_OSError, "cannot create a mutex for the lock");
     return -1;
@@ -74,6 +75,7 @@ hrlpy_busy hrlpy_gate_after_fork(hrlpy_lock *self) {
  * clock). */
 static void snapshot(hrlpy_lock *self) {
   const hrl_lock *lk = self->lock;
+  self->snapped = true;
   int64_t now = hrl_now_us();
   int64_t validity_ms = hrl_lock_validity_ms(lk);
   self->held = validity_ms > 0;
@@ -97,7 +99,11 @@ static void snapshot(hrlpy_lock *self) {
 
 void hrlpy_gate_view(hrlpy_lock *self, hrlpy_view *out) {
   pthread_mutex_lock(&self->mu);
-  if (self->busy == HRLPY_IDLE) {
+  if (self->busy == HRLPY_IDLE || !self->snapped) {
+    /* Not snapped: the operation was entered with the GIL kept, so an
+     * accessor runs only after its core call (in a signal handler run
+     * before it leaves, or a thread that handler started): the core is
+     * quiet, read it. */
     snapshot(self);
   }
   int64_t left = self->valid_until_us - hrl_now_us();
@@ -112,8 +118,17 @@ void hrlpy_gate_view(hrlpy_lock *self, hrlpy_view *out) {
   pthread_mutex_unlock(&self->mu);
 }
 
-/* With mu held: claims the lock object for op when it is free. */
-static int try_enter(hrlpy_lock *self, hrlpy_busy op) {
+bool hrlpy_only_thread(void) {
+  PyInterpreterState *interp = PyInterpreterState_Head();
+  if (PyInterpreterState_Next(interp) != NULL) {
+    return false;
+  }
+  PyThreadState *head = PyInterpreterState_ThreadHead(interp);
+  return head != NULL && PyThreadState_Next(head) == NULL;
+}
+
+/* Whether op may start on self now (mu held, or no other thread). */
+static int admit(hrlpy_lock *self, hrlpy_busy op) {
   if (op == HRLPY_ACQUIRING) {
     if (self->busy != HRLPY_IDLE || hrl_lock_held(self->lock)) {
       return HRLPY_GATE_BUSY;
@@ -126,6 +141,15 @@ static int try_enter(hrlpy_lock *self, hrlpy_busy op) {
     if (self->busy != HRLPY_IDLE) {
       return HRLPY_GATE_BUSY;
     }
+  }
+  return HRLPY_GATE_ENTERED;
+}
+
+/* With mu held: claims the lock object for op when it is free. */
+static int try_enter(hrlpy_lock *self, hrlpy_busy op) {
+  int r = admit(self, op);
+  if (r != HRLPY_GATE_ENTERED) {
+    return r;
   }
   /* What the accessors report while op runs: the state as it starts (a
    * renewal may have changed it since the last operation ended). */
@@ -160,7 +184,26 @@ static void wait_until(hrlpy_lock *self, int64_t wake_us) {
   pthread_cond_timedwait(&self->cv, &self->mu, &ts);
 }
 
-int hrlpy_gate_enter(hrlpy_lock *self, hrlpy_busy op, int64_t deadline_us) {
+int hrlpy_gate_enter(hrlpy_lock *self, hrlpy_busy op, int64_t deadline_us,
+                     bool *keep_gil) {
+  if (*keep_gil) {
+    /* This thread's state is the interpreter's only one, and the caller
+     * keeps the GIL until the operation's core call is over: no other
+     * thread can hold mu or wait on cv (a waiter has a thread state of its
+     * own), and no accessor can run before that call ends, so neither the
+     * mutex nor a snapshot is needed (the accessors snapshot the core
+     * themselves when they find none: hrlpy_gate_view). Each was a
+     * quarter of what the binding added to a cycle. */
+    int r = admit(self, op);
+    if (r == HRLPY_GATE_ENTERED) {
+      self->snapped = false;
+      self->busy = op;
+    }
+    if (r != HRLPY_GATE_BUSY) {
+      return r;
+    }
+    *keep_gil = false; /* it may wait: the slow way, GIL released */
+  }
   pthread_mutex_lock(&self->mu);
   int r = try_enter(self, op);
   if (r != HRLPY_GATE_BUSY || deadline_us <= hrl_now_us()) {
@@ -202,9 +245,23 @@ int hrlpy_gate_enter(hrlpy_lock *self, hrlpy_busy op, int64_t deadline_us) {
   return r;
 }
 
+void hrlpy_gate_snap(hrlpy_lock *self) {
+  pthread_mutex_lock(&self->mu);
+  if (!self->snapped) {
+    snapshot(self);
+  }
+  pthread_mutex_unlock(&self->mu);
+}
+
 /* No snapshot here: the accessors of an idle object read the core
- * (hrlpy_gate_view), and the next operation takes its own as it starts. */
+ * (hrlpy_gate_view), and the next operation takes its own as it starts.
+ * Alone in the interpreter, nobody waits (a waiter is a thread state of
+ * its own) and nobody holds mu: no mutex either. */
 void hrlpy_gate_leave(hrlpy_lock *self) {
+  if (hrlpy_only_thread()) {
+    self->busy = HRLPY_IDLE;
+    return;
+  }
   pthread_mutex_lock(&self->mu);
   self->busy = HRLPY_IDLE;
   if (self->waiters > 0) {

@@ -107,6 +107,7 @@ typedef struct hrlpy_lock {
   hrl_lock *lock;
   PyObject *on_lost;    /* called with the Lock when a lease is lost */
   hrlpy_link lost_link; /* in the state's lost queue (lost.c), under its mu */
+  bool watched;         /* the core posts its loss (hrlpy_lock_watch) */
   int64_t with_wait_ms; /* the wait of a `with` block, HRL_WAIT_FOREVER */
   bool with_blocking;
   bool gate_ready; /* mu and cv were initialised */
@@ -120,7 +121,9 @@ typedef struct hrlpy_lock {
   pthread_cond_t cv; /* CLOCK_MONOTONIC; signalled when busy clears */
   hrlpy_busy busy;
   unsigned waiters;
-  /* What the accessors report while an operation is running (under mu). */
+  /* What the accessors report while an operation is running (under mu),
+   * if snapped: an operation that keeps the GIL takes no snapshot. */
+  bool snapped;
   bool held;
   int64_t valid_until_us;
   uint32_t ttl_ms;
@@ -212,9 +215,21 @@ enum {
   HRLPY_GATE_ENTERED = 1,  /* self->busy is op: run it, then leave */
   HRLPY_GATE_NOT_HELD = 2, /* release/extend while an acquire runs */
 };
+/* Whether the calling thread is the only one that can want the GIL: one
+ * interpreter with one thread state (a threading.Thread, an executor's
+ * worker, the on_lost dispatcher, a C thread that called
+ * PyGILState_Ensure once: each has one of its own). */
+bool hrlpy_only_thread(void);
 /* Waits (GIL released, signals checked) until op may run on self or
- * deadline_us (hrl_now_us clock; <= now for "do not wait") passes. */
-int hrlpy_gate_enter(hrlpy_lock *self, hrlpy_busy op, int64_t deadline_us);
+ * deadline_us (hrl_now_us clock; <= now for "do not wait") passes.
+ * *keep_gil: true when the caller would keep the GIL from here until its
+ * core call ended (hrlpy_only_thread() and no wait); set false when it
+ * cannot (the gate was busy), and then the call must release it. */
+int hrlpy_gate_enter(hrlpy_lock *self, hrlpy_busy op, int64_t deadline_us,
+                     bool *keep_gil);
+/* Takes the snapshot an operation entered with the GIL kept did not,
+ * before it releases the GIL after all (an interrupted acquire). */
+void hrlpy_gate_snap(hrlpy_lock *self);
 /* Ends the operation: refreshes the snapshot and wakes waiters. */
 void hrlpy_gate_leave(hrlpy_lock *self);
 /* Makes the gate usable in a forked child (the parent's other threads,

@@ -18,6 +18,7 @@
 void hrlpy_lock_watch(hrlpy_lock *self) {
   if (self->on_lost != NULL) {
     hrl_lock_on_lost(self->lock, hrlpy_lost_post, self);
+    self->watched = true;
   }
 }
 
@@ -56,7 +57,7 @@ static void lock_dealloc(PyObject *op) {
     return;
   }
   hrl_lock_free(self->lock);
-  if (self->state != NULL) {
+  if (self->watched) { /* only a watched lock can be on the lost queue */
     hrlpy_lost_forget(self);
   }
   hrlpy_gate_destroy(self);
@@ -67,32 +68,19 @@ static void lock_dealloc(PyObject *op) {
   Py_DECREF(type);
 }
 
-/* Whether the calling thread is the only one that can want the GIL: one
- * interpreter with one thread state (a threading.Thread, an executor's
- * worker, the on_lost dispatcher, a C thread that called
- * PyGILState_Ensure once: each has one of its own). Then a core call whose
- * length its reply deadlines bound (an attempt without a wait, a release,
- * an extend) keeps the GIL: releasing and retaking it was the largest
+/* A core call whose length its reply deadlines bound (an attempt without
+ * a wait, a release, an extend) keeps the GIL when the calling thread is
+ * the only one that can want it (hrlpy_only_thread(), decided as the
+ * operation enters the gate): releasing and retaking it was the largest
  * cost the binding added to a cycle (about 700 instructions per cycle
  * through the GIL's mutex and condition variable), and nobody could have
  * used it meanwhile. A thread appearing during the call (a C thread's
- * first PyGILState_Ensure) waits for it, as it would for any Python
- * code; a wait (acquire with a timeout) always releases it, since its
- * length is the caller's. */
-static bool only_thread(void) {
-  PyInterpreterState *interp = PyInterpreterState_Head();
-  if (PyInterpreterState_Next(interp) != NULL) {
-    return false;
-  }
-  PyThreadState *head = PyInterpreterState_ThreadHead(interp);
-  return head != NULL && PyThreadState_Next(head) == NULL;
-}
-
-/* The core call `call` (a statement setting status), with the GIL
- * released unless only_thread() says nobody could use it. */
-#define BOUNDED_CALL(call)                                                     \
+ * first PyGILState_Ensure) waits for it, as it would for any Python code;
+ * a wait (acquire with a timeout) always releases it, since its length is
+ * the caller's. */
+#define BOUNDED_CALL(keep_gil, call)                                           \
   do {                                                                         \
-    if (only_thread()) {                                                       \
+    if (keep_gil) {                                                            \
       call;                                                                    \
     } else {                                                                   \
       Py_BEGIN_ALLOW_THREADS;                                                  \
@@ -145,6 +133,7 @@ static bool interrupted(hrlpy_lock *self) {
   if (PyErr_CheckSignals() == 0) {
     return false;
   }
+  hrlpy_gate_snap(self); /* others may read the accessors meanwhile */
   Py_BEGIN_ALLOW_THREADS;
   hrl_lock_release(self->lock); /* what it finds, the exception says */
   Py_END_ALLOW_THREADS;
@@ -159,7 +148,8 @@ static PyObject *acquire_with(hrlpy_lock *self, int64_t wait_ms) {
   int64_t deadline = wait_ms == HRL_WAIT_FOREVER ? INT64_MAX
                      : wait_ms == 0              ? INT64_MIN
                                     : hrl_now_us() + wait_ms * 1000;
-  int gate = hrlpy_gate_enter(self, HRLPY_ACQUIRING, deadline);
+  bool keep_gil = wait_ms == 0 && hrlpy_only_thread();
+  int gate = hrlpy_gate_enter(self, HRLPY_ACQUIRING, deadline, &keep_gil);
   if (gate == HRLPY_GATE_ERROR) {
     return NULL;
   }
@@ -173,7 +163,7 @@ static PyObject *acquire_with(hrlpy_lock *self, int64_t wait_ms) {
   }
   hrl_status status;
   if (wait_ms == 0) {
-    BOUNDED_CALL(status = hrl_lock_acquire(self->lock, 0));
+    BOUNDED_CALL(keep_gil, status = hrl_lock_acquire(self->lock, 0));
   } else {
     Py_BEGIN_ALLOW_THREADS;
     status = hrl_lock_acquire_cancellable(self->lock, wait_ms, cancel_on_signal,
@@ -204,6 +194,10 @@ static PyObject *lock_acquire(PyObject *op, PyObject *const *args,
   hrlpy_lock *self = (hrlpy_lock *)op;
   bool blocking = true;
   int64_t wait_ms = HRL_WAIT_FOREVER;
+  if (nargs == 1 && kwnames == NULL && args[0] == Py_False) {
+    /* acquire(False), the one-attempt idiom: no argument parsing. */
+    return acquire_with(self, 0);
+  }
   if (nargs != 0 || kwnames != NULL) {
     static const char *const names[] = {"blocking", "timeout", NULL};
     PyObject *a[2];
@@ -327,8 +321,9 @@ static PyObject *lock_not_acquired(PyObject *op, PyObject *unused) {
 
 /* Release and extend wait only for another release or extend in flight;
  * during another thread's acquire this object holds nothing. */
-static int enter_held_op(hrlpy_lock *self, hrlpy_busy op) {
-  int gate = hrlpy_gate_enter(self, op, INT64_MAX);
+static int enter_held_op(hrlpy_lock *self, hrlpy_busy op, bool *keep_gil) {
+  *keep_gil = hrlpy_only_thread();
+  int gate = hrlpy_gate_enter(self, op, INT64_MAX, keep_gil);
   if (gate == HRLPY_GATE_NOT_HELD) {
     hrlpy_raise_status(self->state, HRL_ENOTHELD, "");
     return -1;
@@ -339,11 +334,12 @@ static int enter_held_op(hrlpy_lock *self, hrlpy_busy op) {
 static PyObject *lock_release(PyObject *op, PyObject *unused) {
   (void)unused;
   hrlpy_lock *self = (hrlpy_lock *)op;
-  if (enter_held_op(self, HRLPY_RELEASING) < 0) {
+  bool keep_gil;
+  if (enter_held_op(self, HRLPY_RELEASING, &keep_gil) < 0) {
     return NULL;
   }
   hrl_status status;
-  BOUNDED_CALL(status = hrl_lock_release(self->lock));
+  BOUNDED_CALL(keep_gil, status = hrl_lock_release(self->lock));
   if (status != HRL_OK) {
     return finish(self, status);
   }
@@ -365,11 +361,13 @@ static PyObject *lock_extend(PyObject *op, PyObject *const *args,
       hrlpy_ttl_ms(a[0], self->client->client, &ttl_ms) < 0) {
     return NULL;
   }
-  if (enter_held_op(self, HRLPY_EXTENDING) < 0) {
+  bool keep_gil;
+  if (enter_held_op(self, HRLPY_EXTENDING, &keep_gil) < 0) {
     return NULL;
   }
   hrl_status status;
-  BOUNDED_CALL(status = hrl_lock_extend(self->lock, (uint32_t)ttl_ms));
+  BOUNDED_CALL(keep_gil,
+               status = hrl_lock_extend(self->lock, (uint32_t)ttl_ms));
   if (status != HRL_OK) {
     return finish(self, status);
   }

@@ -54,6 +54,8 @@ int main(void) {
       }
       hrl_options o;
       hrl_options_init(&o);
+      /* Exclusion is tested, not a 50 ms reply under load. */
+      o.timeout_ms = 500;
       if (c != NULL) { /* a patient waiter's retry_delay, in seconds */
         o.retry_delay_ms = (uint32_t)(atof(c) * 1000 + 0.5);
       }

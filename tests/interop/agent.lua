@@ -28,7 +28,9 @@ for line in io.lines() do
       end
       local prefix = w[2] == "-" and "" or unhex(w[2])
       -- w[4]: a patient waiter's retry_delay, in seconds
-      client = hiredlock.new(urls, { key_prefix = prefix,
+      -- timeout 0.5 s (capped at ttl/10): exclusion is tested, not a 50 ms
+      -- reply under load
+      client = hiredlock.new(urls, { key_prefix = prefix, timeout = 0.5,
         retry_delay = tonumber(w[4]) })
       return true
     elseif cmd == "acquire" or cmd == "fenced" then

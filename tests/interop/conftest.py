@@ -53,7 +53,11 @@ class PythonAgent:
     ) -> str:
         import hiredlock
 
-        options = {} if retry_delay is None else {"retry_delay": retry_delay}
+        # Half a second per master (capped at ttl/10 by the library): what is
+        # tested is exclusion across runtimes, not a 50 ms reply under load.
+        options = {"timeout": 0.5}
+        if retry_delay is not None:
+            options["retry_delay"] = retry_delay
         self.client = hiredlock.Client(urls, key_prefix=prefix, **options)
         return "ok"
 
@@ -182,7 +186,11 @@ class AsyncioAgent:
     ) -> str:
         import hiredlock.asyncio
 
-        options = {} if retry_delay is None else {"retry_delay": retry_delay}
+        # Half a second per master (capped at ttl/10 by the library): what is
+        # tested is exclusion across runtimes, not a 50 ms reply under load.
+        options = {"timeout": 0.5}
+        if retry_delay is not None:
+            options["retry_delay"] = retry_delay
 
         async def new() -> str:
             self.client = hiredlock.asyncio.Client(urls, key_prefix=prefix, **options)

@@ -501,7 +501,7 @@ hrl_status hrl_lock_options_check(const hrl_lock_options *lo, char *detail,
                                   size_t size) {
   for (size_t i = 0; i < OPTION_COUNT; i++) {
     if (fields[i] == NO_FIELD || !is_lock_option(&table[i]) ||
-        strcmp(table[i].name, "ttl") == 0) {
+        fields[i] == LOCK_FIELD(ttl_ms)) {
       continue; /* the TTL's bounds are the client's: hrl_lock_create */
     }
     hrl_status st = check_field(

@@ -12,6 +12,7 @@ import functools
 import gc
 import logging
 import time
+from typing import Any, NamedTuple
 
 from . import async_cycles
 
@@ -25,8 +26,8 @@ REPLY_TIMEOUT = 0.5
 
 
 def make_cases(urls: list[str]) -> dict:
-    """Case name -> a factory of (acquire, release); each case is set up on
-    first use, so a worker running one case imports only what it needs."""
+    """Case name -> a factory of its Case; each case is set up on first
+    use, so a worker running one case imports only what it needs."""
     conns: list = []
 
     def redis_conns():
@@ -55,7 +56,7 @@ def make_cases(urls: list[str]) -> dict:
         # --ab-python) has no such option.
         labelled = {"owner": owner} if owner else {}
         lk = client.lock(name, ttl=TTL, fenced=fenced, **labelled)
-        return (lambda: lk.acquire(False)), lk.release
+        return Case("positional", lk, lk.release)
 
     def with_n1():
         import hiredlock
@@ -63,25 +64,19 @@ def make_cases(urls: list[str]) -> dict:
         client1 = hiredlock.Client(
             urls[:1], connect_timeout=CONNECT_TIMEOUT, timeout=REPLY_TIMEOUT
         )
-
-        def with_cycle():
-            # A with block on a new Lock per cycle: __enter__ (the acquire)
-            # is timed; run_case calls __exit__ (the release).
-            lk = client1.lock("bench:py-with", ttl=TTL, blocking=False)
-            lk.__enter__()
-            return lk
-
-        return with_cycle, None
+        # A with block on a new Lock per cycle: the lock's making and its
+        # __enter__ (the acquire) are timed, then its __exit__ (the release).
+        return Case("with", client1.lock, None, "bench:py-with")
 
     def redis_py():
         rp = redis_conns()[0].lock("bench:redis-py", timeout=TTL)
-        return (lambda: rp.acquire(blocking=False)), rp.release
+        return Case("keyword", rp, rp.release)
 
     def redis_lock_():
         import redis_lock
 
         rl = redis_lock.Lock(redis_conns()[0], "bench:redis-lock", expire=int(TTL))
-        return (lambda: rl.acquire(blocking=False)), rl.release
+        return Case("keyword", rl, rl.release)
 
     def pottery_n(n):
         import pottery
@@ -92,12 +87,13 @@ def make_cases(urls: list[str]) -> dict:
             masters=set(redis_conns()[:n]),
             auto_release_time=TTL,
         )
-        return (lambda: pot.acquire(blocking=False)), pot.release
+        return Case("keyword", pot, pot.release)
 
     def raw_py():
         from . import raw
 
-        return raw.sync_case(urls[0])
+        acquire, release = raw.sync_case(urls[0])
+        return Case("call", acquire, release)
 
     factories = {
         "py-raw": raw_py,
@@ -116,8 +112,33 @@ def make_cases(urls: list[str]) -> dict:
     return factories
 
 
-def run_case(case, seconds: float) -> dict:
-    acquire, release = case
+class Case(NamedTuple):
+    """A case: how its acquire is called (a key of ACQUIRE_CALLS), on what
+    (lk: the lock, the function of a `call` case, Client.lock for `with`),
+    its release (None: `with`, the acquire returns the entered lock) and
+    the name a `with` case makes its locks with."""
+
+    style: str
+    lk: Any
+    release: Any
+    name: str = ""
+
+
+# The acquire call of each case as a user's own loop writes it. The loops
+# of run_case and count_case are compiled once per style with that call
+# written into them: calling it through a lambda (or a with-block helper)
+# added a Python frame per cycle, some 400 instructions that no user's loop
+# pays, to every Python case alike (hiredlock's and the peers'), more than
+# hiredlock's binding itself cost.
+ACQUIRE_CALLS = {
+    "positional": "lk.acquire(False)",  # hiredlock: threading.Lock's idiom
+    "keyword": "lk.acquire(blocking=False)",  # redis-py, redis-lock, pottery
+    "with": "lk(name, ttl=TTL, blocking=False).__enter__()",
+    "call": "lk()",  # py-raw: its acquire is a function of the floor's
+}
+
+_LOOPS = """
+def run(lk, release, name, seconds):
     now_ns = time.perf_counter_ns
     lat = []
     append = lat.append
@@ -128,7 +149,7 @@ def run_case(case, seconds: float) -> dict:
     t = start
     while t < end or not lat:
         t0 = now_ns()
-        got = acquire()
+        got = {call}
         t1 = now_ns()
         if release is None:  # the with-block case: got is the entered Lock
             got.__exit__(None, None, None)
@@ -139,27 +160,42 @@ def run_case(case, seconds: float) -> dict:
         append((t1 - t0) / 1000)
         t = now_ns()
     cpu = (time.process_time() - cpu0) * 1e6
-    return {
+    return {{
         "cycles": len(lat) - failed,
         "failed": failed,
         "elapsed": (t - start) / 1e9,
         "cpu_us": cpu,
         "lat": [round(x, 1) for x in lat],
-    }
+    }}
 
 
-def count_case(case, k: int) -> dict:
-    """Exactly k cycles, nothing timed (the profile phase's counts)."""
-    acquire, release = case
+def count(lk, release, name, k):
     for _ in range(k):
-        got = acquire()
+        got = {call}
         if release is None:
             got.__exit__(None, None, None)
         elif got:
             release()
         else:
             raise RuntimeError("an uncontended acquire failed")
-    return {"cycles": k}
+    return {{"cycles": k}}
+"""
+
+
+@functools.cache
+def _loops(style: str) -> dict:
+    scope = {"time": time, "TTL": TTL}
+    exec(compile(_LOOPS.format(call=ACQUIRE_CALLS[style]), f"<{style}>", "exec"), scope)
+    return scope
+
+
+def run_case(case: Case, seconds: float) -> dict:
+    return _loops(case.style)["run"](case.lk, case.release, case.name, seconds)
+
+
+def count_case(case: Case, k: int) -> dict:
+    """Exactly k cycles, nothing timed (the profile phase's counts)."""
+    return _loops(case.style)["count"](case.lk, case.release, case.name, k)
 
 
 class Bench:

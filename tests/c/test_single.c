@@ -1,4 +1,6 @@
 /* One master, real Redis: the plain lock's whole life, seen in Redis. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -379,6 +381,103 @@ static void test_cancel_stops_waiting(void) {
   hrl_client_free(c);
 }
 
+/* Resumes the paused node 1 of fx after 500 ms, noting when. */
+static void *resume_later(void *p) {
+  _Atomic int64_t *resumed_at_us = p;
+  usleep(500 * 1000);
+  atomic_store(resumed_at_us, hrl_now_us());
+  fixture_ctl(&fx, "resume", 1, NULL);
+  return NULL;
+}
+
+/* A client on database 2 (a SELECT in each new connection's handshake),
+ * connect_timeout 2 s and the default 50 ms per master. */
+static hrl_client *slow_handshake_client(void) {
+  char url[300];
+  snprintf(url, sizeof url, "%s/2", fx.url[0]);
+  const char *urls[] = {url};
+  hrl_options o;
+  hrl_options_init(&o);
+  o.connect_timeout_ms = 2000;
+  CHECK_INT(o.timeout_ms, 50);
+  hrl_client *c = NULL;
+  CHECK_STATUS(hrl_client_new(urls, 1, &o, &c, NULL, 0), HRL_OK);
+  return c;
+}
+
+/* The connections node 1 accepted so far (INFO stats). */
+static long long connections_received(void) {
+  redisReply *r = fixture_cmd(&fx, 1, "INFO stats");
+  const char *at = r != NULL && r->type == REDIS_REPLY_STRING
+                       ? strstr(r->str, "total_connections_received:")
+                       : NULL;
+  long long n = at != NULL ? atoll(strchr(at, ':') + 1) : -1;
+  freeReplyObject(r);
+  return n;
+}
+
+/* A fresh connection to a server that accepts but answers its handshake
+ * only 500 ms later (a loaded server or machine): a waiting acquire's
+ * first round misses (50 ms), the handshake carries over, and a later
+ * round reads its replies and sends the SET (connect_timeout 2 s covers
+ * opening a connection) on that one connection. Before, every round
+ * closed the unanswered handshake and opened another: a connection per
+ * round left in a stalled server's backlog, and a server whose every
+ * handshake outlasts the timeout (valgrind, a loaded machine) was never
+ * reached at all. */
+static void test_a_slow_handshake_carries_over_to_a_later_round(void) {
+  hrl_client *c = slow_handshake_client();
+  hrl_lock *lk = new_lock(c, "single:slowhs", 10000);
+  long long before = connections_received();
+  fixture_ctl(&fx, "pause", 1, NULL);
+  _Atomic int64_t resumed_at_us = 0;
+  pthread_t th;
+  pthread_create(&th, NULL, resume_later, &resumed_at_us);
+  hrl_status st = hrl_lock_acquire(lk, 2000);
+  int64_t done_us = hrl_now_us();
+  pthread_join(th, NULL);
+  if (st != HRL_OK) {
+    fprintf(stderr, "  waiting acquire: %s\n", hrl_lock_error(lk));
+  }
+  CHECK_STATUS(st, HRL_OK);
+  CHECK(done_us >= atomic_load(&resumed_at_us)); /* the resumed server's */
+  CHECK_STATUS(hrl_lock_release(lk), HRL_OK);    /* the kept connection */
+  /* The lock's connection and the waiting acquire's subscriber (the
+   * fixture's own INFO is the third). */
+  long long opened = connections_received() - before - 1;
+  if (opened != 2) {
+    fprintf(stderr, "  connections opened: %lld\n", opened);
+  }
+  CHECK_INT(opened, 2);
+  hrl_lock_free(lk);
+  hrl_client_free(c);
+}
+
+/* The other half of the rule: a round never waits for a handshake past its
+ * per-master timeout. With the server paused, a fresh client's try ends
+ * after about the 50 ms timeout, never the 2 s connect_timeout (bounded
+ * at half of it: a loaded machine stretches 50 ms, not to a second); once
+ * the server is back, the next try finds the carried handshake answered. */
+static void test_a_paused_server_costs_a_round_its_timeout(void) {
+  hrl_client *c = slow_handshake_client();
+  hrl_lock *lk = new_lock(c, "single:pausedhs", 10000);
+  fixture_ctl(&fx, "pause", 1, NULL);
+  int64_t t0 = hrl_now_us();
+  hrl_status st = hrl_lock_acquire(lk, 0);
+  int64_t took_ms = (hrl_now_us() - t0) / 1000;
+  fixture_ctl(&fx, "resume", 1, NULL);
+  CHECK_STATUS(st, HRL_ECONNECT);
+  CHECK(took_ms < 1000);
+  if (took_ms >= 1000) {
+    fprintf(stderr, "  one round took %lld ms\n", (long long)took_ms);
+  }
+  CHECK(strstr(hrl_lock_error(lk), "timeout after 50 ms") != NULL);
+  CHECK_STATUS(hrl_lock_acquire(lk, 0), HRL_OK);
+  CHECK_STATUS(hrl_lock_release(lk), HRL_OK);
+  hrl_lock_free(lk);
+  hrl_client_free(c);
+}
+
 int main(void) {
   fixture_start(&fx, 1, NULL);
   RUN(test_acquire_excludes_and_release_frees);
@@ -390,6 +489,8 @@ int main(void) {
   RUN(test_unix_socket_and_database);
   RUN(test_unreachable_port_fails_fast);
   RUN(test_cancel_stops_waiting);
+  RUN(test_a_slow_handshake_carries_over_to_a_later_round);
+  RUN(test_a_paused_server_costs_a_round_its_timeout);
   fixture_stop(&fx);
   return finish_tests("test_single");
 }

@@ -207,6 +207,41 @@ def test_redlock_on_5_masters_with_masters_killed(ngx, servers5):
             servers5.redis(i).delete(name)
 
 
+def test_a_slow_handshake_carries_over_to_a_later_round(ngx, servers3):
+    """A new connection to a master that accepts but answers its handshake
+    (SELECT) only 500 ms later: a waiting acquire's first round misses (50
+    ms per master), the handshake carries over to its next round in the
+    request (connect_timeout 2 s), which reads its replies and sends the
+    SET on that one connection. Before, every round closed the unanswered
+    handshake and opened another one."""
+    name = unique("slowhs")
+    new0, _ = stats(ngx)
+    servers3.ctl("pause", 1)
+    resumed_at = []
+
+    def resume() -> None:
+        resumed_at.append(time.monotonic())
+        servers3.ctl("resume", 1)
+
+    t = threading.Timer(0.5, resume)
+    t.start()
+    try:
+        r = ngx.get("/lock", c="slowhs1", name=name, timeout=2)
+        done_at = time.monotonic()
+    finally:
+        t.join()
+    assert r.status == 200, r.body
+    assert done_at >= resumed_at[0]  # answered by the resumed master
+    # The driver's new connections (its subscriber's are not counted): the
+    # worker publishes them from the request's log phase, just after it.
+    deadline = time.monotonic() + 5
+    while stats(ngx)[0] == new0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    new1, _ = stats(ngx)
+    # the release took it from the pool
+    assert new1 - new0 == 1, ngx.get("/stats").body
+
+
 def test_a_paused_master_costs_at_most_the_per_master_timeout(ngx, servers5):
     try:
         servers5.ctl("pause", 2)

@@ -195,6 +195,71 @@ async def test_a_paused_master_costs_one_timeout_once(fresh5, name):
     assert later < 0.2  # late: not waited for once a quorum said OK
 
 
+def _connections_received(servers) -> int:
+    return int(servers.redis(1).info("stats")["total_connections_received"])
+
+
+@pytest.mark.asyncio
+async def test_a_slow_handshake_carries_over_to_a_later_round(servers1, name):
+    """A new connection to a server that accepts but answers its handshake
+    (SELECT, for /2) only 500 ms later: with the default 50 ms per-master
+    timeout a waiting acquire's first round misses, the handshake carries
+    over (connect_timeout 2 s), and a later round reads its replies and
+    sends the SET on that one connection. Before, every round closed the
+    unanswered handshake and opened another (a connection per round left
+    in a stalled server's backlog; one whose every handshake outlasts the
+    timeout was never reached)."""
+    import asyncio
+
+    client = hla.Client(f"{servers1.urls[0]}/2", connect_timeout=2, timeout=0.05)
+    lk = client.lock(name, ttl=10)
+    before = _connections_received(servers1)
+    servers1.pause(1)
+    resumed_at = []
+
+    def resume_later():
+        time.sleep(0.5)
+        resumed_at.append(time.monotonic())
+        servers1.resume(1)
+
+    resuming = asyncio.get_running_loop().run_in_executor(None, resume_later)
+    try:
+        got = await lk.acquire(timeout=2)
+        done_at = time.monotonic()
+    finally:
+        await resuming
+    assert got
+    assert done_at >= resumed_at[0]  # answered by the resumed server
+    await lk.release()  # on the kept connection
+    # the lock's connection and the waiting acquire's subscriber (and the
+    # INFO of this test's own)
+    assert _connections_received(servers1) - before - 1 == 2
+    await client.close()
+
+
+@pytest.mark.asyncio
+async def test_a_paused_server_costs_a_round_its_timeout(servers1, name):
+    """A round never waits for a handshake past its per-master timeout: a
+    fresh client's try on a paused server ends after ~50 ms, not the 2 s
+    connect_timeout (bounded at half of it: load stretches 50 ms, not to
+    a second); once the server is back, the next try finds the carried
+    handshake answered."""
+    client = hla.Client(f"{servers1.urls[0]}/2", connect_timeout=2, timeout=0.05)
+    lk = client.lock(name, ttl=10)
+    servers1.pause(1)
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(hiredlock.ConnectionError, match="timeout after 50 ms"):
+            await lk.acquire(blocking=False)
+        took = time.monotonic() - t0
+    finally:
+        servers1.resume(1)
+    assert took < 1.0
+    assert await lk.acquire(blocking=False)
+    await lk.release()
+    await client.close()
+
+
 @pytest.mark.asyncio
 async def test_unix_socket_masters(servers1, name):
     client = hla.Client(servers1.unix_urls, **TOLERANT)

@@ -373,7 +373,10 @@ HRL_API void hrl_stream_free(hrl_stream *stream);
  * the connection, and pass what it receives meanwhile to
  * hrl_stream_drain). Only a release (or a waiter's step aside or leave)
  * of a lock whose token that master may hold still goes on it: it must
- * follow that SET on the same connection.
+ * follow that SET on the same connection. "" (*len 0) when the handshake
+ * of an earlier round is still unanswered (a round's deadline passed
+ * first: hrl_stream_expire kept the connection): nothing to write, read
+ * on; the command follows its replies, as for a new connection.
  */
 HRL_API const char *hrl_stream_start(hrl_stream *stream, hrl_lock *lock,
                                      size_t i, bool fresh, size_t *len);
@@ -383,7 +386,8 @@ HRL_API const char *hrl_stream_start(hrl_stream *stream, hrl_lock *lock,
  * (late replies to earlier rounds' commands): dropped as owed. Pass them
  * here before hrl_stream_start, so that a connection whose master is back
  * is used again. False when they hold more replies than were owed, or are
- * not RESP: close the connection.
+ * not RESP: close the connection. Replies to a handshake carried over
+ * (see hrl_stream_start) are checked here too (false: one was refused).
  */
 HRL_API bool hrl_stream_drain(hrl_stream *stream, const char *data, size_t len);
 
@@ -393,7 +397,10 @@ HRL_API hrl_stream_action hrl_stream_feed(hrl_stream *stream, hrl_lock *lock,
                                           size_t len, const char **out,
                                           size_t *out_len);
 
-/** The round's deadline passed for master i (message: why, for users). */
+/** The round's deadline passed for master i (message: why, for users).
+ *  A handshake still unanswered then is kept (DONE) and goes on in the next
+ *  round, if this round began within connect_timeout of the round the
+ *  handshake began in (else CLOSE). */
 HRL_API hrl_stream_action hrl_stream_expire(hrl_stream *stream, hrl_lock *lock,
                                             size_t i, const char *message,
                                             const char **out, size_t *out_len);

@@ -26,6 +26,8 @@ void hrl_conn_close(hrl_conn *conn) {
   conn->owed = 0;
   conn->connecting = false;
   conn->handshaking = false;
+  conn->handshake_left = 0;
+  conn->handshake_total = 0;
 }
 
 hrl_status hrl_pool_init(hrl_pool *pool, const hrl_config *cfg,

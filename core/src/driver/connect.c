@@ -8,6 +8,15 @@
  * A server that accepts no connection (stopped, or its backlog full) thus
  * costs a round the per-master timeout, not the connect timeout.
  *
+ * The handshake commands (AUTH, SELECT, INFO) are part of opening the
+ * connection and carry over the same way: a round that ends before their
+ * replies keeps the connection (fanout.c's can_leave), and the next round
+ * goes on reading them (hrl_round_resume_handshake) and then sends its
+ * command, until connect_timeout after the connect began; a handshake
+ * still unanswered at a round's end past that is closed. So a loaded or
+ * briefly stalled server makes a waiting acquire's first round miss, not
+ * its later ones, and no round waits past its per-master timeout.
+ *
  * A rediss:// master's TLS handshake follows the TCP connect and counts
  * against the same connect_timeout: it is stepped by the round's poll()
  * loop like the connect (SLOT_HANDSHAKE) and carries over to later rounds
@@ -103,6 +112,21 @@ bool hrl_round_connect(hrl_round *r, size_t i, int64_t now_us) {
     return false;
   }
   return open_conn(r, i, now_us);
+}
+
+void hrl_round_resume_handshake(hrl_round *r, size_t i, int64_t now_us) {
+  hrl_conn *conn = conn_of(r, i);
+  hrl_slot *s = &r->slots[i];
+  s->reused = false;
+  s->carried = true; /* an I/O error before any reply: begun again once */
+  s->handshake_left = conn->handshake_left;
+  s->handshake_total = conn->handshake_total;
+  conn->handshake_left = 0; /* the slot's now; leave() hands back the rest */
+  conn->handshake_total = 0;
+  s->state = SLOT_READING;
+  /* The round's full timeout, also past connect_timeout: replies that came
+   * between rounds are still read (expire() then closes it if none). */
+  hrl_round_set_deadline(r, i, now_us, r->timeout_ms);
 }
 
 /* An I/O error on a connection that was idle since the last round, before

@@ -40,6 +40,11 @@ typedef struct hrl_conn {
   bool connecting;
   bool handshaking;
   int64_t connect_deadline_us;
+  /* The handshake commands (AUTH, SELECT, INFO) of a connection whose
+   * round ended before their replies came: they carry over to later
+   * rounds like a connect, until connect_deadline_us (0: none out). */
+  int handshake_left;
+  int handshake_total;
 } hrl_conn;
 
 /* A client's connections. */

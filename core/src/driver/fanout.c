@@ -32,9 +32,10 @@
  * of thousands (docs/PERFORMANCE.md). The first round after a master stops
  * still waits for it, so every master gets its full timeout once.
  *
- * Connects (and a rediss:// master's TLS handshake) are connect.c's: a
- * round waits for one no longer than the per-master timeout, and a connect
- * still in progress carries over to the next round.
+ * Connects (and a rediss:// master's TLS handshake, and the handshake
+ * commands after it) are connect.c's: a round waits for one no longer than
+ * the per-master timeout, and a connect or handshake still in progress
+ * carries over to the next round, until connect_timeout after it began.
  *
  * hiredis connects and parses replies; writes go out through send() with
  * MSG_NOSIGNAL so a master that went away cannot raise SIGPIPE in the host
@@ -210,6 +211,10 @@ static bool start(round *r, size_t i, int64_t now_us) {
   if (conn->ctx == NULL || conn->connecting) {
     return hrl_round_connect(r, i, now_us);
   }
+  if (conn->handshake_left > 0) {
+    hrl_round_resume_handshake(r, i, now_us);
+    return false;
+  }
   r->slots[i].reused = true;
   hrl_round_set_deadline(r, i, now_us, r->timeout_ms);
   hrl_round_send_command(r, i);
@@ -231,32 +236,48 @@ void hrl_round_redirect(round *r, size_t i) {
     hrl_round_connect(r, i, hrl_now_us());
     return;
   }
+  if (conn->handshake_left > 0) {
+    hrl_round_resume_handshake(r, i, hrl_now_us());
+    return;
+  }
   r->slots[i].reused = true;
   r->slots[i].deadline_us = deadline;
   r->slots[i].wait_ms = wait_ms;
   hrl_round_send_command(r, i);
 }
 
+/* Whether master i's handshake commands are out, unanswered. */
+static bool shaking_hands(const slot *s) {
+  return s->state == SLOT_READING && s->handshake_left > 0;
+}
+
 /* Whether the round can stop waiting for master i without closing its
- * connection: a connect still in progress carries over to later rounds; a
- * connection with whole commands out keeps them and owes their replies
+ * connection: a connect or a handshake still in progress carries over to
+ * later rounds until connect_timeout after the connect began (connect.c);
+ * a connection with whole commands out keeps them and owes their replies
  * (see the top of this file): the release that follows a timed-out SET
  * (or a try) must go out on the same connection, behind it. */
 static bool can_leave(const round *r, size_t i, int64_t now_us) {
   const slot *s = &r->slots[i];
   const hrl_conn *conn = s->conn;
-  if (s->state == SLOT_CONNECTING || s->state == SLOT_HANDSHAKE) {
+  if (s->state == SLOT_CONNECTING || s->state == SLOT_HANDSHAKE ||
+      shaking_hands(s)) {
     return now_us < conn->connect_deadline_us;
   }
-  return s->state == SLOT_READING && s->handshake_left == 0;
+  return s->state == SLOT_READING;
 }
 
 /* Stops waiting for master i in this round (can_leave said it may): the
- * connection owes the replies to what it has out. */
+ * connection owes the replies to what it has out, or goes on with its
+ * handshake in the next round. */
 static void leave(round *r, size_t i) {
   slot *s = &r->slots[i];
-  if (s->state == SLOT_READING) {
-    conn_of(r, i)->owed += s->inflight;
+  hrl_conn *conn = conn_of(r, i);
+  if (shaking_hands(s)) {
+    conn->handshake_left = s->handshake_left;
+    conn->handshake_total = s->handshake_total;
+  } else if (s->state == SLOT_READING) {
+    conn->owed += s->inflight;
   }
   s->state = SLOT_DONE;
 }

@@ -121,6 +121,11 @@ void hrl_round_send_handshake(hrl_round *r, size_t i);
  * context loaded) for now_us to be read again for the next master. */
 bool hrl_round_connect(hrl_round *r, size_t i, int64_t now_us);
 
+/* connect.c: master i's connection is up but its handshake, sent in an
+ * earlier round, is still unanswered: this round goes on reading its
+ * replies (the command follows them), within the round's timeout. */
+void hrl_round_resume_handshake(hrl_round *r, size_t i, int64_t now_us);
+
 /* connect.c: a connection that was idle since the last round (or a connect
  * carried over) failed before any reply: replaces it once; false when it
  * may not be replaced (the caller fails the master). */

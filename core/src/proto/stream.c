@@ -6,6 +6,14 @@
  *
  *   - A new connection sends its handshake (AUTH, SELECT) alone; the
  *     command follows only once every handshake reply said OK.
+ *   - A handshake still unanswered when the round's deadline passes is
+ *     part of opening the connection, as a connect in progress is: the
+ *     connection is kept (DONE) and the next round goes on reading its
+ *     replies (start() then writes nothing) before its command goes out,
+ *     in rounds that begin within connect_timeout of the round it began
+ *     in; at the end of a later one it is closed. Its replies that come between
+ * rounds are checked by drain(). So no round waits past its timeout for a
+ * handshake, and a handshake slower than that timeout still gets through.
  *   - Replies still owed for commands of earlier rounds (the connection
  *     was kept after a missed deadline) are read and dropped first, never
  *     taken as this round's answer.
@@ -35,6 +43,12 @@
 
 struct hrl_stream {
   hrl_parser *parser;
+  /* A handshake out (handshake_left > 0): the client's configuration and
+   * master it is for (drain() checks replies between rounds), and when it
+   * stops carrying over to later rounds. */
+  hrl_config *cfg;
+  size_t index;
+  int64_t handshake_deadline_us;
   uint32_t owed;       /* replies to drop before this round's */
   uint32_t inflight;   /* this round's commands not answered yet */
   int handshake_left;  /* handshake replies still to read */
@@ -74,6 +88,10 @@ const char *hrl_stream_start(hrl_stream *s, hrl_lock *lk, size_t i, bool fresh,
                              size_t *len) {
   s->inflight = 0;
   s->replied = false;
+  if (!fresh && s->handshake_left > 0) {
+    *len = 0; /* the handshake of an earlier round: its replies first */
+    return "";
+  }
   s->handshake_left = 0;
   s->handshake_total = 0;
   if (fresh) {
@@ -84,6 +102,11 @@ const char *hrl_stream_start(hrl_stream *s, hrl_lock *lk, size_t i, bool fresh,
     if (replies > 0) {
       s->handshake_left = replies;
       s->handshake_total = replies;
+      s->cfg = lk->cfg;
+      s->index = i;
+      s->handshake_deadline_us =
+          lk->op.round_start_us +
+          (int64_t)lk->cfg->opts.connect_timeout_ms * 1000;
       return hs;
     }
   }
@@ -110,6 +133,19 @@ bool hrl_stream_drain(hrl_stream *s, const char *data, size_t len) {
     int got = hrl_parser_next(s->parser, &r);
     if (got == 0) {
       return true;
+    }
+    if (got > 0 && s->handshake_left > 0) {
+      /* A carried handshake's reply: one refused closes the connection
+       * (the next round opens another, whose refusal says why). */
+      char msg[HRL_NODE_MSG_MAX];
+      int k = s->handshake_total - s->handshake_left;
+      s->handshake_left--;
+      if (hrl_config_handshake_reply(s->cfg, s->index, k, &r, msg,
+                                     sizeof msg) != HRL_NODE_OK) {
+        s->handshake_left = 0;
+        return false;
+      }
+      continue;
     }
     if (got < 0 || s->owed == 0) {
       return false; /* malformed, or more than was owed: out of step */
@@ -197,12 +233,22 @@ hrl_stream_action hrl_stream_feed(hrl_stream *s, hrl_lock *lk, size_t i,
   }
 }
 
+/* Whether the handshake out may carry over to the next round: while the
+ * round ending began within connect_timeout of the round the handshake
+ * began in. The protocol reads no clock (the simulator runs it on its
+ * own), so the round's start stands for now: a handshake goes on at most
+ * a per-master timeout past connect_timeout. */
+static bool handshake_carries(const hrl_stream *s, const hrl_lock *lk) {
+  return lk->op.round_start_us < s->handshake_deadline_us;
+}
+
 /* Stops waiting for this round's replies (late: a late command went out
- * too): they become owed, when the connection can be kept. */
+ * too): they become owed, when the connection can be kept; a handshake
+ * goes on in the next round until its deadline. */
 static hrl_stream_action leave(hrl_stream *s, const hrl_lock *lk, size_t i,
                                bool late) {
   if (s->handshake_left > 0) {
-    return HRL_STREAM_CLOSE; /* the connection's state is unknown */
+    return handshake_carries(s, lk) ? HRL_STREAM_DONE : HRL_STREAM_CLOSE;
   }
   s->owed += s->inflight + (late ? (uint32_t)hrl_round_late_replies(lk, i) : 0);
   s->inflight = 0;

@@ -19,7 +19,8 @@
 -- A round goes to all N masters at once, one light thread
 -- (ngx.thread.spawn) per master after the first, each against its own
 -- deadline: connect_timeout to connect, then the round's timeout for the
--- replies; a master known to be late is not waited for once the round is
+-- replies (a new connection's handshake unanswered by then carries over
+-- to the lock's next round in the request, see handshake); a master known to be late is not waited for once the round is
 -- decided without it (lock:skippable, looked at every SETTLE_SLICE_MS of
 -- a wait, as a cosocket waits for its own socket only). A connection comes from a keepalive pool whose name holds the
 -- master, its database and a digest of the handshake (credentials), so two
@@ -128,26 +129,45 @@ local answers = conn.answers
 -- let it run as the default user or in database 0 and leave a key there.
 -- nil when it went through, else converse's outcome after reporting the
 -- failure to the protocol. What the server said is kept for the pool.
+-- A handshake still unanswered at the round's deadline is part of opening
+-- the connection, as in the C driver: within connect_timeout of the
+-- connect, "carry" keeps the connection for the lock's next round in this
+-- request (c.shaking: where its replies stand), which reads on instead of
+-- sending it again. A connect itself cannot carry over (a cosocket's
+-- connect runs to its end in the light thread that called it), nor a
+-- handshake past the request (a cosocket is its request's).
 local function handshake(client, lock, i, t, c, deadline, timeout_ms)
   local sock = c.sock
-  local ok, err = send(sock, t.handshake, deadline, timeout_ms)
-  if not ok then
-    return c.reused and "stale" or failed(lock, i, "unreachable", err)
+  local shaking = c.shaking
+  c.shaking = nil
+  local parser, heard, first
+  if shaking then
+    parser, heard, first = shaking.parser, shaking.heard, shaking.k
+  else
+    local ok, err = send(sock, t.handshake, deadline, timeout_ms)
+    if not ok then
+      return c.reused and "stale" or failed(lock, i, "unreachable", err)
+    end
+    parser, heard, first = core.parser(), {}, 1
+    c.opened = c.opened or now()
   end
-  local parser = core.parser()
-  local heard = {}
   local function skippable()
     return lock:skippable(i)
   end
-  for k = 1, t.replies do
+  for k = first, t.replies do
     local kind, value, rerr, timed_out = read_reply(sock, parser, deadline,
       timeout_ms, skippable)
     if not kind then
-      if value == "skipped" then -- settled without it: nothing of ours sent
-        c.stream:skip(lock, i)
-        return "close"
-      elseif timed_out then
-        lock:missed(i, rerr)
+      if value == "skipped" or timed_out then
+        if value == "skipped" then -- settled without it: nothing of ours sent
+          c.stream:skip(lock, i)
+        else
+          lock:missed(i, rerr)
+        end
+        if now() < c.opened + t.connect_timeout_ms / 1000 then
+          c.shaking = { parser = parser, heard = heard, k = k }
+          return "carry"
+        end
         return "close"
       elseif c.reused and k == 1 and value == "unreachable" then
         return "stale" -- a pooled connection the server closed while idle
@@ -194,6 +214,9 @@ local function identify(client, lock, i, t, c, deadline, timeout_ms)
   if t.replies == 0 then
     return nil
   end
+  if c.shaking then -- an earlier round's handshake, still to be answered
+    return handshake(client, lock, i, t, c, deadline, timeout_ms)
+  end
   if not c.fresh then
     local heard = answers[t.opts.pool]
     if not t.asks or (heard and t.heard == heard) then
@@ -239,7 +262,9 @@ end
 -- Sentinel-managed primary, "redirect" (MOVED, ASK, the primary a
 -- sentinel named: keep this connection, send the command where
 -- lock:target says) and "retarget" (this node failed before the command
--- went out: close it, try the one lock:target says).
+-- went out: close it, try the one lock:target says), or "carry" (a new
+-- connection's handshake still unanswered: kept for the lock's next
+-- round, see handshake).
 local function converse(client, lock, i, t, c, nodes, timeout_ms)
   local deadline = now() + timeout_ms / 1000
   local outcome = identify(client, lock, i, t, c, deadline, timeout_ms)
@@ -342,6 +367,7 @@ local function obtain(lock, t)
       return c
     end
   end
+  local opened = now()
   local sock, err = connect(t)
   if not sock then
     return nil, err
@@ -353,13 +379,14 @@ local function obtain(lock, t)
     stats.new = stats.new + 1
   end
   return { sock = sock, stream = core.stream(), fresh = not reused,
-    reused = reused }
+    reused = reused, opened = not reused and opened or nil }
 end
 
 -- Where a connection goes after a round it may be kept from: the
--- keepalive pool when it owes nothing, else the lock's (see kept).
+-- keepalive pool when it owes nothing, else the lock's (see kept), as
+-- also when its handshake carries over (see handshake).
 local function place(lock, t, c)
-  if c.stream:owed() == 0 then
+  if c.stream:owed() == 0 and not c.shaking then
     if not c.sock:setkeepalive() then
       c.sock:close()
     end
@@ -392,7 +419,7 @@ local function exchange(client, lock, i, list, timeout_ms)
         lock:fail(i, "protocol", tostring(outcome))
         outcome = "close"
       end
-      if outcome == "keep" or outcome == "redirect" then
+      if outcome == "keep" or outcome == "redirect" or outcome == "carry" then
         place(lock, t, c)
       else
         c.sock:close()

@@ -119,8 +119,37 @@ static void test_without_a_pool_every_request_is_read(void) {
   hrl_entropy_pool_free(pool);
 }
 
+/* The client's fork canary lives in the pool's page: handing bytes out
+ * never touches it, and a forked child finds it down (zero) like the pool
+ * empty, while the parent's stays up. */
+static void test_canary_shares_the_wiped_page(void) {
+  hrl_entropy_pool *pool = NULL;
+  CHECK_STATUS(hrl_entropy_pool_new(&pool), HRL_OK);
+  volatile unsigned char *canary = hrl_entropy_pool_canary(pool);
+  CHECK(canary != NULL);
+  CHECK_INT(canary[0], 0); /* a new client's: not raised yet */
+  canary[0] = 1;
+  canary[1] = 1;
+  token *t = calloc(DRAWS, sizeof *t);
+  draw(pool, t, DRAWS); /* batches drawn and wiped beside it */
+  CHECK_INT(canary[0], 1);
+  CHECK_INT(canary[1], 1);
+  pid_t pid = fork();
+  if (pid == 0) {
+    _exit(canary[0] == 0 && canary[1] == 0 ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  CHECK_INT(canary[0], 1);
+  free(t);
+  hrl_entropy_pool_free(pool);
+  CHECK(hrl_entropy_pool_canary(NULL) == NULL);
+}
+
 int main(void) {
   RUN(test_tokens_never_repeat_across_batches);
+  RUN(test_canary_shares_the_wiped_page);
   RUN(test_forked_child_never_repeats_parent_tokens);
   RUN(test_without_a_pool_every_request_is_read);
   return finish_tests("test_entropy");

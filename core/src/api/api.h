@@ -74,9 +74,11 @@ void hrl_events_free(hrl_client *client);
 void hrl_events_after_fork(hrl_client *client);
 
 /* lock.c: runs lock's begun operation to its end with the built-in driver.
- * Steps and rounds take a turn at the client's connections; waits do
- * not. */
-hrl_status hrl_api_run(hrl_lock *lock, hrl_cancel_fn cancel, void *user_data);
+ * begun_us: the clock reading it was begun at (hrl_now_us(), just before),
+ * which its first step reuses when the turn is free at once. Steps and
+ * rounds take a turn at the client's connections; waits do not. */
+hrl_status hrl_api_run(hrl_lock *lock, int64_t begun_us, hrl_cancel_fn cancel,
+                       void *user_data);
 
 /* turns.c: the client's turns (mu, turn, turns, urgent), none taken;
  * HRL_ESYSTEM when a mutex or condition cannot be made. */
@@ -87,9 +89,12 @@ void hrl_turns_clear(hrl_client *client);
 void hrl_turns_remake(hrl_client *client);
 /* turns.c: waits for a turn at the connections and takes it. urgent: a
  * holder's call (release, extend, a renewal), which goes before every
- * acquire waiting for one. */
-void hrl_turn_take(hrl_client *client, bool urgent);
+ * acquire waiting for one. true when the turn was free at once (no other
+ * caller held it or waited: no time went by waiting). */
+bool hrl_turn_take(hrl_client *client, bool urgent);
 void hrl_turn_give(hrl_client *client);
+/* turns.c: whether another caller waits for the turn this one holds. */
+bool hrl_turn_wanted(hrl_client *client);
 
 /* renewer.c: the client's renewer, not started yet. */
 hrl_status hrl_renewer_init(hrl_renewer *r);

@@ -34,7 +34,8 @@ hrl_status hrl_client_new(const char *const *urls, size_t n_urls,
     free(c);
     return st;
   }
-  if (hrl_pool_init(&c->pool, &c->cfg) != HRL_OK ||
+  if (hrl_pool_init(&c->pool, &c->cfg, hrl_entropy_pool_canary(c->entropy)) !=
+          HRL_OK ||
       hrl_waitroom_init(&c->room, c->cfg.n) != HRL_OK ||
       hrl_turns_init(c) != HRL_OK) {
     hrl_waitroom_clear(&c->room);

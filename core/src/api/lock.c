@@ -81,16 +81,30 @@ void hrl_lock_free(hrl_lock *lk) {
  * client, and a holder's release or extend goes before waiting acquires'
  * rounds (turns.c). A waiting acquire registers its token in the client's
  * waitroom before the round that queues it (with its turn given back: the
- * two are never held together), and leaves it when done. */
-hrl_status hrl_api_run(hrl_lock *lk, hrl_cancel_fn cancel, void *ud) {
+ * two are never held together), and leaves it when done.
+ *
+ * The clock is read once per step, and not for the first one when the turn
+ * was free at once: the reading the operation was begun at is a few
+ * instructions old then, and a round dated a little early only counts its
+ * validity from earlier (less of it, never more). After a round, the turn
+ * is kept for the step that reads its replies when no other caller waits
+ * for it (a give and a take fewer); one that waits gets it there, as
+ * before, so a holder's urgent call still waits at most for the round
+ * already out and the step before it, and every step runs with a reading
+ * taken after its turn began. */
+hrl_status hrl_api_run(hrl_lock *lk, int64_t begun_us, hrl_cancel_fn cancel,
+                       void *ud) {
   hrl_client *c = lk->client;
   bool urgent = lk->op.kind != HRL_OP_ACQUIRE;
   hrl_waiter w;
   hrl_waiter *waiter = NULL;
+  int64_t now = begun_us;
+  bool kept = false; /* the turn, since the last round */
   for (;;) {
     hrl_step_info s;
-    hrl_turn_take(c, urgent);
-    int64_t now = hrl_now_us();
+    if (!kept && !hrl_turn_take(c, urgent)) {
+      now = hrl_now_us(); /* the turn kept it waiting */
+    }
     hrl_step step = hrl_proto_step(lk, now, &s);
     if (step == HRL_STEP_ROUND) {
       if (waiter == NULL && hrl_proto_waiter(lk) != NULL) {
@@ -102,8 +116,17 @@ hrl_status hrl_api_run(hrl_lock *lk, hrl_cancel_fn cancel, void *ud) {
         now = hrl_now_us(); /* the turn may have kept it waiting */
       }
       hrl_driver_round(&c->pool, lk, s.timeout_ms, now);
+      /* Kept for the next step unless another caller waits for it (an
+       * urgent one goes first: turns.c): then given, and taken again. */
+      kept = !hrl_turn_wanted(c);
+      if (!kept) {
+        hrl_turn_give(c);
+      }
+      now = hrl_now_us(); /* after the replies: the next step judges by it */
+      continue;
     }
     hrl_turn_give(c);
+    kept = false;
     if (step == HRL_STEP_DONE) {
       if (waiter != NULL) {
         hrl_waitroom_leave(&c->room, waiter);
@@ -114,6 +137,7 @@ hrl_status hrl_api_run(hrl_lock *lk, hrl_cancel_fn cancel, void *ud) {
         !hrl_waitroom_wait(&c->room, c, waiter, lk, s.wait_ms, cancel, ud)) {
       hrl_proto_cancel(lk);
     }
+    now = hrl_now_us();
   }
 }
 
@@ -128,9 +152,10 @@ static hrl_status call(hrl_lock *lk, hrl_op_kind kind, int64_t arg,
       return st;
     }
   }
-  hrl_status st = hrl_proto_begin(lk, kind, arg, hrl_now_us());
+  int64_t now = hrl_now_us();
+  hrl_status st = hrl_proto_begin(lk, kind, arg, now);
   if (st == HRL_OK) {
-    st = hrl_api_run(lk, cancel, ud);
+    st = hrl_api_run(lk, now, cancel, ud);
   }
   if (lk->lease != NULL) {
     hrl_lease_leave(lk);

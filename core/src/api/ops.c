@@ -216,9 +216,10 @@ hrl_status hrl_client_inspect(hrl_client *c, const void *name, size_t name_len,
     return st;
   }
   hrl_renewer_check_fork(c);
-  st = hrl_proto_begin(lk, HRL_OP_INSPECT, 0, hrl_now_us());
+  int64_t now = hrl_now_us();
+  st = hrl_proto_begin(lk, HRL_OP_INSPECT, 0, now);
   if (st == HRL_OK) {
-    st = hrl_api_run(lk, NULL, NULL);
+    st = hrl_api_run(lk, now, NULL, NULL);
   }
   if (st == HRL_OK) {
     *out = hrl_inspect_take(lk);

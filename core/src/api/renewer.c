@@ -176,11 +176,12 @@ static void renew(hrl_renewer *r, hrl_lease *l) {
   hrl_lock *lk = l->lock;
   hrl_lock *twin = NULL;
   l->renewing = true;
-  hrl_renew what = hrl_proto_renew_begin(lk, hrl_now_us(), &twin);
+  int64_t now = hrl_now_us();
+  hrl_renew what = hrl_proto_renew_begin(lk, now, &twin);
   bool lost = what == HRL_RENEW_LOST;
   if (what == HRL_RENEW_ROUND) {
     pthread_mutex_unlock(&r->mu);
-    hrl_api_run(twin, NULL, NULL);
+    hrl_api_run(twin, now, NULL, NULL);
     pthread_mutex_lock(&r->mu);
     lost = hrl_proto_renew_end(lk, hrl_now_us()) == HRL_ELOST;
   }

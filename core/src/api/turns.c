@@ -55,12 +55,12 @@ void hrl_turns_remake(hrl_client *c) {
   c->urgent = 0;
 }
 
-void hrl_turn_take(hrl_client *c, bool urgent) {
+bool hrl_turn_take(hrl_client *c, bool urgent) {
   unsigned s = 0;
   if (atomic_compare_exchange_strong_explicit(&c->turns, &s, TURN_TAKEN,
                                               memory_order_acquire,
                                               memory_order_relaxed)) {
-    return; /* free, and nobody waiting */
+    return true; /* free, and nobody waiting */
   }
   pthread_mutex_lock(&c->mu);
   s = atomic_fetch_add_explicit(&c->turns, TURN_WAITER, memory_order_relaxed) +
@@ -78,6 +78,7 @@ void hrl_turn_take(hrl_client *c, bool urgent) {
   }
   c->urgent -= urgent;
   pthread_mutex_unlock(&c->mu);
+  return false;
 }
 
 void hrl_turn_give(hrl_client *c) {
@@ -91,4 +92,9 @@ void hrl_turn_give(hrl_client *c) {
                             memory_order_release);
   pthread_cond_broadcast(&c->turn);
   pthread_mutex_unlock(&c->mu);
+}
+
+bool hrl_turn_wanted(hrl_client *c) {
+  /* Held by the caller: anything beside TURN_TAKEN is a waiter counted. */
+  return atomic_load_explicit(&c->turns, memory_order_relaxed) != TURN_TAKEN;
 }

@@ -1,38 +1,13 @@
 /* The built-in driver's connections: one per master, and the fork canary
- * that tells a forked child its inherited sockets are its parent's. */
+ * (in the client's entropy page, entropy.c) that tells a forked child its
+ * inherited sockets are its parent's. */
 #define _GNU_SOURCE
 #include <hiredis/hiredis.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 
 #include "driver.h"
 #include "proto/nodes.h"
 #include "tls.h"
-
-#define CANARY_PAGE 4096
-
-static volatile unsigned char *fork_canary_new(void) {
-#ifdef MADV_WIPEONFORK
-  void *p = mmap(NULL, CANARY_PAGE, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) {
-    return NULL;
-  }
-  if (madvise(p, CANARY_PAGE, MADV_WIPEONFORK) != 0) {
-    munmap(p, CANARY_PAGE); /* Linux < 4.14: getpid() it is */
-    return NULL;
-  }
-  return p;
-#else
-  return NULL;
-#endif
-}
-
-static void fork_canary_free(volatile unsigned char *canary) {
-  if (canary != NULL) {
-    munmap((void *)canary, CANARY_PAGE);
-  }
-}
 
 void hrl_conn_close(hrl_conn *conn) {
   hrl_tls_free(conn->tls); /* no close_notify: nothing is written */
@@ -55,7 +30,8 @@ void hrl_conn_close(hrl_conn *conn) {
   conn->handshake_total = 0;
 }
 
-hrl_status hrl_pool_init(hrl_pool *pool, const hrl_config *cfg) {
+hrl_status hrl_pool_init(hrl_pool *pool, const hrl_config *cfg,
+                         volatile unsigned char *fork_canary) {
   size_t n = cfg->n;
   pool->n = n;
   pool->conns = calloc(n, sizeof *pool->conns);
@@ -78,7 +54,7 @@ hrl_status hrl_pool_init(hrl_pool *pool, const hrl_config *cfg) {
       }
     }
   }
-  pool->fork_canary = fork_canary_new();
+  pool->fork_canary = fork_canary;
   return HRL_OK;
 }
 
@@ -119,9 +95,8 @@ void hrl_pool_clear(hrl_pool *pool) {
   free(pool->conns);
   free(pool->tls_ctx);
   pool->tls_ctx = NULL;
-  fork_canary_free(pool->fork_canary);
   pool->conns = NULL;
-  pool->fork_canary = NULL;
+  pool->fork_canary = NULL; /* the entropy page's: unmapped with it */
   pool->n = 0;
 }
 

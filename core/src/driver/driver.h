@@ -58,10 +58,11 @@ typedef struct hrl_pool {
   /* Per master, a rediss:// master's TLS context, made at its first
    * connect and shared by masters with the same settings (tls.h). */
   struct hrl_tls_ctx **tls_ctx;
-  /* A page the kernel zeroes in a forked child (MADV_WIPEONFORK): while
-   * *fork_canary is non-zero, the connections are this process's own, and
-   * a round needs no getpid(). NULL where the kernel cannot: owner_pid and
-   * getpid() tell instead. */
+  /* Bytes the kernel zeroes in a forked child (MADV_WIPEONFORK; in the
+   * client's entropy page, which owns them): while *fork_canary is
+   * non-zero, the connections are this process's own, and a round needs
+   * no getpid(). NULL where the kernel cannot: owner_pid and getpid() tell
+   * instead. */
   volatile unsigned char *fork_canary;
 } hrl_pool;
 
@@ -71,7 +72,7 @@ hrl_status hrl_os_entropy(void *ctx, void *buf, size_t n);
 
 /* entropy.c: a client's pool of CSPRNG bytes, drawn a batch at a time and
  * handed out once each, in a page a forked child finds empty
- * (MADV_WIPEONFORK). */
+ * (MADV_WIPEONFORK), which also holds the client's fork canary. */
 typedef struct hrl_entropy_pool hrl_entropy_pool;
 
 /* entropy.c: a new, empty pool; *out stays NULL where the kernel cannot
@@ -79,8 +80,13 @@ typedef struct hrl_entropy_pool hrl_entropy_pool;
  * request). HRL_ENOMEM when no page could be mapped. */
 hrl_status hrl_entropy_pool_new(hrl_entropy_pool **out);
 
-/* entropy.c: unmaps the pool (NULL: nothing). */
+/* entropy.c: unmaps the pool and its canary (NULL: nothing). */
 void hrl_entropy_pool_free(hrl_entropy_pool *pool);
+
+/* entropy.c: the fork canary in pool's page (hrl_pool.fork_canary): bytes
+ * that are zero until set and zero again in a forked child; NULL without a
+ * pool. They live as long as the pool. */
+volatile unsigned char *hrl_entropy_pool_canary(hrl_entropy_pool *pool);
 
 /* entropy.c: a client's entropy source (hrl_entropy_fn, ctx: its pool or
  * NULL): n bytes no one else got, from the pool (a new batch when it runs
@@ -88,9 +94,11 @@ void hrl_entropy_pool_free(hrl_entropy_pool *pool);
  * read anew. Safe from several threads at once. */
 hrl_status hrl_pool_entropy(void *ctx, void *buf, size_t n);
 
-/* conn.c: closed connections for cfg's masters; HRL_ENOMEM when out of
- * memory. */
-hrl_status hrl_pool_init(hrl_pool *pool, const hrl_config *cfg);
+/* conn.c: closed connections for cfg's masters, told about a fork by
+ * fork_canary (hrl_entropy_pool_canary: it must outlive the pool; NULL:
+ * by getpid()); HRL_ENOMEM when out of memory. */
+hrl_status hrl_pool_init(hrl_pool *pool, const hrl_config *cfg,
+                         volatile unsigned char *fork_canary);
 
 /* conn.c: closes every connection (writing nothing) and frees the pool. */
 void hrl_pool_clear(hrl_pool *pool);

@@ -4,9 +4,12 @@
  * time into a pool of its own and hands each byte out once, so that most
  * tokens cost no system call. The pool lives in a page the kernel wipes in
  * a forked child (MADV_WIPEONFORK): the child finds it empty and draws its
- * own batch, and can never repeat a byte its parent hands out. A kernel
- * without MADV_WIPEONFORK (Linux < 4.14) gets no pool: every request is
- * read anew, as it was before batches. */
+ * own batch, and can never repeat a byte its parent hands out. The same
+ * page holds the client's fork canary (conn.c, renewer.c): one mapping and
+ * one madvise() per client serve both, instead of a page each. A kernel
+ * without MADV_WIPEONFORK (Linux < 4.14) gets no page: no pool (every
+ * request is read anew, as it was before batches) and no canary (getpid()
+ * tells a child instead). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -24,9 +27,12 @@
 /* 64 tokens of 16 bytes a batch. */
 #define ENTROPY_BATCH 1024
 
-/* The pool, alone in its page. All zero in a forked child: not busy, no
- * bytes left. */
+/* The client's wipe-on-fork page: the fork canary, then the pool. All zero
+ * in a forked child: canary down, pool not busy, no bytes left. */
 struct hrl_entropy_pool {
+  /* The fork canary's bytes (hrl_entropy_pool_canary), in a cache line of
+   * their own: a round reads them, other threads take the pool's lock. */
+  _Alignas(64) unsigned char canary[64];
   /* A spin lock (several threads may take locks on one client): held only
    * while bytes are copied out or a batch drawn. */
   atomic_uint busy;
@@ -36,7 +42,7 @@ struct hrl_entropy_pool {
 };
 
 _Static_assert(sizeof(hrl_entropy_pool) <= ENTROPY_PAGE,
-               "the entropy pool fits its page");
+               "the canary and the entropy pool fit their page");
 
 static hrl_status read_urandom(unsigned char *buf, size_t n) {
   int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
@@ -86,10 +92,11 @@ hrl_status hrl_entropy_pool_new(hrl_entropy_pool **out) {
     return HRL_ENOMEM;
   }
   if (madvise(p, ENTROPY_PAGE, MADV_WIPEONFORK) != 0) {
-    munmap(p, ENTROPY_PAGE); /* Linux < 4.14: no pool, a read per request */
+    /* Linux < 4.14: no pool (a read per request), no canary (getpid()) */
+    munmap(p, ENTROPY_PAGE);
     return HRL_OK;
   }
-  *out = p; /* zero-filled: not busy, empty */
+  *out = p; /* zero-filled: canary down, not busy, empty */
 #endif
   return HRL_OK;
 }
@@ -98,6 +105,10 @@ void hrl_entropy_pool_free(hrl_entropy_pool *pool) {
   if (pool != NULL) {
     munmap(pool, ENTROPY_PAGE); /* the bytes left go with the page */
   }
+}
+
+volatile unsigned char *hrl_entropy_pool_canary(hrl_entropy_pool *pool) {
+  return pool != NULL ? pool->canary : NULL;
 }
 
 hrl_status hrl_pool_entropy(void *ctx, void *buf, size_t n) {

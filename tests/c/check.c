@@ -1,6 +1,7 @@
 #include "check.h"
 
 #include <time.h>
+#include <unistd.h>
 
 int check_failures = 0;
 static int tests_run = 0;
@@ -94,4 +95,16 @@ hrl_lock *check_lock(hrl_client *c, const char *name) {
 hrl_reply nil_reply(void) {
   hrl_reply r = {.type = HRL_REPLY_NIL};
   return r;
+}
+
+size_t read_all(int fd, void *buf, size_t len) {
+  size_t got = 0;
+  while (got < len) {
+    ssize_t r = read(fd, (char *)buf + got, len - got);
+    if (r <= 0) {
+      break;
+    }
+    got += (size_t)r;
+  }
+  return got;
 }

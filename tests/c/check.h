@@ -91,6 +91,10 @@ hrl_client *check_client(const char *const *urls, size_t n,
 /* A lock on name with a 30 s TTL, checked. */
 hrl_lock *check_lock(hrl_client *c, const char *name);
 
+/* Reads len bytes from fd (a forked child's pipe), fewer only at its end
+ * or an error; returns how many it read. */
+size_t read_all(int fd, void *buf, size_t len);
+
 typedef void (*test_fn)(void);
 
 /* Runs one test and prints its outcome line. */

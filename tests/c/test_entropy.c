@@ -72,15 +72,8 @@ static void fork_after(size_t before) {
   }
   close(fds[1]);
   draw(pool, parent + before, DRAWS);
-  size_t got = 0, want = DRAWS * sizeof(token);
-  unsigned char *into = (unsigned char *)(all + before + DRAWS);
-  while (got < want) {
-    ssize_t r = read(fds[0], into + got, want - got);
-    if (r <= 0) {
-      break;
-    }
-    got += (size_t)r;
-  }
+  size_t want = DRAWS * sizeof(token);
+  size_t got = read_all(fds[0], all + before + DRAWS, want);
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);

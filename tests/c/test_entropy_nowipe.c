@@ -72,14 +72,7 @@ static void test_client_falls_back(void) {
   }
   close(fds[1]);
   char child[DRAWS][HRL_TOKEN_LEN + 1];
-  size_t got = 0;
-  while (got < sizeof child) {
-    ssize_t r = read(fds[0], (char *)child + got, sizeof child - got);
-    if (r <= 0) {
-      break;
-    }
-    got += (size_t)r;
-  }
+  size_t got = read_all(fds[0], child, sizeof child);
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);

@@ -11,9 +11,9 @@
  *     connection is kept (DONE) and the next round goes on reading its
  *     replies (start() then writes nothing) before its command goes out,
  *     in rounds that begin within connect_timeout of the round it began
- *     in; at the end of a later one it is closed. Its replies that come between
- * rounds are checked by drain(). So no round waits past its timeout for a
- * handshake, and a handshake slower than that timeout still gets through.
+ *     in; at the end of a later one it is closed. Its replies that come
+ *     between rounds are checked by drain(). So no round waits past its
+ *     timeout for a handshake, and one slower than that still gets through.
  *   - Replies still owed for commands of earlier rounds (the connection
  *     was kept after a missed deadline) are read and dropped first, never
  *     taken as this round's answer.

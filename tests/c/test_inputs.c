@@ -442,6 +442,30 @@ static int cmp_tokens(const void *a, const void *b) {
   return strcmp((const char *)a, (const char *)b);
 }
 
+/* An entropy source that hands out 0, 1, 2, ... 255, 0, ... */
+static hrl_status counting_entropy(void *ctx, void *buf, size_t n) {
+  unsigned *next = ctx;
+  for (size_t i = 0; i < n; i++) {
+    ((unsigned char *)buf)[i] = (unsigned char)(*next)++;
+  }
+  return HRL_OK;
+}
+
+/* Every byte value becomes its two lowercase hex digits, in order. */
+static void test_token_hex_digits(void) {
+  unsigned next = 0;
+  const hrl_config cfg = {.entropy = counting_entropy, .entropy_ctx = &next};
+  for (unsigned t = 0; t < 256 / (HRL_TOKEN_LEN / 2); t++) {
+    char token[HRL_TOKEN_LEN + 1], want[HRL_TOKEN_LEN + 1];
+    memset(token, 'x', sizeof token);
+    CHECK_STATUS(hrl_token_new(&cfg, token), HRL_OK);
+    for (unsigned i = 0; i < HRL_TOKEN_LEN / 2; i++) {
+      snprintf(want + 2 * i, 3, "%02x", t * (HRL_TOKEN_LEN / 2) + i);
+    }
+    CHECK_STR(token, want);
+  }
+}
+
 static void test_tokens(void) {
   enum { N = 20000 };
   const hrl_config os = {.entropy = hrl_os_entropy};
@@ -577,6 +601,7 @@ int main(void) {
   RUN(test_lock_fields);
   RUN(test_seconds_conversion);
   RUN(test_tokens);
+  RUN(test_token_hex_digits);
   RUN(test_entropy_is_the_clients);
   return finish_tests("test_inputs");
 }

@@ -36,6 +36,32 @@ static hrl_status parse(const char *url, hrl_endpoint *ep, char *detail) {
   return hrl_url_parse(url, ep, detail, HRL_DETAIL_MAX);
 }
 
+/* A master's label is "host:port" ("[host]:port" for IPv6), cut to
+ * HRL_LABEL_MAX as snprintf cuts: checked against snprintf for hosts
+ * around that length and ports of every digit count. */
+static void test_url_labels(void) {
+  static const int ports[] = {1, 80, 6379, 65535};
+  for (size_t len = 1; len < HRL_LABEL_MAX + 8; len += len < 8 ? 1 : 7) {
+    for (int v6 = 0; v6 < 2; v6++) {
+      for (size_t k = 0; k < sizeof ports / sizeof ports[0]; k++) {
+        char host[HRL_LABEL_MAX + 8], url[2 * HRL_LABEL_MAX];
+        char want[HRL_LABEL_MAX], d[HRL_DETAIL_MAX];
+        memset(host, v6 ? ':' : 'h', len);
+        host[len] = '\0';
+        host[0] = 'a';
+        snprintf(url, sizeof url, "redis://%s%s%s:%d", v6 ? "[" : "", host,
+                 v6 ? "]" : "", ports[k]);
+        snprintf(want, sizeof want, "%s%s%s:%d", v6 ? "[" : "", host,
+                 v6 ? "]" : "", ports[k]);
+        hrl_endpoint ep;
+        CHECK_STATUS(parse(url, &ep, d), HRL_OK);
+        CHECK_STR(ep.label, want);
+        hrl_endpoint_clear(&ep);
+      }
+    }
+  }
+}
+
 static void test_url_good(void) {
   hrl_endpoint ep;
   char d[HRL_DETAIL_MAX];
@@ -594,6 +620,7 @@ int main(void) {
   RUN(test_smallest_ttl);
   RUN(test_message_table);
   RUN(test_url_good);
+  RUN(test_url_labels);
   RUN(test_url_bad);
   RUN(test_url_messages_hide_passwords);
   RUN(test_client_config);

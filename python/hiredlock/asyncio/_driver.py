@@ -38,6 +38,8 @@ if TYPE_CHECKING:  # ssl only at the first rediss:// connect (_tls.py)
 
 # What Driver.operate begins for a Lock's acquire(), release(), extend().
 ACQUIRE, RELEASE, EXTEND = "acquire", "release", "extend"
+# Driver.operate's own: it gave its turn between two rounds.
+HANDED_OVER = "handed over"
 
 
 class Master:
@@ -557,8 +559,17 @@ class Driver:
                     try:
                         # The turn is kept from a round to the step after
                         # it (a round again, or the end): one take and one
-                        # hand-over per operation, not per step.
+                        # hand-over per operation, not per step; unless
+                        # another round waits for a turn (as the C driver's
+                        # hrl_turn_wanted): then it is handed over and
+                        # taken again, so a holder's release or extend
+                        # never waits behind a multi-round acquire.
+                        stepped = False
                         while True:
+                            if stepped and (self._urgent or self._queue):
+                                kind = HANDED_OVER
+                                break
+                            stepped = True
                             kind, value = lock._step()
                             if kind != "round":
                                 break
@@ -599,6 +610,8 @@ class Driver:
                             self._end_turn()  # hands it over
                         else:
                             self._active -= 1
+                    if kind is HANDED_OVER:
+                        continue  # the turn again, then the next step
                     if first is not None:
                         self._first_over(lock, first)
                         first = None

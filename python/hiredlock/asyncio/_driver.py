@@ -514,10 +514,26 @@ class Driver:
         in one of their own, for the same reason (the usual cycle is two
         operations, each resumed twice)."""
         if owner is not None:
+            # bind() before the operation begins, its usual case (the
+            # loop of the connections, one of asyncio's) written out.
+            loop = self._native
+            if (
+                loop is None
+                or loop._thread_id != get_ident()
+                or self._forks != _Forks.count
+            ):
+                loop = self.bind()
             if begin is ACQUIRE:
-                blocking, arg = arg, lock._wait_ms(arg, arg2)  # as sync acquire
-                if owner._busy or lock.locked():
-                    return await owner._acquire_when_free(blocking, arg)
+                # The wait checked as the sync acquire does, and the
+                # acquire begun unless the object holds the lock (None):
+                # one binding call, the usual case.
+                wait_ms = (
+                    None if owner._busy else lock._begin_acquire_if_free(arg, arg2)
+                )
+                if wait_ms is None:
+                    wait_ms = lock._wait_ms(arg, arg2)
+                    return await owner._acquire_when_free(arg, wait_ms)
+                arg = wait_ms
                 owner._busy = True
             elif owner._busy:
                 await owner._enter()
@@ -525,20 +541,9 @@ class Driver:
                 owner._busy = True  # the usual case, without a coroutine
         try:
             if owner is not None:
-                # bind() before the operation begins, its usual case (the
-                # loop of the connections, one of asyncio's) written out.
-                loop = self._native
-                if (
-                    loop is None
-                    or loop._thread_id != get_ident()
-                    or self._forks != _Forks.count
-                ):
-                    loop = self.bind()
-                if begin is ACQUIRE:
-                    lock._begin_acquire(arg)
-                elif begin is RELEASE:
+                if begin is RELEASE:
                     lock._begin_release()
-                else:
+                elif begin is EXTEND:
                     lock._begin_extend(arg)
             if loop is None:
                 loop = self.bind()

@@ -8,15 +8,15 @@ import statistics
 import time
 
 from . import REF, log
-from .cases import (
+from .machine import loadavg
+from .stats import lat_summary, quartiles
+from .targets import (
     DEPLOY_RATIOS,
     FLOOR_RATIOS,
     ROUND_TRIP_TARGETS,
     TARGET_FLOORS,
     TARGETS,
 )
-from .machine import loadavg
-from .stats import lat_summary, quartiles
 
 
 def run_slice(workers, rb, case: dict, seconds: float) -> dict:

@@ -3,7 +3,7 @@ them, perfdoc/explain.py), one table per N, the peers, the A/B cases."""
 
 from __future__ import annotations
 
-from hrlbench.cases import ROUND_TRIP_TARGETS, TARGETS  # bench/, beside
+from hrlbench.targets import ROUND_TRIP_TARGETS, TARGETS  # bench/, beside
 
 from .explain import explain
 from .fmt import DASH, TIMES, fmt_rate, fmt_ratio, fmt_us, mark, md_table
@@ -27,7 +27,7 @@ def targets(d) -> list[str]:
             continue
         verdict = mark(t["met"])
         if not t["met"] and t.get("floor_bound"):
-            # The machine's floor alone is past the bound (hrlbench/cases.py,
+            # The machine's floor alone is past the bound (hrlbench/targets.py,
             # TARGET_FLOORS): said so, with that floor from the same run.
             verdict = (
                 f"**missed: floor-bound here** (the floor alone: "

@@ -33,6 +33,20 @@ def build_cases() -> dict[str, dict]:
         "floor",
         "hiredis, blocking: SET NX PX + EVALSHA",
     )
+    # Issue 31: the raw loop sending hiredlock's own N = 1 commands (c-n1's
+    # SET and its 206-byte release, the queue script on three keys) instead
+    # of the raw loop's 125-byte compare-and-delete: c-n1 over it is the
+    # library's client side alone (DIAGNOSTIC_RATIOS, targets.py).
+    add(
+        "raw-exact",
+        "c",
+        "raw-exact",
+        "floor",
+        "C",
+        1,
+        "diagnostic",
+        "the raw loop with hiredlock's commands: SET NX PX + its release",
+    )
     for n in (3, 5, 7):
         add(
             f"fan{n}",
@@ -344,6 +358,7 @@ def build_cases() -> dict[str, dict]:
 
 PROFILE_CASES = [
     "raw",
+    "raw-exact",
     "c-n1",
     "c-fenced-n1",
     "c-new-n1",
@@ -366,4 +381,4 @@ PROFILE_CASES = [
 ]
 
 
-QUICK_PROFILE_CASES = ["raw", "c-n1", "py-n1", "luajit-n1"]
+QUICK_PROFILE_CASES = ["raw", "raw-exact", "c-n1", "py-n1", "luajit-n1"]

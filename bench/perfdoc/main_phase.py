@@ -22,6 +22,9 @@ def targets(d) -> list[str]:
     w("## Targets")
     w("")
     rows = []
+    beside: dict[str, list[dict]] = {}
+    for x in main.get("diagnostic_ratios", []):
+        beside.setdefault(x["beside"], []).append(x)
     for t in main.get("targets", []):
         if t["id"] not in CURRENT:
             continue
@@ -41,6 +44,12 @@ def targets(d) -> list[str]:
                 verdict,
             ]
         )
+        # Diagnostics beside the target (hrlbench/targets.py,
+        # DIAGNOSTIC_RATIOS): no bound, no verdict; the target's stands.
+        for x in beside.get(t["id"], []):
+            rows.append(
+                [f"{x['what']} *(diagnostic)*", fmt_ratio(x["ratio"]), DASH, DASH]
+            )
     # The fan-out target: N = 5 against N = 1 where a round trip costs
     # something, through the delay proxy (loopback is floor-bound).
     for t in d.get("delay", {}).get("targets", []):

@@ -282,6 +282,7 @@ void hrlua_object_push(lua_State *L, hrlua_lock *lk, int handle_idx, int mt_idx,
  * metatable tname. */
 void hrlua_add_methods(lua_State *L, const char *tname, const luaL_Reg *l);
 
-int luaopen_hiredlock_core(lua_State *L);
+/* The module's one exported symbol (rock.mk hides every other). */
+__attribute__((visibility("default"))) int luaopen_hiredlock_core(lua_State *L);
 
 #endif

@@ -71,8 +71,9 @@ typedef struct hrlua_lock {
   hrl_lock_mode mode;
   /* The facade's lock objects (object.c): anchored, the handle's uservalue
    * is its own anchor table, which the objects share; hold counts the
-   * objects given the handle and the handle's returns to the spares, so an
-   * object whose number is not the handle's is over (released). */
+   * objects given the handle and their releases, so an object whose number
+   * is not the handle's is over (released), and an odd number means an
+   * object holds it (no acquire may take it: hrlua_spare_fits). */
   bool anchored;
   uint32_t hold;
 } hrlua_lock;

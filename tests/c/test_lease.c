@@ -429,8 +429,7 @@ static void fork_child_holds(hrl_client *c, bool hooks) {
     if (hooks) {
       hrl_client_after_fork(c);
     }
-    hrl_lock *mine =
-        lease(c, hooks ? "lease:child1" : "lease:child2", 1500, 0);
+    hrl_lock *mine = lease(c, hooks ? "lease:child1" : "lease:child2", 1500, 0);
     bool ok = hrl_lock_acquire(mine, 0) == HRL_OK;
     ok = ok && renewals_seen(mine, 2, 10000) == 2;
     ok = ok && hrl_lock_held(mine) && hrl_lock_lost(mine, NULL, 0) == HRL_OK;

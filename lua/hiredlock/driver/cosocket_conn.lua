@@ -2,8 +2,8 @@
 -- target and its keepalive pool per master, per node for a Redis Cluster or
 -- a Sentinel-managed primary), opening a connection (TCP or unix, then a
 -- rediss:// master's TLS handshake), and reading and writing against a
--- deadline. hiredlock/driver/cosocket.lua runs the rounds over these; the
--- listener (hiredlock/driver/listener.lua) opens its subscribers with them.
+-- deadline. hiredlock/driver/cosocket_round.lua runs the rounds over these;
+-- the listener (hiredlock/driver/listener.lua) opens its subscribers with them.
 --
 -- A rediss:// master's new connection shakes hands with the cosocket's own
 -- TLS (sock:sslhandshake) after connect, within what is left of
@@ -35,7 +35,7 @@ local targets = setmetatable({}, { __mode = "k" })
 -- connection in this worker got ({kind, value, ...}): a client that asks
 -- the server who it is (INFO: one server under two names, restart_guard)
 -- hears them from here when it takes a pooled connection, which skips the
--- handshake (hiredlock/driver/cosocket.lua, identify), so clients share
+-- handshake (hiredlock/driver/cosocket_round.lua, identify), so clients share
 -- the worker's pools whatever their number (issue 24, item 1: clients
 -- made per request kept pools of their own, and a stampede ran a worker
 -- out of connections).

@@ -142,6 +142,16 @@ static int client_gc(lua_State *L) {
   return 0;
 }
 
+/* handle:closed() -> true once the handle was finalized. A finalized
+ * client can still be reached for one collection cycle (from an object
+ * finalized with it, e.g. a lock held when both were dropped), and a weak
+ * registry keeps it that long: hiredlock.prometheus() skips it by this. */
+static int client_closed(lua_State *L) {
+  hrlua_client *c = luaL_checkudata(L, 1, HRLUA_CLIENT_MT);
+  lua_pushboolean(L, c->client == NULL);
+  return 1;
+}
+
 static int client_tostring(lua_State *L) {
   hrlua_client *c = luaL_checkudata(L, 1, HRLUA_CLIENT_MT);
   if (c->client == NULL) {
@@ -200,6 +210,7 @@ void hrlua_open_client(lua_State *L) {
   static const luaL_Reg methods[] = {{"masters", client_masters},
                                      {"quorum", client_quorum},
                                      {"master_label", client_master_label},
+                                     {"closed", client_closed},
                                      {NULL, NULL}};
   hrlua_newmetatable(L, HRLUA_CLIENT_MT, &hrlua_client_key);
   hrlua_setfuncs(L, meta, 0);

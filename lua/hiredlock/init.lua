@@ -381,9 +381,26 @@ end
 
 M.FENCED_WRITE_SCRIPT = core.FENCED_WRITE_SCRIPT
 
-M.prometheus = require("hiredlock.prometheus").renderer(function()
-  return live
-end)
+-- live clients' stats, for prometheus(): {{number, stats}}. A client
+-- dropped with a lock still held stays in the weak registry for one
+-- collection cycle after its handle was finalized (the lock's object,
+-- finalized with it, reaches it), and any allocation may run that
+-- finalizer: such a client's stats() raises, and it is left out; any other
+-- error is raised.
+local function live_stats()
+  local out = {}
+  for client, n in pairs(live) do
+    local ok, stats = pcall(client.stats, client)
+    if ok then
+      out[#out + 1] = { n, stats }
+    elseif not client._handle:closed() then
+      error(stats, 0)
+    end
+  end
+  return out
+end
+
+M.prometheus = require("hiredlock.prometheus").renderer(live_stats)
 
 function Client:masters()
   return self._handle:masters()

@@ -145,13 +145,14 @@ function M.render(named)
   return concat(out, "\n")
 end
 
---- hiredlock.prometheus, over live() -> {client = number}.
-function M.renderer(live)
+--- hiredlock.prometheus, over live_stats() -> {{number, stats}}, the
+-- clients still alive.
+function M.renderer(live_stats)
   return function(clients)
     local named = {}
     if clients == nil then
-      for client, n in pairs(live()) do
-        named[#named + 1] = { tostring(n), client:stats(), n }
+      for _, s in ipairs(live_stats()) do
+        named[#named + 1] = { tostring(s[1]), s[2], s[1] }
       end
       sort(named, function(a, b)
         return a[3] < b[3]

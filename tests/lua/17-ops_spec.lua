@@ -206,6 +206,26 @@ describe("owner labels, counters and events", function()
     assert.matches("hiredlock_releases_total{client=", all, 1, true)
   end)
 
+  -- A client dropped while it still holds a lock is finalized with the
+  -- lock's object, which reaches it: the weak registry behind
+  -- prometheus() keeps it one more collection cycle, its handle already
+  -- closed. Rendering every client then raised "calling 'stats' on bad
+  -- self (the client was closed (finalized))" in 5.1 and 5.4.
+  it("render every client after one dropped with a lock held", function()
+    local kept = fx:client(TOLERANT)
+    assert(kept:with("kept", {}, function() end))
+    for i = 1, 8 do
+      do
+        local dropped = fx:client(TOLERANT)
+        assert(dropped:acquire("dropped:" .. i, { ttl = 1 }))
+      end
+      collectgarbage("step", 1)
+      local text = hiredlock.prometheus()
+      assert.matches("hiredlock_releases_total{client=", text, 1, true)
+    end
+    assert.equals(1, kept:stats().acquired)
+  end)
+
   -- The events a release leaves the client (here a master lost between the
   -- acquire and the release) reach on_event before release returns, in
   -- every runtime (LuaJIT's facade releases through the FFI and learns of

@@ -17,7 +17,7 @@ from pytest_redis import TOLERANT
 
 import hiredlock
 
-R5_TIMEOUT = 0.2  # hrltest.lua's r5: 0.2 s per master
+R5_TIMEOUT = 0.2  # hrltest_configs.lua's r5: 0.2 s per master
 
 
 def unique(prefix: str) -> str:

@@ -1,6 +1,7 @@
 """hrlbench: the parts of the benchmark harness (bench/harness.py).
 
-cases            the main phase's cases, the targets, the profile's cases
+cases            the main phase's cases, the profile's cases
+targets          the targets and ratios the cases are judged by
 stats            percentiles, latency summaries, quartiles
 machine          pinning, load, machine and versions, the fixture launcher
 pool             the long-lived workers (tests/workers), one per runtime

@@ -8,22 +8,31 @@ import statistics
 import time
 
 from . import REF, log
-from .cases import (
+from .machine import loadavg
+from .server_side import MasterProbe, on_master_1
+from .stats import lat_summary, quartiles
+from .targets import (
     DEPLOY_RATIOS,
+    DIAGNOSTIC_RATIOS,
     FLOOR_RATIOS,
     ROUND_TRIP_TARGETS,
     TARGET_FLOORS,
     TARGETS,
 )
-from .machine import loadavg
-from .stats import lat_summary, quartiles
 
 
-def run_slice(workers, rb, case: dict, seconds: float) -> dict:
+def run_slice(workers, rb, case: dict, seconds: float, probe=None) -> dict:
+    """One slice; with probe (an N = 1 case on master 1), what master 1
+    spent on it too (server_side.py)."""
+    if probe is not None:
+        probe.before()
     if case["worker"] == "rb":
-        return rb.run(seconds)
-    r = workers[case["worker"]].call(f"run {case['wcase']} {seconds}")
-    r["rate"] = r["cycles"] / r["elapsed"]
+        r = rb.run(seconds)
+    else:
+        r = workers[case["worker"]].call(f"run {case['wcase']} {seconds}")
+        r["rate"] = r["cycles"] / r["elapsed"]
+    if probe is not None:
+        r.update(probe.after(r["cycles"]))
     return r
 
 
@@ -39,6 +48,7 @@ def main_phase(args, cases, workers, rb, rng, env_samples) -> dict:
     slices = []
     lat: dict[str, list[float]] = {c: [] for c in cases}
     rb_lat: list[dict] = []
+    probe = MasterProbe(workers.urls[0])
     for rep in range(args.reps):
         order = rng.sample(ids, len(ids))
         seq = []
@@ -49,7 +59,10 @@ def main_phase(args, cases, workers, rb, rng, env_samples) -> dict:
         seq.append(REF)
         t_rep = time.monotonic()
         for pos, cid in enumerate(seq):
-            r = run_slice(workers, rb, cases[cid], args.seconds)
+            case = cases[cid]
+            r = run_slice(
+                workers, rb, case, args.seconds, probe if on_master_1(case) else None
+            )
             slices.append(
                 {
                     "rep": rep,
@@ -61,6 +74,8 @@ def main_phase(args, cases, workers, rb, rng, env_samples) -> dict:
                     "cpu_us_per_cycle": (r["cpu_us"] / r["cycles"])
                     if r.get("cpu_us") is not None
                     else None,
+                    "master_cpu_us_per_cycle": r.get("master_cpu_us_per_cycle"),
+                    "master_usec_per_call": r.get("master_usec_per_call"),
                 }
             )
             if "lat" in r:
@@ -75,6 +90,7 @@ def main_phase(args, cases, workers, rb, rng, env_samples) -> dict:
             f"{min(raw_rates):.0f}-{max(raw_rates):.0f} cycles/s, "
             f"load {env_samples[-1]['load'][0]:.2f}"
         )
+    probe.close()
     return analyse_main(args, cases, slices, lat, rb_lat)
 
 
@@ -114,7 +130,25 @@ def analyse_main(args, cases, slices, lat, rb_lat) -> dict:
             for s in slices
             if s["case"] == cid and s["cpu_us_per_cycle"] is not None
         ]
+        master = [
+            s for s in slices if s["case"] == cid and s.get("master_cpu_us_per_cycle")
+        ]
         entry = dict(c)
+        if master:
+            # Master 1's side of the cycle (server_side.py): the median over
+            # slices of its CPU per cycle and of Redis's time per call.
+            entry["master_cpu_us_per_cycle"] = statistics.median(
+                s["master_cpu_us_per_cycle"] for s in master
+            )
+            cmds = {k for s in master for k in s["master_usec_per_call"]}
+            entry["master_usec_per_call"] = {
+                k: statistics.median(
+                    s["master_usec_per_call"][k]
+                    for s in master
+                    if k in s["master_usec_per_call"]
+                )
+                for k in sorted(cmds)
+            }
         entry.update(
             {
                 "rates": [round(x, 1) for x in rates],
@@ -194,6 +228,20 @@ def analyse_main(args, cases, slices, lat, rb_lat) -> dict:
         q = ratio(num, den) if num in out_cases and den in out_cases else None
         if q is not None:
             floors.append({"id": fid, "what": what, "num": num, "den": den, "ratio": q})
+    diagnostic = []
+    for did, what, num, den, beside in DIAGNOSTIC_RATIOS:
+        q = ratio(num, den) if num in out_cases and den in out_cases else None
+        if q is not None:
+            diagnostic.append(
+                {
+                    "id": did,
+                    "what": what,
+                    "num": num,
+                    "den": den,
+                    "beside": beside,
+                    "ratio": q,
+                }
+            )
     deploy = []
     for did, what, num, den in DEPLOY_RATIOS:
         q = ratio(num, den) if num in out_cases and den in out_cases else None
@@ -221,6 +269,7 @@ def analyse_main(args, cases, slices, lat, rb_lat) -> dict:
         "ab": ab,
         "targets": targets,
         "floor_ratios": floors,
+        "diagnostic_ratios": diagnostic,
         "deploy_ratios": deploy,
         "versus": versus,
         "slices": [
@@ -260,9 +309,18 @@ def print_summary(main: dict) -> None:
             f"A/B {x['case']} time / {x['ab']} time: {q['median']:.3f} "
             f"({q['p25']:.3f}-{q['p75']:.3f})"
         )
-    for x in main.get("deploy_ratios", []):
+    for x in main.get("deploy_ratios", []) + main.get("diagnostic_ratios", []):
         q = x["ratio"]
         print(f"{x['what']}: {q['median']:.3f} ({q['p25']:.3f}-{q['p75']:.3f})")
+    for cid, c in main["cases"].items():
+        if c.get("master_cpu_us_per_cycle") is not None:
+            calls = ", ".join(
+                f"{k} {v:.2f} us/call" for k, v in c["master_usec_per_call"].items()
+            )
+            print(
+                f"master 1 on {cid}: {c['master_cpu_us_per_cycle']:.1f} us CPU "
+                f"per cycle; {calls}"
+            )
     for t in main["targets"]:
         verdict = "met" if t["met"] else "MISSED"
         if not t["met"] and t.get("floor_bound"):

@@ -32,6 +32,12 @@ def paused_phase(args, cases, workers, rng, fixture_dir, defaults) -> dict:
     lat: dict[str, list[float]] = {c: [] for c in ids}
     rates: dict[str, list[float]] = {c: [] for c in ids}
     failed = {c: 0 for c in ids}
+    # Every worker started before the pause: a run restricted by --cases
+    # has not started them in the main phase, and the node worker pings
+    # every master as it starts (tests/workers/node/worker.js), so it
+    # exits when started with master 5 stopped.
+    for cid in ids:
+        workers[cases[cid]["worker"]]
     fixture("pause", fixture_dir, str(PAUSED_NODE))
     try:
         for _ in range(args.paused_reps):

@@ -36,10 +36,18 @@ def explain(d):
             f"{TIMES}): per cycle hiredlock runs {c1['instructions']:,.0f} client "
             f"instructions against the loop's {raw['instructions']:,.0f}, and "
             f"{sum(calls('c-n1').values()):.2f} system calls against "
-            f"{sum(calls('raw').values()):.2f} (per cycle: {more}). The "
-            f"getrandom() is the fresh 128-bit token every acquire needs; "
-            f"the loop reuses one fixed token."
+            f"{sum(calls('raw').values()):.2f} (per cycle: {more}). "
+            + (
+                "The getrandom() is the fresh 128-bit token every acquire needs; "
+                if extra.get("getrandom", 0) >= 0.05
+                else "Each acquire's fresh 128-bit token comes from the "
+                "client's CSPRNG pool (no system call per token); "
+            )
+            + "the loop reuses one fixed token."
         )
+    d_ratios = {x["id"]: x for x in main.get("diagnostic_ratios", [])}
+    if "c-exact" in d_ratios and "exact-vs-raw" in f:
+        out.append(server_side(d_ratios["c-exact"], f["exact-vs-raw"], cases, prof))
     if "py-floor" in t:
         line = (
             f"- Python: one Lock reused is "
@@ -156,3 +164,33 @@ def explain(d):
             f"against the N = 5 floor itself: {n5}."
         )
     return "\n".join(out)
+
+
+def server_side(c_exact, exact_vs_raw, cases, prof) -> str:
+    """How much of the C gap is Redis running hiredlock's release: the raw
+    loop with hiredlock's own commands (raw-exact) against the raw loop,
+    and C against it; master 1's CPU and time per EVALSHA beside."""
+    line = (
+        f"- The raw loop's release is a shorter script on one key; sending "
+        f"hiredlock's own commands instead (its release: the queue script on "
+        f"three keys) makes the loop "
+        f"{exact_vs_raw['ratio']['median']:.3f}{TIMES} the raw loop (Redis "
+        f"running the longer script), and C is "
+        f"{c_exact['ratio']['median']:.3f}{TIMES} that loop (the C client's "
+        f"own share)"
+    )
+    ins = [prof.get(c, {}).get("instructions") for c in ("raw-exact", "c-n1")]
+    if None not in ins:
+        line += f" (client instructions per cycle: {ins[1]:,.0f} against {ins[0]:,.0f})"
+    master = [(c, cases[c]) for c in ("raw", "raw-exact", "c-n1") if c in cases]
+    if all(x.get("master_cpu_us_per_cycle") is not None for _, x in master):
+        line += (
+            ". Master 1 per cycle: "
+            + "; ".join(
+                f"`{c}` {x['master_cpu_us_per_cycle']:.1f} µs of CPU, "
+                f"EVALSHA {x['master_usec_per_call'].get('evalsha', 0):.2f} µs"
+                for c, x in master
+            )
+            + " (Redis's own time per call, INFO commandstats)"
+        )
+    return line + "."

@@ -3,7 +3,7 @@ them, perfdoc/explain.py), one table per N, the peers, the A/B cases."""
 
 from __future__ import annotations
 
-from hrlbench.cases import ROUND_TRIP_TARGETS, TARGETS  # bench/, beside
+from hrlbench.targets import ROUND_TRIP_TARGETS, TARGETS  # bench/, beside
 
 from .explain import explain
 from .fmt import DASH, TIMES, fmt_rate, fmt_ratio, fmt_us, mark, md_table
@@ -22,12 +22,15 @@ def targets(d) -> list[str]:
     w("## Targets")
     w("")
     rows = []
+    beside: dict[str, list[dict]] = {}
+    for x in main.get("diagnostic_ratios", []):
+        beside.setdefault(x["beside"], []).append(x)
     for t in main.get("targets", []):
         if t["id"] not in CURRENT:
             continue
         verdict = mark(t["met"])
         if not t["met"] and t.get("floor_bound"):
-            # The machine's floor alone is past the bound (hrlbench/cases.py,
+            # The machine's floor alone is past the bound (hrlbench/targets.py,
             # TARGET_FLOORS): said so, with that floor from the same run.
             verdict = (
                 f"**missed: floor-bound here** (the floor alone: "
@@ -41,6 +44,12 @@ def targets(d) -> list[str]:
                 verdict,
             ]
         )
+        # Diagnostics beside the target (hrlbench/targets.py,
+        # DIAGNOSTIC_RATIOS): no bound, no verdict; the target's stands.
+        for x in beside.get(t["id"], []):
+            rows.append(
+                [f"{x['what']} *(diagnostic)*", fmt_ratio(x["ratio"]), DASH, DASH]
+            )
     # The fan-out target: N = 5 against N = 1 where a round trip costs
     # something, through the delay proxy (loopback is floor-bound).
     for t in d.get("delay", {}).get("targets", []):

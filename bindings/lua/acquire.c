@@ -341,11 +341,14 @@ static bool same_owner(const char *a, const char *b) {
  * handle: made by this client for the same name with the same settings
  * (its TTL too, which an extend with a TTL changes), a plain lock (not a
  * read, write or permit, nor a lease, whose renewer may still hold it),
- * and holding nothing. Every field of
- * hrl_lock_options is compared: a new one must be added here. */
+ * and holding nothing: no lock object's hold on it (an odd hold number:
+ * object.c; the C facade keeps a held handle listed as the name's spare)
+ * even once its validity ran out, as the object may still release it, and
+ * not held by the core. Every field of hrl_lock_options is compared: a new
+ * one must be added here. */
 bool hrlua_spare_fits(const hrlua_lock *sp, const hrlua_acquire_args *a) {
-  if (sp->lock == NULL || sp->owner != a->client || sp->borrowed ||
-      a->lo.auto_renew || sp->mode != HRL_MODE_LOCK ||
+  if (sp->lock == NULL || (sp->hold & 1) != 0 || sp->owner != a->client ||
+      sp->borrowed || a->lo.auto_renew || sp->mode != HRL_MODE_LOCK ||
       a->mode != HRL_MODE_LOCK) {
     return false;
   }

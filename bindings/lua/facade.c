@@ -5,11 +5,13 @@
  *
  * lua/hiredlock/init.lua makes its Client.acquire and Lock.release with
  * this, once. Both are C closures over the facade's own tables: acquire
- * (client, name, opts) takes the client's handle of a released lock of the
- * same name (client._spares[name]) when it was made with the same settings
- * (hrlua_spare_fits), else makes one, acquires on it and returns the
- * lock object, one userdata whose members are made when read and whose
- * release gives the handle back to the client's spares (object.c).
+ * (client, name, opts) takes the client's spare handle of the name
+ * (client._spares[name]: the one the name's last acquire made) when no
+ * lock object holds it and it was made with the same settings
+ * (hrlua_spare_fits), else makes one (the name's spare from then on),
+ * acquires on it and returns the lock object, one userdata whose members
+ * are made when read and whose release frees the handle for the next
+ * acquire (object.c).
  * release(lock) is Lock.release, for the tables of the other drivers
  * (init.lua's new_lock): with the blocking driver (the client's driver
  * switched back) it does what the object's release does, and leaves the
@@ -136,7 +138,11 @@ static int facade_acquire(lua_State *L) {
   } else {
     lua_pushnil(L);
   }
-  if (lk != NULL) {
+  /* Whether the handle is the name's spare: it stays listed while held
+   * (hrlua_spare_fits passes over a handle an object holds), so a cycle of
+   * acquire and release on one name writes the spares no more. */
+  bool listed = lk != NULL;
+  if (listed) {
     lua_pushvalue(L, 6);
   } else {
     lk = hrlua_push_lock(L, 4, &name_arg, a.name, a.len, &a.lo, a.mode,
@@ -144,22 +150,19 @@ static int facade_acquire(lua_State *L) {
     hrlua_object_anchor(L, lk, 7, 1);
   }
   hrl_status st = hrlua_acquire(L, lk->lock, a.wait_ms);
+  /* A new handle of a plain lock is the name's spare from now on, and a
+   * failed acquire's of any kind, for the next try; never a lease's, whose
+   * renewer may still be on it after its release. */
+  if (spares && !listed && !a.lo.auto_renew &&
+      (st != HRL_OK || a.mode == HRL_MODE_LOCK)) {
+    lua_pushvalue(L, 2);
+    lua_pushvalue(L, 7);
+    lua_rawset(L, 5);
+  }
   if (st != HRL_OK) {
-    /* The handle holds nothing: the next try of the name takes it (never
-     * a lease's, whose renewer may still be on it). */
-    if (spares && !a.lo.auto_renew) {
-      lua_pushvalue(L, 2);
-      lua_pushvalue(L, 7);
-      lua_rawset(L, 5);
-    }
     int n = hrlua_push_status(L, st, hrl_lock_error(lk->lock));
     deliver(L, 4);
     return n;
-  }
-  if (lk == lua_touserdata(L, 6)) { /* held now: no spare any more */
-    lua_pushvalue(L, 2);
-    lua_pushnil(L);
-    lua_rawset(L, 5);
   }
   hrlua_object_push(L, lk, 7, lua_upvalueindex(UP_OBJECT_MT), &a);
   if (hrl_client_events_pending(a.client->client)) {

@@ -71,8 +71,9 @@ typedef struct hrlua_lock {
   hrl_lock_mode mode;
   /* The facade's lock objects (object.c): anchored, the handle's uservalue
    * is its own anchor table, which the objects share; hold counts the
-   * objects given the handle and the handle's returns to the spares, so an
-   * object whose number is not the handle's is over (released). */
+   * objects given the handle and their releases, so an object whose number
+   * is not the handle's is over (released), and an odd number means an
+   * object holds it (no acquire may take it: hrlua_spare_fits). */
   bool anchored;
   uint32_t hold;
 } hrlua_lock;
@@ -282,6 +283,7 @@ void hrlua_object_push(lua_State *L, hrlua_lock *lk, int handle_idx, int mt_idx,
  * metatable tname. */
 void hrlua_add_methods(lua_State *L, const char *tname, const luaL_Reg *l);
 
-int luaopen_hiredlock_core(lua_State *L);
+/* The module's one exported symbol (rock.mk hides every other). */
+__attribute__((visibility("default"))) int luaopen_hiredlock_core(lua_State *L);
 
 #endif

@@ -15,7 +15,8 @@
  * Its entries are an array (read by index, where light userdata keys cost
  * a hash lookup each, three or four per cycle).
  *
- * The handle goes back to the client's spares at release (facade.c); an
+ * The handle serves the next acquire of its name once released (it stays
+ * the client's spare while held: facade.c, hrlua_spare_fits); an
  * object is the handle's current one while their hold numbers match, and
  * once over it answers through the client's husk, as the table did
  * (_handle is the husk: release and extend "not held", held false, ...).
@@ -77,7 +78,6 @@ enum {
   UP_DELIVER,
   K_DRIVER,
   K_HUSK,
-  K_SPARES,
   K_HANDLE,
   UP_COUNT = K_HANDLE
 };
@@ -96,7 +96,7 @@ void hrlua_object_anchor(lua_State *L, hrlua_lock *lk, int handle_idx,
   lua_rawseti(L, anchor, A_HANDLE);
   lua_pushvalue(L, client_idx);
   lua_rawseti(L, anchor, A_CLIENT);
-  /* The name as a Lua string, made once: the spares' key at release. */
+  /* The name as a Lua string, made once: the object's name member. */
   size_t len;
   const char *name = hrl_lock_name(lk->lock, &len);
   lua_pushlstring(L, name, len);
@@ -292,8 +292,8 @@ static int object_newindex(lua_State *L) {
 
 /* lock:release() -> true | nil, err, with the blocking driver: the core
  * handle's release; once the hold is over (and unless it is a lease, whose
- * renewer may still be on the handle) the handle goes back to the client's
- * spares for the next acquire of its name, and the object is over. Stack:
+ * renewer may still be on the handle) the handle is free for the next
+ * acquire of its name, and the object is over. Stack:
  * 1 object, 2 anchor, 3 client table, 4 driver, 5 handle. */
 static int object_release(lua_State *L) {
   hrlua_object *o = check_object(L, 1);
@@ -326,16 +326,10 @@ static int object_release(lua_State *L) {
   if (st == HRL_OK && lk == o->handle && o->hold == lk->hold && !o->lease) {
     /* This object is over: from now on it answers through the client's
      * husk, made when first asked for (push_handle), not here: a cycle
-     * that never reads the released object pays no lookup for it. */
+     * that never reads the released object pays no lookup for it. The
+     * hold number even again, the handle serves the next acquire of its
+     * name from the spares, where the acquire left it (facade.c). */
     lk->hold++;
-    lua_pushvalue(L, lua_upvalueindex(K_SPARES));
-    lua_rawget(L, 3);
-    if (lua_type(L, -1) == LUA_TTABLE) {
-      lua_rawgeti(L, 2, A_NAME);
-      lua_pushvalue(L, 5);
-      lua_rawset(L, -3);
-    }
-    lua_settop(L, 5);
   }
   int n = hrlua_push_status(L, st, hrl_lock_error(lk->lock));
   if (queued) {
@@ -365,7 +359,6 @@ void hrlua_object_metatable(lua_State *L, int lock_idx, int blocking_idx,
   lua_pushvalue(L, deliver_idx);
   lua_pushliteral(L, "_driver");
   lua_pushliteral(L, "_husk");
-  lua_pushliteral(L, "_spares");
   lua_pushliteral(L, "_handle");
   /* release, then __index, each over the same upvalues */
   for (int i = 0; i < UP_COUNT; i++) {

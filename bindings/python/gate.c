@@ -118,6 +118,20 @@ void hrlpy_gate_view(hrlpy_lock *self, hrlpy_view *out) {
   pthread_mutex_unlock(&self->mu);
 }
 
+bool hrlpy_gate_held(hrlpy_lock *self) {
+  pthread_mutex_lock(&self->mu);
+  bool held;
+  if (self->busy == HRLPY_IDLE || !self->snapped) {
+    /* The core is quiet (hrlpy_gate_view): asked, without the copies a
+     * snapshot makes for the other accessors. */
+    held = hrl_lock_validity_ms(self->lock) > 0;
+  } else {
+    held = self->held && self->valid_until_us - hrl_now_us() > 0;
+  }
+  pthread_mutex_unlock(&self->mu);
+  return held;
+}
+
 bool hrlpy_only_thread(void) {
   PyInterpreterState *interp = PyInterpreterState_Head();
   if (PyInterpreterState_Next(interp) != NULL) {

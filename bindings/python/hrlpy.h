@@ -249,11 +249,15 @@ typedef struct hrlpy_view {
   char lost_reason[HRL_DETAIL_MAX];
 } hrlpy_view;
 void hrlpy_gate_view(hrlpy_lock *self, hrlpy_view *out);
+/* locked()'s answer alone (hrlpy_view.held), without the view's copies. */
+bool hrlpy_gate_held(hrlpy_lock *self);
 
 /* proto.c: the sans-I/O protocol for Python drivers (see there): Lock
  * methods, the Stream type and the module's STREAM_* constants. */
 PyObject *hrlpy_wait_of(PyObject *op, PyObject *const *args, Py_ssize_t nargs);
 PyObject *hrlpy_begin_acquire(PyObject *op, PyObject *arg);
+PyObject *hrlpy_begin_acquire_if_free(PyObject *op, PyObject *const *args,
+                                      Py_ssize_t nargs);
 PyObject *hrlpy_begin_release(PyObject *op, PyObject *unused);
 PyObject *hrlpy_begin_extend(PyObject *op, PyObject *ttl);
 PyObject *hrlpy_step(PyObject *op, PyObject *unused);

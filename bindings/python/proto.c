@@ -10,6 +10,11 @@
  *                                         checked as the sync acquire does
  *   lock._begin_acquire(wait_ms) / _begin_release() / _begin_extend(ttl)
  *                                      -> None, or raises as the sync call
+ *   lock._begin_acquire_if_free(blocking, timeout)
+ *                                      -> wait_ms, the acquire begun; None
+ *                                         when this object holds the lock
+ *                                         (nothing begun); or raises as
+ *                                         the sync acquire
  *   lock._step()                       -> ("round", timeout_ms)
  *                                         | ("wait", ms) | ("done", None)
  *                                         or raises the operation's error
@@ -75,6 +80,32 @@ PyObject *hrlpy_begin_acquire(PyObject *op, PyObject *arg) {
   }
   return begun(
       self, hrl_proto_begin(self->lock, HRL_OP_ACQUIRE, wait_ms, hrl_now_us()));
+}
+
+/* The usual asyncio acquire's three calls in one (_wait_ms(), locked(),
+ * _begin_acquire()): each binding call is a share of the cycle, and
+ * locked() copies the whole view where only held is asked. */
+PyObject *hrlpy_begin_acquire_if_free(PyObject *op, PyObject *const *args,
+                                      Py_ssize_t nargs) {
+  if (nargs != 2) {
+    return PyErr_Format(PyExc_TypeError,
+                        "_begin_acquire_if_free(blocking, timeout)");
+  }
+  hrlpy_lock *self = (hrlpy_lock *)op;
+  int blocking = PyObject_IsTrue(args[0]);
+  int64_t wait_ms;
+  if (blocking < 0 || hrlpy_wait_ms(args[1], blocking, &wait_ms) < 0) {
+    return NULL;
+  }
+  if (hrlpy_gate_held(self)) {
+    Py_RETURN_NONE;
+  }
+  hrl_status st =
+      hrl_proto_begin(self->lock, HRL_OP_ACQUIRE, wait_ms, hrl_now_us());
+  if (st != HRL_OK) {
+    return begun(self, st);
+  }
+  return PyLong_FromLongLong(wait_ms);
 }
 
 PyObject *hrlpy_begin_release(PyObject *op, PyObject *unused) {

@@ -91,8 +91,10 @@ function M.new(urls, opts)
   local lease = type(opts) == "table" and opts.auto_renew == true
   local client = setmetatable({ _handle = handle, _driver = M._driver,
     _fenced = fenced, _auto_renew = lease,
-    -- name -> the core handle of a released lock (or of a failed acquire),
-    -- holding nothing, for the next acquire of the name; weak, so that the
+    -- name -> a core handle for the next acquire of the name: a released
+    -- lock's or a failed acquire's (LuaJIT's facade), or the one the name's
+    -- last acquire made, which the C facade leaves here while a lock object
+    -- holds it and takes only once no object does; weak, so that the
     -- names a client stops using cost nothing after the next collection.
     _spares = setmetatable({}, WEAK_VALUES),
     -- _husk: the handle a released lock's object keeps once its own went

@@ -112,6 +112,11 @@ static void test_a_paused_master_does_not_starve_the_holder(void) {
          "client's: %lld ms)\n",
          kept ? "all along" : "NOT", (long long)ms_since(t0),
          (long long)worst_ms, (long long)alone_ms);
+  if (!kept) { /* why: a renewal's deadlines, or the quorum's answers */
+    char why[HRL_DETAIL_MAX];
+    hrl_lock_lost(lease, why, sizeof why);
+    printf("  lease lost: %s\n", why);
+  }
   CHECK(kept);
   /* At most a waiter's round in flight, then its own: two rounds as the
    * lone client's cost, the paused master's timeout in either (the first

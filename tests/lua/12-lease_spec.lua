@@ -36,16 +36,22 @@ local function delete_everywhere(fx, key)
 end
 
 -- Polls fn every 10 ms for up to limit seconds; how long until it said
--- true, or nil.
+-- true, or nil; and how late this machine, as loaded as it is now, wakes a
+-- thread that is due: twice the most one of the 10 ms sleeps overslept
+-- (the renewer's timer and its report are woken alike), which the bounds
+-- on an idle machine are given on top, as test_lease.c does.
 local function time_until(fn, limit)
   local t0 = system.monotime()
+  local late = 0
   while system.monotime() - t0 < limit do
     if fn() then
-      return system.monotime() - t0
+      return system.monotime() - t0, 2 * late
     end
+    local s0 = system.monotime()
     system.sleep(0.01)
+    late = math.max(late, system.monotime() - s0 - 0.01)
   end
-  return nil
+  return nil, 2 * late
 end
 
 describe("auto_renew with the C driver", function()
@@ -92,9 +98,9 @@ describe("auto_renew with the C driver", function()
     local lock = assert(client:acquire("l:gone", lease_opts({ ttl = 1.5 })))
     system.sleep(0.1)
     delete_everywhere(fx, "l:gone")
-    local took = time_until(function() return lock:lost() end, 3)
+    local took, load = time_until(function() return lock:lost() end, 3)
     assert.is_truthy(took)
-    assert.is_true(took <= 0.5 + 0.4, tostring(took))
+    assert.is_true(took <= 0.5 + 0.4 + load, took .. " s, load " .. load)
     assert.same({ true, "not owned" }, { lock:lost() })
     assert.same({ nil, "lost: not owned" }, { lock:check() })
     assert.is_false(lock:held())
@@ -142,12 +148,12 @@ describe("auto_renew with the C driver", function()
     for i = 1, 3 do
       fx:ctl("kill", i)
     end
-    local took = time_until(function() return lock:lost() end, 4)
+    local took, load = time_until(function() return lock:lost() end, 4)
     for i = 1, 3 do
       fx:ctl("restart", i)
     end
     assert.is_truthy(took)
-    assert.is_true(took <= 1.5 + 0.5, tostring(took))
+    assert.is_true(took <= 1.5 + 0.5 + load, took .. " s, load " .. load)
     local _, reason = lock:lost()
     local prefix = "expired: connection failed: 2 of 5 masters confirmed (3 needed)"
     assert.equals(prefix, reason:sub(1, #prefix))
@@ -160,10 +166,11 @@ describe("auto_renew with the C driver", function()
     local lock = assert(client:acquire("l:cap", lease_opts({ max_hold = 2 })))
     system.sleep(1.5)
     assert.is_true(lock:held())
-    local took = time_until(function() return lock:lost() end, 3)
+    local took, load = time_until(function() return lock:lost() end, 3)
     assert.is_truthy(took)
     local total = system.monotime() - t0
-    assert.is_true(total >= 1.9 and total <= 2.4, tostring(total))
+    assert.is_true(total >= 1.9 and total <= 2.4 + load,
+      total .. " s, load " .. load)
     assert.same({ nil, "lost: max_hold reached" }, { lock:check() })
     system.sleep(0.1)
     assert.equals(0, fx:count_key("l:cap"))
@@ -208,9 +215,10 @@ describe("auto_renew with the C driver", function()
       local pttl = fx:cmd(i, "PTTL", "l:shortcap")
       assert.is_true(pttl > 0 and pttl <= 1000, tostring(pttl))
     end
-    assert.is_truthy(time_until(function() return lock:lost() end, 3))
+    local took, load = time_until(function() return lock:lost() end, 3)
+    assert.is_truthy(took)
     local total = system.monotime() - t0
-    assert.is_true(total <= 1.3, tostring(total))
+    assert.is_true(total <= 1.3 + load, total .. " s, load " .. load)
     assert.same({ nil, "lost: max_hold reached" }, { lock:check() })
     local ok, err = pcall(client.acquire, client, "l:tinycap",
       lease_opts({ ttl = 4, max_hold = 0.003 }))
@@ -256,7 +264,10 @@ describe("auto_renew with the C driver", function()
   end)
 
   it("takes the options from the client's defaults and checks them", function()
-    local client = fx:client({ auto_renew = true, max_hold = 60 })
+    -- TOLERANT's deadlines: at load 20-34 a live master missed the default
+    -- 50 ms reply deadline, and these are not what is checked here.
+    local client = fx:client({ auto_renew = true, max_hold = 60,
+      connect_timeout = TOLERANT.connect_timeout, timeout = TOLERANT.timeout })
     local lock = assert(client:acquire("l:defaults", { ttl = 1, timeout = 0 }))
     assert.is_number(lock._handle:renew_due())
     assert.is_true(lock:release())
@@ -268,7 +279,7 @@ describe("auto_renew with the C driver", function()
     ok, err = pcall(client.acquire, client, "l:defaults", { max_hold = -1 })
     assert.is_false(ok)
     assert.truthy(err:find("max_hold must be between 0.000 and", 1, true), err)
-    local plain = fx:client()
+    local plain = fx:client(TOLERANT)
     local held = assert(plain:acquire("l:defaults", { timeout = 0 }))
     assert.is_false(held:lost())
     assert.is_true(held:check())

@@ -315,8 +315,32 @@ describe("the lock object", function()
       assert.is_true(holder:release())
       local lock = assert(c:acquire("fa:busy", { timeout = 0 }))
       assert.equals(spare, lock._handle)
-      assert.is_nil(c._spares["fa:busy"])
+      -- Held, the handle serves no other acquire of the name (whether the
+      -- spares still list it is the facade's business: the C facade keeps
+      -- it there, LuaJIT's takes it out): the failed try makes its own.
+      assert.same({ nil, "timeout" }, { c:acquire("fa:busy", { timeout = 0 }) })
+      assert.are_not.equal(spare, c._spares["fa:busy"])
       assert.is_true(lock:release())
+    end)
+
+    it("never the handle of a hold that ran out unreleased", function()
+      local c = fx:client(TOLERANT)
+      local opts = { ttl = 1, timeout = 0 }
+      -- Warm: the name's handle has served a hold and is free again.
+      assert.is_true(assert(c:acquire("fa:ranout", opts)):release())
+      local first = assert(c:acquire("fa:ranout", opts))
+      local handle = first._handle
+      system.sleep(1.1) -- expired, never released: the object still owns it
+      assert.is_false(first:held())
+      -- The same settings: only its owner keeps the handle from it.
+      local second = assert(c:acquire("fa:ranout", opts))
+      assert.are_not.equal(handle, second._handle)
+      assert.equals(handle, first._handle)
+      -- The stale object's release is its own: the key is no longer its
+      -- token, and the hold that came after is left alone.
+      assert.same({ nil, "not owned" }, { first:release() })
+      assert.equals(second.token, fx:cmd(1, "GET", "fa:ranout"))
+      assert.is_true(second:release())
     end)
   end)
 

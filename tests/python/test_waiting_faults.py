@@ -159,6 +159,51 @@ async def test_asyncio_holders_rounds_go_first(servers1, monkeypatch):
     await client.close()
 
 
+@pytest.mark.asyncio
+async def test_asyncio_holders_round_goes_before_an_acquires_next_round(
+    servers1, name, monkeypatch
+):
+    """An operation keeps its turn from a round to its next only while no
+    one waits for a turn (as the C driver's hrl_turn_wanted): a holder's
+    release, asked while a waiting acquire's first try is out on the same
+    client and every turn is taken (one here), runs before that acquire's
+    next round (the one that queues it), not after it."""
+    from hiredlock.asyncio import _connection, _driver
+
+    monkeypatch.setattr(_driver, "ROUNDS_AT_ONCE", 1)
+    holder_of_b = hiredlock.Client(servers1.urls).lock(name + ":b", 10)
+    assert holder_of_b.acquire(blocking=False)
+    client = hla.Client(servers1.urls)
+    held = client.lock(name + ":a", 10)
+    assert await held.acquire(blocking=False)
+    waiter = client.lock(name + ":b", 10)
+    rounds: list[str] = []
+    releasing: list[asyncio.Task[None]] = []
+    start = _connection.Connection.start
+
+    def logged(self, lock, *args):
+        what = lock.name.rsplit(":", 1)[1]
+        if what == "b" and not releasing:
+            # The waiter's first try goes out now: the release is asked
+            # before its reply can be read (scheduled ahead of it).
+            releasing.append(asyncio.create_task(held.release()))
+        rounds.append(what)
+        return start(self, lock, *args)
+
+    monkeypatch.setattr(_connection.Connection, "start", logged)
+    acquiring = asyncio.create_task(waiter.acquire(timeout=10))
+    await asyncio.to_thread(servers1.queued, name + ":b", 1)  # both rounds ran
+    await releasing[0]
+    print(f"rounds: {rounds}")
+    # The waiter's try, the holder's release, then the waiter's queue
+    # round (before: the try, the queue round, then the release).
+    assert rounds[:3] == ["b", "a", "b"]
+    holder_of_b.release()
+    assert await acquiring
+    await waiter.release()
+    await client.close()
+
+
 # -- a holder short of a master (item 5) -----------------------------------
 
 

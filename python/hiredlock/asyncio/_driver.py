@@ -38,6 +38,8 @@ if TYPE_CHECKING:  # ssl only at the first rediss:// connect (_tls.py)
 
 # What Driver.operate begins for a Lock's acquire(), release(), extend().
 ACQUIRE, RELEASE, EXTEND = "acquire", "release", "extend"
+# Driver.operate's own: it gave its turn between two rounds.
+HANDED_OVER = "handed over"
 
 
 class Master:
@@ -512,10 +514,26 @@ class Driver:
         in one of their own, for the same reason (the usual cycle is two
         operations, each resumed twice)."""
         if owner is not None:
+            # bind() before the operation begins, its usual case (the
+            # loop of the connections, one of asyncio's) written out.
+            loop = self._native
+            if (
+                loop is None
+                or loop._thread_id != get_ident()
+                or self._forks != _Forks.count
+            ):
+                loop = self.bind()
             if begin is ACQUIRE:
-                blocking, arg = arg, lock._wait_ms(arg, arg2)  # as sync acquire
-                if owner._busy or lock.locked():
-                    return await owner._acquire_when_free(blocking, arg)
+                # The wait checked as the sync acquire does, and the
+                # acquire begun unless the object holds the lock (None):
+                # one binding call, the usual case.
+                wait_ms = (
+                    None if owner._busy else lock._begin_acquire_if_free(arg, arg2)
+                )
+                if wait_ms is None:
+                    wait_ms = lock._wait_ms(arg, arg2)
+                    return await owner._acquire_when_free(arg, wait_ms)
+                arg = wait_ms
                 owner._busy = True
             elif owner._busy:
                 await owner._enter()
@@ -523,20 +541,9 @@ class Driver:
                 owner._busy = True  # the usual case, without a coroutine
         try:
             if owner is not None:
-                # bind() before the operation begins, its usual case (the
-                # loop of the connections, one of asyncio's) written out.
-                loop = self._native
-                if (
-                    loop is None
-                    or loop._thread_id != get_ident()
-                    or self._forks != _Forks.count
-                ):
-                    loop = self.bind()
-                if begin is ACQUIRE:
-                    lock._begin_acquire(arg)
-                elif begin is RELEASE:
+                if begin is RELEASE:
                     lock._begin_release()
-                else:
+                elif begin is EXTEND:
                     lock._begin_extend(arg)
             if loop is None:
                 loop = self.bind()
@@ -557,8 +564,17 @@ class Driver:
                     try:
                         # The turn is kept from a round to the step after
                         # it (a round again, or the end): one take and one
-                        # hand-over per operation, not per step.
+                        # hand-over per operation, not per step; unless
+                        # another round waits for a turn (as the C driver's
+                        # hrl_turn_wanted): then it is handed over and
+                        # taken again, so a holder's release or extend
+                        # never waits behind a multi-round acquire.
+                        stepped = False
                         while True:
+                            if stepped and (self._urgent or self._queue):
+                                kind = HANDED_OVER
+                                break
+                            stepped = True
                             kind, value = lock._step()
                             if kind != "round":
                                 break
@@ -599,6 +615,8 @@ class Driver:
                             self._end_turn()  # hands it over
                         else:
                             self._active -= 1
+                    if kind is HANDED_OVER:
+                        continue  # the turn again, then the next step
                     if first is not None:
                         self._first_over(lock, first)
                         first = None

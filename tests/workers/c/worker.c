@@ -21,6 +21,7 @@
  *
  * Cases:
  *   raw, fanK    the floor: raw hiredis round trips (floor.c)
+ *   raw-exact    the same with hiredlock's N = 1 commands (diagnostic)
  *   c-nK         hiredlock's C API on K masters, one lock object reused
  *   c-fenced-nK  the same with a fenced lock (hrl_lock_fence)
  *   c-owner-nK   the same with an owner label (hrl_lock_options.owner)
@@ -45,6 +46,7 @@ typedef struct worker {
   size_t n_urls;
   const char *urls[MASTERS_MAX];
   redisContext *conns[MASTERS_MAX]; /* the floor's, opened on first use */
+  redisContext *exact_conn;         /* raw-exact's, opened on first use */
   hrl_client *clients[N_CLIENTS];
   hrl_lock *locks[N_CLIENTS];
   hrl_lock *fenced[N_CLIENTS]; /* the same names' fenced twins */
@@ -125,7 +127,7 @@ static int client_index(int masters) {
 }
 
 /* A case, resolved once per command: the per-cycle loop does no parsing. */
-typedef enum kind { K_UNKNOWN, K_FLOOR, K_LOCK, K_NEW_LOCK } kind;
+typedef enum kind { K_UNKNOWN, K_FLOOR, K_EXACT, K_LOCK, K_NEW_LOCK } kind;
 typedef struct plan {
   kind kind;
   int masters;
@@ -139,6 +141,11 @@ static plan resolve(worker *w, const char *name) {
   if (strcmp(name, "raw") == 0) {
     p.kind = K_FLOOR;
     p.masters = 1;
+  } else if (strcmp(name, "raw-exact") == 0) {
+    p.kind = K_EXACT;
+    if (w->exact_conn == NULL) {
+      w->exact_conn = exact_connect(w->urls[0]);
+    }
   } else if (sscanf(name, "fan%d%c", &k, &tail) == 1 && k > 1 &&
              (size_t)k <= w->n_urls) {
     p.kind = K_FLOOR;
@@ -171,6 +178,8 @@ static double cycle(worker *w, const plan *p) {
   switch (p->kind) {
   case K_FLOOR:
     return floor_cycle(w->conns, p->masters);
+  case K_EXACT:
+    return exact_cycle(w->exact_conn);
   case K_LOCK:
     return hiredlock_cycle(p->lock);
   case K_NEW_LOCK:
@@ -402,6 +411,9 @@ int main(int argc, char **argv) {
     if (w.conns[i] != NULL) {
       redisFree(w.conns[i]);
     }
+  }
+  if (w.exact_conn != NULL) {
+    redisFree(w.exact_conn);
   }
   free(w.lat);
   floor_free();

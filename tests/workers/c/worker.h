@@ -30,6 +30,10 @@ void floor_free(void);
 redisContext *floor_connect(const char *url);
 /* One floor cycle on n connections; returns the SET's latency (us). */
 double floor_cycle(redisContext **c, int n);
+/* raw-exact: the same loop with hiredlock's own N = 1 commands, on a
+ * connection of its own with the queue script loaded. */
+redisContext *exact_connect(const char *url);
+double exact_cycle(redisContext *c);
 
 /* cancel.c: "client" sets the options the cancel command's client uses;
  * "cancel" runs acquires stopped early, by deadline or cancel callback. */

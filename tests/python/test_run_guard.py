@@ -194,11 +194,20 @@ def test_sigint_as_the_command_starts_is_passed_on(servers1, name):
     command's first act) reaches the command, and hiredlock ends with it
     and releases. Python's own handler there raised KeyboardInterrupt out
     of the start: the CLI hung on its renewer with the key held."""
-    for _ in range(3):
+    done = 0
+    deadline = time.monotonic() + 20
+    while done < 3:
         proc = hiredlock_run(
             servers1, "--ttl", "1", name, "--",
             "sh", "-c", "kill -s INT $PPID; exec sleep 30",
         )  # fmt: skip
         code, _, err = finish(proc)
+        if code == 69 and "connection failed" in err and time.monotonic() < deadline:
+            # The CLI's single try from a fresh process (the default 50 ms
+            # per master, connect included) missed under a loaded test run;
+            # connecting is not what is tested, and nothing was started.
+            assert servers1.count(name) == 0
+            continue
         assert code == 128 + signal.SIGINT, err
         assert servers1.count(name) == 0
+        done += 1

@@ -36,6 +36,35 @@ static hrl_status parse(const char *url, hrl_endpoint *ep, char *detail) {
   return hrl_url_parse(url, ep, detail, HRL_DETAIL_MAX);
 }
 
+/* A master's label is "host:port" ("[host]:port" for IPv6), cut to
+ * HRL_LABEL_MAX as snprintf cuts: checked against snprintf for hosts
+ * around that length and ports of every digit count. */
+static void test_url_labels(void) {
+  static const int ports[] = {1, 80, 6379, 65535};
+  for (size_t len = 1; len < HRL_LABEL_MAX + 8; len += len < 8 ? 1 : 7) {
+    for (int v6 = 0; v6 < 2; v6++) {
+      for (size_t k = 0; k < sizeof ports / sizeof ports[0]; k++) {
+        char host[HRL_LABEL_MAX + 8], url[2 * HRL_LABEL_MAX];
+        char want[HRL_LABEL_MAX], d[HRL_DETAIL_MAX];
+        memset(host, v6 ? ':' : 'h', len);
+        host[len] = '\0';
+        host[0] = 'a';
+        snprintf(url, sizeof url, "redis://%s%s%s:%d", v6 ? "[" : "", host,
+                 v6 ? "]" : "", ports[k]);
+        /* snprintf's cut, without its truncation warning */
+        char whole[2 * HRL_LABEL_MAX];
+        snprintf(whole, sizeof whole, "%s%s%s:%d", v6 ? "[" : "", host,
+                 v6 ? "]" : "", ports[k]);
+        snprintf(want, sizeof want, "%.*s", (int)sizeof want - 1, whole);
+        hrl_endpoint ep;
+        CHECK_STATUS(parse(url, &ep, d), HRL_OK);
+        CHECK_STR(ep.label, want);
+        hrl_endpoint_clear(&ep);
+      }
+    }
+  }
+}
+
 static void test_url_good(void) {
   hrl_endpoint ep;
   char d[HRL_DETAIL_MAX];
@@ -442,6 +471,30 @@ static int cmp_tokens(const void *a, const void *b) {
   return strcmp((const char *)a, (const char *)b);
 }
 
+/* An entropy source that hands out 0, 1, 2, ... 255, 0, ... */
+static hrl_status counting_entropy(void *ctx, void *buf, size_t n) {
+  unsigned *next = ctx;
+  for (size_t i = 0; i < n; i++) {
+    ((unsigned char *)buf)[i] = (unsigned char)(*next)++;
+  }
+  return HRL_OK;
+}
+
+/* Every byte value becomes its two lowercase hex digits, in order. */
+static void test_token_hex_digits(void) {
+  unsigned next = 0;
+  const hrl_config cfg = {.entropy = counting_entropy, .entropy_ctx = &next};
+  for (unsigned t = 0; t < 256 / (HRL_TOKEN_LEN / 2); t++) {
+    char token[HRL_TOKEN_LEN + 1], want[HRL_TOKEN_LEN + 1];
+    memset(token, 'x', sizeof token);
+    CHECK_STATUS(hrl_token_new(&cfg, token), HRL_OK);
+    for (unsigned i = 0; i < HRL_TOKEN_LEN / 2; i++) {
+      snprintf(want + 2 * i, 3, "%02x", t * (HRL_TOKEN_LEN / 2) + i);
+    }
+    CHECK_STR(token, want);
+  }
+}
+
 static void test_tokens(void) {
   enum { N = 20000 };
   const hrl_config os = {.entropy = hrl_os_entropy};
@@ -570,6 +623,7 @@ int main(void) {
   RUN(test_smallest_ttl);
   RUN(test_message_table);
   RUN(test_url_good);
+  RUN(test_url_labels);
   RUN(test_url_bad);
   RUN(test_url_messages_hide_passwords);
   RUN(test_client_config);
@@ -577,6 +631,7 @@ int main(void) {
   RUN(test_lock_fields);
   RUN(test_seconds_conversion);
   RUN(test_tokens);
+  RUN(test_token_hex_digits);
   RUN(test_entropy_is_the_clients);
   return finish_tests("test_inputs");
 }

@@ -115,8 +115,99 @@ static void test_parser_hostile(void) {
   hrl_parser_free(p);
 }
 
+/* Reads wire, one reply, into a reply filled with junk first. */
+static int read_one(const char *wire, hrl_reply *r, hrl_parser **out) {
+  hrl_parser *p = hrl_parser_new();
+  memset(r, 0xAA, sizeof *r);
+  CHECK_STATUS(hrl_parser_feed(p, wire, strlen(wire)), HRL_OK);
+  int rc = hrl_parser_next(p, r);
+  *out = p;
+  return rc;
+}
+
+/* The replies of a lock cycle (+OK, $-1, a one-digit integer) have a
+ * quicker way through the reader: every field of what it hands out is
+ * what the general reader makes of them (and of their near misses), and
+ * the bytes after one are read as before. */
+static void test_parser_common_replies(void) {
+  static const struct {
+    const char *wire;
+    hrl_reply_type type;
+    const char *str;
+    long long integer;
+  } want[] = {
+      {"+OK\r\n", HRL_REPLY_STATUS, "OK", 0},
+      {"+OKAY\r\n", HRL_REPLY_STATUS, "OKAY", 0},
+      {"+O\r\n", HRL_REPLY_STATUS, "O", 0},
+      {"$-1\r\n", HRL_REPLY_NIL, NULL, 0},
+      {":0\r\n", HRL_REPLY_INTEGER, NULL, 0},
+      {":1\r\n", HRL_REPLY_INTEGER, NULL, 1},
+      {":9\r\n", HRL_REPLY_INTEGER, NULL, 9},
+      {":10\r\n", HRL_REPLY_INTEGER, NULL, 10},
+      {":-1\r\n", HRL_REPLY_INTEGER, NULL, -1},
+      {":+1\r\n", HRL_REPLY_INTEGER, NULL, 1},
+      {"$2\r\nOK\r\n", HRL_REPLY_STRING, "OK", 0},
+  };
+  for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+    hrl_parser *p;
+    hrl_reply r;
+    CHECK_INT(read_one(want[k].wire, &r, &p), 1);
+    CHECK_INT(r.type, want[k].type);
+    CHECK_INT(r.integer, want[k].integer);
+    CHECK_INT(r.elements, 0);
+    CHECK(r.element == NULL);
+    if (want[k].str != NULL) {
+      CHECK(r.len == strlen(want[k].str) &&
+            memcmp(r.str, want[k].str, r.len) == 0);
+    } else {
+      CHECK(r.str == NULL && r.len == 0);
+    }
+    CHECK_INT(hrl_parser_next(p, &r), 0); /* all of it read */
+    hrl_parser_free(p);
+  }
+  /* Near misses: incomplete (more bytes needed), or malformed. */
+  static const char *const more[] = {"+OK\r", ":1\r", "$-1\r", ":1\n\r"};
+  for (size_t k = 0; k < sizeof more / sizeof more[0]; k++) {
+    hrl_parser *p;
+    hrl_reply r;
+    CHECK_INT(read_one(more[k], &r, &p), 0);
+    hrl_parser_free(p);
+  }
+  static const char *const bad[] = {"$-1\r\r\n", ":1\r\r\n", ":x\r\n",
+                                    "$-2\r\n"};
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    hrl_parser *p;
+    hrl_reply r;
+    CHECK_INT(read_one(bad[k], &r, &p), -1);
+    hrl_parser_free(p);
+  }
+  /* A pipeline's replies in one read, the common and others mixed. */
+  hrl_parser *p;
+  hrl_reply r;
+  CHECK_INT(read_one("+OK\r\n:7\r\n$-1\r\n:12\r\n-ERR x\r\n+OK\r\n", &r, &p),
+            1);
+  CHECK_INT(r.type, HRL_REPLY_STATUS);
+  CHECK_INT(hrl_parser_next(p, &r), 1);
+  CHECK(r.type == HRL_REPLY_INTEGER && r.integer == 7);
+  CHECK_INT(hrl_parser_next(p, &r), 1);
+  CHECK_INT(r.type, HRL_REPLY_NIL);
+  CHECK_INT(hrl_parser_next(p, &r), 1);
+  CHECK(r.type == HRL_REPLY_INTEGER && r.integer == 12);
+  CHECK_INT(hrl_parser_next(p, &r), 1);
+  CHECK(r.type == HRL_REPLY_ERROR && r.len == 5);
+  CHECK_INT(hrl_parser_next(p, &r), 1);
+  CHECK(r.type == HRL_REPLY_STATUS && r.len == 2);
+  CHECK_INT(hrl_parser_next(p, &r), 0);
+  /* and the next read after all was read starts afresh */
+  CHECK_STATUS(hrl_parser_feed(p, ":3\r\n", 4), HRL_OK);
+  CHECK_INT(hrl_parser_next(p, &r), 1);
+  CHECK(r.type == HRL_REPLY_INTEGER && r.integer == 3);
+  hrl_parser_free(p);
+}
+
 int main(void) {
   RUN(test_parser_fragments);
+  RUN(test_parser_common_replies);
   RUN(test_parser_arrays);
   RUN(test_parser_hostile);
   return finish_tests("test_parser");

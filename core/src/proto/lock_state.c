@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "command_cache.h"
 #include "detail.h"
 #include "resp.h"
 #include "sibling_key.h"
@@ -154,9 +155,6 @@ void hrl_lock_destroy(hrl_lock *lk) {
   if (lk->op.cmd_eval != NULL) {
     free(lk->op.cmd_eval - HRL_ASKING_LEN); /* round.c keeps ASKING room */
   }
-  for (size_t i = 0; lk->op.own != NULL && i < lk->cfg->n; i++) {
-    free(lk->op.own[i]); /* target.c's per-master WAITs */
-  }
-  free(lk->op.own);
+  hrl_op_spare_free(lk);
   free(lk);
 }

@@ -47,7 +47,12 @@ hrl_status hrl_parser_feed(hrl_parser *p, const char *data, size_t n) {
   if (p->broken) {
     return HRL_EPROTOCOL;
   }
-  if (p->pos > 0) {
+  if (p->pos > 0 && p->pos == p->len) {
+    /* Every reply read (the usual case: one read, one reply): nothing to
+     * move. */
+    p->len = 0;
+    p->pos = 0;
+  } else if (p->pos > 0) {
     /* Drop consumed bytes; they belong to replies already handed out. */
     memmove(p->buf, p->buf + p->pos, p->len - p->pos);
     p->len -= p->pos;
@@ -183,12 +188,47 @@ static int scalar_at(hrl_parser *p, size_t *at, hrl_reply *out,
   return 1;
 }
 
+/* The replies of a lock cycle -- +OK, a nil bulk ($-1) and a one-digit
+ * integer (a release's, an extend's) -- read without the general parser
+ * below, into the same hrl_reply it makes of them; 0 for anything else,
+ * which the general parser reads (or rejects). */
+static int common_reply(hrl_parser *p, hrl_reply *out) {
+  const char *s = p->buf + p->pos;
+  size_t avail = p->len - p->pos;
+  if (avail >= 4 && s[0] == ':' && s[1] >= '0' && s[1] <= '9' && s[2] == '\r' &&
+      s[3] == '\n') {
+    memset(out, 0, sizeof *out);
+    out->type = HRL_REPLY_INTEGER;
+    out->integer = s[1] - '0';
+    p->pos += 4;
+    return 1;
+  }
+  if (avail >= 5 && memcmp(s, "+OK\r\n", 5) == 0) {
+    memset(out, 0, sizeof *out);
+    out->type = HRL_REPLY_STATUS;
+    out->str = s + 1;
+    out->len = 2;
+    p->pos += 5;
+    return 1;
+  }
+  if (avail >= 5 && memcmp(s, "$-1\r\n", 5) == 0) {
+    memset(out, 0, sizeof *out);
+    out->type = HRL_REPLY_NIL;
+    p->pos += 5;
+    return 1;
+  }
+  return 0;
+}
+
 int hrl_parser_next(hrl_parser *p, hrl_reply *out) {
   if (p->broken) {
     return -1;
   }
   if (p->pos >= p->len) {
     return 0;
+  }
+  if (common_reply(p, out)) {
+    return 1;
   }
   size_t at = p->pos;
   long long count = 0;

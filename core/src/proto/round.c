@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "command_cache.h"
 #include "detail.h"
 #include "reply.h"
 #include "sentinel.h"
@@ -37,7 +38,7 @@ static bool is_queue_round(const hrl_lock *lk, hrl_round_kind kind) {
          (hrl_lock_is_hold(lk) && kind == HRL_ROUND_SET);
 }
 
-static hrl_command_args command_args(hrl_lock *lk) {
+hrl_command_args hrl_round_args(hrl_lock *lk) {
   const hrl_op *op = &lk->op;
   hrl_command_args a = {
       lk->key, lk->key_len, lk->queue, lk->queue_len, lk->waiters,
@@ -96,7 +97,7 @@ static bool plain_command(hrl_lock *lk) {
     return false;
   }
   if (op->cmd_plain_len == 0) {
-    hrl_command_args a = command_args(lk);
+    hrl_command_args a = hrl_round_args(lk);
     op->cmd_plain_len =
         takes(op->round_kind)
             ? hrl_resp_plain_try(op->cmd_plain,
@@ -116,7 +117,7 @@ static bool build_eval(hrl_lock *lk) {
     return false;
   }
   if (op->cmd_eval_len == 0) {
-    hrl_command_args a = command_args(lk);
+    hrl_command_args a = hrl_round_args(lk);
     op->cmd_eval_len =
         hrl_resp_command(op->cmd_eval, op->round_kind, false, &a);
     memcpy(op->cmd_eval + op->cmd_eval_len, op->cmd + op->cmd_len,
@@ -240,8 +241,7 @@ void hrl_round_start(hrl_lock *lk, hrl_round_kind kind, uint32_t timeout_ms,
       hrl_sentinel_round(lk, i);
     }
   }
-  hrl_command_args a = command_args(lk);
-  op->cmd_len = hrl_resp_command(op->cmd, kind, true, &a);
+  op->cmd_len = (uint32_t)hrl_round_command(lk, kind);
   start_wait(lk, timeout_ms);
   if (!hrl_round_runs_late(kind)) {
     return;

@@ -288,6 +288,9 @@ typedef struct hrl_op {
   int64_t queued_us;
   uint64_t clean;
   char token[HRL_TOKEN_LEN + 1]; /* the token this round carries */
+  /* command_cache.c: the kinds of command this lock formatted once (the
+   * second time, it keeps their bytes); in the padding after token. */
+  uint8_t cmd_seen;
   hrl_counts counts;
   /* 2n entries: the round out now, then (hrl_op_decided) the attempt
    * being judged (its cleanup round is out), or the first round of a
@@ -306,12 +309,16 @@ typedef struct hrl_op {
   /* sync_replicas: the WAIT (or WAITAOF) written behind cmd and cmd_eval
    * (wait_len bytes, 0: none), for the masters that wait for wait_replicas
    * replicas; one whose URL asks for another count gets its bytes in
-   * own[i] (n buffers, allocated on first use). wait_ms: WAIT's timeout,
-   * within the round's per-master deadline. */
+   * spare->own[i] (n buffers, allocated on first use). wait_ms: WAIT's
+   * timeout, within the round's per-master deadline. */
   uint32_t wait_len;
   uint32_t wait_replicas;
   uint32_t wait_ms;
-  char **own;
+  /* Buffers most locks never need, allocated on first use: those per-master
+   * WAITs, and the commands a lock reuses (command_cache.h). One pointer
+   * for both: the lock object must stay within glibc's per-thread cache
+   * (lock_state.c). */
+  struct hrl_op_spare *spare;
 } hrl_op;
 
 struct hrl_lock {

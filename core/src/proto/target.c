@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "command_cache.h"
 #include "sentinel.h"
 #include "sibling_key.h"
 #include "state.h"
@@ -37,22 +38,26 @@ static const char *command_bytes(const hrl_node *node, const char *cmd,
 static const char *own_bytes(hrl_lock *lk, size_t i, const char *cmd,
                              size_t cmd_len) {
   hrl_op *op = &lk->op;
-  if (op->own == NULL &&
-      (op->own = calloc(lk->cfg->n, sizeof *op->own)) == NULL) {
+  hrl_op_spare *sp = hrl_op_spare_of(lk);
+  if (sp == NULL) {
     return NULL;
   }
-  if (op->own[i] == NULL) {
+  if (sp->own == NULL &&
+      (sp->own = calloc(lk->cfg->n, sizeof *sp->own)) == NULL) {
+    return NULL;
+  }
+  if (sp->own[i] == NULL) {
     size_t cap = HRL_ASKING_LEN +
                  hrl_resp_eval_capacity(
                      lk->key_len,
                      HRL_SIBLING_KEY_MAX(lk->key_len, HRL_SIBLING_SUFFIX_MAX),
                      lk->cfg->channel_len + 1);
-    if ((op->own[i] = malloc(cap)) == NULL) {
+    if ((sp->own[i] = malloc(cap)) == NULL) {
       return NULL;
     }
-    memcpy(op->own[i], HRL_ASKING, HRL_ASKING_LEN);
+    memcpy(sp->own[i], HRL_ASKING, HRL_ASKING_LEN);
   }
-  char *buf = op->own[i] + HRL_ASKING_LEN;
+  char *buf = sp->own[i] + HRL_ASKING_LEN;
   memmove(buf, cmd, cmd_len);
   hrl_resp_wait(buf + cmd_len, hrl_round_wait_replicas(lk, i),
                 lk->opts.sync_aof, op->wait_ms);

@@ -150,6 +150,44 @@ const char *hrl_url_credentials(const char *url, const char *p, const char *end,
   return at + 1;
 }
 
+/* Appends len bytes of s to label (n bytes used of size), cut as snprintf
+ * cuts; returns the bytes used. */
+static size_t put_cut(char *label, size_t size, size_t n, const char *s,
+                      size_t len) {
+  size_t room = n + 1 < size ? size - 1 - n : 0;
+  size_t k = len < room ? len : room;
+  memcpy(label + n, s, k);
+  return n + k;
+}
+
+/* label = "host:port", or "[host]:port" for an IPv6 address, cut to size
+ * as snprintf would cut it: no stdio, since bindings make a client per
+ * request and that snprintf was ~1,500 instructions of each. */
+static void put_label(char *label, size_t size, bool bracketed,
+                      const char *host, size_t host_len, int port) {
+  if (size == 0) {
+    return;
+  }
+  char digits[12];
+  size_t d = sizeof digits;
+  unsigned v = (unsigned)port; /* 1 to 65535 */
+  do {
+    digits[--d] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  digits[--d] = ':';
+  size_t n = 0;
+  if (bracketed) {
+    n = put_cut(label, size, n, "[", 1);
+  }
+  n = put_cut(label, size, n, host, host_len);
+  if (bracketed) {
+    n = put_cut(label, size, n, "]", 1);
+  }
+  n = put_cut(label, size, n, digits + d, sizeof digits - d);
+  label[n] = '\0';
+}
+
 hrl_status hrl_url_hostport(const char *url, const char *p, const char *end,
                             int default_port, char **host_out, int *port_out,
                             char *label, size_t label_size, char *detail,
@@ -198,8 +236,8 @@ hrl_status hrl_url_hostport(const char *url, const char *p, const char *end,
     return HRL_ENOMEM;
   }
   *port_out = (int)port;
-  hrl_detailf(label, label_size, "%s%s%s:%d", *p == '[' ? "[" : "", *host_out,
-              *p == '[' ? "]" : "", *port_out);
+  put_label(label, label_size, *p == '[', host, (size_t)(host_end - host),
+            *port_out);
   return HRL_OK;
 }
 

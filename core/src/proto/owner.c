@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "detail.h"
+#include "resp.h"
 #include "sentinel.h"
 #include "sibling_key.h"
 #include "state.h"
@@ -193,36 +194,6 @@ static void expand(struct hrl_owner *o) {
   o->label_pid = pid;
 }
 
-static size_t put_uint(char *buf, uint64_t v) {
-  char tmp[24];
-  size_t n = 0;
-  do {
-    tmp[n++] = (char)('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  for (size_t k = 0; k < n; k++) {
-    buf[k] = tmp[n - 1 - k];
-  }
-  return n;
-}
-
-/* "$<len>\r\n<arg>\r\n" */
-static size_t put_arg(char *buf, const char *arg, size_t len) {
-  size_t n = 0;
-  buf[n++] = '$';
-  n += put_uint(buf + n, len);
-  memcpy(buf + n, "\r\n", 2);
-  n += 2;
-  memcpy(buf + n, arg, len);
-  memcpy(buf + n + len, "\r\n", 2);
-  return n + len + 2;
-}
-
-static size_t put_number(char *buf, uint64_t v) {
-  char digits[24];
-  return put_arg(buf, digits, put_uint(digits, v));
-}
-
 #define PUT_LITERAL(buf, lit)                                                  \
   (memcpy((buf), (lit), sizeof(lit) - 1), sizeof(lit) - 1)
 
@@ -240,17 +211,17 @@ static size_t put_tail(hrl_lock *lk, struct hrl_owner *o, char *buf) {
   case HRL_ROUND_FENCED_TRY:
     expand(o);
     n = PUT_LITERAL(buf, "*5\r\n$3\r\nSET\r\n");
-    n += put_arg(buf + n, o->key, key_len);
-    n += put_arg(buf + n, o->label, o->label_len);
+    n += hrl_resp_arg(buf + n, o->key, key_len);
+    n += hrl_resp_arg(buf + n, o->label, o->label_len);
     n += PUT_LITERAL(buf + n, "$2\r\nPX\r\n");
-    return n + put_number(buf + n, op->ttl_ms);
+    return n + hrl_resp_number(buf + n, op->ttl_ms);
   case HRL_ROUND_EXTEND:
     n = PUT_LITERAL(buf, "*3\r\n$7\r\nPEXPIRE\r\n");
-    n += put_arg(buf + n, o->key, key_len);
-    return n + put_number(buf + n, op->ttl_ms);
+    n += hrl_resp_arg(buf + n, o->key, key_len);
+    return n + hrl_resp_number(buf + n, op->ttl_ms);
   case HRL_ROUND_RELEASE:
     n = PUT_LITERAL(buf, "*2\r\n$3\r\nDEL\r\n");
-    return n + put_arg(buf + n, o->key, key_len);
+    return n + hrl_resp_arg(buf + n, o->key, key_len);
   default:
     return 0; /* a step aside, the fence round, an inspection */
   }

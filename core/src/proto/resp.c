@@ -278,6 +278,10 @@ size_t hrl_resp_number(char *buf, uint64_t v) {
   return put_number(buf, v);
 }
 
+size_t hrl_resp_uint(char *buf, uint64_t v) {
+  return put_uint(buf, v);
+}
+
 size_t hrl_resp_script(char *buf, int argc, bool by_sha, const char *source,
                        size_t len, const char *sha1) {
   if (!by_sha) {

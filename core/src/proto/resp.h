@@ -260,6 +260,8 @@ size_t hrl_hold_plain_release(char *buf, const hrl_command_args *a);
  * source); each returns the length written. */
 size_t hrl_resp_arg(char *buf, const char *arg, size_t len);
 size_t hrl_resp_number(char *buf, uint64_t v);
+/* v's decimal digits alone (at most 20), no stdio; the length written. */
+size_t hrl_resp_uint(char *buf, uint64_t v);
 size_t hrl_resp_script(char *buf, int argc, bool by_sha, const char *source,
                        size_t len, const char *sha1);
 

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "detail.h"
+#include "resp.h"
 
 #define URL_MAX 4096
 
@@ -168,14 +169,8 @@ static void put_label(char *label, size_t size, bool bracketed,
   if (size == 0) {
     return;
   }
-  char digits[12];
-  size_t d = sizeof digits;
-  unsigned v = (unsigned)port; /* 1 to 65535 */
-  do {
-    digits[--d] = (char)('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  digits[--d] = ':';
+  char port_text[24] = ":";
+  size_t d = 1 + hrl_resp_uint(port_text + 1, (uint64_t)port); /* 1 to 65535 */
   size_t n = 0;
   if (bracketed) {
     n = put_cut(label, size, n, "[", 1);
@@ -184,7 +179,7 @@ static void put_label(char *label, size_t size, bool bracketed,
   if (bracketed) {
     n = put_cut(label, size, n, "]", 1);
   }
-  n = put_cut(label, size, n, digits + d, sizeof digits - d);
+  n = put_cut(label, size, n, port_text, d);
   label[n] = '\0';
 }
 

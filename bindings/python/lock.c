@@ -410,9 +410,7 @@ static PyObject *get_on_lost(PyObject *op, void *closure) {
 
 static PyObject *lock_locked(PyObject *op, PyObject *unused) {
   (void)unused;
-  hrlpy_view v;
-  hrlpy_gate_view((hrlpy_lock *)op, &v);
-  return PyBool_FromLong(v.held);
+  return PyBool_FromLong(hrlpy_gate_held((hrlpy_lock *)op));
 }
 
 static PyObject *get_validity(PyObject *op, void *closure) {
